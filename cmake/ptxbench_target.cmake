@@ -1,0 +1,17 @@
+# ptxbench_library(NAME SOURCES... DEPS ...) — one folder = one namespace = one library.
+function(ptxbench_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                           -Wno-sign-conversion)
+  if(PTXBENCH_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+function(ptxbench_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(ptxbench_${name} STATIC ${ARG_SOURCES})
+  add_library(ptxbench::${name} ALIAS ptxbench_${name})
+  target_include_directories(ptxbench_${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(ptxbench_${name} PUBLIC ${ARG_DEPS})
+  ptxbench_warnings(ptxbench_${name})
+endfunction()

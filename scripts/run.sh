@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job on its built-in default: sets up, builds, and checks the built-in example
+# kernel against the built-in default problem for Hopper and Blackwell.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+"$root/scripts/setup.sh"
+export PATH="$PATH:/usr/local/cuda/bin"
+cmake --preset ci >/dev/null
+cmake --build --preset ci --target ptxbench >/dev/null
+exec "$root/build/ci/src/cli/ptxbench" demo "$@"

@@ -1,0 +1,32 @@
+// One row per subcommand: a name, a one-line purpose, and a function that adds the
+// subcommand's options to the parser and returns the action to run. main() walks the table.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <span>
+#include <string_view>
+
+namespace ptxbench::cli {
+
+// Exit codes shared by all subcommands.
+enum class ExitCode : int {
+  ok = 0,
+  failure = 1,          // the job ran and its verdict is negative (compile error, wrong result…)
+  usage = 2,            // bad command line or bad input file
+  needs_gpu = 3,        // did everything possible here; the rest needs a GPU
+  internal = 70,        // a bug or broken set-up
+};
+
+using Action = std::function<ExitCode()>;
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  Action (*setup)(CLI::App& sub);
+};
+
+std::span<const Command> commands();
+
+} // namespace ptxbench::cli

@@ -1,0 +1,28 @@
+#include "cli/command.hpp"
+#include "util/error.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+int main(int argc, char** argv) {
+  using namespace ptxbench::cli;
+  CLI::App app{"ptxbench: can language models write architecture-specific PTX kernels?"};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, Action>> actions;
+  for (const Command& command : commands()) {
+    CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));
+    actions.emplace_back(sub, command.setup(*sub));
+  }
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return static_cast<int>(action());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ptxbench: internal error: {}\n", e.what());
+    return static_cast<int>(ExitCode::internal);
+  }
+  return static_cast<int>(ExitCode::usage);
+}

@@ -1,0 +1,2 @@
+// placeholder until the module lands
+namespace ptxbench::suite {}

@@ -1,0 +1,112 @@
+// Anticipated failures are values: an Error with a kind that code can switch on, and
+// Expected<T> that holds either a value or an Error. Bugs and broken set-up throw instead.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <stdexcept>
+#include <variant>
+
+namespace ptxbench::util {
+
+// Persisted (run store, JSON output): values are explicit and never reused.
+enum class ErrorKind : std::uint8_t {
+  invalid_input = 1,   // a file, request or reply that does not satisfy its schema
+  not_found = 2,       // a named thing (problem, file, key) that does not exist
+  io = 3,              // the filesystem refused
+  timeout = 4,         // a deadline passed
+  subprocess = 5,      // a child process could not be started or died abnormally
+  compile_error = 6,   // the candidate did not compile or link
+  banned_library = 7,  // the candidate uses a library it may not use
+  extraction = 8,      // no candidate code could be taken from a model reply
+  unsupported = 9,     // valid request that this build or machine cannot serve (e.g. no GPU)
+  transport = 10,      // network failure before an HTTP status
+  http_status = 11,    // an HTTP status other than success
+  rate_limited = 12,   // HTTP 429 or provider equivalent
+  bad_response = 13,   // a peer answered with something we cannot parse
+};
+
+struct ErrorKindInfo {
+  ErrorKind kind;
+  std::string_view name;
+};
+
+inline constexpr std::array kErrorKinds{
+    ErrorKindInfo{ErrorKind::invalid_input, "invalid_input"},
+    ErrorKindInfo{ErrorKind::not_found, "not_found"},
+    ErrorKindInfo{ErrorKind::io, "io"},
+    ErrorKindInfo{ErrorKind::timeout, "timeout"},
+    ErrorKindInfo{ErrorKind::subprocess, "subprocess"},
+    ErrorKindInfo{ErrorKind::compile_error, "compile_error"},
+    ErrorKindInfo{ErrorKind::banned_library, "banned_library"},
+    ErrorKindInfo{ErrorKind::extraction, "extraction"},
+    ErrorKindInfo{ErrorKind::unsupported, "unsupported"},
+    ErrorKindInfo{ErrorKind::transport, "transport"},
+    ErrorKindInfo{ErrorKind::http_status, "http_status"},
+    ErrorKindInfo{ErrorKind::rate_limited, "rate_limited"},
+    ErrorKindInfo{ErrorKind::bad_response, "bad_response"},
+};
+
+// The table is complete and in value order: a new kind without a row fails to compile.
+consteval bool error_kinds_complete() {
+  for (std::size_t i = 0; i < kErrorKinds.size(); ++i) {
+    if (static_cast<std::size_t>(kErrorKinds[i].kind) != i + 1) return false;
+  }
+  return true;
+}
+static_assert(error_kinds_complete(), "kErrorKinds must list every ErrorKind in value order");
+
+constexpr std::string_view to_string(ErrorKind kind) {
+  return kErrorKinds[static_cast<std::size_t>(kind) - 1].name;
+}
+
+struct Error {
+  ErrorKind kind;
+  std::string message;
+};
+
+inline Error make_error(ErrorKind kind, std::string message) {
+  return Error{kind, std::move(message)};
+}
+
+// Thrown for bugs and broken set-up (a missing tool, a violated invariant); caught only at
+// main() and at request/turn boundaries.
+struct Fatal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <typename T> class Expected {
+public:
+  Expected(T value) : m_state(std::in_place_index<0>, std::move(value)) {}
+  Expected(Error error) : m_state(std::in_place_index<1>, std::move(error)) {}
+
+  [[nodiscard]] bool has_value() const { return m_state.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+
+  T& value() & { return checked_value(); }
+  const T& value() const& { return const_cast<Expected*>(this)->checked_value(); }
+  T&& value() && { return std::move(checked_value()); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const { return std::get<1>(m_state); }
+  Error&& take_error() { return std::move(std::get<1>(m_state)); }
+
+private:
+  T& checked_value() {
+    if (!has_value()) throw Fatal("Expected::value() on an error: " + error().message);
+    return std::get<0>(m_state);
+  }
+  std::variant<T, Error> m_state;
+};
+
+// Expected<void>: success or an Error.
+struct Ok {};
+using Status = Expected<Ok>;
+
+} // namespace ptxbench::util
