@@ -1,0 +1,153 @@
+// Problem: nvcc costs seconds per candidate, and agent loops, re-evaluations and reports
+// compile the same source again and again; a stale or half-written entry must never be
+// served in place of a real build.
+//
+// Approach: the key is sha256 over everything that decides the output — candidate source,
+// shim source, nvcc flags, target arch and the `nvcc --version` text — each part
+// length-prefixed so no two part lists serialise alike. A build happens in a private staging
+// folder next to the entries; its files (kernel.cu, ptxbench_shim.cu, kernel.so when linked,
+// compile.log, ptxas.json, result.json) are complete before one rename() publishes the folder
+// as <root>/<key>. A reader therefore sees a whole entry or none.
+//
+// Invariants: failed compiles are cached (the same inputs fail the same way); timeouts are
+// not (a slow machine is not a property of the source). If two processes build one key, the
+// first rename wins and the loser returns the winner's entry. An unreadable entry counts as a
+// miss and is replaced.
+#include "compile/cache.hpp"
+
+#include "util/fs.hpp"
+#include "util/hash.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ptxbench::compile {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kEntryFormat = 1;
+
+void add_part(std::string& buffer, std::string_view part) {
+  buffer += std::to_string(part.size());
+  buffer += ':';
+  buffer += part;
+  buffer += '\n';
+}
+
+nlohmann::json result_json(const CompileResult& result) {
+  return {{"format", kEntryFormat},
+          {"ok", result.ok},
+          {"diagnostic", result.diagnostic},
+          {"first_errors", result.first_errors},
+          {"compile_time_ms", result.compile_time.count()}};
+}
+
+std::optional<CompileResult> read_entry(const fs::path& dir) {
+  auto meta = util::read_file(dir / "result.json");
+  auto log = util::read_file(dir / "compile.log");
+  auto ptxas = util::read_file(dir / "ptxas.json");
+  if (!meta || !log || !ptxas)
+    return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(*meta);
+  if (json.at("format").get<int>() != kEntryFormat)
+    return std::nullopt;
+  CompileResult result;
+  result.ok = json.at("ok").get<bool>();
+  result.diagnostic = json.at("diagnostic").get<std::string>();
+  result.first_errors = json.at("first_errors").get<std::vector<std::string>>();
+  result.compile_time = std::chrono::milliseconds(json.at("compile_time_ms").get<std::int64_t>());
+  result.log = std::move(*log);
+  result.kernels = kernels_from_json(nlohmann::json::parse(*ptxas));
+  if (result.ok)
+    result.library = dir / "kernel.so";
+  if (result.ok && !fs::exists(result.library))
+    return std::nullopt;
+  return result;
+}
+
+util::Status write_entry_files(const fs::path& dir, const CompileResult& result) {
+  if (auto s = util::write_file_atomic(dir / "compile.log", result.log); !s)
+    return s;
+  if (auto s = util::write_file_atomic(dir / "ptxas.json", to_json(result.kernels).dump(2)); !s)
+    return s;
+  return util::write_file_atomic(dir / "result.json", result_json(result).dump(2));
+}
+
+} // namespace
+
+std::string compile_cache_key(const CompileKeyParts& parts) {
+  std::string buffer = "ptxbench-compile-cache-v1\n";
+  add_part(buffer, parts.source);
+  add_part(buffer, parts.shim);
+  add_part(buffer, std::to_string(parts.flags.size()));
+  for (const auto& flag : parts.flags)
+    add_part(buffer, flag);
+  add_part(buffer, to_string(parts.arch));
+  add_part(buffer, parts.toolchain);
+  return util::sha256_hex(buffer);
+}
+
+std::optional<CompileResult> CompileCache::lookup(const std::string& key) const {
+  std::optional<CompileResult> result;
+  try {
+    result = read_entry(entry_dir(key));
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  if (result) {
+    result->cache_key = key;
+    result->cache_hit = true;
+  }
+  return result;
+}
+
+util::Expected<fs::path> CompileCache::make_staging_dir() const {
+  fs::path parent = m_root / ".staging";
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec)
+    return util::make_error(util::ErrorKind::io, parent.string() + ": " + ec.message());
+  std::string pattern = (parent / "build-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return util::make_error(util::ErrorKind::io, pattern + ": " + std::strerror(errno));
+  return fs::path(pattern);
+}
+
+util::Expected<CompileResult> CompileCache::publish(const std::string& key, const fs::path& staging,
+                                                    CompileResult result) const {
+  if (auto written = write_entry_files(staging, result); !written) {
+    discard(staging);
+    return written.take_error();
+  }
+  fs::path entry = entry_dir(key);
+  std::error_code ec;
+  fs::rename(staging, entry, ec);
+  if (ec) {
+    if (auto existing = lookup(key)) {
+      discard(staging);
+      return *existing;
+    }
+    fs::remove_all(entry, ec);
+    fs::rename(staging, entry, ec);
+  }
+  if (ec) {
+    discard(staging);
+    return util::make_error(util::ErrorKind::io,
+                            fmt::format("cannot publish {}: {}", entry.string(), ec.message()));
+  }
+  result.cache_key = key;
+  if (result.ok)
+    result.library = entry / "kernel.so";
+  return result;
+}
+
+void CompileCache::discard(const fs::path& staging) const {
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+}
+
+} // namespace ptxbench::compile

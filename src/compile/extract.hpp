@@ -1,0 +1,45 @@
+// Taking the candidate kernel out of a model reply (Markdown with fenced code blocks).
+#pragma once
+
+#include "util/error.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::compile {
+
+struct CodeBlock {
+  std::string info;     // the fence's info string, trimmed ("cpp", "CUDA title=x", ...)
+  std::string code;     // content with "\n" line ends, fence indentation removed
+  std::size_t line = 0; // 1-based line of the opening fence in the reply
+  bool closed = true;   // false when the reply ended inside the block
+};
+
+// Every fenced block (``` or ~~~) of the reply, in order, whatever its language.
+std::vector<CodeBlock> find_code_blocks(std::string_view reply);
+
+// True when the info string names C++ or CUDA: cpp, c++, cuda or cu (any case).
+bool is_cuda_language(std::string_view info);
+
+// What a block lacks to be a complete candidate; both false means complete.
+struct Completeness {
+  bool missing_run = false;    // no definition `... run(...) {`
+  bool missing_kernel = false; // no __global__, no <<<...>>> and no launch API call
+  bool complete() const { return !missing_run && !missing_kernel; }
+};
+Completeness check_completeness(std::string_view code);
+
+struct Extraction {
+  std::string code;
+  std::size_t block_index = 0;    // 0-based among all fenced blocks of the reply
+  std::size_t block_count = 0;    // fenced blocks in the reply
+  std::vector<std::string> notes; // e.g. which of several complete blocks was taken
+};
+
+// The last complete cpp/c++/cuda/cu block. Error{extraction} with feedback for the model when
+// there is no such block.
+util::Expected<Extraction> extract_candidate(std::string_view reply);
+
+} // namespace ptxbench::compile

@@ -1,0 +1,202 @@
+#include "compile/nvcc_log.hpp"
+
+#include "compile/source_text.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <fmt/format.h>
+#include <memory>
+
+namespace ptxbench::compile {
+namespace {
+
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+// The integer written just before `suffix` ("14 registers" -> 14), summed over every place
+// `suffix` occurs (cmem appears once per bank).
+std::int64_t number_before(std::string_view line, std::string_view suffix) {
+  std::int64_t total = 0;
+  for (std::size_t at = line.find(suffix); at != std::string_view::npos;
+       at = line.find(suffix, at + 1)) {
+    std::size_t start = at;
+    while (start > 0 && line[start - 1] >= '0' && line[start - 1] <= '9')
+      --start;
+    std::int64_t value = 0;
+    std::from_chars(line.data() + start, line.data() + at, value);
+    total += value;
+  }
+  return total;
+}
+
+// The text between the first pair of single quotes after `marker`, or empty.
+std::string_view quoted_after(std::string_view line, std::string_view marker, std::size_t nth = 0) {
+  std::size_t at = line.find(marker);
+  if (at == std::string_view::npos)
+    return {};
+  std::size_t open = at + marker.size();
+  for (std::size_t i = 0; i <= nth; ++i) {
+    open = line.find('\'', open);
+    if (open == std::string_view::npos)
+      return {};
+    std::size_t close = line.find('\'', open + 1);
+    if (close == std::string_view::npos)
+      return {};
+    if (i == nth)
+      return line.substr(open + 1, close - open - 1);
+    open = close + 1;
+  }
+  return {};
+}
+
+KernelResources* find_kernel(std::vector<KernelResources>& kernels, std::string_view name) {
+  for (auto it = kernels.rbegin(); it != kernels.rend(); ++it)
+    if (it->mangled_name == name)
+      return &*it;
+  return nullptr;
+}
+
+void apply_usage(KernelResources& kernel, std::string_view line) {
+  kernel.registers = static_cast<int>(number_before(line, " registers"));
+  kernel.barriers = static_cast<int>(number_before(line, " barriers"));
+  kernel.smem_bytes = number_before(line, " bytes smem");
+  kernel.cmem_bytes = number_before(line, " bytes cmem[");
+}
+
+void apply_frame(KernelResources& kernel, std::string_view line) {
+  kernel.stack_frame_bytes = number_before(line, " bytes stack frame");
+  kernel.spill_store_bytes = number_before(line, " bytes spill stores");
+  kernel.spill_load_bytes = number_before(line, " bytes spill loads");
+}
+
+bool is_error_line(std::string_view line) {
+  if (contains(line, "errors detected in the compilation") ||
+      contains(line, "error detected in the compilation") || contains(line, "ld returned"))
+    return false;
+  return contains(line, "): error") || contains(line, ": error:") ||
+         contains(line, "catastrophic error") || contains(line, "fatal error") ||
+         line.starts_with("ptxas error") || line.starts_with("ptxas fatal") ||
+         line.starts_with("nvlink error") || line.starts_with("nvlink fatal") ||
+         line.starts_with("nvcc error") || line.starts_with("nvcc fatal") ||
+         contains(line, "undefined reference to") || contains(line, "multiple definition of");
+}
+
+// Linker lines carry temporary object names; keep the part a reader can act on.
+std::string clean_error(std::string_view line) {
+  for (std::string_view marker : {"undefined reference to", "multiple definition of"})
+    if (std::size_t at = line.find(marker); at != std::string_view::npos)
+      return std::string(line.substr(at));
+  return std::string(line);
+}
+
+bool is_context_line(std::string_view line) {
+  return !line.empty() && (line[0] == ' ' || line[0] == '\t') && !is_error_line(line);
+}
+
+} // namespace
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && name ? std::string(name.get()) : mangled;
+}
+
+std::vector<KernelResources> parse_ptxas_info(std::string_view log) {
+  std::vector<KernelResources> kernels;
+  KernelResources* current = nullptr;
+  for (std::string_view line : lines_of(log)) {
+    if (std::string_view name = quoted_after(line, "Compiling entry function"); !name.empty()) {
+      KernelResources kernel;
+      kernel.mangled_name = std::string(name);
+      kernel.demangled_name = demangle(kernel.mangled_name);
+      kernel.arch = std::string(quoted_after(line, "Compiling entry function", 1));
+      kernels.push_back(std::move(kernel));
+      current = &kernels.back();
+    } else if (std::size_t at = line.find("Function properties for ");
+               at != std::string_view::npos) {
+      current = find_kernel(kernels, util::trim(line.substr(at + 24)));
+    } else if (current != nullptr && contains(line, "bytes stack frame")) {
+      apply_frame(*current, line);
+    } else if (contains(line, "ptxas info") && contains(line, " registers") && !kernels.empty()) {
+      apply_usage(kernels.back(), line);
+    }
+  }
+  return kernels;
+}
+
+std::vector<std::string> first_errors(std::string_view log, std::size_t max_errors) {
+  std::vector<std::string> errors;
+  std::vector<std::string_view> lines = lines_of(log);
+  for (std::size_t i = 0; i < lines.size() && errors.size() < max_errors; ++i) {
+    if (!is_error_line(lines[i]))
+      continue;
+    std::string entry = clean_error(lines[i]);
+    for (std::size_t k = i + 1; k < lines.size() && k <= i + 3 && is_context_line(lines[k]); ++k)
+      entry += "\n" + std::string(lines[k]);
+    if (std::find(errors.begin(), errors.end(), entry) == errors.end())
+      errors.push_back(std::move(entry));
+  }
+  return errors;
+}
+
+std::optional<std::string> run_link_diagnostic(std::string_view log,
+                                               std::string_view expected_signature) {
+  constexpr std::string_view kMarker = "undefined reference to `run(";
+  std::size_t at = log.find(kMarker);
+  if (at == std::string_view::npos)
+    return std::nullopt;
+  std::size_t start = at + kMarker.size() - 4;
+  std::size_t end = log.find_first_of("'\n", start);
+  std::string_view wanted = log.substr(start, end == std::string_view::npos ? end : end - start);
+  return fmt::format(
+      "Link error: the host function `run` is not defined with the expected signature. Define "
+      "it exactly as\n    {};\nwith C++ linkage (no extern \"C\"), not static and not inside a "
+      "namespace. The shim calls `{}` and the linker found no such function.",
+      expected_signature, wanted);
+}
+
+nlohmann::json to_json(const std::vector<KernelResources>& kernels) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : kernels)
+    out.push_back({{"mangled_name", k.mangled_name},
+                   {"demangled_name", k.demangled_name},
+                   {"arch", k.arch},
+                   {"registers", k.registers},
+                   {"barriers", k.barriers},
+                   {"stack_frame_bytes", k.stack_frame_bytes},
+                   {"spill_store_bytes", k.spill_store_bytes},
+                   {"spill_load_bytes", k.spill_load_bytes},
+                   {"smem_bytes", k.smem_bytes},
+                   {"cmem_bytes", k.cmem_bytes}});
+  return out;
+}
+
+std::vector<KernelResources> kernels_from_json(const nlohmann::json& json) {
+  std::vector<KernelResources> kernels;
+  for (const auto& k : json)
+    kernels.push_back({k.at("mangled_name"), k.at("demangled_name"), k.at("arch"),
+                       k.at("registers"), k.at("barriers"), k.at("stack_frame_bytes"),
+                       k.at("spill_store_bytes"), k.at("spill_load_bytes"), k.at("smem_bytes"),
+                       k.at("cmem_bytes")});
+  return kernels;
+}
+
+} // namespace ptxbench::compile

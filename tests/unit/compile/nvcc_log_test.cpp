@@ -1,0 +1,73 @@
+#include "compile/nvcc_log.hpp"
+#include "util/fs.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ptxbench;
+using namespace ptxbench::compile;
+
+TEST(NvccLog, PtxasInfoGivesOneRecordPerEntryFunction) {
+  auto log = util::read_file(std::string(PTXBENCH_TEST_DATA) + "/compile/ptxas_sample.log");
+  ASSERT_TRUE(log);
+  auto kernels = parse_ptxas_info(*log);
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].mangled_name, "_ZN1k2tkILi64EEEvPf");
+  EXPECT_EQ(kernels[0].demangled_name, "void k::tk<64>(float*)");
+  EXPECT_EQ(kernels[0].arch, "sm_90a");
+  EXPECT_EQ(kernels[0].registers, 10);
+  EXPECT_EQ(kernels[0].barriers, 1);
+  EXPECT_EQ(kernels[0].smem_bytes, 256);
+  EXPECT_EQ(kernels[0].stack_frame_bytes, 0);
+
+  EXPECT_EQ(kernels[1].demangled_name, "add_one(float*, long)");
+  EXPECT_EQ(kernels[1].arch, "sm_100a");
+  EXPECT_EQ(kernels[1].registers, 255);
+  EXPECT_EQ(kernels[1].stack_frame_bytes, 40);
+  EXPECT_EQ(kernels[1].spill_store_bytes, 36);
+  EXPECT_EQ(kernels[1].spill_load_bytes, 28);
+  EXPECT_EQ(kernels[1].cmem_bytes, 388);
+  EXPECT_EQ(kernels[1].smem_bytes, 0);
+}
+
+TEST(NvccLog, KernelRecordsRoundTripThroughJson) {
+  std::vector<KernelResources> kernels{{"_Z1kv", "k()", "sm_90a", 32, 1, 8, 4, 4, 1024, 380}};
+  auto back = kernels_from_json(to_json(kernels));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].demangled_name, "k()");
+  EXPECT_EQ(back[0].cmem_bytes, 380);
+  EXPECT_EQ(back[0].spill_store_bytes, 4);
+}
+
+TEST(NvccLog, NamesThatDoNotDemangleAreKept) {
+  EXPECT_EQ(demangle("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(demangle("_Z3fooi"), "foo(int)");
+}
+
+TEST(NvccLog, FirstErrorsKeepContextAndSkipSummaries) {
+  std::string log =
+      "kernel.cu(4): warning #177-D: variable \"z\" was declared but never referenced\n"
+      "kernel.cu(7): error: expected a \";\"\n"
+      "    if (i < n) y[i] = 1;\n"
+      "    ^\n"
+      "\n"
+      "1 error detected in the compilation of \"kernel.cu\".\n"
+      "ptxas error   : Entry function '_Z1kPf' uses too much shared data\n"
+      "/usr/bin/ld: /tmp/tmpxft_1-18_shim.o: in function `ptxbench_invoke':\n"
+      "tmpxft_1.cudafe1.cpp:(.text+0x1d): undefined reference to `run(int)'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  auto errors = first_errors(log);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "kernel.cu(7): error: expected a \";\"\n    if (i < n) y[i] = 1;\n    ^");
+  EXPECT_EQ(errors[1], "ptxas error   : Entry function '_Z1kPf' uses too much shared data");
+  EXPECT_EQ(errors[2], "undefined reference to `run(int)'");
+  EXPECT_EQ(first_errors(log, 1).size(), 1u);
+}
+
+TEST(NvccLog, RunLinkErrorBecomesAnExpectedSignatureMessage) {
+  auto message = run_link_diagnostic("x.cpp:(.text+0x1d): undefined reference to `run(int)'\n",
+                                     "void run(int64_t N, cudaStream_t stream)");
+  ASSERT_TRUE(message);
+  EXPECT_NE(message->find("void run(int64_t N, cudaStream_t stream);"), std::string::npos);
+  EXPECT_NE(message->find("`run(int)`"), std::string::npos);
+  EXPECT_FALSE(run_link_diagnostic("undefined reference to `runner()'", "void run()"));
+}
