@@ -25,11 +25,27 @@ if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   exit 1
 fi
 
-# cuobjdump and nvdisasm: NVIDIA's PyPI wheels where the toolkit lacks them.
 cuda_bin="$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")"
 deps="$root/.deps"
-if [ ! -x "$cuda_bin/cuobjdump" ] && [ ! -x "$deps/nvidia/cu13/bin/cuobjdump" ]; then
-  echo "setup: installing cuobjdump and nvdisasm from PyPI into .deps/"
-  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$deps" \
-    "nvidia-cuda-cuobjdump==13.2.86" "nvidia-cuda-nvdisasm==13.2.86"
+# NVIDIA's PyPI wheels, all in one pip call into .deps/ (wheels share the nvidia/ namespace
+# folder, and pip --target replaces a top-level folder per call): cuobjdump and nvdisasm where
+# the toolkit lacks them, the cuDNN frontend headers (C++ graph API, header-only) and nvml.h
+# (the NVML library itself comes with the driver).
+wheels=("nvidia-cudnn-frontend==1.32.0")
+probes=("include/cudnn_frontend.h")
+if [ ! -x "$cuda_bin/cuobjdump" ]; then
+  wheels+=("nvidia-cuda-cuobjdump==13.2.86" "nvidia-cuda-nvdisasm==13.2.86")
+  probes+=("nvidia/cu13/bin/cuobjdump" "nvidia/cu13/bin/nvdisasm")
 fi
+if [ ! -e "$cuda_bin/../include/nvml.h" ]; then
+  wheels+=("nvidia-nvml-dev==13.0.87")
+  probes+=("nvidia/cu13/include/nvml.h")
+fi
+for probe in "${probes[@]}"; do
+  if [ ! -e "$deps/$probe" ]; then
+    echo "setup: installing ${wheels[*]} from PyPI into .deps/"
+    rm -rf "$deps"
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$deps" "${wheels[@]}"
+    break
+  fi
+done

@@ -8,6 +8,15 @@ namespace ptxbench::cli {
 std::span<const Command> commands() {
   static constexpr std::array kCommands{
       Command{"version", "print the ptxbench version and toolchain", setup_version},
+      Command{"problems", "list the benchmark problems with shapes, FLOPs and baselines",
+              setup_problems},
+      Command{"show", "print a problem's definition, C ABI signature and baseline", setup_show},
+      Command{"check",
+              "gate, compile and statically verify a kernel (no GPU needed): registers, "
+              "spills, SASS families, static verdict",
+              setup_check},
+      Command{"demo", "the built-in default job: check the example kernels for both archs",
+              setup_demo},
   };
   return kCommands;
 }

@@ -6,5 +6,9 @@
 namespace ptxbench::cli {
 
 Action setup_version(CLI::App& sub);
+Action setup_show(CLI::App& sub);
+Action setup_check(CLI::App& sub);
+Action setup_demo(CLI::App& sub);
+Action setup_problems(CLI::App& sub);
 
 } // namespace ptxbench::cli

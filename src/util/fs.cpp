@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -40,6 +41,10 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
   std::string tmp = path.string() + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) return make_error(ErrorKind::io, tmp + ": " + std::strerror(errno));
+  // mkstemp creates 0600; the result should look like any other file the user writes.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
   Status written = write_all(fd, content, path);
   bool synced = written && ::fsync(fd) == 0;
   ::close(fd);

@@ -1,0 +1,43 @@
+#include "cli/tools.hpp"
+
+#include <fmt/core.h>
+
+namespace ptxbench::cli {
+
+util::Expected<const suite::Suite*> Toolchain::suite() {
+  if (!m_suite) {
+    auto loaded = suite::Suite::load_default();
+    if (!loaded) return loaded.take_error();
+    m_suite = std::move(*loaded);
+  }
+  return &*m_suite;
+}
+
+util::Expected<const suite::Problem*> Toolchain::problem(std::string_view name) {
+  auto loaded = suite();
+  if (!loaded) return loaded.take_error();
+  return (*loaded)->find(name);
+}
+
+util::Expected<exec::Checker*> Toolchain::checker() {
+  if (!m_checker) {
+    auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
+    if (!cuobjdump) return cuobjdump.take_error();
+    m_compiler = std::make_unique<compile::NvccCompiler>(m_runner);
+    m_disassembler = std::make_unique<sass::Disassembler>(m_runner, *cuobjdump);
+    m_checker = std::make_unique<exec::Checker>(*m_compiler, *m_disassembler);
+  }
+  return m_checker.get();
+}
+
+ExitCode report_error(std::string_view command, const util::Error& error) {
+  fmt::print(stderr, "ptxbench {}: {}\n", command, error.message);
+  switch (error.kind) {
+  case util::ErrorKind::invalid_input:
+  case util::ErrorKind::not_found: return ExitCode::usage;
+  case util::ErrorKind::unsupported: return ExitCode::needs_gpu;
+  default: return ExitCode::failure;
+  }
+}
+
+} // namespace ptxbench::cli
