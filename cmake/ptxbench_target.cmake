@@ -1,9 +1,14 @@
 # ptxbench_library(NAME SOURCES... DEPS ...) — one folder = one namespace = one library.
 function(ptxbench_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
-                                           -Wno-sign-conversion)
+  set(cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${cxx_warnings}>
+    # -Wno-restrict: GCC 12 false positive on std::string concatenation (GCC bug 105329).
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-restrict>)
   if(PTXBENCH_WERROR)
-    target_compile_options(${target} PRIVATE -Werror)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings>)
   endif()
 endfunction()
 

@@ -1,0 +1,1 @@
+namespace ptxbench::measure {} // placeholder until the module lands

@@ -1,0 +1,1 @@
+namespace ptxbench::reference {} // placeholder until the module lands
