@@ -1,0 +1,91 @@
+// Timing one call of GPU work (docs/evaluation.md "Timing").
+//
+// The authoritative latency of a call comes from CUPTI activity records (kernels, memcpy,
+// memset, on every stream and from every thread of the process): every activity that starts
+// inside the call window [host timestamp before the call, host timestamp after the stream has
+// synchronised] is charged to the call, and the call's latency is last end − first start.
+// CUDA events recorded on the call stream around the call give a cross-check. Work that is
+// still running after the window closed (found by a device-wide synchronise) is a violation.
+#pragma once
+
+#include "util/error.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ptxbench::measure {
+
+struct GpuActivity {
+  enum class Kind : std::uint8_t { kernel = 1, memcpy = 2, memset = 3 };
+  Kind kind = Kind::kernel;
+  std::string name; // kernel name (mangled) or "memcpy HtoD" etc.
+  std::uint32_t stream_id = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::string module; // kernels: identity of the module (cubin) that holds the function
+};
+
+struct CallTiming {
+  double latency_ms = 0.0;        // CUPTI: last end − first start of the call's activities
+  double event_ms = 0.0;          // CUDA events on the call stream
+  std::vector<GpuActivity> activities;
+  bool late_work = false;         // activity still running after the window closed
+};
+
+// Enqueues one call on `stream` and returns its status (0 = success, else a cudaError or a
+// PTXBENCH_INVOKE_* code).
+using CallFn = std::function<int(cudaStream_t stream)>;
+
+class CallTimer {
+public:
+  virtual ~CallTimer() = default;
+  // Runs `call` once inside a window and reports what ran in it. The caller has synchronised
+  // the device before; L2 flushing is the caller's (L2Flusher), outside the window.
+  virtual util::Expected<CallTiming> time_call(const CallFn& call, cudaStream_t stream) = 0;
+};
+
+// The CUPTI implementation; one per process (CUPTI activity tracing is process-wide).
+util::Expected<CallTimer*> cupti_call_timer();
+
+// Fills an L2-sized scratch buffer (cudaMemsetAsync) so the next call starts with a cold L2.
+class L2Flusher {
+public:
+  static util::Expected<L2Flusher> create(int device);
+  void flush(cudaStream_t stream);
+  std::size_t bytes() const { return m_bytes; }
+  // Move-only owner of the scratch buffer.
+  L2Flusher(L2Flusher&&) noexcept;
+  L2Flusher& operator=(L2Flusher&&) noexcept;
+  L2Flusher(const L2Flusher&) = delete;
+  ~L2Flusher();
+
+private:
+  L2Flusher(void* buffer, std::size_t bytes) : m_buffer(buffer), m_bytes(bytes) {}
+  void* m_buffer = nullptr;
+  std::size_t m_bytes = 0;
+};
+
+struct TrialOptions {
+  int warmup = 10;
+  int iterations = 50;
+};
+
+struct Trial {
+  std::vector<double> latencies_ms; // CUPTI, one per timed call
+  std::vector<double> event_ms;     // cross-check, one per timed call
+  double median_ms = 0.0;
+  bool late_work = false;
+  std::vector<GpuActivity> last_call_activities;
+};
+
+// `before_each(i)` runs before every call (warm-up and timed), outside the window: the
+// caller rotates input sets and resets outputs there. The L2 is flushed after it.
+util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const CallFn& call,
+                                const std::function<void(int call_index)>& before_each,
+                                cudaStream_t stream, const TrialOptions& options);
+
+} // namespace ptxbench::measure
