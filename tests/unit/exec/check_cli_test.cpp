@@ -1,0 +1,99 @@
+// `ptxbench check` and `ptxbench show` end to end: the real binary, the real nvcc and
+// cuobjdump, the built-in problems.
+#include "util/fs.hpp"
+#include "util/subprocess.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ptxbench::util::PosixProcessRunner;
+using ptxbench::util::ProcessResult;
+
+ProcessResult run_ptxbench(std::vector<std::string> args) {
+  args.insert(args.begin(), PTXBENCH_BINARY);
+  ptxbench::util::ProcessOptions options;
+  options.timeout = std::chrono::minutes(3);
+  options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
+  PosixProcessRunner runner;
+  auto result = runner.run(args, options);
+  EXPECT_TRUE(result) << result.error().message;
+  return *result;
+}
+
+std::string kernel(const std::string& name) {
+  return std::string(PTXBENCH_TEST_KERNELS) + "/" + name;
+}
+
+nlohmann::json check_json(const std::string& kernel_name, const std::string& arch) {
+  auto result = run_ptxbench({"check", kernel(kernel_name), "--problem", "gemm_n7168_k5120",
+                              "--arch", arch, "--json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return nlohmann::json::parse(result.out).at(0);
+}
+
+TEST(CheckCli, WgmmaTmaKernelIsStaticallyPresentOnHopper) {
+  auto report = check_json("sm90_wgmma_tma_gemm.cu", "sm_90a");
+  EXPECT_EQ(report["outcome"], "ok");
+  EXPECT_EQ(report["static_verdict"], "present");
+  EXPECT_GT(report["build"]["kernels"][0]["registers"].get<int>(), 0);
+}
+
+TEST(CheckCli, SimtKernelIsStaticallyAbsentOnBothArches) {
+  EXPECT_EQ(check_json("simt_gemm.cu", "sm_90a")["static_verdict"], "absent");
+  EXPECT_EQ(check_json("simt_gemm.cu", "sm_100a")["static_verdict"], "absent");
+}
+
+TEST(CheckCli, TextReportSaysStaticCannotTellDeadCode) {
+  auto result = run_ptxbench({"check", kernel("sm90_wgmma_dead_branch.cu"), "--problem",
+                              "gemm_n7168_k5120"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("static verdict (sm_90a): target instructions present"),
+            std::string::npos);
+  EXPECT_NE(result.out.find("dead code and never-launched kernels look the same"),
+            std::string::npos);
+}
+
+TEST(CheckCli, BannedLibraryIsRejectedBeforeCompilingWithThePapersMessage) {
+  auto dir = std::filesystem::temp_directory_path() / "ptxbench_check_cli";
+  std::filesystem::create_directories(dir);
+  auto source = dir / "uses_cublas.cu";
+  ASSERT_TRUE(ptxbench::util::write_file_atomic(
+      source, "#include <cublas_v2.h>\nvoid run(const void*, const void*, void*, long, void*) {}\n"));
+  auto result = run_ptxbench({"check", source.string(), "--problem", "gemm_n7168_k5120"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.out.find("ERROR: Your kernel uses cuBLAS library calls"), std::string::npos);
+  EXPECT_EQ(result.out.find("compile "), std::string::npos) << "nothing may be compiled";
+}
+
+TEST(CheckCli, UnknownProblemIsABadInputWithASuggestion) {
+  auto result = run_ptxbench({"check", kernel("simt_gemm.cu"), "--problem", "gemm_n7168"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("did you mean 'gemm_n7168_k5120'"), std::string::npos) << result.err;
+}
+
+TEST(CheckCli, MissingKernelFileIsABadInput) {
+  auto result = run_ptxbench({"check", "/nonexistent/kernel.cu", "--problem", "gemm_n7168_k5120"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("/nonexistent/kernel.cu"), std::string::npos);
+}
+
+TEST(ShowCli, PrintsTheGeneratedSignatureAndBaseline) {
+  auto result = run_ptxbench({"show", "gemm_n7168_k5120"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  auto golden_path = std::filesystem::path(PTXBENCH_TEST_DATA) / "cli" / "show_gemm.txt";
+  if (std::getenv("PTXBENCH_UPDATE_GOLDEN") != nullptr) {
+    ASSERT_TRUE(ptxbench::util::write_file_atomic(golden_path, result.out));
+  }
+  auto golden = ptxbench::util::read_file(golden_path);
+  ASSERT_TRUE(golden) << golden.error().message;
+  EXPECT_EQ(result.out, *golden);
+}
+
+} // namespace
