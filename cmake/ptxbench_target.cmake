@@ -1,9 +1,9 @@
 # ptxbench_library(NAME SOURCES... DEPS ...) — one folder = one namespace = one library.
 function(ptxbench_warnings target)
-  set(cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  # -Wno-restrict: GCC 12 false positive on std::string concatenation at -O2/-O3 (GCC bug 105329).
+  set(cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wno-restrict)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:${cxx_warnings}>
-    # -Wno-restrict: GCC 12 false positive on std::string concatenation (GCC bug 105329).
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-restrict>)
   if(PTXBENCH_WERROR)
     target_compile_options(${target} PRIVATE

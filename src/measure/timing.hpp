@@ -27,6 +27,9 @@ struct GpuActivity {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
   std::string module; // kernels: identity of the module (cubin) that holds the function
+  std::uint32_t device_id = 0;
+  std::uint32_t context_id = 0;
+  std::uint32_t correlation_id = 0; // links the record to the API call that enqueued it
 };
 
 struct CallTiming {
@@ -34,6 +37,9 @@ struct CallTiming {
   double event_ms = 0.0;          // CUDA events on the call stream
   std::vector<GpuActivity> activities;
   bool late_work = false;         // activity still running after the window closed
+  int call_status = 0;            // what `call` returned, else the first CUDA error seen
+  std::size_t late_activities = 0; // activities started in the window that ended after it,
+                                   // or started after it before the device synchronise
 };
 
 // Enqueues one call on `stream` and returns its status (0 = success, else a cudaError or a
@@ -49,7 +55,22 @@ public:
 };
 
 // The CUPTI implementation; one per process (CUPTI activity tracing is process-wide).
+// Create it before the candidate's module is loaded: kernel module identities come from
+// CUPTI's module-load callback and are unknown (empty) for modules loaded earlier.
 util::Expected<CallTimer*> cupti_call_timer();
+
+// Suspends CUPTI activity collection for its lifetime (no-op when no CUPTI timer exists).
+// The range profiler (InstructionCounter) runs under one, so counters never overlap tracing.
+class ActivityTracingPause {
+public:
+  ActivityTracingPause();
+  ~ActivityTracingPause();
+  ActivityTracingPause(const ActivityTracingPause&) = delete;
+  ActivityTracingPause& operator=(const ActivityTracingPause&) = delete;
+
+private:
+  bool m_paused = false;
+};
 
 // Fills an L2-sized scratch buffer (cudaMemsetAsync) so the next call starts with a cold L2.
 class L2Flusher {
@@ -79,6 +100,7 @@ struct Trial {
   std::vector<double> event_ms;     // cross-check, one per timed call
   double median_ms = 0.0;
   bool late_work = false;
+  int call_status = 0; // first failing call's status; the trial stops there
   std::vector<GpuActivity> last_call_activities;
 };
 

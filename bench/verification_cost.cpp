@@ -1,0 +1,124 @@
+// Cost of dynamic target-instruction verification for one call of the wgmma+TMA GEMM
+// (M=8192, N=7168, K=5120): the in-process CUPTI range-profiler pass (InstructionCounter)
+// against the paper's out-of-process `ncu` source-page audit of the same call. The ncu
+// target is this program re-run with --probe (one warm-up call, one call inside the NVTX
+// range "ptxbench_eval").
+//   verification_cost [--repeats N]     prints a markdown report on stdout
+#include "measure/instruction_counter.hpp"
+#include "measure/ncu_audit.hpp"
+#include "measure/nvml_monitor.hpp"
+#include "util/subprocess.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
+         cudaStream_t stream);
+
+namespace {
+
+using namespace ptxbench;
+constexpr std::int64_t kM = 8192, kN = 7168, kK = 5120;
+
+struct Gemm {
+  Gemm() {
+    for (auto [pointer, bytes] : {std::pair{&a, kM * kK * 2}, {&b, kN * kK * 2}, {&c, kM * kN * 2}}) {
+      if (cudaMalloc(pointer, std::size_t(bytes)) != cudaSuccess) throw util::Fatal("cudaMalloc");
+      cudaMemset(*pointer, 0x3c, std::size_t(bytes)); // bf16 0.0115: counts do not depend on values
+    }
+  }
+  ~Gemm() {
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+  }
+  int operator()(cudaStream_t stream) const {
+    run(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
+        static_cast<__nv_bfloat16*>(c), kM, stream);
+    return int(cudaGetLastError());
+  }
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+};
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int probe() {
+  Gemm gemm;
+  gemm(nullptr);
+  cudaDeviceSynchronize();
+  nvtxRangePushA("ptxbench_eval");
+  gemm(nullptr);
+  const cudaError_t status = cudaDeviceSynchronize();
+  nvtxRangePop();
+  return status == cudaSuccess ? 0 : 1;
+}
+
+void in_process(int repeats) {
+  Gemm gemm;
+  gemm(nullptr);
+  cudaDeviceSynchronize();
+  const auto created = std::chrono::steady_clock::now();
+  auto counter = measure::InstructionCounter::create(0);
+  if (!counter) throw util::Fatal(counter.error().message);
+  fmt::print("## In-process range profiler (InstructionCounter)\n\ncreate(): {:.1f} ms, chip {}, "
+             "rejected metrics: {}\n\n| pass | wall ms | passes | GMMA | TMA ld | TMA st | "
+             "TMA red | hgmma bf16 FLOPs | = 2MNK |\n|---|---|---|---|---|---|---|---|---|\n",
+             ms_since(created), counter->chip(), counter->rejected_metrics().size());
+  for (int i = 0; i < repeats; ++i) {
+    auto counts = counter->count([&](cudaStream_t s) { return gemm(s); }, nullptr);
+    if (!counts) throw util::Fatal(counts.error().message);
+    fmt::print("| {} | {:.1f} | {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.6g} | {} |\n", i,
+               counts->pass_ms, counts->passes, counts->gmma, counts->tma_load, counts->tma_store,
+               counts->tma_reduce, counts->hgmma_bf16_flops,
+               counts->hgmma_bf16_flops == 2.0 * kM * kN * kK ? "yes" : "no");
+  }
+}
+
+void ncu_audit(int repeats, const std::string& self) {
+  fmt::print("\n## ncu source-page audit (paper method)\n\n`{}`\n\n| run | wall ms | GMMA "
+             "| UTMALDG | UTMASTG | rows |\n|---|---|---|---|---|---|\n",
+             fmt::join(measure::ncu_audit_command({self, "--probe"}, {}), " "));
+  util::PosixProcessRunner runner;
+  for (int i = 0; i < repeats; ++i) {
+    auto audit = measure::run_ncu_audit(runner, {self, "--probe"}, {});
+    if (!audit) {
+      fmt::print("| {} | error: {} | | | | |\n", i, audit.error().message);
+      continue;
+    }
+    fmt::print("| {} | {:.0f} | {} | {} | {} | {} |\n", i, audit->wall_ms, audit->families.gmma,
+               audit->families.tma_load, audit->families.tma_store, audit->instruction_rows);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto plain = runner.run({self, "--probe"}, {});
+  fmt::print("\nThe probe alone (process start, CUDA init, 2 GEMM calls): {:.0f} ms (exit {})\n",
+             ms_since(started), plain ? plain->exit_code : -1);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--probe") == 0) return probe();
+  const int repeats = argc > 2 && std::strcmp(argv[1], "--repeats") == 0 ? std::atoi(argv[2]) : 5;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  if (auto monitor = measure::GpuMonitor::create(0); monitor) {
+    if (auto snap = monitor->snapshot(); snap)
+      fmt::print("# verification_cost\n\nGPU {}: SM {} MHz, {:.0f} W, {} C\n\n", snap->device_name,
+                 snap->sm_clock_mhz, snap->power_w, snap->temperature_c);
+  }
+  in_process(repeats);
+  ncu_audit(2, self);
+  return 0;
+}

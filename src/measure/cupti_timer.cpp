@@ -1,0 +1,275 @@
+// The CUPTI activity call timer.
+//
+// Problem: a candidate's call may launch kernels, copies and memsets on any stream and from
+// any thread, and may return before its work is finished. CUDA events on the call stream see
+// only that stream, so they under-charge a call that forks work onto other streams or
+// threads, and they include host launch gaps in launch-bound calls.
+//
+// Approach: CUPTI activity tracing (CONCURRENT_KERNEL, MEMCPY, MEMSET) records device start and
+// end timestamps of every such activity in the process. A call window opens at a CUPTI host
+// timestamp taken just before the call and closes at one taken after the call stream has
+// synchronised; CUPTI timestamps and cuptiGetTimestamp share one clock. Every activity that
+// starts inside the window is charged, and the latency is last end − first start of the
+// charged activities. After the window the device is synchronised and the buffers flushed
+// (cuptiActivityFlushAll forced), so work that was still running when the window closed
+// (it ends after the close) or that only started after it (queued behind the window's work on
+// another stream) is seen and reported as late work, a violation. CUDA events on the call
+// stream give a cross-check latency.
+//
+// Invariants: before each window the device is synchronised and pending records are dropped,
+// so nothing from before the window (the L2 flush, input rotation) can be charged; the timer
+// is process-wide (CUPTI tracing is); kernel records are joined with the module that defines
+// the function (CUPTI module-load callback: module id and cubin CRC), so the evaluator can
+// flag kernels that do not come from the candidate's library.
+#include "measure/check.hpp"
+#include "measure/cubin_symbols.hpp"
+#include "measure/timing.hpp"
+
+#include <cupti.h>
+#include <cupti_pcsampling.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+namespace ptxbench::measure {
+namespace {
+
+constexpr std::size_t kBufferBytes = 8u << 20;
+constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+
+std::string memcpy_name(std::uint8_t copy_kind) {
+  switch (copy_kind) {
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+  default: return fmt::format("memcpy kind {}", copy_kind);
+  }
+}
+
+template <typename Record>
+GpuActivity common_fields(const Record& record, GpuActivity::Kind kind, std::string name) {
+  GpuActivity activity;
+  activity.kind = kind;
+  activity.name = std::move(name);
+  activity.stream_id = record.streamId;
+  activity.start_ns = record.start;
+  activity.end_ns = record.end;
+  activity.device_id = record.deviceId;
+  activity.context_id = record.contextId;
+  activity.correlation_id = record.correlationId;
+  return activity;
+}
+
+// Owns the start/stop events of the cross-check (created once, reused for every call).
+class EventPair {
+public:
+  EventPair() {
+    PTXBENCH_CUDA_CHECK(cudaEventCreate(&m_start));
+    PTXBENCH_CUDA_CHECK(cudaEventCreate(&m_stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(m_start);
+    cudaEventDestroy(m_stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  cudaEvent_t start() const { return m_start; }
+  cudaEvent_t stop() const { return m_stop; }
+
+private:
+  cudaEvent_t m_start = nullptr;
+  cudaEvent_t m_stop = nullptr;
+};
+
+class CuptiCallTimer final : public CallTimer {
+public:
+  CuptiCallTimer();
+  util::Expected<CallTiming> time_call(const CallFn& call, cudaStream_t stream) override;
+  void set_tracing(bool enabled);
+  void add_buffer(const std::uint8_t* buffer, std::size_t valid_bytes);
+  void module_loaded(const CUpti_ModuleResourceData& module);
+
+private:
+  std::vector<GpuActivity> flush_and_take();
+  GpuActivity to_activity(const CUpti_Activity& record);
+  static void charge(std::vector<GpuActivity> records, std::uint64_t open_ns,
+                     std::uint64_t close_ns, CallTiming& timing);
+
+  std::mutex m_mutex;
+  std::vector<GpuActivity> m_records;
+  std::unordered_map<std::string, std::string> m_function_modules;
+  CUpti_SubscriberHandle m_subscriber = nullptr;
+  EventPair m_events;
+};
+
+std::atomic<CuptiCallTimer*> g_timer{nullptr};
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                               std::size_t* max_records) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                               std::size_t valid_bytes) {
+  if (CuptiCallTimer* timer = g_timer.load(); timer != nullptr && valid_bytes > 0)
+    timer->add_buffer(buffer, valid_bytes);
+  std::free(buffer);
+}
+
+void CUPTIAPI resource_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                                const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_MODULE_LOADED) return;
+  const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+  const auto* module = static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
+  if (module != nullptr) static_cast<CuptiCallTimer*>(user)->module_loaded(*module);
+}
+
+CuptiCallTimer::CuptiCallTimer() {
+  PTXBENCH_CUPTI_CHECK(cuptiSubscribe(&m_subscriber, resource_callback, this));
+  PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                           CUPTI_CBID_RESOURCE_MODULE_LOADED));
+  PTXBENCH_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+  set_tracing(true);
+}
+
+void CuptiCallTimer::set_tracing(bool enabled) {
+  if (!enabled) PTXBENCH_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  for (CUpti_ActivityKind kind : kActivityKinds) {
+    if (enabled)
+      PTXBENCH_CUPTI_CHECK(cuptiActivityEnable(kind));
+    else
+      PTXBENCH_CUPTI_CHECK(cuptiActivityDisable(kind));
+  }
+}
+
+void CuptiCallTimer::module_loaded(const CUpti_ModuleResourceData& module) {
+  CUpti_GetCubinCrcParams crc{};
+  crc.size = CUpti_GetCubinCrcParamsSize;
+  crc.cubinSize = module.cubinSize;
+  crc.cubin = module.pCubin;
+  if (module.pCubin == nullptr || cuptiGetCubinCrc(&crc) != CUPTI_SUCCESS) crc.cubinCrc = 0;
+  const std::string identity = fmt::format("cupti-module:{} crc:{:016x}", module.moduleId,
+                                           crc.cubinCrc);
+  const auto* bytes = reinterpret_cast<const std::byte*>(module.pCubin);
+  const auto names = cubin_function_names({bytes, module.pCubin ? module.cubinSize : 0});
+  std::lock_guard lock(m_mutex);
+  for (const std::string& name : names) m_function_modules[name] = identity;
+}
+
+GpuActivity CuptiCallTimer::to_activity(const CUpti_Activity& record) {
+  switch (record.kind) {
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  case CUPTI_ACTIVITY_KIND_KERNEL: {
+    const auto& kernel = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
+    GpuActivity activity = common_fields(kernel, GpuActivity::Kind::kernel,
+                                         kernel.name != nullptr ? kernel.name : "");
+    if (auto it = m_function_modules.find(activity.name); it != m_function_modules.end())
+      activity.module = it->second;
+    return activity;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY: {
+    const auto& copy = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
+    return common_fields(copy, GpuActivity::Kind::memcpy, memcpy_name(copy.copyKind));
+  }
+  default: {
+    const auto& set = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
+    return common_fields(set, GpuActivity::Kind::memset, "memset");
+  }
+  }
+}
+
+void CuptiCallTimer::add_buffer(const std::uint8_t* buffer, std::size_t valid_bytes) {
+  std::lock_guard lock(m_mutex);
+  CUpti_Activity* record = nullptr;
+  auto* data = const_cast<std::uint8_t*>(buffer);
+  while (cuptiActivityGetNextRecord(data, valid_bytes, &record) == CUPTI_SUCCESS) {
+    const CUpti_ActivityKind kind = record->kind;
+    if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL ||
+        kind == CUPTI_ACTIVITY_KIND_MEMCPY || kind == CUPTI_ACTIVITY_KIND_MEMSET)
+      m_records.push_back(to_activity(*record));
+  }
+}
+
+std::vector<GpuActivity> CuptiCallTimer::flush_and_take() {
+  PTXBENCH_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  std::lock_guard lock(m_mutex);
+  return std::exchange(m_records, {});
+}
+
+void CuptiCallTimer::charge(std::vector<GpuActivity> records, std::uint64_t open_ns,
+                            std::uint64_t close_ns, CallTiming& timing) {
+  std::erase_if(records, [&](const GpuActivity& a) { return a.start_ns < open_ns; });
+  std::sort(records.begin(), records.end(),
+            [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
+  std::uint64_t first = UINT64_MAX, last = 0;
+  for (const GpuActivity& activity : records) {
+    if (activity.start_ns > close_ns || activity.end_ns > close_ns) ++timing.late_activities;
+    if (activity.start_ns > close_ns) continue;
+    first = std::min(first, activity.start_ns);
+    last = std::max(last, activity.end_ns);
+  }
+  timing.late_work = timing.late_activities > 0;
+  timing.latency_ms = last > first ? static_cast<double>(last - first) * 1e-6 : 0.0;
+  timing.activities = std::move(records);
+}
+
+int first_failure(int status, cudaError_t error) {
+  return status != 0 ? status : static_cast<int>(error);
+}
+
+util::Expected<CallTiming> CuptiCallTimer::time_call(const CallFn& call, cudaStream_t stream) {
+  PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
+  flush_and_take();
+  CallTiming timing;
+  std::uint64_t open_ns = 0, close_ns = 0;
+  PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&open_ns));
+  // One statement per step: the order of record, call, record must not be left to argument
+  // evaluation order.
+  int status = static_cast<int>(cudaEventRecord(m_events.start(), stream));
+  if (status == 0) status = call(stream);
+  status = first_failure(status, cudaEventRecord(m_events.stop(), stream));
+  status = first_failure(status, cudaStreamSynchronize(stream));
+  PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&close_ns));
+  timing.call_status = first_failure(status, cudaDeviceSynchronize());
+  charge(flush_and_take(), open_ns, close_ns, timing);
+  float event_ms = 0.0f;
+  if (timing.call_status == 0 &&
+      cudaEventElapsedTime(&event_ms, m_events.start(), m_events.stop()) == cudaSuccess)
+    timing.event_ms = event_ms;
+  return timing;
+}
+
+} // namespace
+
+util::Expected<CallTimer*> cupti_call_timer() {
+  static std::mutex creation;
+  std::lock_guard lock(creation);
+  if (CuptiCallTimer* timer = g_timer.load()) return static_cast<CallTimer*>(timer);
+  if (auto device = detail::require_cuda_device(); !device) return device.take_error();
+  static CuptiCallTimer timer; // process lifetime: CUPTI may call back until exit
+  g_timer.store(&timer);
+  return static_cast<CallTimer*>(&timer);
+}
+
+ActivityTracingPause::ActivityTracingPause() {
+  if (CuptiCallTimer* timer = g_timer.load()) {
+    timer->set_tracing(false);
+    m_paused = true;
+  }
+}
+
+ActivityTracingPause::~ActivityTracingPause() {
+  if (m_paused) g_timer.load()->set_tracing(true);
+}
+
+} // namespace ptxbench::measure

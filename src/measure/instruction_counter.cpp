@@ -1,0 +1,345 @@
+// In-process dynamic verification with the CUPTI range profiler.
+//
+// Problem: the static SASS of a candidate can contain HGMMA/UTMALDG that never run (dead
+// branch, a kernel never launched, a fast path taken only for some shapes). The paper proves
+// execution with an `ncu` source-counter run, which costs seconds of process start-up and
+// replay per kernel. We want the same evidence inside the evaluating process, per call.
+//
+// Approach: the CUPTI profiler host API turns metric names into a counter configuration for
+// the chip (GH100 on H100/H200) once, in create(). count() then enables the range profiler on
+// the current context, sets the configuration with auto ranges (one range per kernel launch)
+// and kernel replay (CUPTI re-runs each kernel once per hardware pass, restoring memory in
+// between), runs the call once between Start and Stop, decodes the counter data and sums
+// every metric over all ranges, i.e. over every kernel the call launched, whichever stream.
+// The metrics: executed warp instructions of the GMMA and TMA families
+// (`smsp__sass_inst_executed_op_{shared_gmma,tma_ld,tma_st,tma_red}.sum`) and the tensor-core
+// FLOPs of the bf16→fp32 HGMMA path, which must equal 2·M·N·K for a GEMM that did all its
+// work on tensor cores (measured on an H200: exactly 2·8192·7168·5120).
+//
+// Invariants: the profiler object exists only inside count() (Enable … Disable), and CUPTI
+// activity tracing is paused for that time, so a timed call never runs under counters or
+// replay; after Disable kernels run at full speed again (measured: no residue). Ranges
+// dropped because the call launched more kernels than kMaxRanges make the count an error,
+// never a silent under-count.
+#include "measure/instruction_counter.hpp"
+
+#include "measure/check.hpp"
+
+#include <cuda.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace ptxbench::measure {
+namespace {
+
+constexpr std::size_t kMaxRanges = 256;
+constexpr util::ErrorKind kFailure = util::ErrorKind::unsupported;
+
+// A zeroed CUPTI parameter struct with its size set (every CUPTI profiler call takes one).
+template <typename Params> Params make_params(std::size_t struct_size) {
+  Params params{};
+  params.structSize = struct_size;
+  return params;
+}
+
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  PTXBENCH_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000,
+                                                       cudaEnableDefault, &found));
+  CUcontext context = nullptr;
+  if (found != cudaDriverEntryPointSuccess ||
+      reinterpret_cast<GetCurrent>(function)(&context) != CUDA_SUCCESS)
+    throw util::Fatal("cuCtxGetCurrent is not available");
+  return context;
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& names) {
+  std::vector<const char*> out;
+  for (const std::string& name : names) out.push_back(name.c_str());
+  return out;
+}
+
+// Disables the range profiler object when count() leaves, whatever the path.
+struct ProfilerSession {
+  CUpti_RangeProfiler_Object* object = nullptr;
+  ~ProfilerSession() {
+    if (object == nullptr) return;
+    auto params = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    params.pRangeProfilerObject = object;
+    cuptiRangeProfilerDisable(&params);
+  }
+};
+
+} // namespace
+
+struct InstructionCounter::Impl {
+  int device = 0;
+  std::string chip;
+  std::vector<std::string> metrics;
+  std::vector<std::string> rejected;
+  std::vector<std::uint8_t> availability;
+  std::vector<std::uint8_t> config;
+  std::size_t passes = 0;
+  CUpti_Profiler_Host_Object* host = nullptr;
+  bool profiler_initialised = false;
+
+  ~Impl() {
+    if (host != nullptr) {
+      auto params = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      params.pHostObject = host;
+      cuptiProfilerHostDeinitialize(&params);
+    }
+    if (profiler_initialised) {
+      auto params = make_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+      cuptiProfilerDeInitialize(&params);
+    }
+  }
+
+  util::Status initialise_profiler();
+  util::Expected<CUpti_Profiler_Host_Object*> new_host() const;
+  bool host_accepts(const std::vector<std::string>& names) const;
+  util::Status build_config();
+  util::Status run_passes(const CallFn& call, cudaStream_t stream, ProfilerSession& session,
+                          std::vector<std::uint8_t>& image, InstructionCounts& counts);
+  util::Status evaluate(const std::vector<std::uint8_t>& image, InstructionCounts& counts);
+};
+
+util::Status InstructionCounter::Impl::initialise_profiler() {
+  PTXBENCH_CUDA_TRY(cudaSetDevice(device), kFailure);
+  PTXBENCH_CUDA_TRY(cudaFree(nullptr), kFailure); // creates the primary context
+  auto init = make_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  PTXBENCH_CUPTI_TRY(cuptiProfilerInitialize(&init), kFailure);
+  profiler_initialised = true;
+  auto name = make_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  name.deviceIndex = static_cast<std::size_t>(device);
+  PTXBENCH_CUPTI_TRY(cuptiDeviceGetChipName(&name), kFailure);
+  chip = name.pChipName;
+  auto avail = make_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  avail.ctx = current_context();
+  PTXBENCH_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail), kFailure);
+  availability.resize(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = availability.data();
+  PTXBENCH_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail), kFailure);
+  return util::Ok{};
+}
+
+util::Expected<CUpti_Profiler_Host_Object*> InstructionCounter::Impl::new_host() const {
+  auto params = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  params.pChipName = chip.c_str();
+  params.pCounterAvailabilityImage = availability.data();
+  PTXBENCH_CUPTI_TRY(cuptiProfilerHostInitialize(&params), kFailure);
+  return params.pHostObject;
+}
+
+bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& names) const {
+  auto probe = new_host();
+  if (!probe) return false;
+  auto pointers = c_strings(names);
+  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = *probe;
+  add.ppMetricNames = pointers.data();
+  add.numMetrics = pointers.size();
+  const bool accepted = cuptiProfilerHostConfigAddMetrics(&add) == CUPTI_SUCCESS;
+  auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+  done.pHostObject = *probe;
+  cuptiProfilerHostDeinitialize(&done);
+  return accepted;
+}
+
+util::Status InstructionCounter::Impl::build_config() {
+  if (!host_accepts(metrics)) { // find the rejected ones, keep the rest
+    std::vector<std::string> accepted;
+    for (const std::string& metric : metrics)
+      (host_accepts({metric}) ? accepted : rejected).push_back(metric);
+    metrics = std::move(accepted);
+  }
+  if (metrics.empty())
+    return util::make_error(kFailure, fmt::format("chip {} accepts none of the metrics", chip));
+  auto made = new_host();
+  if (!made) return made.take_error();
+  host = *made;
+  auto pointers = c_strings(metrics);
+  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = host;
+  add.ppMetricNames = pointers.data();
+  add.numMetrics = pointers.size();
+  PTXBENCH_CUPTI_TRY(cuptiProfilerHostConfigAddMetrics(&add), kFailure);
+  auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  size.pHostObject = host;
+  PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&size), kFailure);
+  config.resize(size.configImageSize);
+  auto image = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  image.pHostObject = host;
+  image.configImageSize = config.size();
+  image.pConfigImage = config.data();
+  PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetConfigImage(&image), kFailure);
+  auto passes_params = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  passes_params.configImageSize = config.size();
+  passes_params.pConfigImage = config.data();
+  PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&passes_params), kFailure);
+  passes = passes_params.numOfPasses;
+  return util::Ok{};
+}
+
+std::vector<std::string> InstructionCounter::default_metrics() {
+  return {kMetricGmma, kMetricTmaLoad, kMetricTmaStore, kMetricTmaReduce, kMetricHgmmaBf16Flops};
+}
+
+util::Expected<InstructionCounter> InstructionCounter::create(int device,
+                                                              std::vector<std::string> metrics) {
+  if (auto available = detail::require_cuda_device(); !available) return available.take_error();
+  auto impl = std::make_unique<Impl>();
+  impl->device = device;
+  impl->metrics = metrics.empty() ? default_metrics() : std::move(metrics);
+  if (auto ready = impl->initialise_profiler(); !ready) return ready.take_error();
+  if (auto built = impl->build_config(); !built) return built.take_error();
+  return InstructionCounter(std::move(impl));
+}
+
+util::Status InstructionCounter::Impl::run_passes(const CallFn& call, cudaStream_t stream,
+                                                  ProfilerSession& session,
+                                                  std::vector<std::uint8_t>& image,
+                                                  InstructionCounts& counts) {
+  auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  set.pRangeProfilerObject = session.object;
+  set.configSize = config.size();
+  set.pConfig = config.data();
+  set.counterDataImageSize = image.size();
+  set.pCounterDataImage = image.data();
+  set.range = CUPTI_AutoRange;
+  set.replayMode = CUPTI_KernelReplay;
+  set.maxRangesPerPass = kMaxRanges;
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerSetConfig(&set), kFailure);
+  // Kernel replay finishes every pass inside the first Start/Stop; the loop is a safeguard.
+  for (std::size_t round = 0; round <= passes; ++round) {
+    auto start = make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+    start.pRangeProfilerObject = session.object;
+    PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStart(&start), kFailure);
+    counts.call_status = call(stream);
+    if (counts.call_status == 0) counts.call_status = cudaDeviceSynchronize();
+    auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+    stop.pRangeProfilerObject = session.object;
+    PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStop(&stop), kFailure);
+    if (stop.isAllPassSubmitted || counts.call_status != 0) return util::Ok{};
+  }
+  return util::make_error(kFailure, "range profiler passes did not complete");
+}
+
+util::Status InstructionCounter::Impl::evaluate(const std::vector<std::uint8_t>& image,
+                                                InstructionCounts& counts) {
+  auto info = make_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  info.pCounterDataImage = image.data();
+  info.counterDataImageSize = image.size();
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerGetCounterDataInfo(&info), kFailure);
+  auto pointers = c_strings(metrics);
+  std::vector<double> values(metrics.size());
+  for (const std::string& metric : metrics) counts.metrics.push_back({metric, 0.0});
+  for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
+    auto name = make_params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+    name.pCounterDataImage = image.data();
+    name.counterDataImageSize = image.size();
+    name.rangeIndex = range;
+    name.rangeDelimiter = "/";
+    PTXBENCH_CUPTI_TRY(cuptiRangeProfilerCounterDataGetRangeInfo(&name), kFailure);
+    counts.kernels.emplace_back(name.rangeName != nullptr ? name.rangeName : "");
+    auto eval = make_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    eval.pHostObject = host;
+    eval.pCounterDataImage = image.data();
+    eval.counterDataImageSize = image.size();
+    eval.rangeIndex = range;
+    eval.ppMetricNames = pointers.data();
+    eval.numMetrics = pointers.size();
+    eval.pMetricValues = values.data();
+    PTXBENCH_CUPTI_TRY(cuptiProfilerHostEvaluateToGpuValues(&eval), kFailure);
+    for (std::size_t m = 0; m < values.size(); ++m) counts.metrics[m].value += values[m];
+  }
+  return util::Ok{};
+}
+
+namespace {
+
+void fill_families(InstructionCounts& counts) {
+  for (const MetricValue& metric : counts.metrics) {
+    if (metric.name == kMetricGmma) counts.gmma = metric.value;
+    if (metric.name == kMetricTmaLoad) counts.tma_load = metric.value;
+    if (metric.name == kMetricTmaStore) counts.tma_store = metric.value;
+    if (metric.name == kMetricTmaReduce) counts.tma_reduce = metric.value;
+    if (metric.name == kMetricHgmmaBf16Flops) counts.hgmma_bf16_flops = metric.value;
+  }
+}
+
+util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& session,
+                                                             std::vector<const char*> names) {
+  auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  size.pRangeProfilerObject = session.object;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = kMaxRanges;
+  size.maxNumRangeTreeNodes = kMaxRanges;
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&size), kFailure);
+  std::vector<std::uint8_t> image(size.counterDataSize);
+  auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  init.pRangeProfilerObject = session.object;
+  init.counterDataSize = image.size();
+  init.pCounterData = image.data();
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerCounterDataImageInitialize(&init), kFailure);
+  return image;
+}
+
+} // namespace
+
+util::Expected<InstructionCounts> InstructionCounter::count(const CallFn& call,
+                                                            cudaStream_t stream) {
+  const auto began = std::chrono::steady_clock::now();
+  ActivityTracingPause pause;
+  PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
+  PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
+  ProfilerSession session;
+  auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  enable.ctx = current_context();
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerEnable(&enable), kFailure);
+  session.object = enable.pRangeProfilerObject;
+  auto image = counter_data_image(session, c_strings(m_impl->metrics));
+  if (!image) return image.take_error();
+  InstructionCounts counts;
+  counts.passes = m_impl->passes;
+  if (auto ran = m_impl->run_passes(call, stream, session, *image, counts); !ran)
+    return ran.take_error();
+  if (counts.call_status != 0) return counts;
+  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  decode.pRangeProfilerObject = session.object;
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerDecodeData(&decode), kFailure);
+  if (decode.numOfRangeDropped > 0)
+    return util::make_error(kFailure, fmt::format("the call launched more than {} kernels; {} "
+                                                  "ranges dropped", kMaxRanges,
+                                                  decode.numOfRangeDropped));
+  if (auto evaluated = m_impl->evaluate(*image, counts); !evaluated) return evaluated.take_error();
+  fill_families(counts);
+  counts.pass_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  return counts;
+}
+
+const std::string& InstructionCounter::chip() const { return m_impl->chip; }
+const std::vector<std::string>& InstructionCounter::metrics() const { return m_impl->metrics; }
+const std::vector<std::string>& InstructionCounter::rejected_metrics() const {
+  return m_impl->rejected;
+}
+
+InstructionCounter::InstructionCounter(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+InstructionCounter::InstructionCounter(InstructionCounter&&) noexcept = default;
+InstructionCounter& InstructionCounter::operator=(InstructionCounter&&) noexcept = default;
+InstructionCounter::~InstructionCounter() = default;
+
+} // namespace ptxbench::measure

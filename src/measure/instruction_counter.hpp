@@ -1,0 +1,70 @@
+// Dynamic target-instruction counts of one call, in-process, through the CUPTI range profiler
+// (hardware counters; DESIGN.md §4 "Target-instruction verification", dynamic part).
+#pragma once
+
+#include "measure/timing.hpp"
+#include "util/error.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxbench::measure {
+
+inline constexpr const char* kMetricGmma = "smsp__sass_inst_executed_op_shared_gmma.sum";
+inline constexpr const char* kMetricTmaLoad = "smsp__sass_inst_executed_op_tma_ld.sum";
+inline constexpr const char* kMetricTmaStore = "smsp__sass_inst_executed_op_tma_st.sum";
+inline constexpr const char* kMetricTmaReduce = "smsp__sass_inst_executed_op_tma_red.sum";
+inline constexpr const char* kMetricHgmmaBf16Flops =
+    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum";
+
+struct MetricValue {
+  std::string name;
+  double value = 0.0;
+};
+
+// Totals over every kernel the call launched (one auto range per launch). GMMA counts warp
+// instructions (HGMMA/IGMMA/QGMMA/BGMMA); TMA counts are presence signals (op_tma_st counts one
+// in four UTMASTG warp instructions on GH100, reference/measurement.md §4.3).
+struct InstructionCounts {
+  double gmma = 0.0;
+  double tma_load = 0.0;
+  double tma_store = 0.0;
+  double tma_reduce = 0.0;
+  double hgmma_bf16_flops = 0.0;       // tensor-core FLOPs through the bf16→fp32 HGMMA path
+  std::vector<MetricValue> metrics;    // every accepted metric, summed over ranges
+  std::vector<std::string> kernels;    // the profiled ranges' names (one per kernel launch)
+  std::size_t passes = 0;              // hardware passes the configuration needs
+  double pass_ms = 0.0;                // wall time of the whole profiling pass
+  int call_status = 0;                 // what the call returned, else the first CUDA error
+};
+
+// Owns a CUPTI profiler host configuration for one device. count() enables the range
+// profiler on the context only for the duration of one call (auto range, kernel replay: CUPTI
+// replays each kernel once per pass, saving and restoring device memory) and disables it
+// again, with CUPTI activity tracing paused meanwhile: counters and timing never overlap.
+class InstructionCounter {
+public:
+  static std::vector<std::string> default_metrics();
+  // `unsupported` without a device or profiling permission. Metrics the chip rejects are
+  // dropped and listed by rejected_metrics(); an error only if none is accepted.
+  static util::Expected<InstructionCounter> create(int device,
+                                                   std::vector<std::string> metrics = {});
+  util::Expected<InstructionCounts> count(const CallFn& call, cudaStream_t stream);
+
+  const std::string& chip() const;
+  const std::vector<std::string>& metrics() const;
+  const std::vector<std::string>& rejected_metrics() const;
+
+  InstructionCounter(InstructionCounter&&) noexcept;
+  InstructionCounter& operator=(InstructionCounter&&) noexcept;
+  ~InstructionCounter();
+
+  struct Impl;
+
+private:
+  explicit InstructionCounter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace ptxbench::measure

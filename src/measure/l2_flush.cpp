@@ -1,0 +1,48 @@
+// L2 flush: a memset of exactly the L2 size (cudaDevAttrL2CacheSize) evicts every line a
+// candidate could reuse; measured on an H200, it colds the cache as well as 2×L2 or 256 MiB
+// (reference/measurement.md §11) at 22 µs. The scratch is allocated once.
+#include "measure/check.hpp"
+#include "measure/timing.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace ptxbench::measure {
+
+util::Expected<L2Flusher> L2Flusher::create(int device) {
+  if (auto available = detail::require_cuda_device(); !available) return available.take_error();
+  int l2_bytes = 0;
+  PTXBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  if (l2_bytes <= 0)
+    return util::make_error(util::ErrorKind::unsupported,
+                            fmt::format("device {} reports no L2 cache", device));
+  void* buffer = nullptr;
+  PTXBENCH_CUDA_CHECK(cudaMalloc(&buffer, static_cast<std::size_t>(l2_bytes)));
+  return L2Flusher(buffer, static_cast<std::size_t>(l2_bytes));
+}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  // The byte value alternates so that no flush is a repeat of the previous one.
+  static int fill = 0;
+  fill ^= 0x5a;
+  PTXBENCH_CUDA_CHECK(cudaMemsetAsync(m_buffer, fill, m_bytes, stream));
+}
+
+L2Flusher::L2Flusher(L2Flusher&& other) noexcept
+    : m_buffer(std::exchange(other.m_buffer, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
+
+L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
+  if (this != &other) {
+    if (m_buffer != nullptr) cudaFree(m_buffer);
+    m_buffer = std::exchange(other.m_buffer, nullptr);
+    m_bytes = std::exchange(other.m_bytes, 0);
+  }
+  return *this;
+}
+
+L2Flusher::~L2Flusher() {
+  if (m_buffer != nullptr) cudaFree(m_buffer);
+}
+
+} // namespace ptxbench::measure

@@ -1,1 +1,0 @@
-namespace ptxbench::measure {} // placeholder until the module lands

@@ -1,0 +1,165 @@
+// Parsing Nsight Compute's CSV source page.
+//
+// Layout (ncu 2025.3, `--page source --csv --print-source sass`): for each profiled kernel a
+// line `"Kernel Name","<name>"`, then a header line whose first cells are "Address" and
+// "Source", then one line per SASS instruction with numbers printed with thousands
+// separators. The two requested metrics are located by header name (the raw metric name or
+// its label), falling back to the last two columns, which is where the paper's regex finds
+// them. Opcodes are classified with the static analysis' family table (sass/families), so
+// static and dynamic verdicts agree on what GMMA, TMA and TCGEN05 mean.
+#include "measure/ncu_audit.hpp"
+
+#include "sass/families.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace ptxbench::measure {
+namespace {
+
+// Splits one CSV line with double-quoted cells ("" is a literal quote).
+std::vector<std::string> csv_cells(std::string_view line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      cells.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      cells.emplace_back();
+    } else if (c != '\r') {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+std::uint64_t parse_count(std::string_view text) {
+  std::string digits;
+  for (char c : text)
+    if (c >= '0' && c <= '9') digits += c;
+    else if (c == '.') break;
+  std::uint64_t value = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return value;
+}
+
+std::string opcode_of(std::string_view source) {
+  source = util::trim(source);
+  if (!source.empty() && source.front() == '@') { // predicate, e.g. "@!P0"
+    const auto space = source.find(' ');
+    source = space == std::string_view::npos ? "" : util::trim(source.substr(space));
+  }
+  const auto end = source.find_first_of(" ;");
+  return std::string(source.substr(0, end));
+}
+
+struct Columns {
+  std::size_t source = 1, executed = 0, thread_true = 0;
+};
+
+Columns find_columns(const std::vector<std::string>& header) {
+  Columns columns;
+  columns.executed = header.size() >= 2 ? header.size() - 2 : 0;
+  columns.thread_true = header.size() >= 1 ? header.size() - 1 : 0;
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const std::string& name = header[i];
+    if (name == "Source") columns.source = i;
+    if (name == "inst_executed" || name == "Instructions Executed") columns.executed = i;
+    if (name == "thread_inst_executed_true" ||
+        name == "Predicated-On Thread Instructions Executed")
+      columns.thread_true = i;
+  }
+  return columns;
+}
+
+void add_to_families(const SassRow& row, FamilyTotals& totals) {
+  const auto family = sass::classify(row.opcode);
+  if (!family) return;
+  const std::string_view root = sass::root_opcode(row.opcode);
+  if (*family == sass::Family::gmma) {
+    totals.gmma += row.executed;
+    totals.gmma_thread_true += row.thread_true;
+  } else if (*family == sass::Family::tma) {
+    if (root == "UTMALDG") totals.tma_load += row.executed;
+    if (root == "UTMASTG") totals.tma_store += row.executed;
+    if (root == "UTMAREDG") totals.tma_reduce += row.executed;
+    totals.tma_thread_true += row.thread_true;
+  } else if (*family == sass::Family::tcgen05) {
+    totals.tcgen05 += row.executed;
+    totals.tcgen05_thread_true += row.thread_true;
+  }
+}
+
+bool is_target(const std::string& opcode) {
+  const auto family = sass::classify(opcode);
+  return family && (*family == sass::Family::gmma || *family == sass::Family::tma ||
+                    *family == sass::Family::tcgen05);
+}
+
+} // namespace
+
+std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_argv,
+                                           const NcuAuditOptions& options) {
+  std::vector<std::string> argv{
+      options.ncu, "--page", "source", "--print-source", "sass", "--csv", "--nvtx",
+      "--nvtx-include", options.nvtx_range + "/", "--replay-mode",
+      options.replay == NcuReplay::application ? "application" : "kernel", "--metrics",
+      "inst_executed,thread_inst_executed_true", "--clock-control", "none", "-f"};
+  argv.insert(argv.end(), app_argv.begin(), app_argv.end());
+  return argv;
+}
+
+util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text) {
+  NcuAudit audit;
+  Columns columns;
+  bool in_table = false;
+  for (const std::string& line : util::split_lines(text)) {
+    if (line.empty() || line.front() != '"') continue;
+    const auto cells = csv_cells(line);
+    if (cells.size() >= 2 && cells[0] == "Kernel Name") {
+      audit.kernels.push_back(cells[1]);
+      in_table = false;
+    } else if (cells.size() >= 2 && cells[0] == "Address" && cells[1] == "Source") {
+      columns = find_columns(cells);
+      in_table = !audit.kernels.empty();
+    } else if (in_table && cells.size() > std::max(columns.executed, columns.thread_true)) {
+      SassRow row{audit.kernels.back(), std::string(util::trim(cells[columns.source])),
+                  opcode_of(cells[columns.source]), parse_count(cells[columns.executed]),
+                  parse_count(cells[columns.thread_true])};
+      ++audit.instruction_rows;
+      add_to_families(row, audit.families);
+      if (is_target(row.opcode)) audit.rows.push_back(std::move(row));
+    }
+  }
+  if (audit.kernels.empty() || audit.instruction_rows == 0)
+    return util::make_error(util::ErrorKind::bad_response,
+                            "ncu printed no source page (no kernel ran inside the NVTX range?)");
+  return audit;
+}
+
+util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
+                                       const std::vector<std::string>& app_argv,
+                                       const NcuAuditOptions& options) {
+  util::ProcessOptions process;
+  process.timeout = options.timeout;
+  auto result = runner.run(ncu_audit_command(app_argv, options), process);
+  if (!result) return result.take_error();
+  if (result->timed_out)
+    return util::make_error(util::ErrorKind::timeout, "ncu audit passed its deadline");
+  if (!result->succeeded())
+    return util::make_error(util::ErrorKind::subprocess,
+                            fmt::format("ncu exited with {}: {}", result->exit_code,
+                                        util::head_lines(result->err + result->out, 20)));
+  auto audit = parse_ncu_source_csv(result->out);
+  if (audit) audit->wall_ms = static_cast<double>(result->elapsed.count());
+  return audit;
+}
+
+} // namespace ptxbench::measure

@@ -1,0 +1,64 @@
+// The paper's dynamic verification, reproduced out of process: Nsight Compute's source page
+// with per-instruction executed counts for the kernels inside one NVTX range of a program.
+#pragma once
+
+#include "util/error.hpp"
+#include "util/subprocess.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::measure {
+
+enum class NcuReplay : std::uint8_t { application = 1, kernel = 2 };
+
+struct NcuAuditOptions {
+  std::string ncu = "ncu";               // executable (PATH lookup by the runner)
+  std::string nvtx_range = "ptxbench_eval"; // push/pop range around the audited call
+  NcuReplay replay = NcuReplay::application;
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
+// One SASS instruction row of the source page.
+struct SassRow {
+  std::string kernel;
+  std::string source;            // the SASS text, e.g. "HGMMA.64x128x16.F32.BF16 R24, …"
+  std::string opcode;            // with modifiers, predicate removed
+  std::uint64_t executed = 0;    // inst_executed (warp instructions)
+  std::uint64_t thread_true = 0; // thread_inst_executed_true (predicated-on thread instructions)
+};
+
+// Executed warp instructions per family; `*_thread_true` > 0 is the paper's "executed" test.
+struct FamilyTotals {
+  std::uint64_t gmma = 0, gmma_thread_true = 0;
+  std::uint64_t tma_load = 0, tma_store = 0, tma_reduce = 0, tma_thread_true = 0;
+  std::uint64_t tcgen05 = 0, tcgen05_thread_true = 0;
+};
+
+struct NcuAudit {
+  std::vector<std::string> kernels;
+  std::vector<SassRow> rows;      // only rows with a target-family opcode are kept
+  std::size_t instruction_rows = 0;
+  FamilyTotals families;
+  double wall_ms = 0.0;
+};
+
+// `ncu --page source --print-source sass --csv --nvtx --nvtx-include <range>/ --replay-mode
+// application --metrics inst_executed,thread_inst_executed_true --clock-control none … argv`.
+std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_argv,
+                                           const NcuAuditOptions& options);
+
+// Parses the CSV source page (lines not starting with '"' are ncu or program chatter).
+// `bad_response` when no kernel or no instruction row is found.
+util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text);
+
+// Runs the command; a failing ncu is `subprocess` (its stderr tail in the message), a
+// deadline `timeout`.
+util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
+                                       const std::vector<std::string>& app_argv,
+                                       const NcuAuditOptions& options);
+
+} // namespace ptxbench::measure

@@ -1,0 +1,159 @@
+#include "measure/nvml_monitor.hpp"
+
+#include "measure/check.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <nvml.h>
+
+#include <array>
+#include <utility>
+
+// NVML calls go through the resolved table `lib`; the error name comes from nvmlErrorString.
+#define PTXBENCH_NVML_TRY(lib, call)                                                             \
+  do {                                                                                           \
+    const nvmlReturn_t ptxbench_status_ = (lib).call;                                            \
+    if (ptxbench_status_ != NVML_SUCCESS)                                                        \
+      return ::ptxbench::util::make_error(                                                       \
+          ::ptxbench::util::ErrorKind::unsupported,                                              \
+          ::ptxbench::measure::detail::describe_failure(                                         \
+              "NVML", (lib).error_string(ptxbench_status_), #call, __FILE__, __LINE__));         \
+  } while (0)
+
+namespace ptxbench::measure {
+
+struct GpuMonitor::Library {
+  void* handle = nullptr;
+  bool initialised = false;
+  nvmlDevice_t device = nullptr;
+  decltype(&nvmlInit_v2) init = nullptr;
+  decltype(&nvmlShutdown) shutdown = nullptr;
+  decltype(&nvmlErrorString) error_string = nullptr;
+  decltype(&nvmlDeviceGetHandleByPciBusId_v2) handle_by_pci = nullptr;
+  decltype(&nvmlDeviceGetName) name = nullptr;
+  decltype(&nvmlDeviceGetClockInfo) clock = nullptr;
+  decltype(&nvmlDeviceGetMaxClockInfo) max_clock = nullptr;
+  decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
+  decltype(&nvmlDeviceGetTemperature) temperature = nullptr;
+  decltype(&nvmlDeviceGetCurrentClocksEventReasons) reasons = nullptr;
+
+  ~Library() {
+    if (initialised) shutdown();
+    if (handle != nullptr) dlclose(handle);
+  }
+};
+
+namespace {
+
+struct ReasonName {
+  std::uint64_t bit;
+  std::string_view name;
+  bool slows;
+};
+
+constexpr std::array kReasons{
+    ReasonName{0x1, "gpu_idle", false},
+    ReasonName{0x2, "applications_clocks_setting", false},
+    ReasonName{0x4, "sw_power_cap", true},
+    ReasonName{0x8, "hw_slowdown", true},
+    ReasonName{0x10, "sync_boost", false},
+    ReasonName{0x20, "sw_thermal_slowdown", true},
+    ReasonName{0x40, "hw_thermal_slowdown", true},
+    ReasonName{0x80, "hw_power_brake_slowdown", true},
+    ReasonName{0x100, "display_clock_setting", false},
+};
+static_assert(kReasons[2].bit == nvmlClocksEventReasonSwPowerCap, "NVML bit values");
+
+template <typename Fn> bool resolve(void* handle, const char* symbol, Fn& out) {
+  out = reinterpret_cast<Fn>(dlsym(handle, symbol));
+  return out != nullptr;
+}
+
+util::Status resolve_all(GpuMonitor::Library& lib) {
+  const bool ok = resolve(lib.handle, "nvmlInit_v2", lib.init) &&
+                  resolve(lib.handle, "nvmlShutdown", lib.shutdown) &&
+                  resolve(lib.handle, "nvmlErrorString", lib.error_string) &&
+                  resolve(lib.handle, "nvmlDeviceGetHandleByPciBusId_v2", lib.handle_by_pci) &&
+                  resolve(lib.handle, "nvmlDeviceGetName", lib.name) &&
+                  resolve(lib.handle, "nvmlDeviceGetClockInfo", lib.clock) &&
+                  resolve(lib.handle, "nvmlDeviceGetMaxClockInfo", lib.max_clock) &&
+                  resolve(lib.handle, "nvmlDeviceGetPowerUsage", lib.power) &&
+                  resolve(lib.handle, "nvmlDeviceGetTemperature", lib.temperature);
+  if (!ok)
+    return util::make_error(util::ErrorKind::unsupported,
+                            fmt::format("libnvidia-ml.so.1 lacks a function: {}", dlerror()));
+  // The pre-rename name is a fallback for older drivers.
+  if (!resolve(lib.handle, "nvmlDeviceGetCurrentClocksEventReasons", lib.reasons) &&
+      !resolve(lib.handle, "nvmlDeviceGetCurrentClocksThrottleReasons", lib.reasons))
+    return util::make_error(util::ErrorKind::unsupported, "NVML has no clock-event reasons");
+  return util::Ok{};
+}
+
+util::Status open_device(GpuMonitor::Library& lib, int cuda_device) {
+  std::array<char, 64> bus_id{};
+  PTXBENCH_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()),
+                                          cuda_device),
+                    util::ErrorKind::unsupported);
+  PTXBENCH_NVML_TRY(lib, init());
+  lib.initialised = true;
+  PTXBENCH_NVML_TRY(lib, handle_by_pci(bus_id.data(), &lib.device));
+  return util::Ok{};
+}
+
+} // namespace
+
+std::vector<std::string> decode_clock_event_reasons(std::uint64_t mask) {
+  std::vector<std::string> names;
+  std::uint64_t known = 0;
+  for (const ReasonName& reason : kReasons) {
+    known |= reason.bit;
+    if ((mask & reason.bit) != 0) names.emplace_back(reason.name);
+  }
+  for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
+    if ((mask & bit) != 0 && (known & bit) == 0) names.push_back(fmt::format("bit_{:#x}", bit));
+  return names;
+}
+
+bool reasons_slow_the_gpu(std::uint64_t mask) {
+  for (const ReasonName& reason : kReasons)
+    if (reason.slows && (mask & reason.bit) != 0) return true;
+  return false;
+}
+
+util::Expected<GpuMonitor> GpuMonitor::create(int cuda_device) {
+  auto lib = std::make_unique<Library>();
+  lib->handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib->handle == nullptr)
+    return util::make_error(util::ErrorKind::unsupported,
+                            fmt::format("NVML is not available: {}", dlerror()));
+  if (auto resolved = resolve_all(*lib); !resolved) return resolved.take_error();
+  if (auto opened = open_device(*lib, cuda_device); !opened) return opened.take_error();
+  return GpuMonitor(std::move(lib));
+}
+
+util::Expected<GpuSnapshot> GpuMonitor::snapshot() const {
+  const Library& lib = *m_library;
+  GpuSnapshot snap;
+  std::array<char, NVML_DEVICE_NAME_V2_BUFFER_SIZE> name{};
+  PTXBENCH_NVML_TRY(lib, name(lib.device, name.data(), static_cast<unsigned>(name.size())));
+  snap.device_name = name.data();
+  PTXBENCH_NVML_TRY(lib, clock(lib.device, NVML_CLOCK_SM, &snap.sm_clock_mhz));
+  PTXBENCH_NVML_TRY(lib, clock(lib.device, NVML_CLOCK_MEM, &snap.memory_clock_mhz));
+  PTXBENCH_NVML_TRY(lib, max_clock(lib.device, NVML_CLOCK_SM, &snap.max_sm_clock_mhz));
+  unsigned power_mw = 0;
+  PTXBENCH_NVML_TRY(lib, power(lib.device, &power_mw));
+  snap.power_w = power_mw / 1000.0;
+  PTXBENCH_NVML_TRY(lib, temperature(lib.device, NVML_TEMPERATURE_GPU, &snap.temperature_c));
+  unsigned long long reasons = 0;
+  PTXBENCH_NVML_TRY(lib, reasons(lib.device, &reasons));
+  snap.clock_event_reasons = reasons;
+  snap.clock_event_names = decode_clock_event_reasons(reasons);
+  return snap;
+}
+
+GpuMonitor::GpuMonitor(std::unique_ptr<Library> library) : m_library(std::move(library)) {}
+GpuMonitor::GpuMonitor(GpuMonitor&&) noexcept = default;
+GpuMonitor& GpuMonitor::operator=(GpuMonitor&&) noexcept = default;
+GpuMonitor::~GpuMonitor() = default;
+
+} // namespace ptxbench::measure

@@ -1,0 +1,117 @@
+// Range-profiler counts on a real GPU: a wgmma+TMA GEMM shows GMMA, TMA and exactly 2·M·N·K
+// tensor FLOPs; a SIMT GEMM shows none; timing works again after a counting pass.
+#include "measure/instruction_counter.hpp"
+#include "measure/nvml_monitor.hpp"
+#include "unit/measure/gpu_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace ptxbench::measure {
+namespace {
+
+using testing::GemmBuffers;
+
+InstructionCounter& counter() {
+  static InstructionCounter instance = [] {
+    auto made = InstructionCounter::create(0);
+    if (!made) throw std::runtime_error(made.error().message);
+    return std::move(*made);
+  }();
+  return instance;
+}
+
+void print(const char* label, const InstructionCounts& counts) {
+  std::printf("%s: %zu passes, %.1f ms, kernels %zu\n", label, counts.passes, counts.pass_ms,
+              counts.kernels.size());
+  for (const MetricValue& metric : counts.metrics)
+    std::printf("  %s = %.0f\n", metric.name.c_str(), metric.value);
+}
+
+TEST(InstructionCounter, AcceptsAllHopperMetricsOnGH100) {
+  std::printf("chip %s\n", counter().chip().c_str());
+  for (const std::string& rejected : counter().rejected_metrics())
+    std::printf("rejected: %s\n", rejected.c_str());
+  EXPECT_EQ(counter().chip(), "GH100");
+  EXPECT_TRUE(counter().rejected_metrics().empty());
+}
+
+TEST(InstructionCounter, WgmmaTmaGemmExecutesGmmaTmaAndAllItsFlopsOnTensorCores) {
+  GemmBuffers gemm(256);
+  const CallFn call = [&](cudaStream_t s) {
+    sm90_wgmma_tma_gemm_run(gemm.a.as<__nv_bfloat16>(), gemm.b.as<__nv_bfloat16>(),
+                            gemm.c.as<__nv_bfloat16>(), gemm.M, s);
+    return int(cudaGetLastError());
+  };
+  auto counts = counter().count(call, nullptr);
+  ASSERT_TRUE(counts) << counts.error().message;
+  print("wgmma gemm M=256", *counts);
+  EXPECT_EQ(counts->call_status, 0);
+  EXPECT_GT(counts->gmma, 0.0);
+  EXPECT_GT(counts->tma_load, 0.0);
+  EXPECT_EQ(counts->tma_reduce, 0.0);
+  EXPECT_EQ(counts->hgmma_bf16_flops, 2.0 * 256 * testing::kGemmN * testing::kGemmK);
+  // 4 warps per warpgroup issue one HGMMA.64x128x16 per 64x128x16 block of the problem.
+  EXPECT_EQ(counts->gmma, 4.0 * 256 * testing::kGemmN * testing::kGemmK / (64.0 * 128 * 16));
+  EXPECT_EQ(counts->kernels.size(), 1u);
+  EXPECT_LT(counts->pass_ms, 1000.0);
+}
+
+TEST(InstructionCounter, SimtGemmExecutesNoTargetInstructions) {
+  GemmBuffers gemm(256);
+  const CallFn call = [&](cudaStream_t s) {
+    simt_gemm_run(gemm.a.as<__nv_bfloat16>(), gemm.b.as<__nv_bfloat16>(),
+                  gemm.c.as<__nv_bfloat16>(), gemm.M, s);
+    return int(cudaGetLastError());
+  };
+  auto counts = counter().count(call, nullptr);
+  ASSERT_TRUE(counts) << counts.error().message;
+  print("simt gemm M=256", *counts);
+  EXPECT_EQ(counts->gmma, 0.0);
+  EXPECT_EQ(counts->tma_load + counts->tma_store + counts->tma_reduce, 0.0);
+  EXPECT_EQ(counts->hgmma_bf16_flops, 0.0);
+}
+
+TEST(InstructionCounter, TimingWorksAgainAfterACountingPass) {
+  GemmBuffers gemm(8192);
+  const CallFn call = [&](cudaStream_t s) {
+    sm90_wgmma_tma_gemm_run(gemm.a.as<__nv_bfloat16>(), gemm.b.as<__nv_bfloat16>(),
+                            gemm.c.as<__nv_bfloat16>(), gemm.M, s);
+    return int(cudaGetLastError());
+  };
+  auto timer = cupti_call_timer();
+  ASSERT_TRUE(timer);
+  auto before = (*timer)->time_call(call, nullptr);
+  auto counts = counter().count(call, nullptr);
+  ASSERT_TRUE(counts) << counts.error().message;
+  auto after = (*timer)->time_call(call, nullptr);
+  ASSERT_TRUE(before && after);
+  std::printf("gemm M=8192: before %.4f ms, after %.4f ms (events %.4f), pass %.1f ms\n",
+              before->latency_ms, after->latency_ms, after->event_ms, counts->pass_ms);
+  ASSERT_EQ(after->activities.size(), 1u);
+  EXPECT_NEAR(after->latency_ms, before->latency_ms, 0.15 * before->latency_ms);
+  EXPECT_EQ(counts->hgmma_bf16_flops, 2.0 * 8192 * testing::kGemmN * testing::kGemmK);
+  std::printf("gemm kernel module: '%s'\n", after->activities[0].module.c_str());
+}
+
+TEST(GpuMonitor, SnapshotHasPlausibleClocksAndPower) {
+  auto monitor = GpuMonitor::create(0);
+  ASSERT_TRUE(monitor) << monitor.error().message;
+  auto snap = monitor->snapshot();
+  ASSERT_TRUE(snap) << snap.error().message;
+  std::printf("%s: SM %u/%u MHz, mem %u MHz, %.1f W, %u C, reasons 0x%llx\n",
+              snap->device_name.c_str(), snap->sm_clock_mhz, snap->max_sm_clock_mhz,
+              snap->memory_clock_mhz, snap->power_w, snap->temperature_c,
+              static_cast<unsigned long long>(snap->clock_event_reasons));
+  EXPECT_NE(snap->device_name.find("H"), std::string::npos);
+  EXPECT_GE(snap->sm_clock_mhz, 100u);
+  EXPECT_LE(snap->sm_clock_mhz, snap->max_sm_clock_mhz);
+  EXPECT_GT(snap->memory_clock_mhz, 1000u);
+  EXPECT_GT(snap->power_w, 20.0);
+  EXPECT_LT(snap->power_w, 1000.0);
+  EXPECT_GT(snap->temperature_c, 10u);
+}
+
+} // namespace
+} // namespace ptxbench::measure

@@ -1,0 +1,76 @@
+// The ncu source-page and compute-sanitizer parsers on real outputs captured on an H200
+// (ncu / compute-sanitizer 2025.3.1; tests/unit/measure/tools_gpu.cu saved them).
+#include "measure/ncu_audit.hpp"
+#include "measure/sanitizer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace ptxbench::measure {
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(PTXBENCH_TEST_DATA) + "/measure/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << name;
+  return text.str();
+}
+
+TEST(NcuSourceCsv, WgmmaGemmFixtureGivesFamilyTotals) {
+  // wgmma+TMA GEMM, M=128, N=7168, K=5120: 4 warps x 128*7168*5120/(64*128*16) HGMMA.
+  auto audit = parse_ncu_source_csv(fixture("ncu_source_wgmma_gemm_m128.csv"));
+  ASSERT_TRUE(audit) << audit.error().message;
+  ASSERT_EQ(audit->kernels.size(), 1u);
+  EXPECT_EQ(audit->kernels[0].rfind("sm90_wgmma_tma_gemm_kernel(", 0), 0u);
+  EXPECT_EQ(audit->instruction_rows, 312u);
+  EXPECT_EQ(audit->families.gmma, 143360u);
+  EXPECT_EQ(audit->families.gmma_thread_true, 4u * 1146880u);
+  EXPECT_EQ(audit->families.tma_load, 17920u);
+  EXPECT_EQ(audit->families.tma_store, 0u);
+  EXPECT_EQ(audit->families.tma_reduce, 0u);
+  EXPECT_EQ(audit->families.tcgen05, 0u);
+  ASSERT_FALSE(audit->rows.empty());
+  EXPECT_EQ(audit->rows[0].kernel, audit->kernels[0]);
+}
+
+TEST(NcuSourceCsv, OpcodeDropsPredicateAndOperands) {
+  const std::string csv = "\"Kernel Name\",\"k\",\n"
+                          "\"Address\",\"Source\",\"inst_executed\",\"thread_inst_executed_true\"\n"
+                          "\"0x10\",\"  @!P0 UTMASTG.2D [UR4], [UR8]\",\"1,024\",\"0\"\n";
+  auto audit = parse_ncu_source_csv(csv);
+  ASSERT_TRUE(audit);
+  ASSERT_EQ(audit->rows.size(), 1u);
+  EXPECT_EQ(audit->rows[0].opcode, "UTMASTG.2D");
+  EXPECT_EQ(audit->families.tma_store, 1024u);
+  EXPECT_EQ(audit->families.tma_thread_true, 0u); // predicated off: not executed (paper rule)
+}
+
+TEST(SanitizerOutput, OutOfBoundsWriteFixtureGivesKernelLineAndAddress) {
+  const auto report = parse_sanitizer_output(fixture("sanitizer_memcheck_oob.txt"));
+  EXPECT_FALSE(report.clean);
+  EXPECT_EQ(report.error_count, 1049u);
+  ASSERT_TRUE(report.first_error);
+  const SanitizerError& error = *report.first_error;
+  EXPECT_EQ(error.kind, "Invalid __global__ write of size 4 bytes");
+  EXPECT_EQ(error.space, "__global__");
+  EXPECT_EQ(error.access, "write");
+  EXPECT_EQ(error.kernel, "oob_write(int *, int)");
+  EXPECT_EQ(error.pc_offset, "+0x80");
+  EXPECT_EQ(error.file, "oob.cu");
+  EXPECT_EQ(error.line, 4);
+  EXPECT_EQ(error.address, "0x7feb48801000");
+  EXPECT_NE(error.detail.find("97 bytes after the nearest allocation"), std::string::npos);
+}
+
+TEST(SanitizerOutput, CleanFixtureIsClean) {
+  const auto report = parse_sanitizer_output(fixture("sanitizer_memcheck_clean.txt"));
+  EXPECT_TRUE(report.clean);
+  EXPECT_EQ(report.error_count, 0u);
+  EXPECT_FALSE(report.first_error);
+}
+
+} // namespace
+} // namespace ptxbench::measure
