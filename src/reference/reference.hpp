@@ -14,10 +14,14 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace ptxbench::reference {
 
 enum class Kind : std::uint8_t { library = 1, naive = 2 };
+
+// What library() reports when the GQA baseline (FlashInfer) is stood in by the naive kernel.
+inline constexpr std::string_view kGqaStandIn = "naive (stand-in: FlashInfer not available)";
 
 class Reference {
 public:

@@ -1,0 +1,28 @@
+// Constructors of the individual references; reference.cpp picks one per problem kind.
+#pragma once
+
+#include "reference/reference.hpp"
+#include "reference/shape_types.hpp"
+
+#include <memory>
+#include <string>
+
+namespace ptxbench::reference {
+
+using ReferencePtr = util::Expected<std::unique_ptr<Reference>>;
+
+ReferencePtr make_cublaslt_gemm(const GemmShape& shape);
+ReferencePtr make_cudnn_sdpa_forward(const MhaShape& shape);
+ReferencePtr make_cudnn_sdpa_backward(const MhaShape& shape);
+
+ReferencePtr make_naive_gemm(const GemmShape& shape);
+ReferencePtr make_naive_mha_forward(const MhaShape& shape);
+ReferencePtr make_naive_mha_backward(const MhaShape& shape);
+// `library` is what library() reports and `kind` what kind() reports: the naive GQA kernel
+// also stands in for FlashInfer, and says so.
+ReferencePtr make_naive_gqa(const GqaShape& shape, std::string library, Kind kind);
+
+// invalid_input unless the call carries `buffers` buffers and `scalars` scalars.
+util::Status check_call(const PtxbenchCall& call, unsigned buffers, unsigned scalars);
+
+} // namespace ptxbench::reference

@@ -1,1 +1,0 @@
-namespace ptxbench::reference {} // placeholder until the module lands

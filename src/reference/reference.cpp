@@ -1,0 +1,71 @@
+// The factories of reference.hpp: classify the problem, check the shape this module supports
+// (shapes.hpp), make sure a CUDA device exists, then build the reference for its kind.
+#include "reference/reference.hpp"
+
+#include "reference/cuda_check.hpp"
+#include "reference/library_factories.hpp"
+#include "reference/shapes.hpp"
+
+#include <fmt/format.h>
+
+namespace ptxbench::reference {
+namespace {
+
+// Shape first (so CPU-only hosts still get a precise answer for unsupported problems), then
+// the device, then the constructor.
+template <typename Shape, typename Make>
+ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
+  if (!shape) return shape.take_error();
+  if (auto device = require_cuda_device(); !device) return device.take_error();
+  return make(*shape);
+}
+
+} // namespace
+
+util::Status check_call(const PtxbenchCall& call, unsigned buffers, unsigned scalars) {
+  if (call.version != PTXBENCH_CALL_VERSION || call.num_buffers != buffers ||
+      call.num_scalars < scalars || (scalars > 0 && call.scalars == nullptr) ||
+      call.buffers == nullptr)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            fmt::format("reference call: expected version {} with {} buffers and "
+                                        "{} scalars, got version {} with {} and {}",
+                                        PTXBENCH_CALL_VERSION, buffers, scalars, call.version,
+                                        call.num_buffers, call.num_scalars));
+  return util::Ok{};
+}
+
+util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::Problem& problem) {
+  switch (problem.kind) {
+  case suite::OpKind::gemm: return build(gemm_shape(problem), make_cublaslt_gemm);
+  case suite::OpKind::mha_forward: return build(mha_shape(problem), make_cudnn_sdpa_forward);
+  case suite::OpKind::mha_backward: return build(mha_shape(problem), make_cudnn_sdpa_backward);
+  case suite::OpKind::gqa_ragged_prefill:
+  case suite::OpKind::gqa_paged_prefill:
+  case suite::OpKind::gqa_paged_decode:
+    // FlashInfer (the paper's baseline) is a Python/JIT library we do not build; the naive
+    // kernel stands in and says so, so the evaluator records the baseline honestly.
+    return build(gqa_shape(problem), [](const GqaShape& shape) {
+      return make_naive_gqa(shape, std::string(kGqaStandIn), Kind::naive);
+    });
+  }
+  return util::make_error(util::ErrorKind::unsupported,
+                          fmt::format("no library reference for {}", problem.name()));
+}
+
+util::Expected<std::unique_ptr<Reference>> make_naive_reference(const suite::Problem& problem) {
+  switch (problem.kind) {
+  case suite::OpKind::gemm: return build(gemm_shape(problem), make_naive_gemm);
+  case suite::OpKind::mha_forward: return build(mha_shape(problem), make_naive_mha_forward);
+  case suite::OpKind::mha_backward: return build(mha_shape(problem), make_naive_mha_backward);
+  case suite::OpKind::gqa_ragged_prefill:
+  case suite::OpKind::gqa_paged_prefill:
+  case suite::OpKind::gqa_paged_decode:
+    return build(gqa_shape(problem), [](const GqaShape& shape) {
+      return make_naive_gqa(shape, "naive GQA (fp32, base-2 LSE)", Kind::naive);
+    });
+  }
+  return util::make_error(util::ErrorKind::unsupported,
+                          fmt::format("no naive reference for {}", problem.name()));
+}
+
+} // namespace ptxbench::reference

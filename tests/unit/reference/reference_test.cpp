@@ -1,0 +1,158 @@
+#include "reference/cuda_check.hpp"
+#include "reference/reference.hpp"
+#include "reference/shapes.hpp"
+#include "suite/suite.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ptxbench::reference {
+namespace {
+
+const suite::Problem& problem(std::string_view name) {
+  static const suite::Suite loaded = [] {
+    auto result = suite::Suite::load_default();
+    if (!result) throw std::runtime_error(result.error().message);
+    return std::move(*result);
+  }();
+  auto found = loaded.find(name);
+  if (!found) throw std::runtime_error(found.error().message);
+  return **found;
+}
+
+template <typename Call> std::string thrown_message(Call&& call) {
+  try {
+    call();
+  } catch (const LibraryError& error) {
+    return error.what();
+  }
+  return "(nothing thrown)";
+}
+
+TEST(CheckMacros, CudaFailureNamesLibraryFileLineCallAndError) {
+  const std::string message =
+      thrown_message([] { PTXBENCH_CUDA_CHECK(cudaError_t{cudaErrorInvalidValue}); });
+  EXPECT_EQ(message.rfind("CUDA error cudaErrorInvalidValue: ", 0), 0u) << message;
+  EXPECT_NE(message.find("reference_test.cpp:"), std::string::npos) << message;
+  EXPECT_NE(message.find("cudaError_t{cudaErrorInvalidValue}"), std::string::npos) << message;
+}
+
+TEST(CheckMacros, CublasCudnnAndFrontendFailuresUseTheirOwnErrorNames) {
+  EXPECT_EQ(thrown_message([] { PTXBENCH_CUBLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED); })
+                .rfind("cuBLASLt error CUBLAS_STATUS_NOT_SUPPORTED at ", 0),
+            0u);
+  EXPECT_EQ(thrown_message([] { PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_BAD_PARAM); })
+                .rfind("cuDNN error CUDNN_STATUS_BAD_PARAM at ", 0),
+            0u);
+  struct FakeFrontendError {
+    enum class Code { ok, attribute_not_set, shape, name, pack, graph_not_supported } code;
+    std::string err_msg;
+  };
+  const std::string fe = thrown_message([] {
+    PTXBENCH_CUDNN_FE_CHECK((FakeFrontendError{FakeFrontendError::Code::graph_not_supported,
+                                               "no engine"}));
+  });
+  EXPECT_EQ(fe.rfind("cuDNN frontend error GRAPH_NOT_SUPPORTED: no engine at ", 0), 0u) << fe;
+}
+
+TEST(CheckMacros, SuccessDoesNotThrowAndErrorCarriesLibraryAndName) {
+  EXPECT_NO_THROW(PTXBENCH_CUDA_CHECK(cudaSuccess));
+  EXPECT_NO_THROW(PTXBENCH_CUBLAS_CHECK(CUBLAS_STATUS_SUCCESS));
+  EXPECT_NO_THROW(PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_SUCCESS));
+  try {
+    PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_NOT_SUPPORTED);
+    FAIL() << "no throw";
+  } catch (const util::Fatal& fatal) { // LibraryError is a Fatal
+    const auto& error = dynamic_cast<const LibraryError&>(fatal);
+    EXPECT_EQ(error.library(), "cuDNN");
+    EXPECT_EQ(error.error_name(), "CUDNN_STATUS_NOT_SUPPORTED");
+  }
+}
+
+TEST(CheckMacros, FormatIsStable) {
+  EXPECT_EQ(detail::format_library_error("cuBLASLt", "CUBLAS_STATUS_INVALID_VALUE", "", "a.cpp",
+                                         7, "f(x)"),
+            "cuBLASLt error CUBLAS_STATUS_INVALID_VALUE at a.cpp:7: f(x)");
+  EXPECT_EQ(detail::cudnn_frontend_code_name(15), "NVRTC_COMPILATION_FAILED");
+  EXPECT_EQ(detail::cudnn_frontend_code_name(99), "UNKNOWN_CODE");
+}
+
+struct CountingRelease {
+  static inline int released = 0;
+  void operator()(int) const { ++released; }
+};
+
+TEST(Owned, MovesOwnershipAndReleasesOnce) {
+  CountingRelease::released = 0;
+  {
+    Owned<int, CountingRelease> first(42);
+    Owned<int, CountingRelease> second(std::move(first));
+    EXPECT_FALSE(first);
+    EXPECT_EQ(second.get(), 42);
+    Owned<int, CountingRelease> third(7);
+    third = std::move(second); // releases 7
+    EXPECT_EQ(CountingRelease::released, 1);
+  }
+  EXPECT_EQ(CountingRelease::released, 2);
+  static_assert(!std::is_copy_constructible_v<DeviceBuffer>);
+  static_assert(std::is_nothrow_move_constructible_v<CudnnHandle>);
+  EXPECT_EQ(DeviceBuffer(0).get(), nullptr); // a zero-size buffer never touches the GPU
+}
+
+TEST(Shapes, ReadEverySuiteProblem) {
+  const auto gemm = gemm_shape(problem("gemm_n7168_k5120"));
+  ASSERT_TRUE(gemm.has_value());
+  EXPECT_EQ(gemm->m, 8192);
+  EXPECT_EQ(gemm->n, 7168);
+  EXPECT_EQ(gemm->k, 5120);
+  const auto mha = mha_shape(problem("mha_bwd_d96_causal"));
+  ASSERT_TRUE(mha.has_value());
+  EXPECT_EQ(mha->rows(), 4 * 48 * 4096);
+  EXPECT_EQ(mha->head_dim, 96);
+  EXPECT_EQ(mha->mask, MaskKind::causal);
+  const auto ragged = gqa_shape(problem("gqa_ragged_prefill_causal_h32_kv4_d128"));
+  ASSERT_TRUE(ragged.has_value());
+  EXPECT_EQ(ragged->layout, GqaLayout::ragged_prefill);
+  EXPECT_EQ(ragged->qo_heads, 32);
+  EXPECT_EQ(ragged->kv_heads, 4);
+  EXPECT_EQ(ragged->sequences, 33);
+  EXPECT_TRUE(ragged->causal);
+  const auto decode = gqa_shape(problem("gqa_paged_decode_h24_kv8_d128_ps1"));
+  ASSERT_TRUE(decode.has_value());
+  EXPECT_EQ(decode->sequences, 15);
+  EXPECT_EQ(decode->kv_rows, 42784);
+  EXPECT_FALSE(decode->causal);
+}
+
+void expect_unsupported(const util::Expected<std::unique_ptr<Reference>>& made,
+                        std::string_view reason) {
+  ASSERT_FALSE(made.has_value());
+  EXPECT_EQ(made.error().kind, util::ErrorKind::unsupported);
+  EXPECT_NE(made.error().message.find(reason), std::string::npos) << made.error().message;
+}
+
+TEST(Factories, UnsupportedShapesAreErrorsWithAReasonEvenWithoutAGpu) {
+  suite::Problem wrong = problem("gemm_n7168_k5120");
+  wrong.inputs[0].dtype = trace::DType::float32;
+  expect_unsupported(make_library_reference(wrong), "bfloat16");
+  expect_unsupported(make_naive_reference(wrong), "bfloat16");
+  suite::Problem odd_dim = problem("mha_with_lse_d128");
+  for (auto* list : {&odd_dim.inputs, &odd_dim.outputs})
+    for (auto& t : *list)
+      if (t.dims.size() == 4) t.dims[3] = 100; // not a multiple of 8
+  expect_unsupported(make_library_reference(odd_dim), "multiple of 8");
+}
+
+TEST(Factories, WithoutACudaDeviceEveryProblemIsUnsupported) {
+  if (require_cuda_device().has_value()) GTEST_SKIP() << "a CUDA device is present";
+  for (const char* name : {"gemm_n7168_k5120", "mha_with_lse_d128", "mha_bwd_d64_causal",
+                           "gqa_paged_prefill_causal_h24_kv8_d128_ps1"}) {
+    expect_unsupported(make_library_reference(problem(name)), "no CUDA device");
+    expect_unsupported(make_naive_reference(problem(name)), "no CUDA device");
+  }
+}
+
+} // namespace
+} // namespace ptxbench::reference
