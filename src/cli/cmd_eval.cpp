@@ -1,0 +1,94 @@
+#include "cli/commands.hpp"
+#include "cli/tools.hpp"
+#include "exec/evaluator.hpp"
+#include "trace/json_io.hpp"
+#include "util/fs.hpp"
+
+#include <fmt/core.h>
+
+#include <memory>
+
+namespace ptxbench::cli {
+namespace {
+
+struct EvalCliOptions {
+  std::string kernel;
+  std::string problem;
+  std::string arch = "sm_90a";
+  std::string trace_out;
+  bool json = false;
+  bool cached_reference = false;
+  int sets = 3;
+  int trials = 3;
+  int warmup = 10;
+  int iterations = 50;
+  double timeout_s = 60.0;
+};
+
+util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
+  auto arch = compile::parse_arch(o.arch);
+  if (!arch) return util::make_error(util::ErrorKind::invalid_input,
+                                     "unknown arch '" + o.arch + "' (sm_90a, sm_100a)");
+  if (o.sets < 1 || o.trials < 1 || o.warmup < 0 || o.iterations < 1 || o.timeout_s <= 0)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--sets, --trials and --iters must be ≥ 1, --warmup ≥ 0, --timeout-s > 0");
+  exec::EvalOptions options;
+  options.arch = *arch;
+  options.sets = o.sets;
+  options.trials = o.trials;
+  options.warmup = o.warmup;
+  options.iterations = o.iterations;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  options.reference_timing =
+      o.cached_reference ? exec::ReferenceTiming::cached : exec::ReferenceTiming::interleave;
+  return options;
+}
+
+ExitCode exit_code(const exec::Evaluation& ev) {
+  if (ev.status != trace::EvaluationStatus::passed) return ExitCode::failure;
+  return ev.gpu_ran ? ExitCode::ok : ExitCode::needs_gpu;
+}
+
+ExitCode run_eval(const EvalCliOptions& o) {
+  auto options = eval_options(o);
+  if (!options) return report_error("eval", options.error());
+  auto source = util::read_file(o.kernel);
+  if (!source) return report_error("eval", source.error());
+  Toolchain tools;
+  auto problem = tools.problem(o.problem);
+  if (!problem) return report_error("eval", problem.error());
+  auto checker = tools.checker();
+  if (!checker) return report_error("eval", checker.error());
+  exec::Evaluator evaluator(**checker, **tools.suite());
+  auto ev = evaluator.evaluate(*source, **problem, *options);
+  if (!ev) return report_error("eval", ev.error());
+  if (!o.trace_out.empty())
+    if (auto written = trace::append_trace(o.trace_out, exec::to_trace(*ev, **problem)); !written)
+      return report_error("eval", written.error());
+  if (o.json) fmt::print("{}\n", exec::to_json(*ev, **problem).dump(2));
+  else fmt::print("{}", exec::render_text(*ev));
+  return exit_code(*ev);
+}
+
+} // namespace
+
+Action setup_eval(CLI::App& sub) {
+  auto o = std::make_shared<EvalCliOptions>();
+  sub.add_option("kernel", o->kernel, "the candidate .cu file")->required();
+  sub.add_option("--problem", o->problem, "problem name (see `ptxbench problems`)")->required();
+  sub.add_option("--arch", o->arch, "sm_90a or sm_100a")->capture_default_str();
+  sub.add_flag("--json", o->json, "print JSON instead of text");
+  sub.add_option("--trace-out", o->trace_out, "append the FlashInfer-Trace line to this JSONL file");
+  sub.add_option("--sets", o->sets, "seeded input sets")->capture_default_str();
+  sub.add_option("--trials", o->trials, "timing trials (interleaved with the reference)")
+      ->capture_default_str();
+  sub.add_option("--warmup", o->warmup, "warm-up calls per trial")->capture_default_str();
+  sub.add_option("--iters", o->iterations, "timed calls per trial")->capture_default_str();
+  sub.add_option("--timeout-s", o->timeout_s, "deadline of each request to the candidate process")
+      ->capture_default_str();
+  sub.add_flag("--cached-reference", o->cached_reference,
+               "reuse a cached reference latency for this problem and GPU instead of timing it");
+  return [o] { return run_eval(*o); };
+}
+
+} // namespace ptxbench::cli

@@ -1,0 +1,91 @@
+// The device buffers of one evaluation, owned by the supervisor.
+//
+// Problem. A candidate must see several input sets with values it cannot predict, inputs it
+// must not change, and outputs that prove a write; the expected outputs must never be within
+// its reach.
+//
+// Approach. N input sets (3 by default) are generated on the GPU from a secret 64-bit seed
+// (each set's seed is derived from it), following suite::recipe_for: normal or spiky Philox
+// values, index blobs and scalars from the workload, and for the MHA backward problems O and L
+// from the library forward on the set's Q, K, V. Every set has its own output buffers, so the
+// address of an output names the set it belongs to only by accident of allocation. Reference
+// outputs per set are separate allocations that are never given an IPC handle.
+//
+// Invariants. Buffer order is the ABI order (tensor inputs, then outputs); every buffer is a
+// whole cudaMalloc allocation; inputs are written only here, before the child exists.
+#pragma once
+
+#include "compile/ptxbench_call.h"
+#include "exec/device_buffer.hpp"
+#include "exec/gpu_ops.hpp"
+#include "exec/protocol.hpp"
+#include "reference/reference.hpp"
+#include "suite/problem.hpp"
+#include "suite/suite.hpp"
+#include "util/error.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ptxbench::exec {
+
+struct TensorSlot {
+  std::string name;
+  trace::DType dtype = trace::DType::float32;
+  std::size_t elements = 0;
+  std::size_t bytes = 0;
+  bool output = false;
+};
+
+class EvalBuffers {
+public:
+  // Allocates and fills `sets` input sets of `problem` (inputs, sentinel-filled outputs, and
+  // reference outputs computed with `reference`). Synchronises `stream` before returning.
+  static util::Expected<EvalBuffers> create(const suite::Suite& suite, const suite::Problem& problem,
+                                            reference::Reference& reference, int sets,
+                                            std::uint64_t seed, cudaStream_t stream);
+
+  int set_count() const { return static_cast<int>(m_sets.size()); }
+  const std::vector<TensorSlot>& slots() const { return m_slots; }
+  // The uniform call on set `set` (candidate outputs), or on its reference outputs.
+  PtxbenchCall call(int set, cudaStream_t stream);
+  PtxbenchCall reference_call(int set, cudaStream_t stream);
+  std::vector<SetHandles> handles() const;
+  std::vector<std::uint64_t> scalar_bits() const;
+  const std::vector<std::int64_t>& var_axes() const { return m_var_axes; }
+
+  // Digest of every input buffer of every set (synchronises `stream`).
+  std::uint64_t input_checksum(cudaStream_t stream) const;
+  void fill_outputs_sentinel(int set, cudaStream_t stream);
+  // Compares the candidate outputs of `set` with its reference outputs, one entry per output.
+  std::vector<CompareStats> compare(int set, cudaStream_t stream) const;
+
+private:
+  struct Set {
+    std::vector<DeviceBuffer> buffers;           // ABI order
+    std::vector<DeviceBuffer> reference_outputs; // one per output slot
+    std::vector<void*> pointers;                 // candidate call
+    std::vector<void*> reference_pointers;       // inputs then reference outputs
+  };
+
+  util::Status allocate(const suite::Problem& problem, int sets);
+  util::Status fill_inputs(const suite::Suite& suite, const suite::Problem& problem,
+                           std::uint64_t seed, cudaStream_t stream);
+  util::Status fill_from_forward(const suite::Suite& suite, const suite::Problem& problem,
+                                 cudaStream_t stream);
+  util::Status compute_reference(reference::Reference& reference, cudaStream_t stream);
+  PtxbenchCall make_call(std::vector<void*>& pointers, cudaStream_t stream);
+
+  std::vector<TensorSlot> m_slots;
+  std::vector<Set> m_sets;
+  std::vector<PtxbenchScalar> m_scalars;
+  std::vector<std::int64_t> m_var_axes;
+};
+
+// The seed of input set `set` derived from the evaluation's secret seed.
+std::uint64_t set_seed(std::uint64_t seed, int set);
+
+} // namespace ptxbench::exec

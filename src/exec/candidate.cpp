@@ -1,0 +1,170 @@
+#include "exec/candidate.hpp"
+
+#include "exec/cuda_check.hpp"
+#include "measure/timing.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace ptxbench::exec {
+namespace {
+
+bool write_line(int fd, const std::string& text) {
+  std::string line = text + "\n";
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads one '\n'-terminated line; false at end of input.
+bool read_line(int fd, std::string& pending, std::string& line) {
+  for (;;) {
+    if (auto newline = pending.find('\n'); newline != std::string::npos) {
+      line = pending.substr(0, newline);
+      pending.erase(0, newline + 1);
+      return true;
+    }
+    char buffer[65536];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    pending.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+std::string dl_error() {
+  const char* text = dlerror();
+  return text != nullptr ? text : "unknown dlopen error";
+}
+
+} // namespace
+
+CandidateServer::~CandidateServer() {
+  // Buffers are unmapped before the library goes; the library is never unloaded (its static
+  // destructors could run candidate code after we stopped watching).
+  m_sets.clear();
+  if (m_stream != nullptr) cudaStreamDestroy(m_stream);
+}
+
+int CandidateServer::serve(int request_fd, int reply_fd) {
+  std::string pending, line;
+  while (read_line(request_fd, pending, line)) {
+    auto request = decode_request(line);
+    Reply reply = request ? handle(*request)
+                          : Reply::failure(ChildError::protocol, request.error().message);
+    if (!write_line(reply_fd, encode(reply))) return 1;
+    if (request && request->op == RequestOp::exit) return 0;
+    // A CUDA error after a call may be sticky: this process is done for.
+    if (reply.error == ChildError::cuda) return 2;
+  }
+  return 0;
+}
+
+Reply CandidateServer::handle(const Request& request) {
+  if (request.op != RequestOp::load && request.op != RequestOp::exit && m_invoke == nullptr)
+    return Reply::failure(ChildError::protocol, "no candidate loaded");
+  if (request.op != RequestOp::load && request.op != RequestOp::exit &&
+      request.op != RequestOp::time &&
+      (request.set < 0 || request.set >= static_cast<int>(m_sets.size())))
+    return Reply::failure(ChildError::protocol, "no input set " + std::to_string(request.set));
+  switch (request.op) {
+  case RequestOp::load: return load(request);
+  case RequestOp::call: return call(request.set);
+  case RequestOp::time: return time(request);
+  case RequestOp::count: return count(request.set);
+  case RequestOp::exit: return Reply{};
+  }
+  return Reply::failure(ChildError::protocol, "unknown request");
+}
+
+Reply CandidateServer::load(const Request& request) {
+  if (m_library != nullptr) return Reply::failure(ChildError::protocol, "already loaded");
+  m_library = dlopen(request.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (m_library == nullptr) return Reply::failure(ChildError::dlopen, dl_error());
+  auto signature = reinterpret_cast<PtxbenchAbiSignatureFn>(dlsym(m_library, "ptxbench_abi_signature"));
+  m_invoke = reinterpret_cast<PtxbenchInvokeFn>(dlsym(m_library, "ptxbench_invoke"));
+  if (signature == nullptr || m_invoke == nullptr) {
+    m_invoke = nullptr;
+    return Reply::failure(ChildError::dlopen, "kernel.so lacks the ptxbench shim symbols");
+  }
+  const std::string actual = signature();
+  if (actual != request.signature) {
+    m_invoke = nullptr;
+    return Reply::failure(ChildError::signature_mismatch,
+                          "kernel.so was built for `" + actual + "`, expected `" +
+                              request.signature + "`");
+  }
+  for (const SetHandles& handles : request.sets) {
+    Set& set = m_sets.emplace_back();
+    for (const BufferHandle& handle : handles) {
+      auto mapping = IpcMapping::open(handle.ipc, handle.bytes);
+      if (!mapping) return Reply::failure(ChildError::ipc, mapping.error().message);
+      if (handle.output) set.output_indices.push_back(set.buffers.size());
+      set.pointers.push_back(mapping->data());
+      set.buffers.push_back(std::move(*mapping));
+    }
+  }
+  for (std::uint64_t bits : request.scalars) {
+    PtxbenchScalar scalar{};
+    std::memcpy(&scalar, &bits, sizeof scalar);
+    m_scalars.push_back(scalar);
+  }
+  m_var_axes = request.var_axes;
+  if (cudaStreamCreate(&m_stream) != cudaSuccess)
+    return Reply::failure(ChildError::cuda, "cudaStreamCreate failed");
+  return Reply{};
+}
+
+PtxbenchCall CandidateServer::record(int set) {
+  const Set& s = m_sets[static_cast<std::size_t>(set)];
+  PtxbenchCall call{};
+  call.version = PTXBENCH_CALL_VERSION;
+  call.num_buffers = static_cast<std::uint32_t>(s.pointers.size());
+  call.num_scalars = static_cast<std::uint32_t>(m_scalars.size());
+  call.num_var_axes = static_cast<std::uint32_t>(m_var_axes.size());
+  call.buffers = s.pointers.data();
+  call.scalars = m_scalars.data();
+  call.var_axes = m_var_axes.data();
+  return call;
+}
+
+int CandidateServer::invoke(int set, cudaStream_t stream) {
+  PtxbenchCall call = record(set);
+  call.stream = stream;
+  return m_invoke(&call);
+}
+
+Reply CandidateServer::after_call(int status) {
+  // Everything the call started, on any stream, must be finished before the supervisor reads.
+  const cudaError_t sync = cudaDeviceSynchronize();
+  Reply reply;
+  reply.invoke_status = status;
+  if (sync != cudaSuccess) {
+    reply = Reply::failure(ChildError::cuda, "CUDA error after the call");
+    reply.cuda_error = detail::cuda_error_text(sync);
+  } else if (status != 0) {
+    reply = Reply::failure(ChildError::invoke, "ptxbench_invoke reported an error");
+    reply.cuda_error = detail::cuda_error_text(status);
+  }
+  reply.invoke_status = status;
+  return reply;
+}
+
+Reply CandidateServer::call(int set) { return after_call(invoke(set, m_stream)); }
+
+void CandidateServer::reset_outputs(int set, cudaStream_t stream) {
+  const Set& s = m_sets[static_cast<std::size_t>(set)];
+  for (std::size_t index : s.output_indices)
+    cudaMemsetAsync(s.pointers[index], 0xFF, s.buffers[index].bytes(), stream);
+}
+
+} // namespace ptxbench::exec

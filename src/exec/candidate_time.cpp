@@ -1,0 +1,102 @@
+// The timing and counting requests of the candidate child. Timing is one measure::run_trial:
+// before every call (warm-up and timed alike) the next input set in rotation is chosen and its
+// outputs are reset to the NaN sentinel, outside the CUPTI window; the L2 is flushed by
+// run_trial. The reply names the set of the last timed call so the supervisor can check that
+// output again, and lists the kernels of the last call for the foreign-kernel check.
+#include "exec/candidate.hpp"
+
+#include "exec/cuda_check.hpp"
+
+namespace ptxbench::exec {
+namespace {
+
+std::vector<KernelSeen> kernels_of(const std::vector<measure::GpuActivity>& activities) {
+  std::vector<KernelSeen> kernels;
+  for (const measure::GpuActivity& a : activities) {
+    if (a.kind != measure::GpuActivity::Kind::kernel) continue;
+    kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
+  }
+  return kernels;
+}
+
+} // namespace
+
+Reply CandidateServer::time(const Request& request) {
+  auto timer = measure::cupti_call_timer();
+  if (!timer) return Reply::failure(ChildError::timer, timer.error().message);
+  if (!m_flusher) {
+    int device = 0;
+    cudaGetDevice(&device);
+    auto flusher = measure::L2Flusher::create(device);
+    if (!flusher) return Reply::failure(ChildError::timer, flusher.error().message);
+    m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));
+  }
+  int current = 0;
+  const int sets = static_cast<int>(m_sets.size());
+  auto before_each = [&](int call_index) {
+    current = call_index % sets;
+    reset_outputs(current, m_stream);
+  };
+  auto call = [&](cudaStream_t stream) { return invoke(current, stream); };
+  auto trial = measure::run_trial(**timer, *m_flusher, call, before_each, m_stream,
+                                  {request.warmup, request.iterations});
+  if (const cudaError_t sync = cudaDeviceSynchronize(); sync != cudaSuccess) {
+    Reply reply = Reply::failure(ChildError::cuda, "CUDA error during timing");
+    reply.cuda_error = detail::cuda_error_text(sync);
+    return reply;
+  }
+  if (!trial) return Reply::failure(ChildError::timer, trial.error().message);
+  if (trial->call_status != 0) {
+    Reply reply = Reply::failure(ChildError::invoke, "a timed call reported an error");
+    reply.invoke_status = trial->call_status;
+    reply.cuda_error = detail::cuda_error_text(trial->call_status);
+    return reply;
+  }
+  Reply reply;
+  reply.latencies_ms = trial->latencies_ms;
+  reply.event_ms = trial->event_ms;
+  reply.median_ms = trial->median_ms;
+  reply.late_work = trial->late_work;
+  reply.last_set = current;
+  reply.kernels = kernels_of(trial->last_call_activities);
+  return reply;
+}
+
+Reply CandidateServer::count(int set) {
+  if (!m_counter) {
+    int device = 0;
+    cudaGetDevice(&device);
+    auto counter = measure::InstructionCounter::create(device);
+    if (!counter) {
+      Reply reply;
+      reply.counts = trace::Json{{"available", false}, {"reason", counter.error().message}};
+      return reply;
+    }
+    m_counter = std::make_unique<measure::InstructionCounter>(std::move(*counter));
+  }
+  reset_outputs(set, m_stream);
+  auto call = [&](cudaStream_t stream) { return invoke(set, stream); };
+  auto counts = m_counter->count(call, m_stream);
+  Reply reply = after_call(counts ? counts->call_status : 0);
+  if (!reply.ok) return reply;
+  if (!counts) {
+    reply.counts = trace::Json{{"available", false}, {"reason", counts.error().message}};
+    return reply;
+  }
+  trace::Json metrics = trace::Json::object();
+  for (const measure::MetricValue& m : counts->metrics) metrics[m.name] = m.value;
+  reply.counts = trace::Json{{"available", true},
+                             {"gmma", counts->gmma},
+                             {"tma_load", counts->tma_load},
+                             {"tma_store", counts->tma_store},
+                             {"tma_reduce", counts->tma_reduce},
+                             {"hgmma_bf16_flops", counts->hgmma_bf16_flops},
+                             {"metrics", metrics},
+                             {"rejected_metrics", m_counter->rejected_metrics()},
+                             {"kernels", counts->kernels},
+                             {"passes", counts->passes},
+                             {"pass_ms", counts->pass_ms}};
+  return reply;
+}
+
+} // namespace ptxbench::exec

@@ -1,0 +1,55 @@
+// The supervisor's handle on one `ptxbench-candidate` process (protocol.hpp).
+//
+// The child is started with fork + exec in a process group of its own, with
+// PR_SET_PDEATHSIG(SIGKILL) so it never outlives the supervisor; its stdout and stderr go to a
+// log file (read back only as text for the log, never parsed), and two pipes carry the
+// protocol. Every request has a deadline: when it passes, the whole group is SIGKILLed and
+// reaped and the request fails with ErrorKind::timeout; when the child dies first, the request
+// fails with ErrorKind::subprocess and says how it died. A dead or killed child is never
+// reused; the destructor kills and reaps whatever is left.
+#pragma once
+
+#include "exec/protocol.hpp"
+#include "util/error.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace ptxbench::exec {
+
+class CandidateProcess {
+public:
+  static util::Expected<CandidateProcess> start(const std::filesystem::path& binary,
+                                                const std::filesystem::path& log_path);
+  CandidateProcess(CandidateProcess&& other) noexcept;
+  CandidateProcess& operator=(CandidateProcess&& other) noexcept;
+  CandidateProcess(const CandidateProcess&) = delete;
+  CandidateProcess& operator=(const CandidateProcess&) = delete;
+  ~CandidateProcess();
+
+  // Sends one request and waits for its reply until `deadline` has passed.
+  util::Expected<Reply> request(const Request& request, std::chrono::milliseconds deadline);
+  // Asks politely (exit, short deadline), then kills the group; idempotent.
+  void stop();
+  bool alive() const { return m_pid > 0; }
+  pid_t pid() const { return m_pid; }
+  // The last `max_bytes` of what the child printed.
+  std::string log_tail(std::size_t max_bytes = 4096) const;
+
+private:
+  CandidateProcess() = default;
+  util::Error died(std::string_view during);
+  void kill_group() noexcept;
+  void close_fds() noexcept;
+
+  pid_t m_pid = -1;
+  int m_request_fd = -1;
+  int m_reply_fd = -1;
+  std::string m_pending;
+  std::filesystem::path m_log_path;
+};
+
+} // namespace ptxbench::exec

@@ -1,0 +1,112 @@
+// What one evaluation found (docs/evaluation.md "Result"), and how it is written: as a
+// FlashInfer-Trace `Trace` whose `evaluation.ptxbench` object carries ptxbench's extras, as
+// JSON for `ptxbench eval --json`, and as text for people.
+#pragma once
+
+#include "exec/check.hpp"
+#include "exec/gpu_ops.hpp"
+#include "sass/families.hpp"
+#include "suite/problem.hpp"
+#include "trace/schema.hpp"
+#include "util/phases.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench::exec {
+
+// Whether a target family executed inside one candidate call. Persisted; explicit values.
+enum class DynamicState : std::uint8_t {
+  present = 1,      // in the binary and executed
+  not_executed = 2, // in the binary, zero executed (dead branch, kernel never launched)
+  absent = 3,       // not in the binary
+  unknown = 4,      // no counts (no profiler permission, counter failed); see the reason
+};
+
+struct DynamicStateInfo {
+  DynamicState state;
+  std::string_view name;
+};
+
+inline constexpr std::array kDynamicStates{
+    DynamicStateInfo{DynamicState::present, "present"},
+    DynamicStateInfo{DynamicState::not_executed, "not_executed"},
+    DynamicStateInfo{DynamicState::absent, "absent"},
+    DynamicStateInfo{DynamicState::unknown, "unknown"},
+};
+
+consteval bool dynamic_states_complete() {
+  for (std::size_t i = 0; i < kDynamicStates.size(); ++i)
+    if (static_cast<std::size_t>(kDynamicStates[i].state) != i + 1) return false;
+  return true;
+}
+static_assert(dynamic_states_complete(), "kDynamicStates must list every state in value order");
+
+constexpr std::string_view to_string(DynamicState state) {
+  return kDynamicStates[static_cast<std::size_t>(state) - 1].name;
+}
+
+struct FamilyDynamic {
+  sass::Family family = sass::Family::gmma;
+  std::size_t static_count = 0;
+  double executed = 0.0;
+  DynamicState state = DynamicState::unknown;
+};
+
+struct DynamicReport {
+  DynamicState verdict = DynamicState::unknown; // over the arch's target families
+  std::string reason;                           // why unknown
+  std::vector<FamilyDynamic> families;
+  double tensor_flops = 0.0;
+  double coverage = 0.0; // tensor FLOPs executed / problem FLOPs
+  std::optional<trace::Json> raw;
+};
+
+struct TimingReport {
+  std::vector<double> candidate_trial_ms;  // per-trial CUPTI medians
+  std::vector<double> reference_trial_ms;
+  std::vector<double> candidate_event_ms;  // per-trial medians of the CUDA-event cross-check
+  double candidate_ms = 0.0;               // mean of the trial medians
+  double reference_ms = 0.0;
+  bool reference_cached = false;
+  std::vector<std::string> kernels;        // kernels of the last timed call
+};
+
+struct Evaluation {
+  trace::EvaluationStatus status = trace::EvaluationStatus::passed;
+  std::string message;              // why the status is not PASSED, or empty
+  bool gpu_ran = false;
+  std::string needs_gpu;            // what could not run here and why (when !gpu_ran)
+  CheckReport check;
+  std::string problem;
+  std::string solution_name;
+  std::optional<CompareStats> correctness;
+  std::optional<TimingReport> timing;
+  std::optional<DynamicReport> dynamic;
+  std::vector<std::string> foreign_kernels;
+  std::vector<std::string> violations;
+  std::uint64_t seed = 0;
+  int sets = 0;
+  std::string gpu;
+  std::string library;              // the baseline the reference latency is from
+  std::vector<std::pair<std::string, std::string>> libs;
+  trace::Json clocks = trace::Json::object(); // NVML before/after timing, or why not
+  std::string child_log;
+  std::vector<util::Phase> phases;
+  std::string timestamp;
+};
+
+// The FlashInfer-Trace line; evaluation is null when nothing verdict-worthy ran (no GPU and a
+// successful build).
+trace::Trace to_trace(const Evaluation& evaluation, const suite::Problem& problem);
+trace::Json extras_json(const Evaluation& evaluation);
+trace::Json to_json(const Evaluation& evaluation, const suite::Problem& problem);
+std::string render_text(const Evaluation& evaluation);
+
+// The content-hash solution name of a candidate source for `problem` ("<def>_<sha1[:8]>").
+std::string solution_name(const std::string& source, const suite::Problem& problem);
+
+} // namespace ptxbench::exec

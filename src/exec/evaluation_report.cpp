@@ -1,0 +1,202 @@
+#include "exec/evaluation.hpp"
+
+#include "trace/json_io.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace ptxbench::exec {
+namespace {
+
+using Json = trace::Json;
+using Status = trace::EvaluationStatus;
+
+constexpr std::size_t kMaxLogBytes = 5u << 20;
+
+Json number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
+std::string evaluation_log(const Evaluation& ev) {
+  std::string log = ev.message;
+  if (ev.check.outcome == CheckOutcome::compile_error && ev.check.build)
+    log += "\n" + ev.check.build->log;
+  if (!ev.child_log.empty()) log += "\n--- candidate process output ---\n" + ev.child_log;
+  if (log.size() > kMaxLogBytes) log = log.substr(0, kMaxLogBytes) + "\n\n[log truncated]\n";
+  return log;
+}
+
+Json static_json(const Evaluation& ev) {
+  auto verdict = ev.check.verdict();
+  Json out{{"verdict", verdict ? Json(sass::to_string(*verdict)) : Json(nullptr)}};
+  Json families = Json::object();
+  if (ev.check.sass)
+    if (const auto* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch)))
+      for (sass::Family family : arch->target_families)
+        families[std::string(sass::to_string(family))] = arch->totals[sass::index_of(family)];
+  out["families"] = families;
+  return out;
+}
+
+Json dynamic_json(const DynamicReport& dyn) {
+  Json families = Json::object();
+  for (const FamilyDynamic& f : dyn.families)
+    families[std::string(sass::to_string(f.family))] = {
+        {"static", f.static_count}, {"executed", f.executed}, {"state", to_string(f.state)}};
+  Json out{{"verdict", to_string(dyn.verdict)}, {"families", families},
+           {"tensor_flops", dyn.tensor_flops}, {"tensor_path_coverage", dyn.coverage}};
+  if (!dyn.reason.empty()) out["reason"] = dyn.reason;
+  if (dyn.raw) out["counter"] = *dyn.raw;
+  return out;
+}
+
+Json timing_json(const TimingReport& t) {
+  Json out{{"candidate_trial_ms", t.candidate_trial_ms},
+           {"reference_trial_ms", t.reference_trial_ms},
+           {"candidate_event_trial_ms", t.candidate_event_ms},
+           {"candidate_ms", t.candidate_ms},
+           {"reference_ms", t.reference_ms},
+           {"reference_cached", t.reference_cached},
+           {"kernels", t.kernels}};
+  double events = 0.0;
+  for (double e : t.candidate_event_ms) events += e;
+  if (!t.candidate_event_ms.empty() && t.candidate_ms > 0)
+    out["event_to_cupti_ratio"] =
+        events / static_cast<double>(t.candidate_event_ms.size()) / t.candidate_ms;
+  return out;
+}
+
+Json correctness_json(const CompareStats& c) {
+  return {{"elements", c.elements},
+          {"failed", c.failed},
+          {"candidate_nan", c.candidate_nan},
+          {"candidate_inf", c.candidate_inf},
+          {"reference_nonfinite", c.reference_nonfinite},
+          {"max_absolute_error", number(c.reported_abs_error())},
+          {"max_relative_error", number(c.reported_rel_error())}};
+}
+
+std::string target_text(const Evaluation& ev) {
+  auto verdict = ev.check.verdict();
+  if (!verdict) return "";
+  std::string out = fmt::format("  target instructions: static {}", sass::to_string(*verdict));
+  const Json stat = static_json(ev)["families"];
+  std::string counts;
+  for (const auto& [name, value] : stat.items())
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", name, value.get<std::size_t>());
+  out += " [" + counts + "]";
+  if (ev.dynamic) {
+    std::string dyn;
+    for (const FamilyDynamic& f : ev.dynamic->families)
+      dyn += fmt::format("{}{} {:.0f} ({})", dyn.empty() ? "" : ", ", sass::to_string(f.family),
+                         f.executed, to_string(f.state));
+    out += fmt::format("; dynamic {} [{}]", to_string(ev.dynamic->verdict), dyn);
+    if (ev.dynamic->verdict == DynamicState::unknown) out += " — " + ev.dynamic->reason;
+    else out += fmt::format("; tensor-path coverage {:.1f}%", 100.0 * ev.dynamic->coverage);
+  } else if (!ev.gpu_ran) {
+    out += "; dynamic: not measured (needs a GPU)";
+  }
+  return out + "\n";
+}
+
+} // namespace
+
+std::string solution_name(const std::string& source, const suite::Problem& problem) {
+  trace::Solution solution;
+  solution.name = problem.name();
+  solution.definition = problem.name();
+  solution.author = "ptxbench";
+  solution.spec.language = trace::Language::cuda;
+  solution.spec.target_hardware = {"NVIDIA_H200"};
+  solution.spec.entry_point = "kernel.cu::run";
+  solution.spec.binding = trace::Binding::ptxbench;
+  solution.sources = {{"kernel.cu", source}};
+  return trace::unique_solution_name(solution);
+}
+
+Json extras_json(const Evaluation& ev) {
+  Json out{{"message", ev.message},
+           {"arch", compile::to_string(ev.check.arch)},
+           {"seed", std::to_string(ev.seed)},
+           {"input_sets", ev.sets},
+           {"static", static_json(ev)}};
+  if (!ev.gpu_ran) out["needs_gpu"] = ev.needs_gpu;
+  if (ev.correctness) out["correctness"] = correctness_json(*ev.correctness);
+  if (ev.dynamic) out["dynamic"] = dynamic_json(*ev.dynamic);
+  if (ev.timing) out["timing"] = timing_json(*ev.timing);
+  out["clocks"] = ev.clocks;
+  out["foreign_kernels"] = ev.foreign_kernels;
+  out["violations"] = ev.violations;
+  Json phases = Json::object();
+  for (const util::Phase& p : ev.phases) phases[p.name + "_ms"] = static_cast<double>(p.elapsed.count()) / 1000.0;
+  out["phases"] = phases;
+  return out;
+}
+
+trace::Trace to_trace(const Evaluation& ev, const suite::Problem& problem) {
+  trace::Trace out{problem.name(), problem.workload, ev.solution_name, std::nullopt};
+  if (!ev.gpu_ran && ev.status == Status::passed) return out;
+  trace::Evaluation e;
+  e.status = ev.status;
+  e.environment.hardware = ev.gpu.empty() ? "unknown (no GPU used)" : ev.gpu;
+  e.environment.libs = ev.libs;
+  e.timestamp = ev.timestamp;
+  e.log = evaluation_log(ev);
+  if (ev.correctness && (ev.status == Status::passed || ev.status == Status::incorrect_numerical))
+    e.correctness = trace::Correctness{ev.correctness->reported_rel_error(),
+                                       ev.correctness->reported_abs_error(), std::nullopt};
+  if (ev.status == Status::incorrect_numerical && !e.correctness) e.correctness = trace::Correctness{};
+  if (ev.status == Status::passed && ev.timing) {
+    const TimingReport& t = *ev.timing;
+    e.performance = trace::Performance{t.candidate_ms, t.reference_ms,
+                                       t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0};
+  }
+  e.ptxbench = extras_json(ev);
+  out.evaluation = std::move(e);
+  return out;
+}
+
+Json to_json(const Evaluation& ev, const suite::Problem& problem) {
+  Json out{{"status", ev.gpu_ran || ev.status != Status::passed
+                          ? Json(trace::to_string(ev.status)) : Json(nullptr)},
+           {"check", to_json(ev.check)}};
+  out["trace"] = trace::to_json(to_trace(ev, problem));
+  return out;
+}
+
+std::string render_text(const Evaluation& ev) {
+  std::string out = fmt::format("{} ({}){}\n", ev.problem, compile::to_string(ev.check.arch),
+                                ev.gpu.empty() ? "" : " on " + ev.gpu);
+  if (!ev.gpu_ran && ev.status == Status::passed) {
+    out += "status: not evaluated — " + ev.needs_gpu + "\n";
+    out += "  static check: built and disassembled\n" + target_text(ev);
+    return out;
+  }
+  out += fmt::format("status: {}\n", trace::to_string(ev.status));
+  if (!ev.message.empty()) out += "  " + ev.message + "\n";
+  if (ev.correctness)
+    out += fmt::format("  max abs error {:.4g}, max rel error {:.4g} ({} of {} elements failed, {} input sets)\n",
+                       ev.correctness->reported_abs_error(), ev.correctness->reported_rel_error(),
+                       ev.correctness->failed, ev.correctness->elements, ev.sets);
+  if (ev.timing && ev.status == Status::passed) {
+    const TimingReport& t = *ev.timing;
+    out += fmt::format("  latency: candidate {:.4f} ms, reference {:.4f} ms ({}{}), speedup {:.3f}x\n",
+                       t.candidate_ms, t.reference_ms, ev.library,
+                       t.reference_cached ? ", cached" : "",
+                       t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0);
+  }
+  out += target_text(ev);
+  for (const std::string& v : ev.violations) out += "  violation: " + v + "\n";
+  for (const std::string& k : ev.foreign_kernels) out += "  foreign kernel: " + k + "\n";
+  if (ev.status != Status::passed && !ev.child_log.empty()) {
+    const std::size_t keep = 2000;
+    out += "  candidate output (tail):\n" +
+           (ev.child_log.size() > keep ? ev.child_log.substr(ev.child_log.size() - keep) : ev.child_log);
+  }
+  return out;
+}
+
+} // namespace ptxbench::exec

@@ -1,0 +1,84 @@
+// The GPU evaluation of one candidate (docs/evaluation.md; DESIGN.md §4).
+//
+// Problem. Decide whether a candidate kernel is correct, how fast it is against the library
+// baseline, and whether the required tensor-core instructions really ran — while the
+// candidate's code may crash, hang, trap, leave the GPU in a sticky error state, lie about
+// its outputs, mutate its inputs, or try to hide work from the timer.
+//
+// Approach. The supervisor (this class, one per GPU) owns the CUDA context, every buffer,
+// the reference outputs and the reference timing; candidate code only ever runs in a fresh
+// `ptxbench-candidate` child per evaluation (child_process.hpp). The flow is a list of timed
+// phases:
+//   check     gate, nvcc, static SASS report (exec/check)          → COMPILE_ERROR
+//   gpu       is there a device? if not, stop here ("needs a GPU")
+//   inputs    N secret-seeded sets on the GPU, reference outputs per set
+//   child     start, load (signature check)                        → COMPILE_ERROR/RUNTIME_ERROR
+//   correct   per set: sentinel, call, inputs unchanged, compare    → INCORRECT_NUMERICAL
+//   timing    trials interleaved: reference (here), candidate (child); NVML around them
+//   recheck   the last timed output against its set's reference; inputs unchanged again
+//   counts    dynamic instruction counts, a separate pass
+//   verdicts  status, dynamic states, tensor-path coverage, foreign kernels, violations
+// A deadline passing kills the child's process group (TIMEOUT); a dead child, a CUDA error
+// in it or a protocol violation is RUNTIME_ERROR with the error text and the child's log.
+//
+// Invariants. The supervisor's context never runs candidate code, so it survives every
+// failure and the next evaluation starts clean; every status comes with a message; late work
+// after a timed call is RUNTIME_ERROR (a call that has not finished when it returns cannot be
+// timed honestly); foreign kernels are reported as violations with their names.
+#pragma once
+
+#include "exec/check.hpp"
+#include "exec/evaluation.hpp"
+#include "exec/reference_cache.hpp"
+#include "suite/suite.hpp"
+#include "util/error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+namespace ptxbench::exec {
+
+// Whether the reference is timed in every evaluation (interleaved with the candidate, the
+// paper's protocol) or taken from the cache when present (service and test loops).
+enum class ReferenceTiming : std::uint8_t { interleave = 1, cached = 2 };
+
+struct EvalOptions {
+  compile::Arch arch = compile::Arch::sm_90a;
+  int sets = 3;
+  int trials = 3;
+  int warmup = 10;
+  int iterations = 50;
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // per child request
+  ReferenceTiming reference_timing = ReferenceTiming::interleave;
+  std::optional<std::uint64_t> seed; // secret random seed when unset
+  bool dynamic_counts = true;
+};
+
+class Evaluator {
+public:
+  // `candidate_binary`: empty finds ptxbench-candidate (candidate_binary_path()).
+  Evaluator(const Checker& checker, const suite::Suite& suite,
+            std::filesystem::path candidate_binary = {},
+            std::filesystem::path reference_cache = ReferenceLatencyCache::default_file());
+  ~Evaluator();
+
+  // Errors only when no verdict exists (nvcc missing, a broken set-up); everything the
+  // candidate does is an Evaluation.
+  util::Expected<Evaluation> evaluate(const std::string& source, const suite::Problem& problem,
+                                      const EvalOptions& options);
+
+private:
+  const Checker& m_checker;
+  const suite::Suite& m_suite;
+  std::filesystem::path m_candidate_binary;
+  ReferenceLatencyCache m_reference_cache;
+};
+
+// $PTXBENCH_CANDIDATE, else ptxbench-candidate next to the running executable, else the
+// build tree's.
+std::filesystem::path candidate_binary_path();
+
+} // namespace ptxbench::exec

@@ -1,0 +1,175 @@
+#include "exec/protocol.hpp"
+
+#include <array>
+#include <utility>
+
+namespace ptxbench::exec {
+namespace {
+
+using Json = trace::Json;
+
+constexpr std::array<std::pair<RequestOp, std::string_view>, 5> kOps{{
+    {RequestOp::load, "load"},
+    {RequestOp::call, "call"},
+    {RequestOp::time, "time"},
+    {RequestOp::count, "count"},
+    {RequestOp::exit, "exit"},
+}};
+
+util::Error bad(std::string_view what, std::string_view detail) {
+  return util::make_error(util::ErrorKind::bad_response,
+                          std::string(what) + ": " + std::string(detail));
+}
+
+Json handles_json(const std::vector<SetHandles>& sets) {
+  Json out = Json::array();
+  for (const SetHandles& set : sets) {
+    Json buffers = Json::array();
+    for (const BufferHandle& b : set)
+      buffers.push_back({{"ipc", b.ipc}, {"bytes", b.bytes}, {"output", b.output}});
+    out.push_back(std::move(buffers));
+  }
+  return out;
+}
+
+std::vector<SetHandles> handles_from(const Json& sets) {
+  std::vector<SetHandles> out;
+  for (const Json& set : sets) {
+    SetHandles buffers;
+    for (const Json& b : set)
+      buffers.push_back({b.at("ipc").get<std::string>(), b.at("bytes").get<std::uint64_t>(),
+                         b.at("output").get<bool>()});
+    out.push_back(std::move(buffers));
+  }
+  return out;
+}
+
+RequestOp parse_op(const std::string& name) {
+  for (const auto& [op, spelling] : kOps)
+    if (spelling == name) return op;
+  throw std::invalid_argument("unknown op '" + name + "'");
+}
+
+ChildError parse_child_error(const std::string& name) {
+  for (const ChildErrorInfo& info : kChildErrors)
+    if (info.name == name) return info.error;
+  throw std::invalid_argument("unknown error kind '" + name + "'");
+}
+
+Json kernels_json(const std::vector<KernelSeen>& kernels) {
+  Json out = Json::array();
+  for (const KernelSeen& k : kernels)
+    out.push_back({{"name", k.name}, {"stream", k.stream_id}, {"duration_ms", k.duration_ms}});
+  return out;
+}
+
+Reply reply_from(const Json& j) {
+  Reply r;
+  r.ok = j.at("ok").get<bool>();
+  r.error = parse_child_error(j.at("error").get<std::string>());
+  r.message = j.at("message").get<std::string>();
+  r.invoke_status = j.at("invoke_status").get<int>();
+  r.cuda_error = j.at("cuda_error").get<std::string>();
+  if (!j.contains("time")) return r;
+  const Json& t = j.at("time");
+  r.latencies_ms = t.at("latencies_ms").get<std::vector<double>>();
+  r.event_ms = t.at("event_ms").get<std::vector<double>>();
+  r.median_ms = t.at("median_ms").get<double>();
+  r.late_work = t.at("late_work").get<bool>();
+  r.last_set = t.at("last_set").get<int>();
+  for (const Json& k : t.at("kernels"))
+    r.kernels.push_back({k.at("name").get<std::string>(), k.at("stream").get<std::uint32_t>(),
+                         k.at("duration_ms").get<double>()});
+  return r;
+}
+
+} // namespace
+
+std::string_view to_string(RequestOp op) {
+  for (const auto& [value, spelling] : kOps)
+    if (value == op) return spelling;
+  return "unknown";
+}
+
+std::string_view to_string(ChildError error) {
+  return kChildErrors[static_cast<std::size_t>(error) - 1].name;
+}
+
+Reply Reply::failure(ChildError error, std::string message) {
+  Reply reply;
+  reply.ok = false;
+  reply.error = error;
+  reply.message = std::move(message);
+  return reply;
+}
+
+std::string encode(const Request& request) {
+  Json j{{"op", to_string(request.op)}};
+  switch (request.op) {
+  case RequestOp::load:
+    j["library"] = request.library;
+    j["signature"] = request.signature;
+    j["sets"] = handles_json(request.sets);
+    j["scalars"] = request.scalars;
+    j["var_axes"] = request.var_axes;
+    break;
+  case RequestOp::call:
+  case RequestOp::count: j["set"] = request.set; break;
+  case RequestOp::time:
+    j["warmup"] = request.warmup;
+    j["iterations"] = request.iterations;
+    break;
+  case RequestOp::exit: break;
+  }
+  return j.dump();
+}
+
+std::string encode(const Reply& reply) {
+  Json j{{"ok", reply.ok},
+         {"error", to_string(reply.error)},
+         {"message", reply.message},
+         {"invoke_status", reply.invoke_status},
+         {"cuda_error", reply.cuda_error}};
+  if (reply.last_set >= 0)
+    j["time"] = {{"latencies_ms", reply.latencies_ms}, {"event_ms", reply.event_ms},
+                 {"median_ms", reply.median_ms},       {"late_work", reply.late_work},
+                 {"last_set", reply.last_set},         {"kernels", kernels_json(reply.kernels)}};
+  if (reply.counts) j["counts"] = *reply.counts;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+util::Expected<Request> decode_request(std::string_view line) {
+  try {
+    const Json j = Json::parse(line);
+    Request r;
+    r.op = parse_op(j.at("op").get<std::string>());
+    if (r.op == RequestOp::load) {
+      r.library = j.at("library").get<std::string>();
+      r.signature = j.at("signature").get<std::string>();
+      r.sets = handles_from(j.at("sets"));
+      r.scalars = j.at("scalars").get<std::vector<std::uint64_t>>();
+      r.var_axes = j.at("var_axes").get<std::vector<std::int64_t>>();
+    }
+    if (r.op == RequestOp::call || r.op == RequestOp::count) r.set = j.at("set").get<int>();
+    if (r.op == RequestOp::time) {
+      r.warmup = j.at("warmup").get<int>();
+      r.iterations = j.at("iterations").get<int>();
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return bad("malformed request", e.what());
+  }
+}
+
+util::Expected<Reply> decode_reply(std::string_view line) {
+  try {
+    const Json j = Json::parse(line);
+    Reply r = reply_from(j);
+    if (j.contains("counts")) r.counts = j.at("counts");
+    return r;
+  } catch (const std::exception& e) {
+    return bad("malformed reply from the candidate process", e.what());
+  }
+}
+
+} // namespace ptxbench::exec

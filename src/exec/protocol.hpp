@@ -1,0 +1,132 @@
+// The supervisor ↔ candidate-child protocol (docs/evaluation.md "Processes").
+//
+// Problem. The candidate's code runs in a child process so that a crash, a trap, a sticky CUDA
+// error or a hang dies with the child; the supervisor still has to drive it (load the binary,
+// call it on a given input set, time it, count its instructions) and read the answers.
+//
+// Approach. One JSON object per line in each direction, over a dedicated pipe pair whose fds
+// are passed on the command line (never stdin/stdout: whatever the candidate prints goes to a
+// log file, so printing cannot forge a reply). The supervisor sends one request and waits for
+// exactly one reply under a deadline; it never pipelines. Requests:
+//   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes}
+//   call  {set}                  one call on input set `set`, then a device synchronise
+//   time  {warmup, iterations}   one measure::run_trial, rotating the sets
+//   count {set}                  dynamic instruction counts of one call (separate pass)
+//   exit  {}
+// Replies carry ok, an error kind and message, the ptxbench_invoke status and the CUDA error
+// text, plus the op's data. Decoding is strict: a reply that is not this shape is
+// bad_response, which the supervisor treats as a misbehaving candidate.
+//
+// Invariants. Replies are advisory for speed only: correctness is always decided by the
+// supervisor from the buffers it owns. Scalars travel as the 64 raw bits of PtxbenchScalar.
+#pragma once
+
+#include "trace/schema.hpp"
+#include "util/error.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::exec {
+
+// Persisted on the wire: explicit values.
+enum class RequestOp : std::uint8_t { load = 1, call = 2, time = 3, count = 4, exit = 5 };
+
+// Why a request failed in the child; persisted on the wire.
+enum class ChildError : std::uint8_t {
+  none = 1,
+  signature_mismatch = 2, // kernel.so was built for another signature
+  dlopen = 3,             // the library or a symbol could not be loaded
+  ipc = 4,                // an IPC handle could not be opened
+  invoke = 5,             // ptxbench_invoke returned an error status
+  cuda = 6,               // a CUDA error after the call (often sticky)
+  timer = 7,              // the timer or profiler failed
+  protocol = 8,           // the request made no sense
+};
+
+struct ChildErrorInfo {
+  ChildError error;
+  std::string_view name;
+};
+
+inline constexpr std::array kChildErrors{
+    ChildErrorInfo{ChildError::none, "none"},
+    ChildErrorInfo{ChildError::signature_mismatch, "signature_mismatch"},
+    ChildErrorInfo{ChildError::dlopen, "dlopen"},
+    ChildErrorInfo{ChildError::ipc, "ipc"},
+    ChildErrorInfo{ChildError::invoke, "invoke"},
+    ChildErrorInfo{ChildError::cuda, "cuda"},
+    ChildErrorInfo{ChildError::timer, "timer"},
+    ChildErrorInfo{ChildError::protocol, "protocol"},
+};
+
+consteval bool child_errors_complete() {
+  for (std::size_t i = 0; i < kChildErrors.size(); ++i)
+    if (static_cast<std::size_t>(kChildErrors[i].error) != i + 1) return false;
+  return true;
+}
+static_assert(child_errors_complete(), "kChildErrors must list every ChildError in value order");
+
+std::string_view to_string(RequestOp op);
+std::string_view to_string(ChildError error);
+
+struct BufferHandle {
+  std::string ipc; // hex cudaIpcMemHandle_t
+  std::uint64_t bytes = 0;
+  bool output = false;
+};
+
+// One input set: tensor inputs then outputs, in ABI order.
+using SetHandles = std::vector<BufferHandle>;
+
+struct Request {
+  RequestOp op = RequestOp::exit;
+  // load
+  std::string library;
+  std::string signature;
+  std::vector<SetHandles> sets;
+  std::vector<std::uint64_t> scalars; // PtxbenchScalar bits
+  std::vector<std::int64_t> var_axes;
+  // call, count
+  int set = 0;
+  // time
+  int warmup = 10;
+  int iterations = 50;
+};
+
+struct KernelSeen {
+  std::string name;
+  std::uint32_t stream_id = 0;
+  double duration_ms = 0.0;
+};
+
+struct Reply {
+  bool ok = true;
+  ChildError error = ChildError::none;
+  std::string message;
+  int invoke_status = 0;
+  std::string cuda_error;
+  // time
+  std::vector<double> latencies_ms;
+  std::vector<double> event_ms;
+  double median_ms = 0.0;
+  bool late_work = false;
+  int last_set = -1;
+  std::vector<KernelSeen> kernels;
+  // count: the counter's own JSON (families, tensor FLOPs) or why there is none
+  std::optional<trace::Json> counts;
+
+  static Reply failure(ChildError error, std::string message);
+};
+
+// One line each, without the newline.
+std::string encode(const Request& request);
+std::string encode(const Reply& reply);
+util::Expected<Request> decode_request(std::string_view line);
+util::Expected<Reply> decode_reply(std::string_view line);
+
+} // namespace ptxbench::exec

@@ -1,0 +1,53 @@
+#include "exec/reference_cache.hpp"
+
+#include "trace/schema.hpp"
+#include "util/fs.hpp"
+#include "util/paths.hpp"
+
+namespace ptxbench::exec {
+
+ReferenceLatencyCache::ReferenceLatencyCache(std::filesystem::path file) : m_file(std::move(file)) {}
+
+std::filesystem::path ReferenceLatencyCache::default_file() {
+  return util::cache_root() / "reference_latency.json";
+}
+
+std::string ReferenceLatencyCache::key(const std::string& problem, const std::string& gpu,
+                                       const std::string& library) {
+  return problem + " | " + gpu + " | " + library;
+}
+
+void ReferenceLatencyCache::load() {
+  if (m_loaded || m_file.empty()) return;
+  m_loaded = true;
+  auto text = util::read_file(m_file);
+  if (!text) return;
+  // A damaged cache file is as good as none: it is rewritten on the next put().
+  const trace::Json json = trace::Json::parse(*text, nullptr, false);
+  if (!json.is_object()) return;
+  for (const auto& [k, v] : json.items())
+    if (v.is_number() && v.get<double>() > 0.0) m_entries[k] = v.get<double>();
+}
+
+std::optional<double> ReferenceLatencyCache::get(const std::string& problem,
+                                                 const std::string& gpu,
+                                                 const std::string& library) {
+  std::lock_guard lock(m_mutex);
+  load();
+  auto found = m_entries.find(key(problem, gpu, library));
+  if (found == m_entries.end()) return std::nullopt;
+  return found->second;
+}
+
+void ReferenceLatencyCache::put(const std::string& problem, const std::string& gpu,
+                                const std::string& library, double latency_ms) {
+  std::lock_guard lock(m_mutex);
+  load();
+  m_entries[key(problem, gpu, library)] = latency_ms;
+  if (m_file.empty()) return;
+  trace::Json json = trace::Json::object();
+  for (const auto& [k, v] : m_entries) json[k] = v;
+  (void)util::write_file_atomic(m_file, json.dump(2) + "\n"); // best effort: memory still has it
+}
+
+} // namespace ptxbench::exec

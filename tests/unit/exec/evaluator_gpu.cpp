@@ -1,0 +1,203 @@
+// The evaluator on a real GPU (label gpu): good kernels pass with the right target-instruction
+// verdicts, every bad kernel gets its verdict, and the supervisor that evaluated it still
+// passes a good kernel afterwards, without leaking GPU memory or processes.
+#include "exec/evaluator.hpp"
+#include "sass/disassemble.hpp"
+#include "util/fs.hpp"
+#include "util/subprocess.hpp"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <unistd.h>
+
+namespace ptxbench::exec {
+namespace {
+
+using Status = trace::EvaluationStatus;
+
+struct Supervisor {
+  util::PosixProcessRunner runner;
+  compile::NvccCompiler compiler{runner};
+  std::unique_ptr<sass::Disassembler> disassembler;
+  std::unique_ptr<Checker> checker;
+  std::unique_ptr<suite::Suite> suite;
+  std::unique_ptr<Evaluator> evaluator;
+
+  Supervisor() {
+    auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
+    if (!cuobjdump) throw std::runtime_error(cuobjdump.error().message);
+    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump);
+    checker = std::make_unique<Checker>(compiler, *disassembler);
+    auto loaded = suite::Suite::load_default();
+    if (!loaded) throw std::runtime_error(loaded.error().message);
+    suite = std::make_unique<suite::Suite>(std::move(*loaded));
+    evaluator = std::make_unique<Evaluator>(*checker, *suite, std::filesystem::path{},
+                                            std::filesystem::path{});
+  }
+};
+
+Supervisor& supervisor() {
+  static Supervisor instance;
+  return instance;
+}
+
+std::string read_kernel(const std::string& name, int variant = 0) {
+  auto text = util::read_file(std::string(PTXBENCH_TEST_KERNELS) + "/" + name);
+  if (!text) throw std::runtime_error(text.error().message);
+  return variant == 0 ? *text : "#define PTXBENCH_VARIANT " + std::to_string(variant) + "\n" + *text;
+}
+
+EvalOptions quick() {
+  EvalOptions options;
+  options.trials = 1;
+  options.warmup = 1;
+  options.iterations = 3;
+  options.timeout = std::chrono::seconds(20);
+  options.reference_timing = ReferenceTiming::cached;
+  return options;
+}
+
+Evaluation evaluate(const std::string& source, const EvalOptions& options = quick()) {
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  if (!problem) throw std::runtime_error(problem.error().message);
+  auto ev = supervisor().evaluator->evaluate(source, **problem, options);
+  if (!ev) throw std::runtime_error(ev.error().message);
+  std::printf("%s", render_text(*ev).c_str());
+  return std::move(*ev);
+}
+
+int child_processes() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, comm, state;
+    long ppid = 0;
+    if (stat >> pid >> comm >> state >> ppid && ppid == ::getpid()) ++count;
+  }
+  return count;
+}
+
+void expect_dynamic(const Evaluation& ev, DynamicState expected) {
+  ASSERT_TRUE(ev.dynamic);
+  if (ev.dynamic->verdict == DynamicState::unknown && expected != DynamicState::unknown) {
+    std::printf("dynamic counts unavailable here: %s\n", ev.dynamic->reason.c_str());
+    return;
+  }
+  EXPECT_EQ(ev.dynamic->verdict, expected) << ev.dynamic->reason;
+}
+
+TEST(EvaluatorGpu, WgmmaTmaKernelPassesWithTargetInstructionsExecuted) {
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), [] {
+    EvalOptions options = quick();
+    options.trials = 3;
+    options.warmup = 10;
+    options.iterations = 50;
+    options.reference_timing = ReferenceTiming::interleave;
+    return options;
+  }());
+  ASSERT_EQ(ev.status, Status::passed) << ev.message << ev.child_log;
+  EXPECT_EQ(ev.check.verdict(), sass::Verdict::present);
+  expect_dynamic(ev, DynamicState::present);
+  if (ev.dynamic->verdict == DynamicState::present) {
+    EXPECT_GT(ev.dynamic->coverage, 0.9);
+  }
+  ASSERT_TRUE(ev.timing);
+  EXPECT_EQ(ev.timing->candidate_trial_ms.size(), 3u);
+  EXPECT_EQ(ev.timing->reference_trial_ms.size(), 3u);
+  EXPECT_GT(ev.timing->reference_ms, 0.0);
+  EXPECT_TRUE(ev.foreign_kernels.empty());
+  EXPECT_TRUE(ev.violations.empty()) << ev.violations.front();
+  const trace::Trace trace = to_trace(ev, **supervisor().suite->find("gemm_n7168_k5120"));
+  ASSERT_TRUE(trace.evaluation && trace.evaluation->performance);
+  EXPECT_GT(trace.evaluation->performance->speedup_factor, 0.0);
+}
+
+TEST(EvaluatorGpu, SimtKernelPassesWithoutTargetInstructions) {
+  const Evaluation ev = evaluate(read_kernel("simt_gemm.cu"));
+  ASSERT_EQ(ev.status, Status::passed) << ev.message;
+  EXPECT_EQ(ev.check.verdict(), sass::Verdict::absent);
+  expect_dynamic(ev, DynamicState::absent);
+}
+
+TEST(EvaluatorGpu, DeadBranchWgmmaIsInTheBinaryButNeverExecutes) {
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_dead_branch.cu"));
+  ASSERT_EQ(ev.status, Status::passed) << ev.message;
+  EXPECT_EQ(ev.check.verdict(), sass::Verdict::present);
+  expect_dynamic(ev, DynamicState::not_executed);
+}
+
+TEST(EvaluatorGpu, NeverLaunchedWgmmaKernelIsInTheBinaryButNeverExecutes) {
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_never_launched.cu"));
+  ASSERT_EQ(ev.status, Status::passed) << ev.message;
+  EXPECT_EQ(ev.check.verdict(), sass::Verdict::present);
+  expect_dynamic(ev, DynamicState::not_executed);
+}
+
+struct BadCase {
+  int variant;
+  Status status;
+  const char* message; // a substring of Evaluation::message
+};
+
+class BadKernel : public testing::TestWithParam<BadCase> {};
+
+TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
+  const BadCase& c = GetParam();
+  EvalOptions options = quick();
+  if (c.status == Status::timeout) options.timeout = std::chrono::seconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  const Evaluation bad = evaluate(read_kernel("gemm_bad_variants.cu", c.variant), options);
+  EXPECT_EQ(bad.status, c.status) << bad.message << "\n" << bad.child_log;
+  EXPECT_NE(bad.message.find(c.message), std::string::npos) << bad.message;
+  if (c.status == Status::timeout) {
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  }
+  EXPECT_EQ(child_processes(), 0);
+  const Evaluation good = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"));
+  EXPECT_EQ(good.status, Status::passed) << good.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Invariants, BadKernel,
+    testing::Values(BadCase{1, Status::incorrect_numerical, "elements wrong"},
+                    BadCase{2, Status::incorrect_numerical, "NaN"},
+                    BadCase{3, Status::incorrect_numerical, "input set 1"},
+                    BadCase{4, Status::runtime_error, "cudaError"},
+                    BadCase{5, Status::runtime_error, "cudaError"},
+                    BadCase{6, Status::timeout, "did not answer"},
+                    BadCase{7, Status::runtime_error, "exited with status 0"},
+                    BadCase{9, Status::runtime_error, "still running"},
+                    BadCase{10, Status::incorrect_numerical, "modified its inputs"}),
+    [](const testing::TestParamInfo<BadCase>& param) {
+      return "variant_" + std::to_string(param.param.variant);
+    });
+
+TEST(EvaluatorGpu, WorkOnAnotherStreamInsideTheCallIsCharged) {
+  const Evaluation same_stream = evaluate(read_kernel("gemm_bad_variants.cu", 0));
+  const Evaluation side_stream = evaluate(read_kernel("gemm_bad_variants.cu", 8));
+  ASSERT_EQ(same_stream.status, Status::passed) << same_stream.message;
+  ASSERT_EQ(side_stream.status, Status::passed) << side_stream.message;
+  EXPECT_GT(side_stream.timing->candidate_ms, 0.7 * same_stream.timing->candidate_ms);
+}
+
+TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  ASSERT_EQ(evaluate(source).status, Status::passed);
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  EvalOptions options = quick();
+  options.dynamic_counts = false;
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(evaluate(source, options).status, Status::passed) << i;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_LT(free_before > free_after ? free_before - free_after : 0, std::size_t{64} << 20);
+  EXPECT_EQ(child_processes(), 0);
+}
+
+} // namespace
+} // namespace ptxbench::exec

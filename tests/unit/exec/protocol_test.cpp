@@ -1,0 +1,112 @@
+#include "exec/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ptxbench::exec {
+namespace {
+
+TEST(Protocol, LoadRequestRoundTripsHandlesScalarsAndAxes) {
+  Request load;
+  load.op = RequestOp::load;
+  load.library = "/tmp/kernel.so";
+  load.signature = "void run(const float* x, float* y, int64_t n, cudaStream_t stream)";
+  load.sets = {{{"ab01", 64, false}, {"cd02", 32, true}}, {{"ef03", 64, false}, {"0a04", 32, true}}};
+  load.scalars = {0x3DB5A89Bull, 0xFFFFFFFFFFFFFFFFull};
+  load.var_axes = {8192, 1};
+  auto decoded = decode_request(encode(load));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->op, RequestOp::load);
+  EXPECT_EQ(decoded->library, load.library);
+  EXPECT_EQ(decoded->signature, load.signature);
+  ASSERT_EQ(decoded->sets.size(), 2u);
+  EXPECT_EQ(decoded->sets[1][1].ipc, "0a04");
+  EXPECT_TRUE(decoded->sets[1][1].output);
+  EXPECT_EQ(decoded->sets[0][0].bytes, 64u);
+  EXPECT_EQ(decoded->scalars, load.scalars);
+  EXPECT_EQ(decoded->var_axes, load.var_axes);
+}
+
+TEST(Protocol, CallAndTimeRequestsKeepTheirArguments) {
+  Request call;
+  call.op = RequestOp::call;
+  call.set = 2;
+  EXPECT_EQ(decode_request(encode(call))->set, 2);
+  Request time;
+  time.op = RequestOp::time;
+  time.warmup = 3;
+  time.iterations = 7;
+  auto decoded = decode_request(encode(time));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->warmup, 3);
+  EXPECT_EQ(decoded->iterations, 7);
+}
+
+TEST(Protocol, RequestsAreOneLine) {
+  Request load;
+  load.op = RequestOp::load;
+  load.signature = "line one\nline two";
+  EXPECT_EQ(encode(load).find('\n'), std::string::npos);
+}
+
+TEST(Protocol, TimeReplyRoundTripsLatenciesKernelsAndLateWork) {
+  Reply reply;
+  reply.latencies_ms = {0.5, 0.25};
+  reply.event_ms = {0.51, 0.26};
+  reply.median_ms = 0.375;
+  reply.late_work = true;
+  reply.last_set = 1;
+  reply.kernels = {{"_Z6kernelv", 7, 0.2}};
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_TRUE(decoded->ok);
+  EXPECT_EQ(decoded->latencies_ms, reply.latencies_ms);
+  EXPECT_TRUE(decoded->late_work);
+  EXPECT_EQ(decoded->last_set, 1);
+  ASSERT_EQ(decoded->kernels.size(), 1u);
+  EXPECT_EQ(decoded->kernels[0].name, "_Z6kernelv");
+  EXPECT_EQ(decoded->kernels[0].stream_id, 7u);
+}
+
+TEST(Protocol, FailureReplyCarriesKindMessageAndCudaError) {
+  Reply reply = Reply::failure(ChildError::cuda, "CUDA error after the call");
+  reply.cuda_error = "cudaErrorIllegalAddress: an illegal memory access was encountered";
+  reply.invoke_status = 700;
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded);
+  EXPECT_FALSE(decoded->ok);
+  EXPECT_EQ(decoded->error, ChildError::cuda);
+  EXPECT_EQ(decoded->invoke_status, 700);
+  EXPECT_EQ(decoded->cuda_error, reply.cuda_error);
+}
+
+TEST(Protocol, CountsTravelAsJson) {
+  Reply reply;
+  reply.counts = trace::Json{{"available", true}, {"gmma", 9175040.0}};
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded);
+  ASSERT_TRUE(decoded->counts);
+  EXPECT_EQ((*decoded->counts)["gmma"].get<double>(), 9175040.0);
+}
+
+TEST(Protocol, MalformedRepliesAreBadResponses) {
+  for (const char* line : {"", "not json", "{}", R"({"ok":true})",
+                           R"({"ok":true,"error":"bogus","message":"","invoke_status":0,"cuda_error":""})",
+                           R"({"ok":"yes","error":"none","message":"","invoke_status":0,"cuda_error":""})"}) {
+    auto decoded = decode_reply(line);
+    ASSERT_FALSE(decoded) << line;
+    EXPECT_EQ(decoded.error().kind, util::ErrorKind::bad_response);
+  }
+}
+
+TEST(Protocol, UnknownRequestOpIsRejected) {
+  EXPECT_FALSE(decode_request(R"({"op":"format_disk"})"));
+}
+
+TEST(Protocol, ChildErrorNamesAreStable) {
+  EXPECT_EQ(to_string(ChildError::signature_mismatch), "signature_mismatch");
+  EXPECT_EQ(to_string(ChildError::protocol), "protocol");
+  EXPECT_EQ(to_string(RequestOp::count), "count");
+}
+
+} // namespace
+} // namespace ptxbench::exec
