@@ -1,7 +1,14 @@
-# Compiles compile_all.cu for sm_90a with ptxas -v and fails on any spill, on an ignored
-# setmaxnreg (C7508) or on serialized wgmma (C7510/C7511/C7515). Run by CTest as knowledge_ptxas.
+# Compiles SOURCE for sm_ARCH (default 90a) with ptxas -v and fails on any spill, on an ignored
+# setmaxnreg (C7508) or on serialized wgmma (C7510/C7511/C7515), or when fewer than KERNELS
+# (default 3) kernels are reported. Run by CTest as knowledge_ptxas / knowledge_sm100a_ptxas.
+if(NOT DEFINED ARCH)
+  set(ARCH 90a)
+endif()
+if(NOT DEFINED KERNELS)
+  set(KERNELS 3)
+endif()
 execute_process(
-  COMMAND ${NVCC} -std=c++20 -I${INCLUDE} -gencode arch=compute_90a,code=sm_90a -Xptxas -v
+  COMMAND ${NVCC} -std=c++20 -I${INCLUDE} -gencode arch=compute_${ARCH},code=sm_${ARCH} -Xptxas -v
           -c ${SOURCE} -o /dev/null
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
@@ -22,7 +29,7 @@ foreach(code C7508 C7510 C7511 C7515)
 endforeach()
 string(REGEX MATCHALL "Compiling entry function" entries "${log}")
 list(LENGTH entries count)
-if(count LESS 3)
-  message(FATAL_ERROR "expected 3 kernels in the ptxas report, saw ${count}:\n${log}")
+if(count LESS KERNELS)
+  message(FATAL_ERROR "expected ${KERNELS} kernels in the ptxas report, saw ${count}:\n${log}")
 endif()
 message(STATUS "ptxas: ${count} kernels, no spills, setmaxnreg honoured")
