@@ -1,0 +1,126 @@
+// The typed records the run store accepts and returns. Callers never see SQL: they hand
+// these to RunStore and read them back.
+#pragma once
+
+#include "store/enums.hpp"
+#include "trace/schema.hpp"
+#include "util/error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench::store {
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+struct TrajectoryId {
+  std::int64_t value = 0;
+  friend bool operator==(TrajectoryId, TrajectoryId) = default;
+};
+struct TurnId {
+  std::int64_t value = 0;
+  friend bool operator==(TurnId, TurnId) = default;
+};
+
+struct RunInfo {
+  std::string config_json;      // the run's configuration, as given
+  std::string ptxbench_version; // the build that created the run
+  std::string created_at;       // ISO-8601 UTC, set by the store
+};
+
+// What identifies a trajectory across restarts: resume finds it again by this key.
+struct TrajectoryKey {
+  std::string model;          // registry name
+  std::string problem;        // definition name
+  std::string prompt_variant; // prompt tag
+  std::int64_t sample = 0;    // 0-based index among trajectories with the same triple
+  friend bool operator==(const TrajectoryKey&, const TrajectoryKey&) = default;
+};
+
+struct TrajectoryRecord {
+  TrajectoryId id;
+  TrajectoryKey key;
+  TrajectoryStatus status = TrajectoryStatus::running;
+  std::optional<ExitReason> exit_reason;
+  std::string created_at;
+  std::optional<std::string> finished_at;
+};
+
+struct TurnHandle {
+  TurnId id;
+  std::int64_t index = 0; // 0-based position in the trajectory
+};
+
+// One HTTP attempt of a model call (a retried call is several rows). Error fields are empty on
+// success; the error message must already be free of secrets.
+struct ModelCallRecord {
+  std::int64_t attempt = 1;
+  std::string provider;
+  std::string model;
+  std::string request_sha256;
+  TimePoint started_at{};
+  double latency_ms = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0; // includes reasoning tokens
+  std::int64_t reasoning_tokens = 0;
+  double cost_usd = 0;
+  std::optional<std::int64_t> http_status;
+  std::optional<util::ErrorKind> error_kind;
+  std::string error_message;
+  std::string finish_reason;
+  std::optional<std::string> reply;     // stored by hash in `source`
+  std::optional<std::string> reasoning; // stored by hash in `source`
+};
+
+// One evaluation of a turn's kernel: the FlashInfer-Trace traces (one per workload) and the
+// summary fields reports filter on. Verdicts are the producing module's names ("present"...).
+struct EvaluationRecord {
+  std::string kernel_source; // stored by hash in `source`
+  std::vector<trace::Trace> traces;
+  std::optional<double> speedup; // min over workloads, when every workload passed
+  std::optional<std::string> static_verdict;
+  std::optional<std::string> dynamic_verdict;
+};
+
+struct TurnOutcome {
+  TurnCategory category = TurnCategory::infra;
+  Counting counting = Counting::counted;
+  std::optional<std::string> reply;         // the assistant text the turn acted on
+  std::optional<std::string> kernel_source; // the extracted candidate, when there was one
+  std::optional<std::string> feedback;      // the observation sent back to the model
+};
+
+struct StoredEvaluation {
+  std::optional<std::string> kernel_sha256;
+  std::vector<trace::Trace> traces;
+  std::optional<double> speedup;
+  std::optional<std::string> static_verdict;
+  std::optional<std::string> dynamic_verdict;
+};
+
+// A finished turn as resume needs it: enough to rebuild the conversation and the budget.
+struct FinishedTurn {
+  TurnId id;
+  std::int64_t index = 0;
+  TurnCategory category = TurnCategory::infra;
+  Counting counting = Counting::counted;
+  std::optional<std::string> reply;
+  std::optional<std::string> kernel_source;
+  std::optional<std::string> feedback;
+  std::string started_at;
+  std::string finished_at;
+  std::vector<StoredEvaluation> evaluations;
+};
+
+struct UsageTotals {
+  std::int64_t calls = 0; // attempts, failed ones included
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t reasoning_tokens = 0;
+  double cost_usd = 0;
+};
+
+} // namespace ptxbench::store

@@ -1,0 +1,215 @@
+// Opening a run database, the run row and trajectories.
+#include "store/run_store.hpp"
+
+#include "store/codec.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite.hpp"
+
+#include <ctime>
+#include <fmt/core.h>
+#include <system_error>
+
+namespace ptxbench::store {
+namespace {
+
+class SystemClock final : public Clock {
+public:
+  TimePoint now() const override { return std::chrono::system_clock::now(); }
+};
+
+} // namespace
+
+const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
+std::string format_utc(TimePoint time) {
+  auto since_epoch = time.time_since_epoch();
+  auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds);
+  std::time_t t = static_cast<std::time_t>(seconds.count());
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900,
+                     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                     millis.count());
+}
+
+RunStore::RunStore(std::unique_ptr<detail::Connection> db, std::filesystem::path path,
+                   const Clock& clock)
+    : m_db(std::move(db)), m_path(std::move(path)), m_clock(clock) {}
+
+RunStore::~RunStore() = default;
+
+std::string RunStore::now() const {
+  return format_utc(m_clock.now());
+}
+
+util::Expected<std::unique_ptr<RunStore>> RunStore::open(const std::filesystem::path& run_dir,
+                                                         const RunInfo& info, const Clock& clock) {
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  if (ec)
+    return util::make_error(util::ErrorKind::io,
+                            run_dir.string() + ": cannot create run folder: " + ec.message());
+  auto path = run_dir / kDatabaseName;
+  auto db = detail::Connection::open(path);
+  if (!db)
+    return db.take_error();
+  auto connection = std::make_unique<detail::Connection>(std::move(*db));
+  if (auto status = detail::migrate(*connection, kSchemaVersion); !status)
+    return util::make_error(status.error().kind, path.string() + ": " + status.error().message);
+  std::unique_ptr<RunStore> store(new RunStore(std::move(connection), path, clock));
+  if (auto status = store->load_or_create_run(info); !status)
+    return status.take_error();
+  return store;
+}
+
+util::Expected<std::unique_ptr<RunStore>>
+RunStore::open_existing(const std::filesystem::path& run_dir, const Clock& clock) {
+  if (!std::filesystem::exists(run_dir / kDatabaseName))
+    return util::make_error(util::ErrorKind::not_found, run_dir.string() + ": no run database (" +
+                                                            std::string(kDatabaseName) +
+                                                            ") to resume");
+  return open(run_dir, RunInfo{}, clock);
+}
+
+util::Status RunStore::load_or_create_run(const RunInfo& info) {
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  auto& select =
+      m_db->prepared("SELECT config_json, ptxbench_version, created_at FROM run WHERE id = 1");
+  auto row = select.step();
+  if (!row)
+    return row.take_error();
+  if (*row) {
+    m_info = RunInfo{select.text(0), select.text(1), select.text(2)};
+    select.reset();
+    return (*transaction)->commit();
+  }
+  select.reset();
+  m_info = RunInfo{info.config_json, info.ptxbench_version, now()};
+  auto& insert = m_db->prepared(
+      "INSERT INTO run(id, config_json, ptxbench_version, created_at) VALUES (1, ?1, ?2, ?3)");
+  auto status = insert.bind(1, m_info.config_json)
+                    .bind(2, m_info.ptxbench_version)
+                    .bind(3, m_info.created_at)
+                    .run();
+  if (!status)
+    return status;
+  return (*transaction)->commit();
+}
+
+util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key) {
+  std::lock_guard lock(m_mutex);
+  auto& insert = m_db->prepared(
+      "INSERT INTO trajectory(model, problem, prompt_variant, sample, status, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING");
+  auto status = insert.bind(1, key.model)
+                    .bind(2, key.problem)
+                    .bind(3, key.prompt_variant)
+                    .bind(4, key.sample)
+                    .bind(5, detail::raw(TrajectoryStatus::running))
+                    .bind(6, now())
+                    .run();
+  if (!status)
+    return status.take_error();
+  auto& select = m_db->prepared("SELECT id FROM trajectory WHERE model = ?1 AND problem = ?2 "
+                                "AND prompt_variant = ?3 AND sample = ?4");
+  select.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
+  auto row = select.step();
+  if (!row)
+    return row.take_error();
+  if (!*row)
+    throw util::Fatal("trajectory row vanished after insert");
+  TrajectoryId id{select.int64(0)};
+  select.reset();
+  return id;
+}
+
+namespace {
+
+constexpr std::string_view kTrajectoryColumns =
+    "SELECT id, model, problem, prompt_variant, sample, status, exit_reason, created_at, "
+    "finished_at FROM trajectory ";
+
+util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
+  TrajectoryRecord record;
+  record.id = TrajectoryId{row.int64(0)};
+  record.key = TrajectoryKey{row.text(1), row.text(2), row.text(3), row.int64(4)};
+  auto status = detail::decode(kTrajectoryStatuses, row.int64(5), "trajectory.status");
+  if (!status)
+    return status.take_error();
+  record.status = *status;
+  if (auto raw = row.optional_int64(6)) {
+    auto reason = detail::decode(kExitReasons, *raw, "trajectory.exit_reason");
+    if (!reason)
+      return reason.take_error();
+    record.exit_reason = *reason;
+  }
+  record.created_at = row.text(7);
+  record.finished_at = row.optional_text(8);
+  return record;
+}
+
+util::Expected<std::vector<TrajectoryRecord>> read_trajectories(detail::Statement& stmt) {
+  std::vector<TrajectoryRecord> records;
+  for (;;) {
+    auto row = stmt.step();
+    if (!row)
+      return row.take_error();
+    if (!*row)
+      break;
+    auto record = read_trajectory(stmt);
+    if (!record) {
+      stmt.reset();
+      return record.take_error();
+    }
+    records.push_back(std::move(*record));
+  }
+  stmt.reset();
+  return records;
+}
+
+} // namespace
+
+util::Expected<std::optional<TrajectoryRecord>>
+RunStore::find_trajectory(const TrajectoryKey& key) {
+  std::lock_guard lock(m_mutex);
+  auto& stmt = m_db->prepared(std::string(kTrajectoryColumns) +
+                              "WHERE model = ?1 AND problem = ?2 AND prompt_variant = ?3 "
+                              "AND sample = ?4");
+  stmt.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
+  auto records = read_trajectories(stmt);
+  if (!records)
+    return records.take_error();
+  if (records->empty())
+    return std::optional<TrajectoryRecord>{};
+  return std::optional<TrajectoryRecord>{std::move(records->front())};
+}
+
+util::Expected<std::vector<TrajectoryRecord>> RunStore::trajectories() {
+  std::lock_guard lock(m_mutex);
+  auto& stmt = m_db->prepared(std::string(kTrajectoryColumns) + "ORDER BY id");
+  return read_trajectories(stmt);
+}
+
+util::Status RunStore::finish_trajectory(TrajectoryId id, ExitReason reason) {
+  std::lock_guard lock(m_mutex);
+  auto& stmt = m_db->prepared(
+      "UPDATE trajectory SET status = ?1, exit_reason = ?2, finished_at = ?3 WHERE id = ?4");
+  auto status = stmt.bind(1, detail::raw(TrajectoryStatus::finished))
+                    .bind(2, detail::raw(reason))
+                    .bind(3, now())
+                    .bind(4, id.value)
+                    .run();
+  if (!status)
+    return status;
+  if (m_db->changes() != 1)
+    throw util::Fatal("finish_trajectory: no trajectory " + std::to_string(id.value));
+  return util::Ok{};
+}
+
+} // namespace ptxbench::store

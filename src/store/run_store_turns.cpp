@@ -1,0 +1,247 @@
+// Writes of a turn's life: begin, model-call attempts, evaluations, sources, finish. Each public
+// call is one committed transaction (see the essay in run_store.hpp).
+#include "store/codec.hpp"
+#include "store/run_store.hpp"
+#include "store/sqlite.hpp"
+#include "trace/json_io.hpp"
+#include "util/hash.hpp"
+
+namespace ptxbench::store {
+namespace {
+
+using detail::raw;
+
+util::Expected<TrajectoryStatus> trajectory_status(detail::Connection& db, TrajectoryId id) {
+  auto& stmt = db.prepared("SELECT status FROM trajectory WHERE id = ?1");
+  auto row = stmt.bind(1, id.value).step();
+  if (!row)
+    return row.take_error();
+  if (!*row)
+    throw util::Fatal("begin_turn: no trajectory " + std::to_string(id.value));
+  auto status = detail::decode(kTrajectoryStatuses, stmt.int64(0), "trajectory.status");
+  stmt.reset();
+  return status;
+}
+
+util::Status abandon_open_turns(detail::Connection& db, TrajectoryId id) {
+  auto& stmt = db.prepared("UPDATE turn SET state = ?1 WHERE trajectory_id = ?2 AND state = ?3");
+  return stmt.bind(1, raw(TurnState::abandoned))
+      .bind(2, id.value)
+      .bind(3, raw(TurnState::open))
+      .run();
+}
+
+util::Expected<std::int64_t> next_turn_index(detail::Connection& db, TrajectoryId id) {
+  auto& stmt =
+      db.prepared("SELECT count(*), coalesce(max(idx) + 1, 0) FROM turn WHERE trajectory_id = ?1 "
+                  "AND state = ?2");
+  auto row = stmt.bind(1, id.value).bind(2, raw(TurnState::finished)).step();
+  if (!row)
+    return row.take_error();
+  std::int64_t count = stmt.int64(0);
+  std::int64_t next = stmt.int64(1);
+  stmt.reset();
+  if (count != next)
+    throw util::Fatal("trajectory " + std::to_string(id.value) + ": finished turns have gaps");
+  return next;
+}
+
+void require_open_turn(detail::Connection& db, TurnId turn, std::string_view what) {
+  auto& stmt = db.prepared("SELECT state FROM turn WHERE id = ?1");
+  auto row = stmt.bind(1, turn.value).step();
+  bool open = row && *row && stmt.int64(0) == raw(TurnState::open);
+  stmt.reset();
+  if (row && !open)
+    throw util::Fatal(std::string(what) + ": turn " + std::to_string(turn.value) +
+                      " is not open (finished, abandoned or unknown)");
+}
+
+std::string traces_json(const std::vector<trace::Trace>& traces) {
+  trace::Json array = trace::Json::array();
+  for (const auto& t : traces)
+    array.push_back(trace::to_json(t));
+  return trace::dump_compact(array);
+}
+
+util::Status check_traces(const std::vector<trace::Trace>& traces) {
+  for (const auto& t : traces)
+    if (t.evaluation)
+      if (auto status = trace::check_writable(*t.evaluation); !status)
+        return status;
+  return util::Ok{};
+}
+
+} // namespace
+
+util::Expected<TurnHandle> RunStore::begin_turn(TrajectoryId id) {
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  auto status = trajectory_status(*m_db, id);
+  if (!status)
+    return status.take_error();
+  if (*status != TrajectoryStatus::running)
+    throw util::Fatal("begin_turn: trajectory " + std::to_string(id.value) + " is finished");
+  if (auto abandoned = abandon_open_turns(*m_db, id); !abandoned)
+    return abandoned.take_error();
+  auto index = next_turn_index(*m_db, id);
+  if (!index)
+    return index.take_error();
+  auto& insert = m_db->prepared(
+      "INSERT INTO turn(trajectory_id, idx, state, started_at) VALUES (?1, ?2, ?3, ?4)");
+  auto inserted =
+      insert.bind(1, id.value).bind(2, *index).bind(3, raw(TurnState::open)).bind(4, now()).run();
+  if (!inserted)
+    return inserted.take_error();
+  TurnHandle handle{TurnId{m_db->last_insert_rowid()}, *index};
+  if (auto committed = (*transaction)->commit(); !committed)
+    return committed.take_error();
+  return handle;
+}
+
+util::Status RunStore::record_model_call(TurnId turn, const ModelCallRecord& call) {
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  auto reply = put_optional(call.reply);
+  if (!reply)
+    return reply.take_error();
+  auto reasoning = put_optional(call.reasoning);
+  if (!reasoning)
+    return reasoning.take_error();
+  auto& insert = m_db->prepared(
+      "INSERT INTO model_call(turn_id, attempt, provider, model, request_sha256, started_at, "
+      "latency_ms, input_tokens, output_tokens, reasoning_tokens, cost_usd, http_status, "
+      "error_kind, error_message, finish_reason, reply_sha256, reasoning_sha256) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)");
+  std::optional<std::int64_t> error_kind;
+  if (call.error_kind)
+    error_kind = raw(*call.error_kind);
+  auto status = insert.bind(1, turn.value)
+                    .bind(2, call.attempt)
+                    .bind(3, call.provider)
+                    .bind(4, call.model)
+                    .bind(5, call.request_sha256)
+                    .bind(6, format_utc(call.started_at))
+                    .bind(7, call.latency_ms)
+                    .bind(8, call.input_tokens)
+                    .bind(9, call.output_tokens)
+                    .bind(10, call.reasoning_tokens)
+                    .bind(11, call.cost_usd)
+                    .bind(12, call.http_status)
+                    .bind(13, error_kind)
+                    .bind(14, call.error_message)
+                    .bind(15, call.finish_reason)
+                    .bind(16, *reply)
+                    .bind(17, *reasoning)
+                    .run();
+  if (!status)
+    return status;
+  return (*transaction)->commit();
+}
+
+util::Status RunStore::record_evaluation(TurnId turn, const EvaluationRecord& evaluation) {
+  if (auto writable = check_traces(evaluation.traces); !writable)
+    return writable;
+  std::string json = traces_json(evaluation.traces);
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  require_open_turn(*m_db, turn, "record_evaluation");
+  auto kernel = put_source(evaluation.kernel_source);
+  if (!kernel)
+    return kernel.take_error();
+  auto& insert = m_db->prepared(
+      "INSERT INTO evaluation(turn_id, kernel_sha256, traces_json, speedup, static_verdict, "
+      "dynamic_verdict, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7)");
+  auto status = insert.bind(1, turn.value)
+                    .bind(2, std::string_view(*kernel))
+                    .bind(3, std::string_view(json))
+                    .bind(4, evaluation.speedup)
+                    .bind(5, evaluation.static_verdict)
+                    .bind(6, evaluation.dynamic_verdict)
+                    .bind(7, now())
+                    .run();
+  if (!status)
+    return status;
+  return (*transaction)->commit();
+}
+
+util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  require_open_turn(*m_db, turn, "finish_turn");
+  auto reply = put_optional(outcome.reply);
+  auto kernel = put_optional(outcome.kernel_source);
+  auto feedback = put_optional(outcome.feedback);
+  for (auto* text : {&reply, &kernel, &feedback})
+    if (!*text)
+      return text->take_error();
+  auto& update =
+      m_db->prepared("UPDATE turn SET state = ?1, category = ?2, counting = ?3, reply_sha256 = ?4, "
+                     "kernel_sha256 = ?5, feedback_sha256 = ?6, finished_at = ?7 WHERE id = ?8");
+  auto status = update.bind(1, raw(TurnState::finished))
+                    .bind(2, raw(outcome.category))
+                    .bind(3, raw(outcome.counting))
+                    .bind(4, *reply)
+                    .bind(5, *kernel)
+                    .bind(6, *feedback)
+                    .bind(7, now())
+                    .bind(8, turn.value)
+                    .run();
+  if (!status)
+    return status;
+  return (*transaction)->commit();
+}
+
+util::Expected<std::string> RunStore::record_source(std::string_view text) {
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  auto hash = put_source(text);
+  if (!hash)
+    return hash;
+  if (auto status = (*transaction)->commit(); !status)
+    return status.take_error();
+  return hash;
+}
+
+util::Expected<std::string> RunStore::put_source(std::string_view text) {
+  std::string hash = util::sha256_hex(text);
+  auto& insert =
+      m_db->prepared("INSERT INTO source(sha256, text) VALUES (?1, ?2) ON CONFLICT DO NOTHING");
+  if (auto status = insert.bind(1, std::string_view(hash)).bind(2, text).run(); !status)
+    return status.take_error();
+  return hash;
+}
+
+util::Expected<std::optional<std::string>>
+RunStore::put_optional(const std::optional<std::string>& text) {
+  if (!text)
+    return std::optional<std::string>{};
+  auto hash = put_source(*text);
+  if (!hash)
+    return hash.take_error();
+  return std::optional<std::string>{std::move(*hash)};
+}
+
+util::Expected<std::optional<std::string>> RunStore::source(std::string_view sha256) {
+  std::lock_guard lock(m_mutex);
+  auto& stmt = m_db->prepared("SELECT text FROM source WHERE sha256 = ?1");
+  auto row = stmt.bind(1, sha256).step();
+  if (!row)
+    return row.take_error();
+  std::optional<std::string> text;
+  if (*row)
+    text = stmt.text(0);
+  stmt.reset();
+  return text;
+}
+
+} // namespace ptxbench::store
