@@ -15,8 +15,13 @@ std::span<const Command> commands() {
               "gate, compile and statically verify a kernel (no GPU needed): registers, "
               "spills, SASS families, static verdict",
               setup_check},
+      Command{"eval",
+              "evaluate a kernel on the GPU: correctness on seeded inputs, timing against the "
+              "library baseline, executed target instructions (static part without a GPU)",
+              setup_eval},
       Command{"demo", "the built-in default job: check the example kernels for both archs",
               setup_demo},
+      Command{"pack", "list knowledge-pack prompt variants or print one composed", setup_pack},
   };
   return kCommands;
 }

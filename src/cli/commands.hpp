@@ -8,7 +8,9 @@ namespace ptxbench::cli {
 Action setup_version(CLI::App& sub);
 Action setup_show(CLI::App& sub);
 Action setup_check(CLI::App& sub);
+Action setup_eval(CLI::App& sub);
 Action setup_demo(CLI::App& sub);
 Action setup_problems(CLI::App& sub);
+Action setup_pack(CLI::App& sub);
 
 } // namespace ptxbench::cli
