@@ -67,9 +67,22 @@ CallTimer& timer() {
   return **made;
 }
 
+// Measured on an H200: in a fresh process the first few timed calls carry milliseconds of
+// host-side launch cost inside the window (a two-stream 1 ms spin read 6.2 ms even after one
+// warm-up call, 1.4 ms once the process had run other tests), so every test warms up the way
+// an evaluation trial does (10 calls) before it measures.
+void warm_up(const CallFn& call, cudaStream_t stream) {
+  for (int i = 0; i < 10; ++i) {
+    auto timing = timer().time_call(call, stream);
+    ASSERT_TRUE(timing) << timing.error().message;
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
 // Events on the call stream also time the host launch path after the start event; on an H200
-// (2026-11-30) they read 0.26 ms above CUPTI for this copy (0.793 vs 0.537 ms, 4.0 TB/s by
-// CUPTI), so the cross-check bound is an absolute gap, not a few percent (open item).
+// (2026-11-30) they read 0.26 ms above CUPTI for this copy in one process (0.793 vs 0.537 ms)
+// and 2.85 ms above it when the test ran alone in a fresh process, so events only bound CUPTI
+// from above here (open item: a launch-independent cross-check).
 TEST(CuptiTimer, CopyOfOneGibMatchesBandwidthAndEventsBoundIt) {
   const std::size_t bytes = std::size_t(1) << 30;
   DeviceBuffer src(bytes), dst(bytes);
@@ -89,7 +102,6 @@ TEST(CuptiTimer, CopyOfOneGibMatchesBandwidthAndEventsBoundIt) {
   std::printf("copy 1 GiB: CUPTI median %.4f ms, event median %.4f ms, %.2f TB/s\n",
               trial->median_ms, event_median, tb_per_s);
   EXPECT_LE(trial->median_ms, event_median * 1.01);
-  EXPECT_LT(event_median - trial->median_ms, 0.4);
   EXPECT_GT(tb_per_s, 3.5); // ~4.0 TB/s read+write measured on an H200
   EXPECT_LT(tb_per_s, 5.0);
   EXPECT_FALSE(trial->late_work);
@@ -108,12 +120,14 @@ TEST(CuptiTimer, WorkOnASecondStreamJoinedBeforeReturnIsCharged) {
     cudaStreamWaitEvent(s, streams.joined, 0);
     return int(cudaGetLastError());
   };
+  warm_up(call, streams.main);
   auto timing = timer().time_call(call, streams.main);
   ASSERT_TRUE(timing) << timing.error().message;
   std::printf("two streams: CUPTI %.4f ms, events %.4f ms\n", timing->latency_ms,
               timing->event_ms);
+  // The 1 ms side-stream spin is charged; the rest is launch cost (0.4–0.5 ms seen on an H200).
   EXPECT_GE(timing->latency_ms, 0.99);
-  EXPECT_LT(timing->latency_ms, 1.5);
+  EXPECT_LT(timing->latency_ms, 2.5);
   EXPECT_FALSE(timing->late_work);
   ASSERT_EQ(timing->activities.size(), 2u);
   EXPECT_NE(timing->activities[0].stream_id, timing->activities[1].stream_id);
@@ -126,13 +140,14 @@ TEST(CuptiTimer, WorkLeftRunningOnAnotherStreamIsLateWork) {
     spin_kernel<<<1, 1, 0, streams.side>>>(3'000'000); // not joined
     return int(cudaGetLastError());
   };
+  warm_up(call, streams.main);
   auto timing = timer().time_call(call, streams.main);
   ASSERT_TRUE(timing) << timing.error().message;
   std::printf("unjoined stream: CUPTI %.4f ms, events %.4f ms, late %zu\n", timing->latency_ms,
               timing->event_ms, timing->late_activities);
   EXPECT_TRUE(timing->late_work);
   EXPECT_EQ(timing->late_activities, 1u);
-  EXPECT_LT(timing->event_ms, 1.0);
+  EXPECT_LT(timing->event_ms, 2.5); // the call stream did not wait for the 3 ms side spin
 }
 
 TEST(CuptiTimer, FailingCallReportsItsStatus) {
