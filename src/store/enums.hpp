@@ -38,8 +38,10 @@ enum class TurnCategory : std::uint8_t {
   banned_library = 6, // cuBLAS/cuDNN or another forbidden library
   correct = 7,        // passed every workload
   infra = 8,          // our side failed (model API, evaluator); not the model's fault
+  static_only = 9,    // built and statically checked, GPU step not run here: neither correct
+                      // nor wrong (CPU-only machines; agent/executor.hpp)
 };
-inline constexpr std::array<EnumInfo<TurnCategory>, 8> kTurnCategories{{
+inline constexpr std::array<EnumInfo<TurnCategory>, 9> kTurnCategories{{
     {TurnCategory::compile, "compile"},
     {TurnCategory::runtime, "runtime"},
     {TurnCategory::numerical, "numerical"},
@@ -48,6 +50,7 @@ inline constexpr std::array<EnumInfo<TurnCategory>, 8> kTurnCategories{{
     {TurnCategory::banned_library, "banned_library"},
     {TurnCategory::correct, "correct"},
     {TurnCategory::infra, "infra"},
+    {TurnCategory::static_only, "static_only"},
 }};
 static_assert(enum_table_complete(kTurnCategories));
 
