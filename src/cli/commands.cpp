@@ -22,6 +22,10 @@ std::span<const Command> commands() {
       Command{"demo", "the built-in default job: check the example kernels for both archs",
               setup_demo},
       Command{"pack", "list knowledge-pack prompt variants or print one composed", setup_pack},
+      Command{"report",
+              "the paper's metrics and tables (correctness, best speedup, Fast_p, error "
+              "transitions) from one or more run directories",
+              setup_report},
   };
   return kCommands;
 }

@@ -12,5 +12,6 @@ Action setup_eval(CLI::App& sub);
 Action setup_demo(CLI::App& sub);
 Action setup_problems(CLI::App& sub);
 Action setup_pack(CLI::App& sub);
+Action setup_report(CLI::App& sub);
 
 } // namespace ptxbench::cli

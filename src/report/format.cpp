@@ -1,0 +1,46 @@
+#include "report/format.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+
+namespace ptxbench::report {
+namespace {
+
+struct FormatRow {
+  std::string_view name;
+  std::unique_ptr<ReportFormat> (*make)();
+};
+
+constexpr std::array kFormats{
+    FormatRow{"md", make_markdown_format},
+    FormatRow{"csv", make_csv_format},
+    FormatRow{"json", make_json_format},
+};
+
+} // namespace
+
+util::Expected<std::unique_ptr<ReportFormat>> make_format(std::string_view name) {
+  for (const FormatRow& row : kFormats)
+    if (row.name == name) return row.make();
+  return util::make_error(util::ErrorKind::invalid_input,
+                          fmt::format("unknown report format '{}' (known: md, csv, json)", name));
+}
+
+std::vector<std::string_view> format_names() {
+  std::vector<std::string_view> names;
+  for (const FormatRow& row : kFormats) names.push_back(row.name);
+  return names;
+}
+
+std::string concatenate(const std::vector<OutputFile>& files) {
+  if (files.size() == 1) return files.front().text;
+  std::string out;
+  for (const OutputFile& file : files) {
+    if (!out.empty()) out += '\n';
+    out += fmt::format("==> {} <==\n{}", file.name, file.text);
+  }
+  return out;
+}
+
+} // namespace ptxbench::report

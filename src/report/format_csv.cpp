@@ -1,0 +1,114 @@
+// The CSV report: paper tables in long form (table1.csv, table7.csv), every metric per variant
+// (metrics.csv) and across variants (summary.csv), one row per finished turn (turns.csv), and
+// Figure 9's data (categories.csv, transitions.csv). Values are fractions, not percentages.
+#include "report/format.hpp"
+#include "report/text.hpp"
+
+#include <fmt/core.h>
+
+#include <map>
+
+namespace ptxbench::report {
+namespace {
+
+std::string spread_fields(const Spread& s) {
+  return fmt::format("{},{},{}", csv_number(s.mean), csv_number(s.min), csv_number(s.max));
+}
+
+std::string paper_table(const Report& report, Metric target, Metric plain) {
+  std::string out = fmt::format("model,problem,limit,{0}_mean,{0}_min,{0}_max,{1}_mean,{1}_min,"
+                                "{1}_max,{0}_defined_variants,{1}_defined_variants,variants\n",
+                                to_string(target), to_string(plain));
+  for (const GroupResult& group : report.groups) {
+    for (const int limit : report.options.limits) {
+      const Spread& t = group.across.at(MetricKey{target, limit, 0});
+      const Spread& a = group.across.at(MetricKey{plain, limit, 0});
+      out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(group.model),
+                         csv_field(group.problem), limit, spread_fields(t), spread_fields(a),
+                         t.defined, a.defined, t.variants);
+    }
+  }
+  return out;
+}
+
+std::string metrics_file(const Report& report) {
+  std::string out = "model,problem,variant,trajectories,metric,limit,p,value\n";
+  for (const GroupResult& group : report.groups)
+    for (const VariantResult& variant : group.variants)
+      for (const auto& [key, value] : variant.values)
+        out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(group.model),
+                           csv_field(group.problem), csv_field(variant.variant),
+                           variant.trajectories, to_string(key.metric), key.limit,
+                           is_fast_p(key.metric) ? csv_number(key.p) : "", csv_number(value));
+  return out;
+}
+
+std::string summary_file(const Report& report) {
+  std::string out = "model,problem,metric,limit,p,mean,min,max,defined_variants,variants\n";
+  for (const GroupResult& group : report.groups)
+    for (const auto& [key, s] : group.across)
+      out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(group.model),
+                         csv_field(group.problem), to_string(key.metric), key.limit,
+                         is_fast_p(key.metric) ? csv_number(key.p) : "", spread_fields(s),
+                         s.defined, s.variants);
+  return out;
+}
+
+std::string turns_file(const Report& report) {
+  std::string out = "model,problem,variant,trajectory,sample,turn_index,counted_turn,category,"
+                    "counted,speedup,target_state\n";
+  std::map<std::int64_t, int> ordinals; // counted turns seen so far, per trajectory
+  for (const TurnRecord& turn : report.turns) {
+    const bool counted = turn.counting == store::Counting::counted;
+    const std::string ordinal = counted ? std::to_string(++ordinals[turn.trajectory]) : "";
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(turn.model),
+                       csv_field(turn.problem), csv_field(turn.variant), turn.trajectory,
+                       turn.sample, turn.turn_index, ordinal, to_string(turn.category),
+                       to_string(turn.counting), csv_number(turn.speedup), to_string(turn.target));
+  }
+  return out;
+}
+
+std::string categories_file(const Report& report) {
+  std::string out = "model,counted_turn,category,turns\n";
+  for (const CategoryStats& stats : report.categories)
+    for (const auto& [turn, counts] : stats.by_turn)
+      for (std::size_t i = 0; i < kCategoryCount; ++i)
+        if (counts[i] > 0)
+          out += fmt::format("{},{},{},{}\n", csv_field(stats.model), turn,
+                             store::kTurnCategories[i].name, counts[i]);
+  return out;
+}
+
+std::string transitions_file(const Report& report) {
+  std::string out = "model,from,to,transitions\n";
+  for (const CategoryStats& stats : report.categories)
+    for (const auto& [pair, count] : stats.transitions)
+      out += fmt::format("{},{},{},{}\n", csv_field(stats.model), to_string(pair.first),
+                         to_string(pair.second), count);
+  return out;
+}
+
+class CsvFormat final : public ReportFormat {
+public:
+  std::string_view name() const override { return "csv"; }
+  std::vector<OutputFile> render(const Report& report) const override {
+    return {
+        OutputFile{"table1.csv", paper_table(report, Metric::target_turn_correctness,
+                                             Metric::turn_correctness)},
+        OutputFile{"table7.csv",
+                   paper_table(report, Metric::target_best_speedup, Metric::best_speedup)},
+        OutputFile{"summary.csv", summary_file(report)},
+        OutputFile{"metrics.csv", metrics_file(report)},
+        OutputFile{"turns.csv", turns_file(report)},
+        OutputFile{"categories.csv", categories_file(report)},
+        OutputFile{"transitions.csv", transitions_file(report)},
+    };
+  }
+};
+
+} // namespace
+
+std::unique_ptr<ReportFormat> make_csv_format() { return std::make_unique<CsvFormat>(); }
+
+} // namespace ptxbench::report

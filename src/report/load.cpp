@@ -1,0 +1,98 @@
+#include "report/model.hpp"
+#include "store/run_store.hpp"
+
+#include <fmt/core.h>
+
+#include <system_error>
+
+namespace ptxbench::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t number,
+                       const store::FinishedTurn& turn) {
+  TurnRecord record;
+  record.model = trajectory.key.model;
+  record.problem = trajectory.key.problem;
+  record.variant = trajectory.key.prompt_variant;
+  record.trajectory = number;
+  record.sample = trajectory.key.sample;
+  record.turn_index = turn.index;
+  record.category = turn.category;
+  record.counting = turn.counting;
+  if (!turn.evaluations.empty()) {
+    // The last evaluation is the one the turn's outcome was decided on.
+    const store::StoredEvaluation& evaluation = turn.evaluations.back();
+    record.speedup = evaluation.speedup;
+    record.target =
+        target_state_from_verdicts(evaluation.static_verdict, evaluation.dynamic_verdict);
+  }
+  return record;
+}
+
+util::Expected<std::unique_ptr<store::RunStore>> open_run(const fs::path& run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec))
+    return util::make_error(util::ErrorKind::not_found,
+                            fmt::format("run directory {} does not exist", run_dir.string()));
+  if (!fs::exists(run_dir / store::RunStore::kDatabaseName, ec))
+    return util::make_error(util::ErrorKind::not_found,
+                            fmt::format("{} is not a run directory (no {})", run_dir.string(),
+                                        store::RunStore::kDatabaseName));
+  return store::RunStore::open_existing(run_dir);
+}
+
+} // namespace
+
+TargetState target_state_from_verdicts(const std::optional<std::string>& static_verdict,
+                                       const std::optional<std::string>& dynamic_verdict) {
+  if (static_verdict == "absent") return TargetState::absent;
+  if (!dynamic_verdict) return TargetState::unknown;
+  for (const auto& info : kTargetStates)
+    if (info.name == *dynamic_verdict) return info.state;
+  return TargetState::unknown;
+}
+
+util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_trajectory) {
+  auto run = open_run(run_dir);
+  if (!run) return run.take_error();
+  auto trajectories = (*run)->trajectories();
+  if (!trajectories) return trajectories.take_error();
+  RunModel model;
+  model.sources.push_back(run_dir.string());
+  model.n_trajectories = static_cast<std::int64_t>(trajectories->size());
+  std::int64_t number = first_trajectory;
+  for (const store::TrajectoryRecord& trajectory : *trajectories) {
+    auto turns = (*run)->finished_turns(trajectory.id);
+    if (!turns) return turns.take_error();
+    for (const store::FinishedTurn& turn : *turns)
+      model.turns.push_back(make_record(trajectory, number, turn));
+    ++number;
+  }
+  return model;
+}
+
+util::Expected<RunModel> load_runs(std::span<const fs::path> run_dirs) {
+  RunModel merged;
+  for (const fs::path& dir : run_dirs) {
+    auto one = load_run(dir, merged.n_trajectories);
+    if (!one) return one.take_error();
+    merged.sources.push_back(one->sources.front());
+    merged.n_trajectories += one->n_trajectories;
+    merged.turns.insert(merged.turns.end(), one->turns.begin(), one->turns.end());
+  }
+  return merged;
+}
+
+util::Status require_turns(const RunModel& model) {
+  if (!model.turns.empty()) return util::Ok{};
+  std::string where;
+  for (const std::string& source : model.sources) where += (where.empty() ? "" : ", ") + source;
+  return util::make_error(
+      util::ErrorKind::invalid_input,
+      fmt::format("nothing to report: {} hold{} no finished turn ({} trajectories)", where,
+                  model.sources.size() == 1 ? "s" : "", model.n_trajectories));
+}
+
+} // namespace ptxbench::report

@@ -1,0 +1,82 @@
+// The in-memory model of one or more runs that every report metric is computed from: one
+// record per finished turn, with only the fields the paper's metrics read. Loading from run
+// stores is the only side effect of the report module; everything after it is pure.
+#pragma once
+
+#include "store/enums.hpp"
+#include "util/error.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::report {
+
+// Whether a turn's kernel executed a target instruction at runtime. `unknown` means the
+// evidence is missing (no evaluation, profiler failure, no rule): never a positive.
+enum class TargetState : std::uint8_t { present = 1, not_executed = 2, absent = 3, unknown = 4 };
+
+struct TargetStateInfo {
+  TargetState state;
+  std::string_view name;
+};
+inline constexpr std::array kTargetStates{
+    TargetStateInfo{TargetState::present, "present"},
+    TargetStateInfo{TargetState::not_executed, "not_executed"},
+    TargetStateInfo{TargetState::absent, "absent"},
+    TargetStateInfo{TargetState::unknown, "unknown"},
+};
+consteval bool target_states_complete() {
+  for (std::size_t i = 0; i < kTargetStates.size(); ++i)
+    if (static_cast<std::size_t>(kTargetStates[i].state) != i + 1) return false;
+  return true;
+}
+static_assert(target_states_complete(), "kTargetStates must list every state in value order");
+
+constexpr std::string_view to_string(TargetState state) {
+  return kTargetStates[static_cast<std::size_t>(state) - 1].name;
+}
+
+// The target state of an evaluation from its stored verdict names: a static "absent" (the
+// binary holds no target instruction) is a known negative; otherwise the dynamic verdict
+// decides, and anything else (missing, "unknown", "no_rule", a name this build does not
+// know) is unknown.
+TargetState target_state_from_verdicts(const std::optional<std::string>& static_verdict,
+                                       const std::optional<std::string>& dynamic_verdict);
+
+// One finished turn. `trajectory` is unique across all loaded runs; `turn_index` is the
+// store's 0-based index (infra turns included), so metrics derive the counted-turn ordinal.
+struct TurnRecord {
+  std::string model;
+  std::string problem;
+  std::string variant;
+  std::int64_t trajectory = 0;
+  std::int64_t sample = 0;
+  std::int64_t turn_index = 0;
+  store::TurnCategory category = store::TurnCategory::infra;
+  store::Counting counting = store::Counting::counted;
+  std::optional<double> speedup;
+  TargetState target = TargetState::unknown;
+};
+
+struct RunModel {
+  std::vector<std::string> sources; // the run directories, as given
+  std::int64_t n_trajectories = 0;  // all trajectories, also those without finished turns
+  std::vector<TurnRecord> turns;
+};
+
+// Reads every finished turn of the run store in `run_dir`; trajectory numbers start at
+// `first_trajectory`. not_found with a clear message for a missing folder or database.
+util::Expected<RunModel> load_run(const std::filesystem::path& run_dir,
+                                  std::int64_t first_trajectory = 0);
+// Several runs (e.g. one per model) merged into one model.
+util::Expected<RunModel> load_runs(std::span<const std::filesystem::path> run_dirs);
+// invalid_input naming the sources when the model holds no finished turn.
+util::Status require_turns(const RunModel& model);
+
+} // namespace ptxbench::report

@@ -1,0 +1,61 @@
+// A report: the metrics of every model × problem × prompt variant, their spread across
+// variants, per-turn error categories and turn-to-turn transitions (paper Figure 9), built
+// from a RunModel and rendered by a ReportFormat (format.hpp).
+#pragma once
+
+#include "report/metrics.hpp"
+#include "report/model.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ptxbench::report {
+
+// One model × problem × prompt variant.
+struct VariantResult {
+  std::string variant;
+  std::int64_t trajectories = 0; // with at least one counted turn
+  std::map<int, TurnCounts> counts; // by turn limit
+  MetricValues values;
+};
+
+// One model × problem: its variants and each metric's spread across them.
+struct GroupResult {
+  std::string model;
+  std::string problem;
+  std::vector<VariantResult> variants;
+  std::map<MetricKey, Spread> across;
+  std::map<int, TurnCounts> counts; // summed over variants, by turn limit
+};
+
+inline constexpr std::size_t kCategoryCount = store::kTurnCategories.size();
+using CategoryCounts = std::array<std::int64_t, kCategoryCount>; // by TurnCategory value - 1
+
+// Error categories of one model's counted turns: by counted-turn ordinal (1-based), and the
+// transitions between consecutive counted turns of a trajectory (from, to).
+struct CategoryStats {
+  std::string model;
+  std::map<int, CategoryCounts> by_turn;
+  std::map<std::pair<store::TurnCategory, store::TurnCategory>, std::int64_t> transitions;
+  std::int64_t not_counted_turns = 0; // infra turns, excluded from everything else
+};
+
+struct Report {
+  std::vector<std::string> sources;
+  MetricOptions options;
+  std::int64_t trajectories = 0;
+  std::int64_t finished_turns = 0;
+  std::int64_t not_counted_turns = 0;
+  std::vector<GroupResult> groups;       // sorted by model, problem
+  std::vector<CategoryStats> categories; // sorted by model
+  std::vector<TurnRecord> turns;         // sorted by trajectory, turn index
+};
+
+Report build_report(const RunModel& run, const MetricOptions& options = {});
+std::vector<CategoryStats> category_stats(std::span<const TurnRecord> turns);
+
+} // namespace ptxbench::report
