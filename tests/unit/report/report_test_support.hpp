@@ -2,6 +2,8 @@
 // metric can be worked out by hand (metrics_test.cpp shows the arithmetic).
 #pragma once
 
+#include "support/scratch_dir.hpp"
+
 #include "report/model.hpp"
 #include "store/run_store.hpp"
 
@@ -15,26 +17,7 @@
 
 namespace ptxbench::report::testing {
 
-// A fresh folder named after the running test; removed when the object dies.
-class ScratchDir {
-public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "ptxbench_report_" + std::string(info->test_suite_name()) + "_" +
-                       info->name() + "_" + std::to_string(::getpid());
-    std::replace(name.begin(), name.end(), '/', '_');
-    m_path = std::filesystem::temp_directory_path() / name;
-    std::filesystem::remove_all(m_path);
-    std::filesystem::create_directories(m_path);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(m_path); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  std::filesystem::path m_path;
-};
+using test_support::ScratchDir;
 
 // One turn to write: its category, whether it used budget, and (when evaluated) the speedup
 // and the verdict names the evaluator stores.

@@ -1,6 +1,8 @@
 // Scratch run folders and sample records for the store tests.
 #pragma once
 
+#include "support/scratch_dir.hpp"
+
 #include "store/run_store.hpp"
 
 #include <algorithm>
@@ -11,26 +13,7 @@
 
 namespace ptxbench::store::testing {
 
-// A fresh folder named after the running test (and process); removed when the object dies.
-class ScratchDir {
-public:
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "ptxbench_store_" + std::string(info->test_suite_name()) + "_" +
-                       info->name() + "_" + std::to_string(::getpid());
-    std::replace(name.begin(), name.end(), '/', '_');
-    m_path = std::filesystem::temp_directory_path() / name;
-    std::filesystem::remove_all(m_path);
-    std::filesystem::create_directories(m_path);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(m_path); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  std::filesystem::path m_path;
-};
+using test_support::ScratchDir;
 
 inline RunInfo sample_run_info() {
   return RunInfo{R"({"models":["local"],"turns":8})", "0.1.0-test", ""};

@@ -1,0 +1,47 @@
+// A fresh temporary folder per test, named after the running test and process, removed when
+// the object dies. Shared by every test suite that writes files.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+
+namespace ptxbench::test_support {
+
+class ScratchDir {
+public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = "ptxbench_" + std::string(info->test_suite_name()) + "_" + info->name() +
+                       "_" + std::to_string(::getpid());
+    std::replace(name.begin(), name.end(), '/', '_');
+    m_path = std::filesystem::temp_directory_path() / name;
+    std::filesystem::remove_all(m_path);
+    std::filesystem::create_directories(m_path);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(m_path); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::filesystem::path& path() const { return m_path; }
+
+  // Writes `text` to `name` inside the folder and returns the file's path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    std::filesystem::path file = m_path / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + file.string());
+    return file;
+  }
+
+private:
+  std::filesystem::path m_path;
+};
+
+} // namespace ptxbench::test_support
