@@ -155,22 +155,7 @@ util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
 }
 
 util::Expected<std::vector<TrajectoryRecord>> read_trajectories(detail::Statement& stmt) {
-  std::vector<TrajectoryRecord> records;
-  for (;;) {
-    auto row = stmt.step();
-    if (!row)
-      return row.take_error();
-    if (!*row)
-      break;
-    auto record = read_trajectory(stmt);
-    if (!record) {
-      stmt.reset();
-      return record.take_error();
-    }
-    records.push_back(std::move(*record));
-  }
-  stmt.reset();
-  return records;
+  return stmt.collect<TrajectoryRecord>(read_trajectory);
 }
 
 } // namespace

@@ -88,24 +88,15 @@ util::Expected<std::vector<StoredEvaluation>> RunStore::evaluations_of(TurnId tu
   auto& stmt = m_db->prepared("SELECT kernel_sha256, traces_json, speedup, static_verdict, "
                               "dynamic_verdict FROM evaluation WHERE turn_id = ?1 ORDER BY id");
   stmt.bind(1, turn.value);
-  std::vector<StoredEvaluation> evaluations;
-  for (;;) {
-    auto row = stmt.step();
-    if (!row)
-      return row.take_error();
-    if (!*row)
-      break;
-    auto traces = parse_traces(stmt.text(1), m_path.string() + ": evaluation of turn " +
-                                                 std::to_string(turn.value));
-    if (!traces) {
-      stmt.reset();
-      return traces.take_error();
-    }
-    evaluations.push_back(StoredEvaluation{stmt.optional_text(0), std::move(*traces),
-                                           stmt.optional_real(2), stmt.optional_text(3),
-                                           stmt.optional_text(4)});
-  }
-  stmt.reset();
+  const std::string origin =
+      m_path.string() + ": evaluation of turn " + std::to_string(turn.value);
+  auto evaluations = stmt.collect<StoredEvaluation>(
+      [&](detail::Statement& row) -> util::Expected<StoredEvaluation> {
+        auto traces = parse_traces(row.text(1), origin);
+        if (!traces) return traces.take_error();
+        return StoredEvaluation{row.optional_text(0), std::move(*traces), row.optional_real(2),
+                                row.optional_text(3), row.optional_text(4)};
+      });
   return evaluations;
 }
 
@@ -118,21 +109,10 @@ util::Expected<std::vector<FinishedTurn>> RunStore::finished_turns(TrajectoryId 
       "LEFT JOIN source f ON f.sha256 = t.feedback_sha256 "
       "WHERE t.trajectory_id = ?1 AND t.state = ?2 ORDER BY t.idx");
   stmt.bind(1, id.value).bind(2, raw(TurnState::finished));
-  std::vector<FinishedTurn> turns;
-  for (;;) {
-    auto row = stmt.step();
-    if (!row)
-      return row.take_error();
-    if (!*row)
-      break;
-    auto turn = read_finished_turn(stmt);
-    if (!turn) {
-      stmt.reset();
-      return turn.take_error();
-    }
-    turns.push_back(std::move(*turn));
-  }
-  stmt.reset();
+  auto collected = stmt.collect<FinishedTurn>(read_finished_turn);
+  if (!collected)
+    return collected.take_error();
+  std::vector<FinishedTurn> turns = std::move(*collected);
   for (auto& turn : turns) {
     auto evaluations = evaluations_of(turn.id);
     if (!evaluations)
@@ -164,17 +144,7 @@ util::Expected<std::vector<ModelCallRecord>> RunStore::model_calls(TurnId turn) 
       "LEFT JOIN source r ON r.sha256 = c.reply_sha256 "
       "LEFT JOIN source s ON s.sha256 = c.reasoning_sha256 WHERE c.turn_id = ?1 ORDER BY c.id");
   stmt.bind(1, turn.value);
-  std::vector<ModelCallRecord> calls;
-  for (;;) {
-    auto row = stmt.step();
-    if (!row)
-      return row.take_error();
-    if (!*row)
-      break;
-    calls.push_back(read_model_call(stmt));
-  }
-  stmt.reset();
-  return calls;
+  return stmt.collect<ModelCallRecord>(read_model_call);
 }
 
 util::Expected<std::int64_t> RunStore::count_turns(TrajectoryId id, TurnState state) {

@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -47,6 +49,9 @@ public:
   util::Status run();
   // Clears bindings and rewinds, ready for the next use.
   void reset();
+  // Steps through every row, turning each into a T with `read(*this)` (which returns T or
+  // util::Expected<T>), then resets; the first error ends the walk and is returned.
+  template <typename T, typename Read> util::Expected<std::vector<T>> collect(Read&& read);
 
   // Columns are 0-based.
   std::int64_t int64(int column) const;
@@ -62,6 +67,28 @@ private:
   sqlite3* m_db;
   sqlite3_stmt* m_stmt;
 };
+
+template <typename T, typename Read>
+util::Expected<std::vector<T>> Statement::collect(Read&& read) {
+  std::vector<T> rows;
+  for (;;) {
+    auto row = step();
+    if (!row) return row.take_error();
+    if (!*row) break;
+    auto value = read(*this);
+    if constexpr (std::is_same_v<decltype(value), T>) {
+      rows.push_back(std::move(value));
+    } else {
+      if (!value) {
+        reset();
+        return value.take_error();
+      }
+      rows.push_back(std::move(*value));
+    }
+  }
+  reset();
+  return rows;
+}
 
 class Connection {
 public:
