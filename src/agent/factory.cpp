@@ -48,7 +48,7 @@ EnvLookup process_environment() {
 util::Expected<std::unique_ptr<ModelClient>> make_client(const ModelSpec& spec,
                                                          const ClientDeps& deps) {
   if (spec.provider == "replay")
-    return make_replay(spec);
+    return make_replay(spec, deps.replay_start);
   for (const auto& provider : kHttpProviders) {
     if (provider.name != spec.provider)
       continue;

@@ -23,6 +23,8 @@ struct ClientDeps {
   EnvLookup env;                      // empty: process_environment()
   RetryPolicy retry;                  // delays; max_attempts comes from the registry entry
   std::size_t max_response_bytes = std::size_t{64} << 20;
+  // replay: recorded replies to skip, the calls a resumed trajectory already made.
+  std::size_t replay_start = 0;
 };
 
 // invalid_input when the entry's key variable is unset or empty, or its replay file is bad.

@@ -13,6 +13,7 @@ namespace ptxbench::agent {
 std::unique_ptr<ProviderProtocol> make_openai_chat(const ModelSpec& spec, const Secret& key);
 std::unique_ptr<ProviderProtocol> make_anthropic_messages(const ModelSpec& spec, const Secret& key);
 std::unique_ptr<ProviderProtocol> make_gemini(const ModelSpec& spec, const Secret& key);
-util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec);
+// Plays the file from reply `start` (0-based) on.
+util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec, std::size_t start);
 
 } // namespace ptxbench::agent

@@ -6,7 +6,8 @@
 //   {"error": {"kind": "rate_limited", "message": "HTTP 429 ..."}}
 // Texts are UTF-8-repaired like live replies. A call after the last line is an invalid_input
 // error naming the file and the count, so a test or demo that needs more replies than were
-// recorded fails clearly. Thread-safe: concurrent callers take consecutive lines.
+// recorded fails clearly. A client can start later in the file (a resumed trajectory skips the
+// replies its earlier calls already took). Thread-safe: concurrent callers take consecutive lines.
 #include "agent/providers.hpp"
 #include "agent/utf8.hpp"
 #include "util/fs.hpp"
@@ -85,8 +86,8 @@ util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
 
 class ReplayClient final : public ModelClient {
 public:
-  ReplayClient(ModelSpec spec, std::vector<Recorded> replies)
-      : m_spec(std::move(spec)), m_replies(std::move(replies)) {}
+  ReplayClient(ModelSpec spec, std::vector<Recorded> replies, std::size_t start)
+      : m_spec(std::move(spec)), m_replies(std::move(replies)), m_next(start) {}
 
   util::Expected<ChatResponse> complete(const ChatRequest& request) override {
     auto started = std::chrono::system_clock::now();
@@ -140,14 +141,14 @@ private:
 
 } // namespace
 
-util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec) {
+util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec, std::size_t start) {
   if (!spec.replay_file)
     return util::make_error(util::ErrorKind::invalid_input,
                             "model " + spec.name + ": replay provider needs replay_file");
   auto replies = load_replies(spec);
   if (!replies)
     return replies.take_error();
-  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(*replies)));
+  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(*replies), start));
 }
 
 } // namespace ptxbench::agent

@@ -19,7 +19,16 @@ std::span<const Command> commands() {
               "evaluate a kernel on the GPU: correctness on seeded inputs, timing against the "
               "library baseline, executed target instructions (static part without a GPU)",
               setup_eval},
-      Command{"demo", "the built-in default job: check the example kernels for both archs",
+      Command{"run",
+              "the benchmark: models × problems × prompt variants × trajectories of the "
+              "multi-turn kernel agent into a run directory (resumable)",
+              setup_run},
+      Command{"export",
+              "write a run's trajectory JSON, FlashInfer-Trace traces JSONL and per-turn CSV",
+              setup_export},
+      Command{"demo",
+              "the built-in default job: a short replayed agent trajectory on the GEMM problem "
+              "(GPU step when there is a GPU)",
               setup_demo},
       Command{"pack", "list knowledge-pack prompt variants or print one composed", setup_pack},
       Command{"report",

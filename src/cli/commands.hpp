@@ -13,5 +13,7 @@ Action setup_demo(CLI::App& sub);
 Action setup_problems(CLI::App& sub);
 Action setup_pack(CLI::App& sub);
 Action setup_report(CLI::App& sub);
+Action setup_run(CLI::App& sub);
+Action setup_export(CLI::App& sub);
 
 } // namespace ptxbench::cli

@@ -49,6 +49,13 @@ struct TrajectoryRecord {
   std::optional<std::string> finished_at;
 };
 
+// The two opening messages of a trajectory's conversation.
+struct TrajectoryPrompts {
+  std::string system;
+  std::string task;
+  friend bool operator==(const TrajectoryPrompts&, const TrajectoryPrompts&) = default;
+};
+
 struct TurnHandle {
   TurnId id;
   std::int64_t index = 0; // 0-based position in the trajectory

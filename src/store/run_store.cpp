@@ -198,3 +198,55 @@ util::Status RunStore::finish_trajectory(TrajectoryId id, ExitReason reason) {
 }
 
 } // namespace ptxbench::store
+
+namespace ptxbench::store {
+
+util::Expected<TrajectoryPrompts> RunStore::set_prompts(TrajectoryId id,
+                                                        const TrajectoryPrompts& prompts) {
+  {
+    std::lock_guard lock(m_mutex);
+    auto transaction = detail::WriteTransaction::begin(*m_db);
+    if (!transaction)
+      return transaction.take_error();
+    auto system = put_source(prompts.system);
+    if (!system)
+      return system.take_error();
+    auto task = put_source(prompts.task);
+    if (!task)
+      return task.take_error();
+    auto& update =
+        m_db->prepared("UPDATE trajectory SET system_prompt_sha256 = ?1, task_prompt_sha256 = ?2 "
+                       "WHERE id = ?3 AND system_prompt_sha256 IS NULL");
+    if (auto status = update.bind(1, std::string_view(*system))
+                          .bind(2, std::string_view(*task))
+                          .bind(3, id.value)
+                          .run();
+        !status)
+      return status.take_error();
+    if (auto status = (*transaction)->commit(); !status)
+      return status.take_error();
+  }
+  auto stored = this->prompts(id);
+  if (!stored)
+    return stored.take_error();
+  if (!*stored)
+    throw util::Fatal("set_prompts: no trajectory " + std::to_string(id.value));
+  return std::move(**stored);
+}
+
+util::Expected<std::optional<TrajectoryPrompts>> RunStore::prompts(TrajectoryId id) {
+  std::lock_guard lock(m_mutex);
+  auto& stmt = m_db->prepared(
+      "SELECT s.text, t.text FROM trajectory j JOIN source s ON s.sha256 = j.system_prompt_sha256 "
+      "JOIN source t ON t.sha256 = j.task_prompt_sha256 WHERE j.id = ?1");
+  auto row = stmt.bind(1, id.value).step();
+  if (!row)
+    return row.take_error();
+  std::optional<TrajectoryPrompts> prompts;
+  if (*row)
+    prompts = TrajectoryPrompts{stmt.text(0), stmt.text(1)};
+  stmt.reset();
+  return prompts;
+}
+
+} // namespace ptxbench::store

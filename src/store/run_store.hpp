@@ -62,7 +62,7 @@ struct ResumePoint {
 class RunStore {
 public:
   static constexpr std::string_view kDatabaseName = "run.sqlite";
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens `run_dir`/run.sqlite, creating the folder and database when absent; a new database
   // records `info` (config and version); an existing one keeps what it has, and info() says so.
@@ -85,6 +85,11 @@ public:
   util::Expected<std::optional<TrajectoryRecord>> find_trajectory(const TrajectoryKey& key);
   util::Expected<std::vector<TrajectoryRecord>> trajectories();
   util::Status finish_trajectory(TrajectoryId id, ExitReason reason);
+  // The system and task prompts the trajectory opened with. Set once: a second call keeps the
+  // first prompts (resume continues the conversation it started) and returns them.
+  util::Expected<TrajectoryPrompts> set_prompts(TrajectoryId id, const TrajectoryPrompts& prompts);
+  // nullopt when the trajectory has no prompts recorded.
+  util::Expected<std::optional<TrajectoryPrompts>> prompts(TrajectoryId id);
 
   // Starts the next turn of a running trajectory, abandoning a turn left open by a crash.
   util::Expected<TurnHandle> begin_turn(TrajectoryId id);

@@ -11,7 +11,7 @@ namespace ptxbench::store::detail {
 namespace {
 
 // Migration i (1-based) takes the schema from version i-1 to i. Append; never edit a shipped one.
-constexpr std::array<std::string_view, 1> kMigrations{
+constexpr std::array<std::string_view, 2> kMigrations{
     R"sql(
 CREATE TABLE run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -88,6 +88,11 @@ CREATE TABLE enum_value (
   name TEXT NOT NULL,
   PRIMARY KEY (enum, value)
 ) WITHOUT ROWID;
+)sql",
+    // 2: the prompts a trajectory opened with, so that resume and exports use the exact text.
+    R"sql(
+ALTER TABLE trajectory ADD COLUMN system_prompt_sha256 TEXT REFERENCES source(sha256);
+ALTER TABLE trajectory ADD COLUMN task_prompt_sha256 TEXT REFERENCES source(sha256);
 )sql",
 };
 

@@ -1,0 +1,111 @@
+#include "agent/executor.hpp"
+
+#include "agent/feedback.hpp"
+#include "exec/evaluation.hpp"
+
+#include <cuda_runtime.h>
+
+namespace ptxbench::agent {
+namespace {
+
+std::optional<std::string> static_verdict_name(const exec::CheckReport& report) {
+  if (auto verdict = report.verdict())
+    return std::string(sass::to_string(*verdict));
+  return std::nullopt;
+}
+
+std::optional<std::string> dynamic_verdict_name(const exec::Evaluation& evaluation) {
+  if (!evaluation.dynamic)
+    return std::nullopt;
+  return std::string(exec::to_string(evaluation.dynamic->verdict));
+}
+
+TurnResult static_result(const exec::CheckReport& report, const std::string& source) {
+  TurnResult result;
+  result.category = category_of(report);
+  result.feedback = check_feedback(report);
+  result.evaluation.kernel_source = source;
+  result.evaluation.static_verdict = static_verdict_name(report);
+  return result;
+}
+
+} // namespace
+
+store::TurnCategory category_of(const exec::CheckReport& report) {
+  switch (report.outcome) {
+  case exec::CheckOutcome::banned_library:
+    return store::TurnCategory::banned_library;
+  case exec::CheckOutcome::compile_error:
+    return store::TurnCategory::compile;
+  case exec::CheckOutcome::ok:
+    return store::TurnCategory::static_only;
+  }
+  throw util::Fatal("unknown check outcome");
+}
+
+store::TurnCategory category_of(const exec::Evaluation& evaluation) {
+  if (evaluation.check.outcome != exec::CheckOutcome::ok || !evaluation.gpu_ran)
+    return category_of(evaluation.check);
+  switch (evaluation.status) {
+  case trace::EvaluationStatus::passed:
+    return store::TurnCategory::correct;
+  case trace::EvaluationStatus::incorrect_shape:
+  case trace::EvaluationStatus::incorrect_numerical:
+  case trace::EvaluationStatus::incorrect_dtype:
+    return store::TurnCategory::numerical;
+  case trace::EvaluationStatus::runtime_error:
+    return store::TurnCategory::runtime;
+  case trace::EvaluationStatus::compile_error:
+    return store::TurnCategory::compile;
+  case trace::EvaluationStatus::timeout:
+    return store::TurnCategory::timeout;
+  }
+  throw util::Fatal("unknown evaluation status");
+}
+
+util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
+                                                    const suite::Problem& problem,
+                                                    compile::Arch arch) {
+  auto report = m_checker.check(source, problem, arch);
+  if (!report)
+    return report.take_error();
+  TurnResult result = static_result(*report, source);
+  if (result.category == store::TurnCategory::static_only)
+    result.feedback += "Not run: this machine evaluates statically only (no GPU step); "
+                       "correctness and speed are unknown.\n";
+  return result;
+}
+
+util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
+                                                 const suite::Problem& problem,
+                                                 compile::Arch arch) {
+  auto report = m_checker.check(source, problem, arch);
+  if (!report)
+    return report.take_error();
+  if (report->outcome != exec::CheckOutcome::ok)
+    return static_result(*report, source);
+  exec::EvalOptions options = m_options;
+  options.arch = arch;
+  std::unique_lock gpu(m_gpu);
+  auto evaluation = m_evaluator.evaluate(source, problem, options);
+  gpu.unlock();
+  if (!evaluation)
+    return evaluation.take_error();
+  TurnResult result;
+  result.category = category_of(*evaluation);
+  result.feedback = evaluation_feedback(*evaluation);
+  result.speedup = speedup_of(*evaluation);
+  result.evaluation.kernel_source = source;
+  result.evaluation.traces.push_back(exec::to_trace(*evaluation, problem));
+  result.evaluation.speedup = result.speedup;
+  result.evaluation.static_verdict = static_verdict_name(evaluation->check);
+  result.evaluation.dynamic_verdict = dynamic_verdict_name(*evaluation);
+  return result;
+}
+
+bool cuda_device_present() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+} // namespace ptxbench::agent

@@ -1,0 +1,82 @@
+// Running a candidate kernel for the agent loop: the Executor interface and its two real
+// implementations.
+//
+// GpuExecutor runs the full GPU evaluation (exec::Evaluator). StaticExecutor runs what needs
+// no GPU (exec::Checker: banned-library gate, nvcc, static SASS report). A StaticExecutor turn
+// whose kernel builds can never be called correct or wrong: it is categorised
+// TurnCategory::static_only (counted, so a CPU-only run still ends on its turn budget; never
+// correct, so it never meets the target speedup). GpuExecutor uses the same category when the
+// evaluator finds no usable GPU.
+#pragma once
+
+#include "compile/nvcc.hpp"
+#include "exec/check.hpp"
+#include "exec/evaluator.hpp"
+#include "store/records.hpp"
+#include "suite/problem.hpp"
+#include "util/error.hpp"
+
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace ptxbench::agent {
+
+// What one evaluated turn came to: its category, the observation for the model and what the
+// run store keeps of the evaluation.
+struct TurnResult {
+  store::TurnCategory category = store::TurnCategory::infra;
+  std::string feedback;
+  std::optional<double> speedup; // when the kernel ran correctly and was timed
+  store::EvaluationRecord evaluation;
+};
+
+class Executor {
+public:
+  virtual ~Executor() = default;
+  // Errors only when no verdict exists (a missing tool, a broken set-up): an infra turn.
+  virtual util::Expected<TurnResult>
+  evaluate(const std::string& source, const suite::Problem& problem, compile::Arch arch) = 0;
+  // "static" or "gpu", for summaries.
+  virtual std::string_view name() const = 0;
+};
+
+// Thread-safe (the checker is).
+class StaticExecutor final : public Executor {
+public:
+  explicit StaticExecutor(const exec::Checker& checker) : m_checker(checker) {}
+  util::Expected<TurnResult> evaluate(const std::string& source, const suite::Problem& problem,
+                                      compile::Arch arch) override;
+  std::string_view name() const override { return "static"; }
+
+private:
+  const exec::Checker& m_checker;
+};
+
+// Thread-safe: the static check runs in the caller's thread (compiles of several trajectories
+// overlap each other and the GPU), the GPU evaluation holds the GPU's lock. The evaluator's own
+// check of the same source is then a compile-cache hit.
+class GpuExecutor final : public Executor {
+public:
+  GpuExecutor(const exec::Checker& checker, exec::Evaluator& evaluator, exec::EvalOptions options)
+      : m_checker(checker), m_evaluator(evaluator), m_options(options) {}
+  util::Expected<TurnResult> evaluate(const std::string& source, const suite::Problem& problem,
+                                      compile::Arch arch) override;
+  std::string_view name() const override { return "gpu"; }
+
+private:
+  const exec::Checker& m_checker;
+  exec::Evaluator& m_evaluator;
+  exec::EvalOptions m_options;
+  std::mutex m_gpu;
+};
+
+// The category of a static check alone (banned_library, compile or static_only).
+store::TurnCategory category_of(const exec::CheckReport& report);
+// The category of a full evaluation; static_only when the GPU step did not run.
+store::TurnCategory category_of(const exec::Evaluation& evaluation);
+
+// Whether this process sees a CUDA device (chooses GpuExecutor over StaticExecutor).
+bool cuda_device_present();
+
+} // namespace ptxbench::agent

@@ -1,0 +1,38 @@
+// The observation the agent loop sends back after a turn: short, structured text built from
+// what the checker or the evaluator found — the first compile errors, ptxas registers and
+// spills per kernel, the runtime error, correctness numbers, latencies and speedup, and the
+// target-instruction verdict with family counts. Long texts (logs, messages) are cut, because
+// every feedback stays in the conversation of every later turn.
+#pragma once
+
+#include "exec/check.hpp"
+#include "exec/evaluation.hpp"
+#include "util/error.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ptxbench::agent {
+
+inline constexpr std::size_t kMaxFeedbackLineChars = 400;
+
+// Gate, build and static SASS report, for a check that stopped there (or the check part of an
+// evaluation).
+std::string check_feedback(const exec::CheckReport& report);
+
+// The whole evaluation: check part, then GPU status, correctness, timing and dynamic verdict;
+// says plainly when the GPU step did not run.
+std::string evaluation_feedback(const exec::Evaluation& evaluation);
+
+// When no candidate could be taken from the reply.
+std::string extraction_feedback(const util::Error& error);
+
+// The speedup over the baseline when the evaluation passed and was timed.
+std::optional<double> speedup_of(const exec::Evaluation& evaluation);
+
+// `text` cut to `limit` characters with a marker saying how much was left out.
+std::string clip(std::string_view text, std::size_t limit);
+
+} // namespace ptxbench::agent

@@ -1,0 +1,326 @@
+#include "agent/loop.hpp"
+
+#include "agent/factory.hpp"
+#include "agent/feedback.hpp"
+#include "compile/extract.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fmt/core.h>
+
+namespace ptxbench::agent {
+namespace {
+
+using store::TurnCategory;
+
+// Model-API failures that another attempt later may cure (the client already retried them).
+bool is_transient(util::ErrorKind kind) {
+  switch (kind) {
+  case util::ErrorKind::timeout:
+  case util::ErrorKind::transport:
+  case util::ErrorKind::http_status:
+  case util::ErrorKind::rate_limited:
+  case util::ErrorKind::bad_response:
+  case util::ErrorKind::subprocess:
+  case util::ErrorKind::io:
+    return true;
+  default:
+    return false;
+  }
+}
+
+store::ModelCallRecord to_record(const AttemptRecord& attempt) {
+  store::ModelCallRecord call;
+  call.attempt = attempt.attempt;
+  call.provider = attempt.provider;
+  call.model = attempt.model;
+  call.request_sha256 = attempt.request_sha256;
+  call.started_at = attempt.started_at;
+  call.latency_ms = attempt.latency.count();
+  if (attempt.http_status)
+    call.http_status = *attempt.http_status;
+  if (attempt.error) {
+    call.error_kind = attempt.error->kind;
+    call.error_message = attempt.error->message;
+  }
+  if (const ChatResponse* reply = attempt.response) {
+    call.input_tokens = reply->usage.input_tokens;
+    call.output_tokens = reply->usage.output_tokens;
+    call.reasoning_tokens = reply->usage.reasoning_tokens;
+    call.cost_usd = reply->cost_usd;
+    call.finish_reason = reply->finish_reason;
+    call.reply = reply->text;
+    call.reasoning = reply->reasoning;
+  }
+  return call;
+}
+
+// The closing line of every evaluated turn's feedback, as the original agent words it.
+std::string closing_line(const TurnResult& result, const std::optional<double>& target) {
+  if (result.category != TurnCategory::correct)
+    return result.category == TurnCategory::static_only
+               ? ""
+               : "\nPlease fix the issues and provide an updated kernel.\n";
+  if (!result.speedup)
+    return "\nKernel is correct.\n";
+  if (target && *result.speedup >= *target)
+    return fmt::format("\nTarget speedup {:.3f}x achieved! Speedup: {:.3f}x.\n", *target,
+                       *result.speedup);
+  if (target)
+    return fmt::format(
+        "\nKernel is correct. Speedup: {:.3f}x (target: {:.3f}x). Keep optimizing.\n",
+        *result.speedup, *target);
+  return fmt::format("\nKernel is correct. Speedup: {:.3f}x. Keep optimizing.\n", *result.speedup);
+}
+
+// What one turn came to before it is committed.
+struct TurnWork {
+  store::TurnOutcome outcome;
+  std::optional<store::EvaluationRecord> evaluation;
+  std::optional<double> speedup;
+  std::optional<store::ExitReason> ends; // the trajectory ends after this turn
+  std::string error;                     // infra or ending error text
+};
+
+class Trajectory {
+public:
+  Trajectory(const TrajectoryTask& task, const LoopOptions& options, const LoopDeps& deps)
+      : m_task(task), m_options(options), m_deps(deps), m_store(*deps.store) {}
+
+  util::Expected<TrajectoryResult> run();
+
+private:
+  util::Expected<bool> already_finished();
+  util::Status refresh();
+  util::Expected<TurnWork> model_turn(store::TurnHandle turn);
+  TurnWork evaluate_reply(const ChatResponse& reply);
+  util::Status commit(store::TurnHandle turn, const TurnWork& work);
+  util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
+  TrajectoryResult stopped(std::string why) const;
+  bool target_met(const std::optional<double>& speedup) const {
+    return speedup && m_options.target_speedup && *speedup >= *m_options.target_speedup;
+  }
+
+  const TrajectoryTask& m_task;
+  const LoopOptions& m_options;
+  const LoopDeps& m_deps;
+  store::RunStore& m_store;
+  store::TrajectoryId m_id;
+  store::TrajectoryPrompts m_prompts;
+  std::vector<store::FinishedTurn> m_finished;
+  std::unique_ptr<ModelClient> m_client;
+  TrajectoryResult m_result;
+};
+
+util::Status Trajectory::refresh() {
+  auto finished = m_store.finished_turns(m_id);
+  if (!finished)
+    return finished.take_error();
+  m_finished = std::move(*finished);
+  m_result.counted_turns = 0;
+  m_result.correct_turns = 0;
+  m_result.best_speedup.reset();
+  for (const auto& turn : m_finished) {
+    if (turn.counting == store::Counting::counted)
+      ++m_result.counted_turns;
+    if (turn.category != TurnCategory::correct)
+      continue;
+    ++m_result.correct_turns;
+    for (const auto& evaluation : turn.evaluations)
+      if (evaluation.speedup)
+        m_result.best_speedup = std::max(m_result.best_speedup.value_or(0.0), *evaluation.speedup);
+  }
+  return util::Ok{};
+}
+
+util::Expected<bool> Trajectory::already_finished() {
+  auto record = m_store.find_trajectory(m_task.key);
+  if (!record)
+    return record.take_error();
+  if (!*record || (*record)->status != store::TrajectoryStatus::finished)
+    return false;
+  m_result.exit = (*record)->exit_reason;
+  return true;
+}
+
+util::Expected<TrajectoryResult> Trajectory::run() {
+  auto id = m_store.open_trajectory(m_task.key);
+  if (!id)
+    return id.take_error();
+  m_id = m_result.id = *id;
+  if (auto status = refresh(); !status)
+    return status.take_error();
+  auto finished = already_finished();
+  if (!finished)
+    return finished.take_error();
+  if (*finished)
+    return m_result;
+  auto prompts = m_store.set_prompts(m_id, {m_task.prompts.system, m_task.prompts.task});
+  if (!prompts)
+    return prompts.take_error();
+  m_prompts = std::move(*prompts);
+  // A crash between a turn's commit and the trajectory's end: finish what the store shows.
+  if (target_met(m_result.best_speedup))
+    return finish(store::ExitReason::target_met);
+  auto usage = m_store.usage(m_id);
+  if (!usage)
+    return usage.take_error();
+  auto client = m_deps.make_client(usage->calls);
+  if (!client)
+    return client.take_error();
+  m_client = std::move(*client);
+
+  int infra_in_a_row = 0;
+  while (m_result.counted_turns < m_options.max_turns) {
+    if (m_deps.cancel != nullptr && m_deps.cancel->load())
+      return stopped("cancelled");
+    auto turn = m_store.begin_turn(m_id);
+    if (!turn)
+      return turn.take_error();
+    auto work = model_turn(*turn);
+    if (!work)
+      return work.take_error();
+    if (auto status = commit(*turn, *work); !status)
+      return status.take_error();
+    ++m_result.turns_this_run;
+    if (auto status = refresh(); !status)
+      return status.take_error();
+    if (m_deps.on_turn)
+      m_deps.on_turn(TurnEvent{&m_task.key, turn->index, work->outcome.category, work->speedup});
+    if (work->ends)
+      return finish(*work->ends, work->error);
+    if (work->outcome.category != TurnCategory::infra) {
+      infra_in_a_row = 0;
+    } else if (++infra_in_a_row > m_options.max_infra_retries) {
+      return stopped(fmt::format("{} infrastructure failures in a row; last: {}", infra_in_a_row,
+                                 work->error));
+    }
+    if (work->outcome.category == TurnCategory::correct && target_met(work->speedup))
+      return finish(store::ExitReason::target_met);
+  }
+  return finish(store::ExitReason::turn_budget);
+}
+
+util::Expected<TurnWork> Trajectory::model_turn(store::TurnHandle turn) {
+  ChatRequest request =
+      make_request(*m_task.model, conversation(m_prompts, m_finished, m_options.context));
+  std::optional<util::Error> store_error;
+  request.on_attempt = [&](const AttemptRecord& attempt) {
+    if (auto status = m_store.record_model_call(turn.id, to_record(attempt));
+        !status && !store_error)
+      store_error = status.error();
+  };
+  auto reply = m_client->complete(request);
+  if (store_error)
+    return *store_error;
+  if (reply)
+    return evaluate_reply(*reply);
+  TurnWork work;
+  work.outcome.category = TurnCategory::infra;
+  work.outcome.counting = store::Counting::not_counted;
+  work.error = reply.error().message;
+  if (is_context_overflow(reply.error()))
+    work.ends = store::ExitReason::context_overflow;
+  else if (!is_transient(reply.error().kind))
+    work.ends = store::ExitReason::model_error;
+  return work;
+}
+
+TurnWork Trajectory::evaluate_reply(const ChatResponse& reply) {
+  TurnWork work;
+  work.outcome.reply = reply.text;
+  auto candidate = compile::extract_candidate(reply.text);
+  if (!candidate) {
+    work.outcome.category = TurnCategory::extraction;
+    work.outcome.feedback = extraction_feedback(candidate.error());
+    return work;
+  }
+  work.outcome.kernel_source = candidate->code;
+  auto result = m_deps.executor->evaluate(candidate->code, *m_task.problem, m_options.arch);
+  if (!result) {
+    work.outcome.category = TurnCategory::infra;
+    work.outcome.counting = store::Counting::not_counted;
+    work.error = "evaluation failed: " + result.error().message;
+    return work;
+  }
+  work.outcome.category = result->category;
+  work.outcome.feedback = result->feedback + closing_line(*result, m_options.target_speedup);
+  work.speedup = result->speedup;
+  work.evaluation = std::move(result->evaluation);
+  return work;
+}
+
+util::Status Trajectory::commit(store::TurnHandle turn, const TurnWork& work) {
+  if (work.evaluation)
+    if (auto status = m_store.record_evaluation(turn.id, *work.evaluation); !status)
+      return status;
+  return m_store.finish_turn(turn.id, work.outcome);
+}
+
+util::Expected<TrajectoryResult> Trajectory::finish(store::ExitReason reason, std::string why) {
+  if (auto status = m_store.finish_trajectory(m_id, reason); !status)
+    return status.take_error();
+  m_result.exit = reason;
+  m_result.stop_reason = std::move(why);
+  return m_result;
+}
+
+TrajectoryResult Trajectory::stopped(std::string why) const {
+  TrajectoryResult result = m_result;
+  result.stop_reason = std::move(why);
+  return result;
+}
+
+} // namespace
+
+std::string_view to_string(ContextPolicy policy) {
+  return policy == ContextPolicy::full ? "full" : "latest-pair";
+}
+
+std::optional<ContextPolicy> parse_context_policy(std::string_view name) {
+  if (name == "full")
+    return ContextPolicy::full;
+  if (name == "latest-pair")
+    return ContextPolicy::latest_pair;
+  return std::nullopt;
+}
+
+bool is_context_overflow(const util::Error& error) {
+  if (error.kind != util::ErrorKind::http_status && error.kind != util::ErrorKind::invalid_input)
+    return false;
+  // The wordings of OpenAI-compatible servers (OpenAI, vLLM, SGLang), Anthropic and Gemini.
+  static constexpr std::array<std::string_view, 7> kMarkers{
+      "context_length_exceeded", "maximum context length", "context length", "context window",
+      "prompt is too long",      "input token count",      "too many tokens"};
+  std::string message = util::to_lower(error.message);
+  return std::ranges::any_of(
+      kMarkers, [&](std::string_view marker) { return message.find(marker) != std::string::npos; });
+}
+
+std::vector<Message> conversation(const store::TrajectoryPrompts& prompts,
+                                  const std::vector<store::FinishedTurn>& turns,
+                                  ContextPolicy policy) {
+  std::vector<Message> messages{{Role::system, prompts.system}, {Role::user, prompts.task}};
+  std::vector<const store::FinishedTurn*> pairs;
+  for (const auto& turn : turns)
+    if (turn.category != TurnCategory::infra && turn.reply && turn.feedback)
+      pairs.push_back(&turn);
+  if (policy == ContextPolicy::latest_pair && pairs.size() > 1)
+    pairs.erase(pairs.begin(), pairs.end() - 1);
+  for (const auto* turn : pairs) {
+    messages.push_back({Role::assistant, *turn->reply});
+    messages.push_back({Role::user, *turn->feedback});
+  }
+  return messages;
+}
+
+util::Expected<TrajectoryResult> run_trajectory(const TrajectoryTask& task,
+                                                const LoopOptions& options, const LoopDeps& deps) {
+  if (deps.store == nullptr || deps.executor == nullptr || !deps.make_client ||
+      task.problem == nullptr || task.model == nullptr)
+    throw util::Fatal("run_trajectory: missing store, executor, client maker, problem or model");
+  return Trajectory(task, options, deps).run();
+}
+
+} // namespace ptxbench::agent

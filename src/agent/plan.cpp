@@ -1,0 +1,195 @@
+#include "agent/plan.hpp"
+
+#include "agent/json_fields.hpp"
+#include "agent/prompt.hpp"
+#include "util/fs.hpp"
+
+namespace ptxbench::agent {
+namespace {
+
+constexpr std::array<std::string_view, 12> kPlanKeys{
+    "models",       "problems", "prompt_variants",
+    "trajectories", "turns",    "target_speedup",
+    "context",      "arch",     "jobs",
+    "registry",     "eval",     "max_infra_retries"};
+constexpr std::array<std::string_view, 5> kEvalKeys{"sets", "trials", "warmup", "iterations",
+                                                    "timeout_s"};
+constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
+
+int as_int(std::optional<std::int64_t> value, int fallback) {
+  return value ? static_cast<int>(*value) : fallback;
+}
+
+void read_eval(Fields& parent, const Json* json, const std::string& origin, EvalSettings& eval) {
+  if (json == nullptr)
+    return;
+  Fields f(*json, key_path(parent.path(), "eval"), origin);
+  f.allow_only(kEvalKeys);
+  eval.sets = as_int(f.integer("sets", 1), eval.sets);
+  eval.trials = as_int(f.integer("trials", 1), eval.trials);
+  eval.warmup = as_int(f.integer("warmup", 0), eval.warmup);
+  eval.iterations = as_int(f.integer("iterations", 1), eval.iterations);
+  eval.timeout_s = f.number("timeout_s", 1, 86400).value_or(eval.timeout_s);
+  if (f.error())
+    parent.fail(f.path(), f.error()->message);
+}
+
+void read_loop(Fields& f, LoopOptions& loop) {
+  loop.max_turns = as_int(f.integer("turns", 1), loop.max_turns);
+  loop.max_infra_retries = as_int(f.integer("max_infra_retries", 0), loop.max_infra_retries);
+  if (auto target = f.number("target_speedup", 0, 1e6))
+    loop.target_speedup = *target > 0 ? std::optional<double>(*target) : std::nullopt;
+  if (auto context = f.text("context")) {
+    if (auto policy = parse_context_policy(*context))
+      loop.context = *policy;
+    else
+      f.fail(key_path(f.path(), "context"), "expected \"full\" or \"latest-pair\"");
+  }
+  if (auto arch = f.text("arch")) {
+    if (auto parsed = compile::parse_arch(*arch))
+      loop.arch = *parsed;
+    else
+      f.fail(key_path(f.path(), "arch"), "expected \"sm_90a\" or \"sm_100a\"");
+  }
+}
+
+// The variants one problem runs with, from the plan's names and keywords.
+util::Expected<std::vector<std::string>>
+variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Manifest& manifest) {
+  std::vector<std::string> out;
+  std::string_view kind = suite::info(problem.kind).name;
+  for (const std::string& name : plan.prompt_variants) {
+    if (name == "paper") {
+      bool found = false;
+      for (const auto& [group, variants] : manifest.problem_variants())
+        if (group == kind) {
+          out.insert(out.end(), variants.begin(), variants.end());
+          found = !variants.empty();
+        }
+      if (!found)
+        out.push_back(default_variant(manifest, problem));
+    } else if (name == "default") {
+      out.push_back(default_variant(manifest, problem));
+    } else {
+      out.push_back(name);
+    }
+  }
+  for (const std::string& name : out) {
+    if (name == "none")
+      continue;
+    auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
+    if (!found)
+      return found.take_error();
+  }
+  return out;
+}
+
+util::Expected<std::vector<const suite::Problem*>> problems_for(const RunPlan& plan,
+                                                                const suite::Suite& suite) {
+  std::vector<const suite::Problem*> out;
+  for (const std::string& name : plan.problems) {
+    if (std::ranges::find(kSuites, name) != kSuites.end()) {
+      for (const auto& problem : suite.problems())
+        if (name == "all" || problem.suite == name)
+          out.push_back(&problem);
+      continue;
+    }
+    auto problem = suite.find(name);
+    if (!problem)
+      return problem.take_error();
+    out.push_back(*problem);
+  }
+  return out;
+}
+
+} // namespace
+
+util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin) {
+  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            origin.string() + ": not a JSON object");
+  RunPlan plan;
+  Fields f(json, "$", origin.string());
+  f.allow_only(kPlanKeys);
+  if (auto models = f.strings("models"))
+    plan.models = std::move(*models);
+  else if (!f.error())
+    f.fail("$.models", "missing: name at least one model of the registry");
+  if (auto problems = f.strings("problems"))
+    plan.problems = std::move(*problems);
+  if (auto variants = f.strings("prompt_variants"))
+    plan.prompt_variants = std::move(*variants);
+  plan.trajectories = as_int(f.integer("trajectories", 1), plan.trajectories);
+  plan.jobs = as_int(f.integer("jobs", 1), plan.jobs);
+  if (auto registry = f.text("registry")) {
+    std::filesystem::path path(*registry);
+    plan.registry = path.is_absolute() ? path : origin.parent_path() / path;
+  }
+  read_loop(f, plan.loop);
+  read_eval(f, f.object("eval"), origin.string(), plan.eval);
+  if (f.error())
+    return *f.error();
+  return plan;
+}
+
+util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {
+  auto text = util::read_file(path);
+  if (!text)
+    return text.take_error();
+  return parse_plan(*text, path);
+}
+
+Json plan_to_json(const RunPlan& plan) {
+  Json json;
+  json["models"] = plan.models;
+  json["problems"] = plan.problems;
+  json["prompt_variants"] = plan.prompt_variants;
+  json["trajectories"] = plan.trajectories;
+  json["turns"] = plan.loop.max_turns;
+  json["target_speedup"] = plan.loop.target_speedup.value_or(0.0);
+  json["context"] = std::string(to_string(plan.loop.context));
+  json["arch"] = std::string(compile::to_string(plan.loop.arch));
+  json["jobs"] = plan.jobs;
+  json["max_infra_retries"] = plan.loop.max_infra_retries;
+  if (!plan.registry.empty())
+    json["registry"] = plan.registry.string();
+  json["eval"] = {{"sets", plan.eval.sets},
+                  {"trials", plan.eval.trials},
+                  {"warmup", plan.eval.warmup},
+                  {"iterations", plan.eval.iterations},
+                  {"timeout_s", plan.eval.timeout_s}};
+  return json;
+}
+
+exec::EvalOptions eval_options(const RunPlan& plan) {
+  exec::EvalOptions options;
+  options.arch = plan.loop.arch;
+  options.sets = plan.eval.sets;
+  options.trials = plan.eval.trials;
+  options.warmup = plan.eval.warmup;
+  options.iterations = plan.eval.iterations;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(plan.eval.timeout_s * 1000));
+  return options;
+}
+
+util::Expected<std::vector<PlannedTrajectory>>
+expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest) {
+  auto problems = problems_for(plan, suite);
+  if (!problems)
+    return problems.take_error();
+  std::vector<PlannedTrajectory> out;
+  for (const std::string& model : plan.models)
+    for (const suite::Problem* problem : *problems) {
+      auto variants = variants_for(plan, *problem, manifest);
+      if (!variants)
+        return variants.take_error();
+      for (const std::string& variant : *variants)
+        for (int sample = 0; sample < plan.trajectories; ++sample)
+          out.push_back(
+              {store::TrajectoryKey{model, problem->name(), variant, sample}, problem, variant});
+    }
+  return out;
+}
+
+} // namespace ptxbench::agent

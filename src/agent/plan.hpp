@@ -1,0 +1,65 @@
+// Run plans: models × problems × prompt variants × trajectories × turns, from one JSON file or
+// from command-line flags, and their expansion into the trajectories of a run.
+//
+//   {"models": ["Qwen3.6-27B"], "problems": ["primary"], "prompt_variants": ["paper"],
+//    "trajectories": 4, "turns": 8, "target_speedup": 1.2, "context": "full",
+//    "arch": "sm_90a", "jobs": 4, "registry": "config/models.json",
+//    "eval": {"sets": 3, "trials": 3, "warmup": 10, "iterations": 50, "timeout_s": 60}}
+//
+// problems: names, or the suites "primary", "generalization", "all". prompt_variants: variant
+// names from knowledge/packs.json, or "paper" (the problem kind's three variants, the paper's
+// protocol), "default" (the kind's first), "none" (no knowledge pack). Unknown keys are errors.
+// The resolved plan (every default filled in) is what the run store keeps, so a resumed run
+// uses exactly the plan it started with.
+#pragma once
+
+#include "agent/loop.hpp"
+#include "exec/evaluator.hpp"
+#include "pack/manifest.hpp"
+#include "store/records.hpp"
+#include "suite/suite.hpp"
+#include "util/error.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ptxbench::agent {
+
+struct EvalSettings {
+  int sets = 3;
+  int trials = 3;
+  int warmup = 10;
+  int iterations = 50;
+  double timeout_s = 60;
+};
+
+struct RunPlan {
+  std::vector<std::string> models;
+  std::vector<std::string> problems{"gemm_n7168_k5120"};
+  std::vector<std::string> prompt_variants{"default"};
+  int trajectories = 1;
+  LoopOptions loop;
+  int jobs = 4;                   // trajectories in flight at once
+  std::filesystem::path registry; // empty: the shipped config/models.json
+  EvalSettings eval;
+};
+
+util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin);
+util::Expected<RunPlan> load_plan(const std::filesystem::path& path);
+Json plan_to_json(const RunPlan& plan);
+
+exec::EvalOptions eval_options(const RunPlan& plan);
+
+// One trajectory of the run, in plan order (model, problem, variant, sample).
+struct PlannedTrajectory {
+  store::TrajectoryKey key;
+  const suite::Problem* problem = nullptr;
+  std::string variant; // the knowledge-pack variant ("none" for no pack)
+};
+
+// not_found for an unknown problem or suite, or a variant that does not exist for the arch.
+util::Expected<std::vector<PlannedTrajectory>>
+expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest);
+
+} // namespace ptxbench::agent

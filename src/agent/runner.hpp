@@ -1,0 +1,63 @@
+// A whole run: every trajectory of a plan, several at once, into one run store.
+//
+// Problem. A benchmark run is hundreds of trajectories whose time goes to three different
+// resources — the model API (seconds to minutes per call), nvcc (seconds, CPU), the GPU
+// (seconds, one evaluation at a time per GPU). Run one trajectory at a time and the GPU idles
+// while the model thinks.
+//
+// Approach. `jobs` worker threads take trajectories from the plan in order; each runs the
+// whole turn loop (loop.hpp) for its trajectory. While one worker waits for its model, another
+// compiles and a third holds the GPU: the executor takes the GPU's lock only for the GPU part
+// (executor.hpp), so compiles and model calls overlap evaluations. The prompts of each
+// (problem, variant) are built once. Resume is the same call on an existing store: finished
+// trajectories are skipped, the others continue from their last finished turn.
+//
+// Invariants: one writer per trajectory (each trajectory belongs to one worker); a trajectory's
+// failure (store error, client that cannot be made) is reported with its key and does not stop
+// the others; a bug (exception) stops the run after the workers have joined.
+#pragma once
+
+#include "agent/factory.hpp"
+#include "agent/loop.hpp"
+#include "agent/plan.hpp"
+#include "agent/progress.hpp"
+#include "agent/registry.hpp"
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace ptxbench::agent {
+
+struct RunDeps {
+  store::RunStore* store = nullptr;
+  Executor* executor = nullptr; // thread-safe
+  const suite::Suite* suite = nullptr;
+  const pack::Manifest* manifest = nullptr;
+  const ModelRegistry* registry = nullptr;
+  ClientDeps client;                 // HTTP transport and retry settings
+  std::FILE* progress_out = nullptr; // null: no progress display
+  Display display = Display::lines;
+  const std::atomic<bool>* cancel = nullptr; // optional
+};
+
+struct TrajectoryOutcome {
+  store::TrajectoryKey key;
+  std::optional<TrajectoryResult> result;
+  std::optional<util::Error> error; // the trajectory could not run (store, client)
+};
+
+struct RunSummary {
+  std::vector<TrajectoryOutcome> trajectories; // plan order
+  ProgressCounts counts;
+  std::int64_t finished() const;   // trajectories that reached an exit reason
+  std::int64_t unfinished() const; // stopped (cancelled, infra) or failed: resumable
+};
+
+// Errors before anything runs: a plan naming an unknown model, problem or variant.
+util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps);
+
+// One line per trajectory and the totals, for the end of `ptxbench run`.
+std::string render_summary(const RunSummary& summary);
+
+} // namespace ptxbench::agent

@@ -1,0 +1,113 @@
+#include "cli/commands.hpp"
+#include "cli/run_job.hpp"
+#include "cli/tools.hpp"
+
+#include <fmt/core.h>
+
+#include <memory>
+
+namespace ptxbench::cli {
+namespace {
+
+struct RunCliOptions {
+  std::string plan_file;
+  std::string resume;
+  std::string out;
+  std::vector<std::string> models;
+  std::vector<std::string> problems;
+  std::vector<std::string> variants;
+  std::string registry;
+  std::string context;
+  std::string arch;
+  int trajectories = 0;
+  int turns = 0;
+  int jobs = 0;
+  double target_speedup = -1;
+  bool static_only = false;
+  bool quiet = false;
+};
+
+// Flags given on the command line replace the plan file's values.
+util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
+  if (!o.models.empty()) plan.models = o.models;
+  if (!o.problems.empty()) plan.problems = o.problems;
+  if (!o.variants.empty()) plan.prompt_variants = o.variants;
+  if (!o.registry.empty()) plan.registry = std::filesystem::absolute(o.registry);
+  if (o.trajectories > 0) plan.trajectories = o.trajectories;
+  if (o.turns > 0) plan.loop.max_turns = o.turns;
+  if (o.jobs > 0) plan.jobs = o.jobs;
+  if (o.target_speedup == 0) plan.loop.target_speedup.reset();
+  if (o.target_speedup > 0) plan.loop.target_speedup = o.target_speedup;
+  if (!o.context.empty()) {
+    auto policy = agent::parse_context_policy(o.context);
+    if (!policy) return util::make_error(util::ErrorKind::invalid_input,
+                                         "--context must be full or latest-pair");
+    plan.loop.context = *policy;
+  }
+  if (!o.arch.empty()) {
+    auto arch = compile::parse_arch(o.arch);
+    if (!arch) return util::make_error(util::ErrorKind::invalid_input,
+                                       "--arch must be sm_90a or sm_100a");
+    plan.loop.arch = *arch;
+  }
+  if (plan.models.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "name a model (--model NAME, see config/models.json) or a --plan file");
+  return util::Ok{};
+}
+
+util::Expected<RunJob> make_job(const RunCliOptions& o) {
+  RunJob job;
+  job.gpu = o.static_only ? GpuUse::never : GpuUse::when_present;
+  job.progress = !o.quiet;
+  if (o.jobs > 0) job.plan.jobs = o.jobs;
+  if (!o.resume.empty()) {
+    job.mode = RunMode::resume;
+    job.dir = o.resume;
+    return job;
+  }
+  if (!o.plan_file.empty()) {
+    auto plan = agent::load_plan(o.plan_file);
+    if (!plan) return plan.take_error();
+    job.plan = std::move(*plan);
+  }
+  if (auto status = apply_flags(o, job.plan); !status) return status.take_error();
+  if (!job.plan.registry.empty()) job.plan.registry = std::filesystem::absolute(job.plan.registry);
+  job.dir = o.out.empty() ? default_run_dir("run") : std::filesystem::path(o.out);
+  return job;
+}
+
+} // namespace
+
+Action setup_run(CLI::App& sub) {
+  auto o = std::make_shared<RunCliOptions>();
+  sub.add_option("--plan", o->plan_file,
+                 "run plan JSON: models × problems × prompt variants × trajectories × turns "
+                 "(config/plans/; flags below override it)");
+  sub.add_option("--resume", o->resume, "continue the run in this directory without repeating "
+                                        "finished turns");
+  sub.add_option("--out", o->out, "run directory (default runs/run-<UTC time>)");
+  sub.add_option("--model", o->models, "model name(s) from the registry");
+  sub.add_option("--problem", o->problems,
+                 "problem name(s), or primary / generalization / all (default gemm_n7168_k5120)");
+  sub.add_option("--variant", o->variants,
+                 "knowledge-pack variant(s), or paper (the kind's three), default, none");
+  sub.add_option("--registry", o->registry, "model registry JSON (default config/models.json)");
+  sub.add_option("--trajectories", o->trajectories, "trajectories per model × problem × variant");
+  sub.add_option("--turns", o->turns, "counted turns per trajectory (default 8)");
+  sub.add_option("--target-speedup", o->target_speedup,
+                 "stop a trajectory at this speedup (default 1.2; 0: never stop early)");
+  sub.add_option("--context", o->context, "full or latest-pair (default full)");
+  sub.add_option("--arch", o->arch, "sm_90a or sm_100a (default sm_90a)");
+  sub.add_option("--jobs", o->jobs, "trajectories in flight at once (default 4)");
+  sub.add_flag("--static-only", o->static_only,
+               "never run the GPU step, even on a GPU machine (turns end as static_only)");
+  sub.add_flag("--quiet", o->quiet, "no progress line");
+  return [o] {
+    auto job = make_job(*o);
+    if (!job) return report_error("run", job.error());
+    return run_job(std::move(*job), "run");
+  };
+}
+
+} // namespace ptxbench::cli

@@ -1,0 +1,174 @@
+#include "cli/run_job.hpp"
+
+#include "agent/executor.hpp"
+#include "agent/http_transport.hpp"
+#include "agent/runner.hpp"
+#include "cli/tools.hpp"
+#include "exec/evaluator.hpp"
+#include "pack/manifest.hpp"
+#include "report/export.hpp"
+#include "store/enums.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/core.h>
+
+#include <csignal>
+#include <ctime>
+#include <unistd.h>
+
+namespace ptxbench::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void on_stop_signal(int signal) {
+  if (g_cancel.load()) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_cancel.store(true);
+}
+
+// The first Ctrl-C (or SIGTERM) lets the turns in flight finish and stops; a second one kills.
+class StopSignals {
+public:
+  StopSignals() {
+    m_int = std::signal(SIGINT, on_stop_signal);
+    m_term = std::signal(SIGTERM, on_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, m_int);
+    std::signal(SIGTERM, m_term);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+  void (*m_int)(int) = SIG_DFL;
+  void (*m_term)(int) = SIG_DFL;
+};
+
+util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
+  if (job.mode == RunMode::resume)
+    return store::RunStore::open_existing(job.dir);
+  if (std::filesystem::exists(job.dir / store::RunStore::kDatabaseName))
+    return util::make_error(util::ErrorKind::invalid_input,
+                            job.dir.string() + " already holds a run; continue it with "
+                                               "`ptxbench run --resume " + job.dir.string() + "`");
+  return store::RunStore::open(job.dir,
+                               store::RunInfo{agent::plan_to_json(job.plan).dump(), PTXBENCH_VERSION, ""});
+}
+
+// The plan a resumed run continues: the one stored when it started (jobs may change).
+util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const RunJob& job) {
+  auto plan = agent::parse_plan(store.info().config_json, store.path());
+  if (!plan)
+    return plan.take_error();
+  plan->jobs = job.plan.jobs;
+  return plan;
+}
+
+ExitCode exit_code(const agent::RunSummary& summary) {
+  for (const auto& t : summary.trajectories)
+    if (t.error)
+      return ExitCode::failure;
+  return summary.unfinished() == 0 ? ExitCode::ok : ExitCode::failure;
+}
+
+void print_exports(const report::ExportedFiles& files, const std::filesystem::path& dir) {
+  fmt::print("Exports: {} trajectories in {}, traces {}, per-turn CSV {}\n",
+             files.trajectories.size(), (dir / "exports" / "trajectories").string(),
+             files.traces.string(), files.turns_csv.string());
+}
+
+// Each finished turn: index, category and the first lines of the feedback the model got.
+util::Status print_turns(store::RunStore& store) {
+  auto trajectories = store.trajectories();
+  if (!trajectories) return trajectories.take_error();
+  for (const auto& trajectory : *trajectories) {
+    auto turns = store.finished_turns(trajectory.id);
+    if (!turns) return turns.take_error();
+    fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
+               trajectory.key.prompt_variant, trajectory.key.sample);
+    for (const auto& turn : *turns) {
+      fmt::print("  turn {}: {}\n", turn.index + 1,
+                 store::enum_name(store::kTurnCategories, turn.category));
+      for (const auto& line : util::split_lines(util::head_lines(turn.feedback.value_or(""), 4)))
+        if (!util::trim(line).empty()) fmt::print("    | {}\n", line);
+    }
+  }
+  fmt::print("\n");
+  return util::Ok{};
+}
+
+} // namespace
+
+std::filesystem::path default_run_dir(std::string_view prefix) {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  return std::filesystem::path("runs") / fmt::format("{}-{}", prefix, stamp);
+}
+
+ExitCode run_job(RunJob job, std::string_view command) {
+  auto store = open_store(job);
+  if (!store) return report_error(command, store.error());
+  if (job.mode == RunMode::resume) {
+    auto plan = stored_plan(**store, job);
+    if (!plan) return report_error(command, plan.error());
+    job.plan = std::move(*plan);
+  }
+  auto registry = agent::load_registry(job.plan.registry.empty() ? agent::default_registry_path()
+                                                                 : job.plan.registry);
+  if (!registry) return report_error(command, registry.error());
+  auto manifest = pack::Manifest::load(pack::Manifest::default_path());
+  if (!manifest) return report_error(command, manifest.error());
+  Toolchain tools;
+  auto suite = tools.suite();
+  if (!suite) return report_error(command, suite.error());
+  auto checker = tools.checker();
+  if (!checker) return report_error(command, checker.error());
+
+  std::unique_ptr<exec::Evaluator> evaluator;
+  std::unique_ptr<agent::Executor> executor;
+  if (job.gpu == GpuUse::when_present && agent::cuda_device_present()) {
+    evaluator = std::make_unique<exec::Evaluator>(**checker, **suite);
+    executor = std::make_unique<agent::GpuExecutor>(**checker, *evaluator,
+                                                    agent::eval_options(job.plan));
+  } else {
+    executor = std::make_unique<agent::StaticExecutor>(**checker);
+    fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
+                       "SASS) and is recorded as static_only\n",
+               command, job.gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
+  }
+  auto transport = agent::make_curl_transport();
+  StopSignals signals;
+  g_cancel.store(false);
+  agent::RunDeps deps;
+  deps.store = store->get();
+  deps.executor = executor.get();
+  deps.suite = *suite;
+  deps.manifest = &*manifest;
+  deps.registry = &*registry;
+  deps.client.transport = transport.get();
+  deps.progress_out = job.progress ? stderr : nullptr;
+  deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
+  deps.cancel = &g_cancel;
+  fmt::print("Run directory: {} ({} on {})\n", job.dir.string(), executor->name(),
+             compile::to_string(job.plan.loop.arch));
+  std::fflush(stdout);
+  auto summary = agent::run_plan(job.plan, deps);
+  if (!summary) return report_error(command, summary.error());
+  if (job.show_turns)
+    if (auto status = print_turns(**store); !status) return report_error(command, status.error());
+  fmt::print("{}", agent::render_summary(*summary));
+  auto files = report::export_run(**store, job.dir / "exports");
+  if (!files) return report_error(command, files.error());
+  print_exports(*files, job.dir);
+  return exit_code(*summary);
+}
+
+} // namespace ptxbench::cli
