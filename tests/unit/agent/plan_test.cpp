@@ -1,0 +1,121 @@
+// Run plans: parsing with exact error locations, round trip through the stored JSON, and the
+// expansion into trajectories (suites, the paper's variants, unknown names).
+#include "agent/plan.hpp"
+#include "agent/progress.hpp"
+#include "loop_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ptxbench;
+using namespace ptxbench::agent;
+using namespace ptxbench::agent::testing;
+
+namespace {
+
+const pack::Manifest& manifest() {
+  static const pack::Manifest loaded = [] {
+    auto m = pack::Manifest::load(pack::Manifest::default_path());
+    if (!m)
+      throw util::Fatal(m.error().message);
+    return std::move(*m);
+  }();
+  return loaded;
+}
+
+RunPlan parse_ok(std::string_view text) {
+  auto plan = parse_plan(text, "/plans/p.json");
+  if (!plan)
+    throw util::Fatal(plan.error().message);
+  return *plan;
+}
+
+std::string parse_error(std::string_view text) {
+  auto plan = parse_plan(text, "/plans/p.json");
+  EXPECT_FALSE(plan);
+  return plan ? std::string() : plan.error().message;
+}
+
+} // namespace
+
+TEST(RunPlan, ReadsEveryFieldAndFillsDefaults) {
+  auto plan = parse_ok(R"({"models": ["a", "b"], "problems": "primary",
+      "prompt_variants": ["paper"], "trajectories": 4, "turns": 8, "target_speedup": 1.2,
+      "context": "latest-pair", "arch": "sm_100a", "jobs": 16, "registry": "models.json",
+      "eval": {"sets": 2, "timeout_s": 30}, "notes": "the paper's protocol"})");
+  EXPECT_EQ(plan.models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(plan.problems, (std::vector<std::string>{"primary"}));
+  EXPECT_EQ(plan.trajectories, 4);
+  EXPECT_EQ(plan.loop.max_turns, 8);
+  EXPECT_EQ(plan.loop.target_speedup, 1.2);
+  EXPECT_EQ(plan.loop.context, ContextPolicy::latest_pair);
+  EXPECT_EQ(plan.loop.arch, compile::Arch::sm_100a);
+  EXPECT_EQ(plan.jobs, 16);
+  EXPECT_EQ(plan.registry, std::filesystem::path("/plans/models.json"));
+  EXPECT_EQ(plan.eval.sets, 2);
+  EXPECT_EQ(plan.eval.trials, 3);
+  EXPECT_DOUBLE_EQ(plan.eval.timeout_s, 30);
+}
+
+TEST(RunPlan, TheStoredJsonParsesBackToTheSamePlan) {
+  auto plan = parse_ok(R"({"models": ["m"], "target_speedup": 0, "turns": 5})");
+  EXPECT_FALSE(plan.loop.target_speedup);
+  auto again = parse_ok(plan_to_json(plan).dump());
+  EXPECT_EQ(plan_to_json(again), plan_to_json(plan));
+  EXPECT_FALSE(again.loop.target_speedup);
+  EXPECT_EQ(again.loop.max_turns, 5);
+}
+
+TEST(RunPlan, ErrorsNameTheFileAndTheJsonPath) {
+  EXPECT_NE(parse_error(R"({"models": ["m"], "turns": 8, "trajectorys": 4})")
+                .find("/plans/p.json: $.trajectorys: unknown key"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "context": "everything"})").find("$.context"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "eval": {"sets": 0}})").find("$.eval.sets"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": []})").find("$.models"), std::string::npos);
+  EXPECT_NE(parse_error(R"({"problems": ["gemm_n7168_k5120"]})").find("$.models: missing"),
+            std::string::npos);
+  EXPECT_NE(parse_error("[1, 2").find("not a JSON object"), std::string::npos);
+}
+
+TEST(RunPlan, ThePaperProtocolExpandsToThreeVariantsTimesFourTrajectoriesPerProblem) {
+  auto plan = parse_ok(R"({"models": ["m"], "problems": ["primary"],
+      "prompt_variants": ["paper"], "trajectories": 4})");
+  auto planned = expand(plan, real_suite(), manifest());
+  ASSERT_TRUE(planned) << planned.error().message;
+  EXPECT_EQ(planned->size(), 5u * 3u * 4u);
+  EXPECT_EQ(planned->front().key.problem, "gemm_n7168_k5120");
+  EXPECT_EQ(planned->front().variant, "gemm-0");
+  EXPECT_EQ((*planned)[4].variant, "gemm-1");
+  EXPECT_EQ((*planned)[3].key.sample, 3);
+}
+
+TEST(RunPlan, UnknownProblemsAndVariantsAreRefusedBeforeAnythingRuns) {
+  auto plan = parse_ok(R"({"models": ["m"], "problems": ["gemm_n1_k1"]})");
+  auto planned = expand(plan, real_suite(), manifest());
+  ASSERT_FALSE(planned);
+  EXPECT_EQ(planned.error().kind, util::ErrorKind::not_found);
+  plan = parse_ok(R"({"models": ["m"], "prompt_variants": ["no-such-variant"]})");
+  EXPECT_FALSE(expand(plan, real_suite(), manifest()));
+  plan = parse_ok(R"({"models": ["m"], "prompt_variants": ["none", "default"]})");
+  auto ok = expand(plan, real_suite(), manifest());
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->size(), 2u);
+}
+
+TEST(Progress, ShowsCountsBestSpeedupAndTheTimeLeftAtThePaceSoFar) {
+  ProgressCounts counts;
+  counts.trajectories = 12;
+  counts.trajectories_done = 3;
+  counts.turns = 18;
+  counts.counted_turns = 17;
+  counts.correct = 5;
+  counts.turn_budget = 34;
+  counts.best_speedup = 1.2345;
+  EXPECT_EQ(render_progress(counts, std::chrono::seconds(250)),
+            "trajectories 3/12 · turns 18 · correct 5 · best 1.234x · 4m10s elapsed · ≤8m20s left");
+  counts.trajectories_done = 12;
+  EXPECT_EQ(render_progress(counts, std::chrono::seconds(3700)),
+            "trajectories 12/12 · turns 18 · correct 5 · best 1.234x · 1h01m elapsed");
+}

@@ -1,0 +1,206 @@
+// `ptxbench run`, `export` and `demo` end to end: the real binary against a model server on
+// loopback, the real nvcc and SASS scan (static-only: no GPU here), and a SIGKILL in the middle
+// of a turn followed by `--resume`.
+#include "loopback_server.hpp"
+#include "store/run_store.hpp"
+#include "support/scratch_dir.hpp"
+#include "util/fs.hpp"
+#include "util/subprocess.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace ptxbench;
+using namespace ptxbench::agent::testing;
+using test_support::ScratchDir;
+
+namespace {
+
+std::vector<std::string> environment(const ScratchDir& cache) {
+  return {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin",
+          "PTXBENCH_CACHE=" + cache.path().string()};
+}
+
+util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
+  args.insert(args.begin(), PTXBENCH_BINARY);
+  util::ProcessOptions options;
+  options.timeout = std::chrono::minutes(5);
+  options.extra_env = environment(cache);
+  util::PosixProcessRunner runner;
+  auto result = runner.run(args, options);
+  EXPECT_TRUE(result) << result.error().message;
+  return result ? *result : util::ProcessResult{};
+}
+
+// Started in the background so that the test can kill it.
+pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchDir& cache) {
+  std::vector<std::string> argv{PTXBENCH_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto env = environment(cache);
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& entry : env)
+      putenv(const_cast<char*>(entry.c_str()));
+    std::vector<char*> raw;
+    for (auto& arg : argv)
+      raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    int null_fd = ::open("/dev/null", O_WRONLY);
+    dup2(null_fd, STDOUT_FILENO);
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+const char* kKernelReply = R"(Here it is.
+```cuda
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cstdint>
+__global__ void fill(__nv_bfloat16* C, int64_t n) {
+  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) C[i] = __float2bfloat16(0.0f);
+}
+void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
+         cudaStream_t stream) {
+  fill<<<unsigned((M * 7168 + 255) / 256), 256, 0, stream>>>(C, M * 7168);
+}
+```
+)";
+
+nlohmann::json chat_body(const std::string& text) {
+  return {{"choices",
+           {{{"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 50}}}};
+}
+
+std::filesystem::path write_registry(const ScratchDir& dir, const std::string& base_url) {
+  auto path = dir.path() / "models.json";
+  EXPECT_TRUE(
+      util::write_file_atomic(path, R"({"models": {"loop": {"provider": "openai", "base_url": ")" +
+                                        base_url + R"(/v1", "model": "m", "max_attempts": 1}}})"));
+  return path;
+}
+
+} // namespace
+
+TEST(RunCli, ASigkillMidTurnThenResumeNeitherRepeatsNorLosesATurn) {
+  ScratchDir dir, cache;
+  std::atomic<int> turn_two_requests{0};
+  std::vector<std::size_t> message_counts;
+  std::mutex mutex;
+  LoopbackServer* self = nullptr;
+  LoopbackServer server([&](int, const httplib::Request& request, httplib::Response& response) {
+    std::size_t count = nlohmann::json::parse(request.body)["messages"].size();
+    {
+      std::lock_guard lock(mutex);
+      message_counts.push_back(count);
+    }
+    if (count == 6 && turn_two_requests.fetch_add(1) == 0)
+      self->hold(std::chrono::seconds(60)); // the first run dies waiting for this reply
+    reply_json(response, chat_body(kKernelReply));
+  });
+  self = &server;
+  auto registry = write_registry(dir, server.base_url());
+  auto run_dir = dir.path() / "run";
+  pid_t pid = spawn_ptxbench({"run", "--registry", registry.string(), "--model", "loop",
+                              "--variant", "none", "--turns", "4", "--target-speedup", "0",
+                              "--static-only", "--quiet", "--out", run_dir.string()},
+                             cache);
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 3000 && turn_two_requests.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(turn_two_requests.load(), 1) << "the run never reached its third turn";
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  server.release();
+
+  auto resumed = run_ptxbench({"run", "--resume", run_dir.string(), "--quiet"}, cache);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("turn_budget, 4 counted turns"), std::string::npos) << resumed.out;
+
+  auto store = store::RunStore::open_existing(run_dir);
+  ASSERT_TRUE(store);
+  auto trajectories = *(*store)->trajectories();
+  ASSERT_EQ(trajectories.size(), 1u);
+  EXPECT_EQ(trajectories[0].exit_reason, store::ExitReason::turn_budget);
+  auto turns = *(*store)->finished_turns(trajectories[0].id);
+  ASSERT_EQ(turns.size(), 4u);
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    EXPECT_EQ(turns[i].index, static_cast<std::int64_t>(i));
+    EXPECT_EQ(turns[i].category, store::TurnCategory::static_only);
+  }
+  EXPECT_EQ(*(*store)->count_turns(trajectories[0].id, store::TurnState::abandoned), 1);
+  // Requests: turns 1 and 2, the killed turn 3, turn 3 again with the same history, turn 4.
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 6, 6, 8}));
+  auto csv = util::read_file(run_dir / "exports" / "turns.csv");
+  ASSERT_TRUE(csv);
+  EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), 5); // header + 4 turns
+}
+
+TEST(RunCli, ANewRunRefusesAFolderThatHoldsOneAndPointsToResume) {
+  ScratchDir dir, cache;
+  LoopbackServer server([](int, const httplib::Request&, httplib::Response& response) {
+    reply_json(response, chat_body("no code today"));
+  });
+  auto registry = write_registry(dir, server.base_url());
+  std::vector<std::string> args{"run",
+                                "--registry",
+                                registry.string(),
+                                "--model",
+                                "loop",
+                                "--variant",
+                                "none",
+                                "--turns",
+                                "1",
+                                "--quiet",
+                                "--static-only",
+                                "--out",
+                                (dir.path() / "run").string()};
+  auto first = run_ptxbench(args, cache);
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  auto second = run_ptxbench(args, cache);
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_NE(second.err.find("already holds a run"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("--resume"), std::string::npos);
+  auto exported = run_ptxbench(
+      {"export", (dir.path() / "run").string(), "--out", (dir.path() / "again").string()}, cache);
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "again" / "traces.jsonl"));
+}
+
+TEST(RunCli, BadPlansAndUnknownModelsGetClearMessages) {
+  ScratchDir dir, cache;
+  auto plan = dir.path() / "plan.json";
+  ASSERT_TRUE(util::write_file_atomic(plan, R"({"models": ["demo"], "turns": "eight"})"));
+  auto bad =
+      run_ptxbench({"run", "--plan", plan.string(), "--out", (dir.path() / "r").string()}, cache);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("plan.json: $.turns: expected an integer"), std::string::npos) << bad.err;
+  auto unknown = run_ptxbench(
+      {"run", "--model", "no-such-model", "--out", (dir.path() / "u").string()}, cache);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("\"no-such-model\" is not in the registry"), std::string::npos)
+      << unknown.err;
+  auto none = run_ptxbench({"run", "--out", (dir.path() / "n").string()}, cache);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("name a model"), std::string::npos) << none.err;
+}
+
+TEST(RunCli, TheDemoRunsTheReplayedTrajectoryUpToTheGpuStep) {
+  ScratchDir dir, cache;
+  auto demo = run_ptxbench({"demo", "--out", (dir.path() / "demo").string()}, cache);
+  EXPECT_EQ(demo.exit_code, 0) << demo.err;
+  EXPECT_NE(demo.out.find("turn 1: compile"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("identifier \"wgmma_m64n256k16\" is undefined"), std::string::npos);
+  EXPECT_NE(demo.out.find("turn 3: static_only"), std::string::npos);
+  EXPECT_NE(demo.err.find("no CUDA device here"), std::string::npos) << demo.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "demo" / "exports" / "turns.csv"));
+}
