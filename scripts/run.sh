@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job on its built-in default: sets up, builds, and checks the built-in example
-# kernel against the built-in default problem for Hopper and Blackwell.
+# The main job on its built-in default: sets up, builds, and runs `ptxbench demo` — one short
+# replayed agent trajectory on the default GEMM problem (GPU step when there is a GPU).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

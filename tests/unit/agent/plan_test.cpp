@@ -3,6 +3,7 @@
 #include "agent/plan.hpp"
 #include "agent/progress.hpp"
 #include "loop_test_support.hpp"
+#include "util/paths.hpp"
 
 #include <gtest/gtest.h>
 
@@ -118,4 +119,18 @@ TEST(Progress, ShowsCountsBestSpeedupAndTheTimeLeftAtThePaceSoFar) {
   counts.trajectories_done = 12;
   EXPECT_EQ(render_progress(counts, std::chrono::seconds(3700)),
             "trajectories 12/12 · turns 18 · correct 5 · best 1.234x · 1h01m elapsed");
+}
+
+TEST(RunPlan, TheShippedPlansParseAndExpand) {
+  int seen = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(util::data_root() / "config" / "plans")) {
+    auto plan = load_plan(entry.path());
+    ASSERT_TRUE(plan) << plan.error().message;
+    auto planned = expand(*plan, real_suite(), manifest());
+    ASSERT_TRUE(planned) << entry.path() << ": " << planned.error().message;
+    EXPECT_FALSE(planned->empty());
+    ++seen;
+  }
+  EXPECT_GE(seen, 2);
 }
