@@ -18,6 +18,8 @@ struct EvalCliOptions {
   std::string trace_out;
   bool json = false;
   bool cached_reference = false;
+  bool sanitize = false;
+  std::string audit;
   int sets = 3;
   int trials = 3;
   int warmup = 10;
@@ -32,8 +34,13 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   if (o.sets < 1 || o.trials < 1 || o.warmup < 0 || o.iterations < 1 || o.timeout_s <= 0)
     return util::make_error(util::ErrorKind::invalid_input,
                             "--sets, --trials and --iters must be ≥ 1, --warmup ≥ 0, --timeout-s > 0");
+  if (!o.audit.empty() && o.audit != "ncu")
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "unknown --audit '" + o.audit + "' (the one audit is `ncu`)");
   exec::EvalOptions options;
   options.arch = *arch;
+  options.sanitize = o.sanitize ? exec::Sanitize::memcheck : exec::Sanitize::off;
+  options.audit = o.audit == "ncu" ? exec::Audit::ncu : exec::Audit::none;
   options.sets = o.sets;
   options.trials = o.trials;
   options.warmup = o.warmup;
@@ -88,6 +95,12 @@ Action setup_eval(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--cached-reference", o->cached_reference,
                "reuse a cached reference latency for this problem and GPU instead of timing it");
+  sub.add_flag("--sanitize", o->sanitize,
+               "also run one call under compute-sanitizer memcheck; an error is RUNTIME_ERROR "
+               "with its kernel and source line");
+  sub.add_option("--audit", o->audit,
+                 "`ncu`: reproduce the paper's Nsight Compute source-counter audit of the "
+                 "GMMA/TMA counts and compare it with the in-process counts");
   return [o] { return run_eval(*o); };
 }
 

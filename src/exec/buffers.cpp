@@ -5,6 +5,7 @@
 #include "suite/recipes.hpp"
 #include "suite/safetensors.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -228,6 +229,31 @@ std::vector<SetHandles> EvalBuffers::handles() const {
     out.push_back(std::move(handles));
   }
   return out;
+}
+
+SetHandles EvalBuffers::layout() const {
+  SetHandles out;
+  for (const TensorSlot& slot : m_slots) out.push_back({"", slot.bytes, slot.output});
+  return out;
+}
+
+util::Status EvalBuffers::write_inputs(int set, std::ostream& out) const {
+  constexpr std::size_t kChunkBytes = std::size_t{64} << 20;
+  const Set& s = m_sets[static_cast<std::size_t>(set)];
+  std::vector<char> staging;
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    if (m_slots[i].output) continue;
+    for (std::size_t done = 0; done < m_slots[i].bytes; done += staging.size()) {
+      staging.resize(std::min(kChunkBytes, m_slots[i].bytes - done));
+      PTXBENCH_EXEC_CUDA_TRY(cudaMemcpy(staging.data(),
+                                        static_cast<const char*>(s.buffers[i].data()) + done,
+                                        staging.size(), cudaMemcpyDeviceToHost),
+                             util::ErrorKind::unsupported);
+      if (!out.write(staging.data(), static_cast<std::streamsize>(staging.size())))
+        return util::make_error(util::ErrorKind::io, "cannot write the single-call inputs");
+    }
+  }
+  return util::Ok{};
 }
 
 std::vector<std::uint64_t> EvalBuffers::scalar_bits() const {

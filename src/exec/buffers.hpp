@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ public:
   PtxbenchCall call(int set, cudaStream_t stream);
   PtxbenchCall reference_call(int set, cudaStream_t stream);
   std::vector<SetHandles> handles() const;
+  // The buffers of one set without IPC handles (sizes and output flags), for a single-call run.
+  SetHandles layout() const;
+  // Appends the raw bytes of every input tensor of `set`, in ABI order, to `out`.
+  util::Status write_inputs(int set, std::ostream& out) const;
   std::vector<std::uint64_t> scalar_bits() const;
   const std::vector<std::int64_t>& var_axes() const { return m_var_axes; }
 

@@ -87,6 +87,22 @@ Reply CandidateServer::handle(const Request& request) {
 }
 
 Reply CandidateServer::load(const Request& request) {
+  if (Reply reply = load_library(request); !reply.ok) return reply;
+  for (const SetHandles& handles : request.sets) {
+    Set& set = m_sets.emplace_back();
+    for (const BufferHandle& handle : handles) {
+      auto mapping = IpcMapping::open(handle.ipc, handle.bytes);
+      if (!mapping) return Reply::failure(ChildError::ipc, mapping.error().message);
+      if (handle.output) set.output_indices.push_back(set.pointers.size());
+      set.pointers.push_back(mapping->data());
+      set.bytes.push_back(handle.bytes);
+      set.mappings.push_back(std::move(*mapping));
+    }
+  }
+  return create_stream();
+}
+
+Reply CandidateServer::load_library(const Request& request) {
   if (m_library != nullptr) return Reply::failure(ChildError::protocol, "already loaded");
   m_library = dlopen(request.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m_library == nullptr) return Reply::failure(ChildError::dlopen, dl_error());
@@ -103,22 +119,16 @@ Reply CandidateServer::load(const Request& request) {
                           "kernel.so was built for `" + actual + "`, expected `" +
                               request.signature + "`");
   }
-  for (const SetHandles& handles : request.sets) {
-    Set& set = m_sets.emplace_back();
-    for (const BufferHandle& handle : handles) {
-      auto mapping = IpcMapping::open(handle.ipc, handle.bytes);
-      if (!mapping) return Reply::failure(ChildError::ipc, mapping.error().message);
-      if (handle.output) set.output_indices.push_back(set.buffers.size());
-      set.pointers.push_back(mapping->data());
-      set.buffers.push_back(std::move(*mapping));
-    }
-  }
   for (std::uint64_t bits : request.scalars) {
     PtxbenchScalar scalar{};
     std::memcpy(&scalar, &bits, sizeof scalar);
     m_scalars.push_back(scalar);
   }
   m_var_axes = request.var_axes;
+  return Reply{};
+}
+
+Reply CandidateServer::create_stream() {
   if (cudaStreamCreate(&m_stream) != cudaSuccess)
     return Reply::failure(ChildError::cuda, "cudaStreamCreate failed");
   return Reply{};
@@ -164,7 +174,7 @@ Reply CandidateServer::call(int set) { return after_call(invoke(set, m_stream));
 void CandidateServer::reset_outputs(int set, cudaStream_t stream) {
   const Set& s = m_sets[static_cast<std::size_t>(set)];
   for (std::size_t index : s.output_indices)
-    cudaMemsetAsync(s.pointers[index], 0xFF, s.buffers[index].bytes(), stream);
+    cudaMemsetAsync(s.pointers[index], 0xFF, s.bytes[index], stream);
 }
 
 } // namespace ptxbench::exec

@@ -2,6 +2,9 @@
 // candidate binary until `exit`, end of input, or its own death. It owns nothing the
 // supervisor needs: buffers are mappings of the supervisor's allocations, and the only thing
 // it reports that the supervisor cannot recompute is timing and instruction counts.
+//
+// The same server also runs one call on its own (`--single-call`, candidate_single_call.cpp)
+// for the external tools: compute-sanitizer memcheck and the ncu source-counter audit.
 #pragma once
 
 #include "compile/ptxbench_call.h"
@@ -12,10 +15,27 @@
 
 #include <cuda_runtime.h>
 
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptxbench::exec {
+
+// What a single-call run does around its one call (candidate_single_call.cpp).
+struct SingleCallOptions {
+  std::string nvtx_range; // push/pop range around the call; empty: none
+  int warmup = 0;         // calls before the ranged one, outside the range
+};
+
+// The line prefix of a single-call run's reply on stdout (the reply itself is protocol JSON).
+inline constexpr std::string_view kSingleCallReplyPrefix = "ptxbench-candidate single-call reply: ";
+
+// Exit statuses of a single-call run.
+inline constexpr int kSingleCallOk = 0;
+inline constexpr int kSingleCallSetupFailed = 3; // spec, library, signature or inputs
+inline constexpr int kSingleCallFailed = 4;      // the call (or a warm-up call) failed
 
 class CandidateServer {
 public:
@@ -27,15 +47,26 @@ public:
   // Serves until `exit` or end of input; returns the process exit status.
   int serve(int request_fd, int reply_fd);
   Reply handle(const Request& request);
+  // One call on the first set of `spec` (a `load` request without IPC handles) whose inputs
+  // are read from `inputs`; prints the reply after kSingleCallReplyPrefix and returns the
+  // process exit status (kSingleCall*).
+  int single_call(const Request& spec, const std::filesystem::path& inputs,
+                  const SingleCallOptions& options);
 
 private:
+  // One input set: mappings of the supervisor's buffers, or (single call) buffers of our own.
   struct Set {
-    std::vector<IpcMapping> buffers;
+    std::vector<IpcMapping> mappings;
+    std::vector<DeviceBuffer> owned;
     std::vector<void*> pointers;
+    std::vector<std::size_t> bytes;
     std::vector<std::size_t> output_indices;
   };
 
   Reply load(const Request& request);
+  Reply load_library(const Request& request);
+  Reply load_own_set(const SetHandles& handles, const std::filesystem::path& inputs);
+  Reply create_stream();
   Reply call(int set);
   Reply time(const Request& request);
   Reply count(int set);

@@ -5,6 +5,8 @@
 
 #include "exec/check.hpp"
 #include "exec/gpu_ops.hpp"
+#include "measure/ncu_audit.hpp"
+#include "measure/sanitizer.hpp"
 #include "sass/families.hpp"
 #include "suite/problem.hpp"
 #include "trace/schema.hpp"
@@ -75,6 +77,48 @@ struct TimingReport {
   std::vector<std::string> kernels;        // kernels of the last timed call
 };
 
+// The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a
+// `ptxbench-candidate --single-call` process started by compute-sanitizer.
+struct SanitizerPass {
+  bool ran = false;
+  std::string reason;               // why it did not run, or why it said nothing (when !ran)
+  measure::SanitizerReport report;  // the sanitizer's verdict (when ran)
+  bool call_completed = false;      // the candidate's call returned and was synchronised
+  std::string call_outcome;         // the single-call reply's message or how the process ended
+  std::string finding;              // the first error as one sentence; empty when clean
+};
+
+// One family's executed warp instructions, as ncu's source page and the in-process range
+// profiler count them inside one call.
+struct CountAgreement {
+  std::string family;               // "gmma", "tma_load", "tma_store", "tma_reduce"
+  std::uint64_t ncu = 0;
+  std::optional<double> in_process; // absent when the in-process counts are unavailable
+  bool agree = false;
+};
+
+// Persisted in JSON: explicit values.
+enum class Agreement : std::uint8_t { agree = 1, disagree = 2, unknown = 3 };
+
+constexpr std::string_view to_string(Agreement agreement) {
+  switch (agreement) {
+  case Agreement::agree: return "agree";
+  case Agreement::disagree: return "disagree";
+  case Agreement::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+// The paper's ncu source-counter audit (--audit ncu) of one call on input set 0.
+struct NcuAuditPass {
+  bool ran = false;
+  std::string reason;                  // why it did not run or failed (when !ran)
+  std::optional<measure::NcuAudit> audit;
+  std::vector<CountAgreement> counts;
+  Agreement agreement = Agreement::unknown;
+  std::string agreement_note;          // why unknown, or which families differ
+};
+
 struct Evaluation {
   trace::EvaluationStatus status = trace::EvaluationStatus::passed;
   std::string message;              // why the status is not PASSED, or empty
@@ -86,6 +130,8 @@ struct Evaluation {
   std::optional<CompareStats> correctness;
   std::optional<TimingReport> timing;
   std::optional<DynamicReport> dynamic;
+  std::optional<SanitizerPass> sanitizer; // --sanitize
+  std::optional<NcuAuditPass> ncu_audit;  // --audit ncu
   std::vector<std::string> foreign_kernels;
   std::vector<std::string> violations;
   std::uint64_t seed = 0;

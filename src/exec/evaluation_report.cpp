@@ -1,5 +1,6 @@
 #include "exec/evaluation.hpp"
 
+#include "exec/tool_passes.hpp"
 #include "trace/json_io.hpp"
 
 #include <fmt/format.h>
@@ -127,6 +128,8 @@ Json extras_json(const Evaluation& ev) {
   if (ev.correctness) out["correctness"] = correctness_json(*ev.correctness);
   if (ev.dynamic) out["dynamic"] = dynamic_json(*ev.dynamic);
   if (ev.timing) out["timing"] = timing_json(*ev.timing);
+  if (ev.sanitizer) out["sanitizer"] = to_json(*ev.sanitizer);
+  if (ev.ncu_audit) out["ncu_audit"] = to_json(*ev.ncu_audit);
   out["clocks"] = ev.clocks;
   out["foreign_kernels"] = ev.foreign_kernels;
   out["violations"] = ev.violations;
@@ -189,6 +192,8 @@ std::string render_text(const Evaluation& ev) {
                        t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0);
   }
   out += target_text(ev);
+  if (ev.sanitizer) out += render_text(*ev.sanitizer);
+  if (ev.ncu_audit) out += render_text(*ev.ncu_audit);
   for (const std::string& v : ev.violations) out += "  violation: " + v + "\n";
   for (const std::string& k : ev.foreign_kernels) out += "  foreign kernel: " + k + "\n";
   if (ev.status != Status::passed && !ev.child_log.empty()) {

@@ -171,14 +171,18 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   if (ev.check.outcome == CheckOutcome::ok) {
     auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch); });
     if (!gpu) {
-      ev.needs_gpu = "correctness, timing and dynamic instruction counts need a GPU: " +
-                     gpu.error().message;
+      const bool tools = options.sanitize != Sanitize::off || options.audit != Audit::none;
+      ev.needs_gpu = fmt::format("correctness, timing{} and dynamic instruction counts need a "
+                                 "GPU: {}",
+                                 tools ? ", the sanitizer and ncu audit passes" : "",
+                                 gpu.error().message);
     } else {
       ev.gpu_ran = true;
       ev.gpu = *gpu;
       ev.seed = options.seed ? *options.seed
                              : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-      detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, phases);
+      detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, phases,
+                                m_tool_runner);
       if (auto status = run.run(m_candidate_binary, ev.check.build->library); !status)
         return status.take_error();
       derive_dynamic(ev, problem);

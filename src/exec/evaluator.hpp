@@ -17,6 +17,8 @@
 //   timing    trials interleaved: reference (here), candidate (child); NVML around them
 //   recheck   the last timed output against its set's reference; inputs unchanged again
 //   counts    dynamic instruction counts, a separate pass
+//   sanitizer on request: compute-sanitizer memcheck around one call  → RUNTIME_ERROR
+//   audit     on request: the paper's ncu source-counter audit, compared with `counts`
 //   verdicts  status, dynamic states, tensor-path coverage, foreign kernels, violations
 // A deadline passing kills the child's process group (TIMEOUT); a dead child, a CUDA error
 // in it or a protocol violation is RUNTIME_ERROR with the error text and the child's log.
@@ -32,6 +34,7 @@
 #include "exec/reference_cache.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"
+#include "util/subprocess.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -45,6 +48,13 @@ namespace ptxbench::exec {
 // paper's protocol) or taken from the cache when present (service and test loops).
 enum class ReferenceTiming : std::uint8_t { interleave = 1, cached = 2 };
 
+// Whether the candidate also runs under compute-sanitizer memcheck (a separate pass, one call
+// on input set 0; a finding is RUNTIME_ERROR).
+enum class Sanitize : std::uint8_t { off = 1, memcheck = 2 };
+
+// Whether the paper's Nsight Compute source-counter audit reproduces the dynamic counts.
+enum class Audit : std::uint8_t { none = 1, ncu = 2 };
+
 struct EvalOptions {
   compile::Arch arch = compile::Arch::sm_90a;
   int sets = 3;
@@ -55,6 +65,10 @@ struct EvalOptions {
   ReferenceTiming reference_timing = ReferenceTiming::interleave;
   std::optional<std::uint64_t> seed; // secret random seed when unset
   bool dynamic_counts = true;
+  Sanitize sanitize = Sanitize::off;
+  Audit audit = Audit::none;
+  // Deadline of each external-tool run (instrumentation slows the candidate many times).
+  std::chrono::milliseconds tool_timeout{std::chrono::minutes(10)};
 };
 
 class Evaluator {
@@ -75,6 +89,7 @@ private:
   const suite::Suite& m_suite;
   std::filesystem::path m_candidate_binary;
   ReferenceLatencyCache m_reference_cache;
+  util::PosixProcessRunner m_tool_runner; // compute-sanitizer and ncu
 };
 
 // $PTXBENCH_CANDIDATE, else ptxbench-candidate next to the running executable, else the

@@ -2,6 +2,7 @@
 
 #include "exec/cuda_check.hpp"
 #include "measure/nvml_monitor.hpp"
+#include "trace/json_io.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -46,6 +47,13 @@ trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
           {"clock_event_names", snap->clock_event_names}};
 }
 
+// A tool pass that did not run, and why.
+template <typename Pass> Pass not_run(std::string reason) {
+  Pass pass;
+  pass.reason = std::move(reason);
+  return pass;
+}
+
 } // namespace
 
 util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
@@ -57,7 +65,52 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
                   m_phases.time("recheck", [&] { return recheck(); });
   if (ok && m_options.dynamic_counts) m_phases.time("counts", [&] { counts(); });
   finish_child();
+  tool_passes(candidate_binary, library);
   return util::Ok{};
+}
+
+void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
+                                const std::filesystem::path& library) {
+  const bool sanitize_wanted = m_options.sanitize == Sanitize::memcheck;
+  const bool audit_wanted = m_options.audit == Audit::ncu;
+  if (!sanitize_wanted && !audit_wanted) return;
+  auto files = SingleCallFiles::write(*m_buffers, library, m_result.check.signature);
+  if (!files) {
+    if (sanitize_wanted) m_result.sanitizer = not_run<SanitizerPass>(files.error().message);
+    if (audit_wanted) m_result.ncu_audit = not_run<NcuAuditPass>(files.error().message);
+    return;
+  }
+  if (sanitize_wanted) m_phases.time("sanitizer", [&] { sanitize(binary, *files); });
+  if (audit_wanted) m_phases.time("ncu_audit", [&] { audit(binary, *files); });
+}
+
+void GpuEvaluation::sanitize(const std::filesystem::path& binary, const SingleCallFiles& files) {
+  // A candidate that hangs or does not load would do the same under the sanitizer.
+  if (m_result.status == Status::timeout || m_result.status == Status::compile_error) {
+    m_result.sanitizer = not_run<SanitizerPass>(
+        fmt::format("the main pass ended in {}", trace::to_string(m_result.status)));
+    return;
+  }
+  m_result.sanitizer = run_sanitizer_pass(m_tool_runner, binary, files, m_options.tool_timeout);
+  const SanitizerPass& pass = *m_result.sanitizer;
+  if (!pass.ran || pass.finding.empty()) return;
+  std::string message = pass.finding;
+  if (m_result.status != Status::passed && !m_result.message.empty())
+    message += " — without the sanitizer: " + m_result.message;
+  fail(Status::runtime_error, std::move(message));
+}
+
+void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallFiles& files) {
+  // The audit reproduces the counts of a call that ran to the end; others have none to compare.
+  if (m_result.status != Status::passed && m_result.status != Status::incorrect_numerical) {
+    m_result.ncu_audit = not_run<NcuAuditPass>(
+        fmt::format("the candidate ended in {}", trace::to_string(m_result.status)));
+    return;
+  }
+  m_result.ncu_audit = run_ncu_audit_pass(m_tool_runner, binary, files, m_options.tool_timeout);
+  const std::optional<trace::Json> in_process =
+      m_result.dynamic ? m_result.dynamic->raw : std::optional<trace::Json>{};
+  compare_counts(*m_result.ncu_audit, in_process);
 }
 
 util::Status GpuEvaluation::prepare() {

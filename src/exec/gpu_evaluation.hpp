@@ -1,12 +1,14 @@
 // The GPU phases of one evaluation (evaluator.hpp has the flow and its invariants): inputs and
 // references, the candidate child, correctness, interleaved timing, the re-check of the last
-// timed output and the dynamic-count pass. Internal to exec/.
+// timed output, the dynamic-count pass and, on request, the sanitizer and ncu-audit passes
+// (tool_passes.hpp). Internal to exec/.
 #pragma once
 
 #include "exec/buffers.hpp"
 #include "exec/child_process.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/evaluator.hpp"
+#include "exec/tool_passes.hpp"
 #include "measure/timing.hpp"
 #include "reference/reference.hpp"
 
@@ -19,9 +21,9 @@ class GpuEvaluation {
 public:
   GpuEvaluation(Evaluation& result, const suite::Suite& suite, const suite::Problem& problem,
                 const EvalOptions& options, ReferenceLatencyCache& cache,
-                util::PhaseLog& phases)
+                util::PhaseLog& phases, util::ProcessRunner& tool_runner)
       : m_result(result), m_suite(suite), m_problem(problem), m_options(options),
-        m_cache(cache), m_phases(phases) {}
+        m_cache(cache), m_phases(phases), m_tool_runner(tool_runner) {}
 
   // Fills m_result; errors only for a broken set-up (no reference, out of memory).
   util::Status run(const std::filesystem::path& candidate_binary,
@@ -37,6 +39,9 @@ private:
   bool recheck();
   void counts();
   void finish_child();
+  void tool_passes(const std::filesystem::path& binary, const std::filesystem::path& library);
+  void sanitize(const std::filesystem::path& binary, const SingleCallFiles& files);
+  void audit(const std::filesystem::path& binary, const SingleCallFiles& files);
 
   std::optional<Reply> ask(const Request& request);
   void fail(trace::EvaluationStatus status, std::string message);
@@ -49,6 +54,7 @@ private:
   const EvalOptions& m_options;
   ReferenceLatencyCache& m_cache;
   util::PhaseLog& m_phases;
+  util::ProcessRunner& m_tool_runner;
   std::optional<Stream> m_stream;
   std::unique_ptr<reference::Reference> m_reference;
   std::optional<EvalBuffers> m_buffers;

@@ -11,6 +11,9 @@
 //   8 side_stream    computes on its own stream, synchronised in run    → PASSED (time charged)
 //   9 late_work      computes on its own stream, returns at once         → RUNTIME_ERROR (timing)
 //  10 mutate_input   computes correctly, then overwrites A[0]            → INCORRECT_NUMERICAL
+//  11 oob_tail       only writes one element past the end of C          → RUNTIME_ERROR under
+//                    --sanitize, memcheck naming the line (no GEMM: memcheck stays fast);
+//                    without it, whatever the memory after C allows
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -70,6 +73,9 @@ __global__ void spin_kernel(volatile int* never) {
   }
 }
 __global__ void poke_input(__nv_bfloat16* a) { a[0] = __float2bfloat16_rn(12345.0f); }
+__global__ void tail_write(__nv_bfloat16* c, int64_t elements) {
+  c[elements] = __float2bfloat16_rn(1.0f); // out of bounds: one past the end of C
+}
 
 void launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
             cudaStream_t stream, bool b_is_kn = false) {
@@ -132,6 +138,9 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 #elif PTXBENCH_VARIANT == 10
   launch(A, B, C, M, stream);
   poke_input<<<1, 1, 0, stream>>>(const_cast<__nv_bfloat16*>(A));
+#elif PTXBENCH_VARIANT == 11
+  (void)A, (void)B;
+  tail_write<<<1, 1, 0, stream>>>(C, M * kN);
 #else
   launch(A, B, C, M, stream);
 #endif

@@ -57,6 +57,22 @@ TEST(EvalCli, UnknownProblemIsBadInput) {
   EXPECT_EQ(result.exit_code, 2) << result.err;
 }
 
+TEST(EvalCli, UnknownAuditIsBadInput) {
+  const auto result = eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--audit", "nsys"});
+  EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("unknown --audit 'nsys'"), std::string::npos) << result.err;
+}
+
+TEST(EvalCli, SanitizeAndAuditWithoutAGpuSayTheyNeedOne) {
+  const auto result = eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--sanitize", "--audit",
+                            "ncu"});
+  EXPECT_EQ(result.exit_code, 3) << result.out << result.err;
+  EXPECT_NE(result.out.find("the sanitizer and ncu audit passes and dynamic instruction counts "
+                            "need a GPU"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(EvalCli, MissingKernelFileIsBadInput) {
   const auto result = eval({"/nonexistent/kernel.cu", "--problem", kProblem});
   EXPECT_EQ(result.exit_code, 2) << result.err;

@@ -1,87 +1,20 @@
 // The evaluator on a real GPU (label gpu): good kernels pass with the right target-instruction
 // verdicts, every bad kernel gets its verdict, and the supervisor that evaluated it still
 // passes a good kernel afterwards, without leaking GPU memory or processes.
-#include "exec/evaluator.hpp"
-#include "sass/disassemble.hpp"
-#include "util/fs.hpp"
-#include "util/subprocess.hpp"
+#include "unit/exec/gpu_supervisor.hpp"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
-
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-#include <unistd.h>
 
 namespace ptxbench::exec {
 namespace {
 
 using Status = trace::EvaluationStatus;
-
-struct Supervisor {
-  util::PosixProcessRunner runner;
-  compile::NvccCompiler compiler{runner};
-  std::unique_ptr<sass::Disassembler> disassembler;
-  std::unique_ptr<Checker> checker;
-  std::unique_ptr<suite::Suite> suite;
-  std::unique_ptr<Evaluator> evaluator;
-
-  Supervisor() {
-    auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
-    if (!cuobjdump) throw std::runtime_error(cuobjdump.error().message);
-    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump);
-    checker = std::make_unique<Checker>(compiler, *disassembler);
-    auto loaded = suite::Suite::load_default();
-    if (!loaded) throw std::runtime_error(loaded.error().message);
-    suite = std::make_unique<suite::Suite>(std::move(*loaded));
-    evaluator = std::make_unique<Evaluator>(*checker, *suite, std::filesystem::path{},
-                                            std::filesystem::path{});
-  }
-};
-
-Supervisor& supervisor() {
-  static Supervisor instance;
-  return instance;
-}
-
-std::string read_kernel(const std::string& name, int variant = 0) {
-  auto text = util::read_file(std::string(PTXBENCH_TEST_KERNELS) + "/" + name);
-  if (!text) throw std::runtime_error(text.error().message);
-  return variant == 0 ? *text : "#define PTXBENCH_VARIANT " + std::to_string(variant) + "\n" + *text;
-}
-
-EvalOptions quick() {
-  EvalOptions options;
-  options.trials = 1;
-  options.warmup = 1;
-  options.iterations = 3;
-  options.timeout = std::chrono::seconds(20);
-  options.reference_timing = ReferenceTiming::cached;
-  return options;
-}
-
-Evaluation evaluate(const std::string& source, const EvalOptions& options = quick()) {
-  auto problem = supervisor().suite->find("gemm_n7168_k5120");
-  if (!problem) throw std::runtime_error(problem.error().message);
-  auto ev = supervisor().evaluator->evaluate(source, **problem, options);
-  if (!ev) throw std::runtime_error(ev.error().message);
-  std::printf("%s", render_text(*ev).c_str());
-  return std::move(*ev);
-}
-
-int child_processes() {
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream stat(entry.path() / "stat");
-    std::string pid, comm, state;
-    long ppid = 0;
-    if (stat >> pid >> comm >> state >> ppid && ppid == ::getpid()) ++count;
-  }
-  return count;
-}
+using testing::child_processes;
+using testing::evaluate;
+using testing::quick;
+using testing::read_kernel;
+using testing::supervisor;
 
 void expect_dynamic(const Evaluation& ev, DynamicState expected) {
   ASSERT_TRUE(ev.dynamic);
@@ -145,7 +78,7 @@ struct BadCase {
   const char* message; // a substring of Evaluation::message
 };
 
-class BadKernel : public testing::TestWithParam<BadCase> {};
+class BadKernel : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
   const BadCase& c = GetParam();
@@ -165,7 +98,7 @@ TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
 
 INSTANTIATE_TEST_SUITE_P(
     Invariants, BadKernel,
-    testing::Values(BadCase{1, Status::incorrect_numerical, "elements wrong"},
+    ::testing::Values(BadCase{1, Status::incorrect_numerical, "elements wrong"},
                     BadCase{2, Status::incorrect_numerical, "NaN"},
                     BadCase{3, Status::incorrect_numerical, "input set 1"},
                     BadCase{4, Status::runtime_error, "cudaError"},
@@ -174,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{7, Status::runtime_error, "exited with status 0"},
                     BadCase{9, Status::runtime_error, "still running"},
                     BadCase{10, Status::incorrect_numerical, "modified its inputs"}),
-    [](const testing::TestParamInfo<BadCase>& param) {
+    [](const ::testing::TestParamInfo<BadCase>& param) {
       return "variant_" + std::to_string(param.param.variant);
     });
 

@@ -1,0 +1,214 @@
+// A/A benchmark of the evaluator: the library baseline evaluated as a candidate must give a
+// speedup of 1.00 ± 0.01 (issue 3; bench/results/aa_speedup_h200.md).
+//
+// Problem. A speedup is the reference's latency, timed in the supervisor, over the candidate's,
+// timed by CUPTI in the child process. Any asymmetry between the two paths (process, stream,
+// L2 flush, output reset, launch overhead, the order of interleaved trials) shows up as a
+// speedup away from 1 when both sides run the same code.
+//
+// Approach. The A/A candidates (bench/aa/<problem>.cu) are ordinary candidates — gate,
+// nvcc with the shim, kernel.so, a fresh child per evaluation, `time` requests interleaved
+// with reference trials — whose `run` calls the supervisor's own baseline factory through a
+// hook exported only by the benchmark's child binary, ptxbench-candidate-aa
+// (aa_baseline_hook.cpp). So the algorithm, workspace and plan are those of reference/. The
+// benchmark also times one reference call in this process and compares the kernels it
+// launched with those the candidate's last timed call launched (same algorithm ⇒ same
+// kernels).
+//
+//   aa_speedup --candidate PATH [--problems a,b] [--repeats N] [--kernels DIR]
+// prints a markdown report on stdout.
+#include "bench/bench_evaluator.hpp"
+#include "exec/buffers.hpp"
+#include "exec/device_buffer.hpp"
+#include "measure/timing.hpp"
+#include "reference/reference.hpp"
+#include "trace/json_io.hpp"
+#include "util/fs.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#ifndef PTXBENCH_AA_KERNELS
+#define PTXBENCH_AA_KERNELS "bench/aa"
+#endif
+
+namespace {
+
+using namespace ptxbench;
+
+struct Arguments {
+  std::string candidate;
+  std::vector<std::string> problems{"gemm_n7168_k5120", "mha_with_lse_d128"};
+  int repeats = 3;
+  std::string kernels = PTXBENCH_AA_KERNELS;
+};
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out(1);
+  for (char c : text)
+    if (c == ',')
+      out.emplace_back();
+    else
+      out.back() += c;
+  return out;
+}
+
+Arguments parse(int argc, char** argv) {
+  Arguments args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--candidate")
+      args.candidate = value;
+    else if (flag == "--problems")
+      args.problems = split_commas(value);
+    else if (flag == "--repeats")
+      args.repeats = std::stoi(value);
+    else if (flag == "--kernels")
+      args.kernels = value;
+    else
+      throw util::Fatal("unknown argument " + flag);
+  }
+  if (args.candidate.empty())
+    throw util::Fatal("--candidate PATH (ptxbench-candidate-aa) is required");
+  return args;
+}
+
+// The kernels one reference call launches, timed in this (the supervisor's) process.
+std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
+                                        const suite::Problem& problem) {
+  auto timer = measure::cupti_call_timer();
+  auto stream = exec::Stream::create();
+  auto reference = reference::make_library_reference(problem);
+  if (!timer || !stream || !reference)
+    throw util::Fatal("reference kernels: set-up failed");
+  auto buffers = exec::EvalBuffers::create(*bench.suite, problem, **reference, 1, 1, stream->get());
+  if (!buffers)
+    throw util::Fatal("reference kernels: " + buffers.error().message);
+  auto call = [&](cudaStream_t s) {
+    return (*reference)->run(buffers->reference_call(0, s)) ? 0 : -1;
+  };
+  (void)(*timer)->time_call(call, stream->get()); // warm-up: plans and modules load here
+  auto timing = (*timer)->time_call(call, stream->get());
+  if (!timing)
+    throw util::Fatal("reference kernels: " + timing.error().message);
+  std::set<std::string> names;
+  for (const measure::GpuActivity& a : timing->activities)
+    if (a.kind == measure::GpuActivity::Kind::kernel)
+      names.insert(a.name);
+  return names;
+}
+
+std::string number_list(const std::vector<double>& values) {
+  std::string out;
+  for (double v : values)
+    out += fmt::format("{}{:.4f}", out.empty() ? "" : " ", v);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const std::string& item : items)
+    out += (out.empty() ? "" : std::string(separator)) + item;
+  return out;
+}
+
+// One evaluation of the A/A candidate with the paper protocol (3 sets, 3 trials × (10 + 50)
+// calls, reference trials interleaved); prints its table row and returns it.
+util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
+                                               const suite::Problem& problem,
+                                               const std::string& source, int repeat) {
+  exec::EvalOptions options;
+  options.dynamic_counts = false;
+  auto ev = bench.evaluator->evaluate(source, problem, options);
+  if (!ev)
+    return ev;
+  if (ev->status != trace::EvaluationStatus::passed || !ev->timing) {
+    fmt::print("| {} | {} | {} | {} | | | | | |\n", problem.name(), repeat,
+               trace::to_string(ev->status), ev->message);
+    return ev;
+  }
+  const exec::TimingReport& t = *ev->timing;
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < t.candidate_trial_ms.size() && i < t.reference_trial_ms.size(); ++i)
+    ratios.push_back(t.reference_trial_ms[i] / t.candidate_trial_ms[i]);
+  fmt::print("| {} | {} | PASSED | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} |\n", problem.name(),
+             repeat, number_list(t.reference_trial_ms), number_list(t.candidate_trial_ms),
+             t.reference_ms, t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios));
+  return ev;
+}
+
+// Every repeat of one problem; true when every speedup is within 1.00 ± 0.01.
+bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
+                 const std::string& source, int repeats) {
+  fmt::print("## {}\n\n| problem | repeat | status | reference trial ms | candidate trial ms | "
+             "reference ms | candidate ms | speedup | per-trial ratio |\n"
+             "|---|---|---|---|---|---|---|---|---|\n",
+             problem.name());
+  std::vector<double> speedups;
+  std::optional<exec::Evaluation> first;
+  for (int repeat = 0; repeat < repeats; ++repeat) {
+    auto ev = evaluate_once(bench, problem, source, repeat);
+    if (!ev)
+      throw util::Fatal(ev.error().message);
+    const bool timed = ev->status == trace::EvaluationStatus::passed && ev->timing;
+    speedups.push_back(timed ? ev->timing->reference_ms / ev->timing->candidate_ms : 0.0);
+    if (!first)
+      first = std::move(*ev);
+  }
+  double worst = 0.0;
+  for (double s : speedups)
+    worst = std::max(worst, std::fabs(s - 1.0));
+  fmt::print("\n{}: speedups {}; largest |speedup − 1| = {:.4f} ({})\n\n", problem.name(),
+             number_list(speedups), worst, worst <= 0.01 ? "within ± 0.01" : "OUTSIDE ± 0.01");
+  if (first->timing) {
+    const std::set<std::string> candidate(first->timing->kernels.begin(),
+                                          first->timing->kernels.end());
+    const std::set<std::string> reference = reference_kernels(bench, problem);
+    fmt::print("- candidate kernels (last timed call of repeat 0): {}\n",
+               joined(first->timing->kernels, ", "));
+    fmt::print("- reference kernels (one call in the supervisor): {}\n",
+               joined({reference.begin(), reference.end()}, ", "));
+    fmt::print("- same kernels: {}\n", candidate == reference ? "yes" : "NO");
+  }
+  fmt::print("- baseline: {}; violations (repeat 0): {}\n- clocks (repeat 0): {}\n", first->library,
+             joined(first->violations, "; "), first->clocks.dump());
+  if (first->status != trace::EvaluationStatus::passed)
+    fmt::print("\n```\n{}\n```\n", first->child_log);
+  fmt::print("\n");
+  return worst <= 0.01;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Arguments args = parse(argc, argv);
+    bench::BenchEvaluator bench(args.candidate);
+    cudaDeviceProp props{};
+    cudaGetDeviceProperties(&props, 0);
+    fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
+               "{}\n\n",
+               props.name, args.candidate);
+    bool all_ok = true;
+    for (const std::string& name : args.problems) {
+      auto problem = bench.suite->find(name);
+      if (!problem)
+        throw util::Fatal(problem.error().message);
+      auto source = util::read_file(args.kernels + "/" + name + ".cu");
+      if (!source)
+        throw util::Fatal(source.error().message);
+      all_ok = run_problem(bench, **problem, *source, args.repeats) && all_ok;
+    }
+    fmt::print("A/A result: {}\n", all_ok ? "every speedup within 1.00 ± 0.01" : "FAILED");
+    return all_ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "aa_speedup: {}\n", e.what());
+    return 2;
+  }
+}

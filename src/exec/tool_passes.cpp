@@ -1,0 +1,221 @@
+#include "exec/tool_passes.hpp"
+
+#include "util/strings.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <unistd.h>
+#include <utility>
+
+namespace ptxbench::exec {
+namespace {
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  return fmt::format("{:.0f} s", static_cast<double>(ms.count()) / 1000.0);
+}
+
+std::string process_end(const util::ProcessResult& process) {
+  if (process.signaled)
+    return fmt::format("was killed by signal {}", process.term_signal);
+  return fmt::format("exited with status {}", process.exit_code);
+}
+
+// The last single-call reply line in `out`, decoded.
+std::optional<Reply> single_call_reply(const std::string& out) {
+  std::optional<Reply> found;
+  for (const std::string& line : util::split_lines(out)) {
+    const auto at = line.find(kSingleCallReplyPrefix);
+    if (at == std::string::npos)
+      continue;
+    if (auto reply =
+            decode_reply(std::string_view(line).substr(at + kSingleCallReplyPrefix.size())))
+      found = std::move(*reply);
+  }
+  return found;
+}
+
+} // namespace
+
+util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffers,
+                                                       const std::filesystem::path& library,
+                                                       const std::string& signature) {
+  static std::atomic<int> counter{0};
+  SingleCallFiles files;
+  files.m_dir = std::filesystem::temp_directory_path() /
+                fmt::format("ptxbench-single-call-{}-{}", ::getpid(), counter++);
+  std::error_code error;
+  std::filesystem::create_directories(files.m_dir, error);
+  std::filesystem::permissions(files.m_dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, error);
+  if (error)
+    return util::make_error(util::ErrorKind::io, "cannot create " + files.m_dir.string());
+  Request spec;
+  spec.op = RequestOp::load;
+  spec.library = library.string();
+  spec.signature = signature;
+  spec.sets = {buffers.layout()};
+  spec.scalars = buffers.scalar_bits();
+  spec.var_axes = buffers.var_axes();
+  std::ofstream(files.m_dir / "spec.json") << encode(spec) << "\n";
+  std::ofstream inputs(files.m_dir / "inputs.bin", std::ios::binary);
+  if (auto written = buffers.write_inputs(0, inputs); !written)
+    return written.take_error();
+  if (!inputs.flush())
+    return util::make_error(util::ErrorKind::io, "cannot write inputs.bin");
+  return files;
+}
+
+SingleCallFiles::SingleCallFiles(SingleCallFiles&& other) noexcept
+    : m_dir(std::exchange(other.m_dir, {})) {}
+
+SingleCallFiles::~SingleCallFiles() {
+  std::error_code error;
+  if (!m_dir.empty())
+    std::filesystem::remove_all(m_dir, error);
+}
+
+std::vector<std::string> SingleCallFiles::argv(const std::filesystem::path& candidate,
+                                               const SingleCallOptions& options) const {
+  std::vector<std::string> out{candidate.string(), "--single-call", (m_dir / "spec.json").string(),
+                               "--inputs", (m_dir / "inputs.bin").string()};
+  if (!options.nvtx_range.empty())
+    out.insert(out.end(), {"--nvtx-range", options.nvtx_range});
+  if (options.warmup > 0)
+    out.insert(out.end(), {"--warmup", std::to_string(options.warmup)});
+  return out;
+}
+
+std::filesystem::path find_cuda_tool(const std::string& name) {
+  if (auto on_path = util::find_on_path(name); !on_path.empty())
+    return on_path;
+  const std::filesystem::path fallback = std::filesystem::path("/usr/local/cuda/bin") / name;
+  return ::access(fallback.c_str(), X_OK) == 0 ? fallback : std::filesystem::path{};
+}
+
+std::string describe_finding(const measure::SanitizerReport& report) {
+  if (!report.first_error)
+    return "";
+  const measure::SanitizerError& e = *report.first_error;
+  std::string out = "compute-sanitizer memcheck: " + e.kind;
+  if (!e.kernel.empty())
+    out += " in " + e.kernel;
+  if (!e.file.empty())
+    out += fmt::format(" at {}:{}", std::filesystem::path(e.file).filename().string(), e.line);
+  if (!e.detail.empty())
+    out += " (" + e.detail + ")";
+  if (report.error_count > 1)
+    out += fmt::format("; {} errors in all", report.error_count);
+  return out;
+}
+
+SanitizerPass sanitizer_pass_from(const util::ProcessResult& process) {
+  SanitizerPass pass;
+  pass.report = measure::parse_sanitizer_output(process.out + "\n" + process.err);
+  pass.report.exit_code = process.signaled ? -process.term_signal : process.exit_code;
+  pass.report.clean = pass.report.clean && process.succeeded();
+  pass.report.wall_ms = static_cast<double>(process.elapsed.count());
+  pass.ran = pass.report.log.find("ERROR SUMMARY") != std::string::npos;
+  if (!pass.ran)
+    pass.reason = "compute-sanitizer printed no report; it " + process_end(process) + ": " +
+                  util::head_lines(process.err + process.out, 10);
+  const auto reply = single_call_reply(process.out);
+  pass.call_completed = reply && reply->ok;
+  if (!reply)
+    pass.call_outcome =
+        "the single-call process " + process_end(process) + " before its call completed";
+  else if (!reply->ok)
+    pass.call_outcome =
+        reply->message + (reply->cuda_error.empty() ? "" : ": " + reply->cuda_error);
+  else
+    pass.call_outcome = "the call completed";
+  if (pass.report.error_count > 0)
+    pass.finding = describe_finding(pass.report);
+  if (pass.report.error_count > 0 && pass.finding.empty())
+    pass.finding =
+        fmt::format("compute-sanitizer memcheck reported {} error(s)", pass.report.error_count);
+  return pass;
+}
+
+SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner,
+                                 const std::filesystem::path& candidate,
+                                 const SingleCallFiles& files, std::chrono::milliseconds timeout) {
+  SanitizerPass pass;
+  measure::SanitizerOptions options;
+  options.sanitizer = find_cuda_tool("compute-sanitizer").string();
+  if (options.sanitizer.empty()) {
+    pass.reason = "compute-sanitizer not found (PATH, /usr/local/cuda/bin)";
+    return pass;
+  }
+  util::ProcessOptions process;
+  process.timeout = timeout;
+  auto result = runner.run(measure::sanitizer_command(files.argv(candidate, {}), options), process);
+  if (!result) {
+    pass.reason = result.error().message;
+    return pass;
+  }
+  if (result->timed_out) {
+    pass.reason = "compute-sanitizer passed its deadline of " + seconds_text(timeout) +
+                  "; its process group was killed";
+    return pass;
+  }
+  return sanitizer_pass_from(*result);
+}
+
+void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process) {
+  if (!pass.audit)
+    return;
+  const measure::FamilyTotals& f = pass.audit->families;
+  const bool available = in_process && in_process->value("available", false);
+  pass.counts = {{"gmma", f.gmma, std::nullopt, false},
+                 {"tma_load", f.tma_load, std::nullopt, false},
+                 {"tma_store", f.tma_store, std::nullopt, false},
+                 {"tma_reduce", f.tma_reduce, std::nullopt, false}};
+  pass.agreement_note.clear();
+  if (!available) {
+    pass.agreement = Agreement::unknown;
+    pass.agreement_note = !in_process
+                              ? "the in-process count pass did not run"
+                              : in_process->value("reason", std::string("no in-process counts"));
+    return;
+  }
+  pass.agreement = Agreement::agree;
+  for (CountAgreement& c : pass.counts) {
+    c.in_process = in_process->value(c.family, 0.0);
+    c.agree = std::fabs(*c.in_process - static_cast<double>(c.ncu)) < 0.5;
+    if (c.agree)
+      continue;
+    pass.agreement = Agreement::disagree;
+    pass.agreement_note +=
+        fmt::format("{}{}: ncu {} vs in-process {:.0f}", pass.agreement_note.empty() ? "" : "; ",
+                    c.family, c.ncu, *c.in_process);
+  }
+}
+
+NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
+                                const SingleCallFiles& files, std::chrono::milliseconds timeout) {
+  NcuAuditPass pass;
+  measure::NcuAuditOptions options;
+  options.ncu = find_cuda_tool("ncu").string();
+  if (options.ncu.empty()) {
+    pass.reason = "ncu not found (PATH, /usr/local/cuda/bin)";
+    return pass;
+  }
+  options.nvtx_range = std::string(kAuditNvtxRange);
+  options.replay = measure::NcuReplay::application;
+  options.timeout = timeout;
+  SingleCallOptions call;
+  call.nvtx_range = std::string(kAuditNvtxRange);
+  call.warmup = 1; // module loading and first-launch work stay outside the range
+  auto audit = measure::run_ncu_audit(runner, files.argv(candidate, call), options);
+  if (!audit) {
+    pass.reason = audit.error().message;
+    return pass;
+  }
+  pass.ran = true;
+  pass.audit = std::move(*audit);
+  return pass;
+}
+
+} // namespace ptxbench::exec

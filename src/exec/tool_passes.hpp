@@ -1,0 +1,88 @@
+// The external-tool passes of an evaluation: compute-sanitizer memcheck (--sanitize) and the
+// paper's Nsight Compute source-counter audit (--audit ncu). docs/evaluation.md has the
+// contract; this header has the pieces the evaluator strings together.
+//
+// Problem. Both tools must start the process that runs the candidate, instrument it (memcheck
+// patches every memory access; ncu replays the whole application once per counter pass), and
+// report in text meant for people. Neither may disturb the main pass's measurements, and a
+// missing or failing tool must not be mistaken for a verdict about the candidate.
+//
+// Approach. After the main child has ended, the supervisor writes a single-call spec (the
+// `load` request of input set 0 without IPC handles) and the raw bytes of set 0's inputs into
+// a private scratch folder, and runs `TOOL … ptxbench-candidate --single-call SPEC --inputs
+// FILE` (candidate_single_call.cpp) under a deadline that kills the process group. The
+// sanitizer's first error (kernel, file:line, address) becomes one sentence, the finding; the
+// ncu source page's GMMA and TMA rows are summed per family and compared, family by family,
+// with the in-process range-profiler counts of the same call on the same set.
+//
+// Invariants. Only a memcheck error changes the verdict (RUNTIME_ERROR with the finding as the
+// message); a tool that is missing, fails or passes its deadline leaves `ran == false` with the
+// reason. Counts agree only when they are equal; there is no tolerance for executed
+// instruction counts of a deterministic call.
+#pragma once
+
+#include "exec/buffers.hpp"
+#include "exec/candidate.hpp"
+#include "exec/evaluation.hpp"
+#include "util/error.hpp"
+#include "util/subprocess.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench::exec {
+
+inline constexpr std::string_view kAuditNvtxRange = "ptxbench_eval";
+
+// The two files of a single-call run in a scratch folder that is removed with this object.
+class SingleCallFiles {
+public:
+  // Writes the spec (library, signature, set 0's layout, scalars, var axes) and set 0's inputs.
+  static util::Expected<SingleCallFiles> write(const EvalBuffers& buffers,
+                                               const std::filesystem::path& library,
+                                               const std::string& signature);
+  SingleCallFiles(SingleCallFiles&& other) noexcept;
+  SingleCallFiles& operator=(SingleCallFiles&&) = delete;
+  SingleCallFiles(const SingleCallFiles&) = delete;
+  ~SingleCallFiles();
+
+  // `candidate --single-call SPEC --inputs FILE [--nvtx-range R] [--warmup N]`.
+  std::vector<std::string> argv(const std::filesystem::path& candidate,
+                                const SingleCallOptions& options) const;
+
+private:
+  SingleCallFiles() = default;
+  std::filesystem::path m_dir;
+};
+
+// `name` on PATH, else under /usr/local/cuda/bin; empty when neither has it.
+std::filesystem::path find_cuda_tool(const std::string& name);
+
+// Pure: the sanitizer pass from the finished compute-sanitizer process (its stdout carries the
+// candidate's single-call reply line as well as the sanitizer's report).
+SanitizerPass sanitizer_pass_from(const util::ProcessResult& process);
+
+// Pure: "compute-sanitizer memcheck: <headline> in <kernel> at <file>:<line> (<detail>)".
+std::string describe_finding(const measure::SanitizerReport& report);
+
+// Pure: fills `pass.counts` and the agreement from the audit and the in-process counter JSON
+// (exec's `count` reply: {"available", "gmma", "tma_load", "tma_store", "tma_reduce"}).
+void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process);
+
+SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner,
+                                 const std::filesystem::path& candidate,
+                                 const SingleCallFiles& files, std::chrono::milliseconds timeout);
+
+NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
+                                const SingleCallFiles& files, std::chrono::milliseconds timeout);
+
+// The passes as `evaluation.ptxbench.sanitizer` / `.ncu_audit` JSON and as text lines.
+trace::Json to_json(const SanitizerPass& pass);
+trace::Json to_json(const NcuAuditPass& pass);
+std::string render_text(const SanitizerPass& pass);
+std::string render_text(const NcuAuditPass& pass);
+
+} // namespace ptxbench::exec

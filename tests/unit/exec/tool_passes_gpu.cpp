@@ -1,0 +1,121 @@
+// The sanitizer and ncu-audit passes of `ptxbench eval` on a real GPU (label gpu): memcheck
+// finds an out-of-bounds write and names its source line, passes a correct wgmma kernel, and
+// the paper's ncu source-counter audit agrees with the in-process counts.
+#include "exec/tool_passes.hpp"
+#include "unit/exec/gpu_supervisor.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sstream>
+
+namespace ptxbench::exec {
+namespace {
+
+using Status = trace::EvaluationStatus;
+using testing::child_processes;
+using testing::evaluate;
+using testing::quick;
+using testing::read_kernel;
+
+bool have(const char* tool) {
+  return !find_cuda_tool(tool).empty();
+}
+
+// 1-based line of the first line of `source` containing `marker`.
+int line_of(const std::string& source, const std::string& marker) {
+  std::istringstream in(source);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number)
+    if (line.find(marker) != std::string::npos)
+      return number;
+  return 0;
+}
+
+TEST(ToolPassesGpu, MemcheckNamesTheSourceLineOfAnOutOfBoundsWrite) {
+  if (!have("compute-sanitizer"))
+    GTEST_SKIP() << "compute-sanitizer not installed";
+  const std::string source = read_kernel("gemm_bad_variants.cu", 11);
+  const int line = line_of(source, "out of bounds: one past the end of C");
+  ASSERT_GT(line, 0);
+  EvalOptions options = quick();
+  options.dynamic_counts = false;
+  options.sanitize = Sanitize::memcheck;
+  const Evaluation ev = evaluate(source, options);
+  ASSERT_TRUE(ev.sanitizer);
+  ASSERT_TRUE(ev.sanitizer->ran) << ev.sanitizer->reason;
+  std::printf("%s", ev.sanitizer->report.log.c_str());
+  EXPECT_EQ(ev.status, Status::runtime_error);
+  EXPECT_EQ(ev.message.rfind("compute-sanitizer memcheck: Invalid __global__ write", 0), 0u)
+      << ev.message;
+  EXPECT_NE(ev.message.find(fmt::format("kernel.cu:{}", line)), std::string::npos) << ev.message;
+  EXPECT_NE(ev.message.find("tail_write"), std::string::npos) << ev.message;
+  ASSERT_TRUE(ev.sanitizer->report.first_error);
+  EXPECT_EQ(ev.sanitizer->report.first_error->line, line);
+  EXPECT_EQ(ev.sanitizer->report.first_error->access, "write");
+  EXPECT_FALSE(ev.sanitizer->call_completed);
+  EXPECT_EQ(child_processes(), 0);
+  const trace::Json extras = extras_json(ev);
+  EXPECT_EQ(extras["sanitizer"]["first_error"]["line"], line);
+  EXPECT_EQ(extras["sanitizer"]["clean"], false);
+}
+
+TEST(ToolPassesGpu, MemcheckFindsNothingInACorrectWgmmaKernel) {
+  if (!have("compute-sanitizer"))
+    GTEST_SKIP() << "compute-sanitizer not installed";
+  EvalOptions options = quick();
+  options.dynamic_counts = false;
+  options.sanitize = Sanitize::memcheck;
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), options);
+  ASSERT_TRUE(ev.sanitizer);
+  ASSERT_TRUE(ev.sanitizer->ran) << ev.sanitizer->reason;
+  EXPECT_EQ(ev.status, Status::passed) << ev.message << "\n" << ev.sanitizer->report.log;
+  EXPECT_TRUE(ev.sanitizer->report.clean) << ev.sanitizer->report.log;
+  EXPECT_EQ(ev.sanitizer->report.error_count, 0u);
+  EXPECT_TRUE(ev.sanitizer->finding.empty());
+  EXPECT_TRUE(ev.sanitizer->call_completed) << ev.sanitizer->call_outcome;
+  EXPECT_NE(render_text(ev).find("sanitizer: memcheck clean"), std::string::npos);
+  EXPECT_EQ(child_processes(), 0);
+}
+
+TEST(ToolPassesGpu, NcuSourceCountersAgreeWithTheInProcessCountsOfTheWgmmaKernel) {
+  if (!have("ncu"))
+    GTEST_SKIP() << "ncu not installed";
+  EvalOptions options = quick();
+  options.audit = Audit::ncu;
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), options);
+  ASSERT_EQ(ev.status, Status::passed) << ev.message;
+  ASSERT_TRUE(ev.ncu_audit);
+  ASSERT_TRUE(ev.ncu_audit->ran) << ev.ncu_audit->reason;
+  ASSERT_TRUE(ev.dynamic && ev.dynamic->verdict != DynamicState::unknown)
+      << "in-process counts unavailable: " << (ev.dynamic ? ev.dynamic->reason : "no pass");
+  const measure::FamilyTotals& ncu = ev.ncu_audit->audit->families;
+  // M=8192, N=7168, K=5120; four warps issue each wgmma.m64n128k16 of a 64x128 tile.
+  EXPECT_EQ(ncu.gmma, 4ull * 8192 * 7168 * 5120 / (64 * 128 * 16));
+  EXPECT_GT(ncu.gmma_thread_true, 0u);
+  EXPECT_GT(ncu.tma_load, 0u);
+  EXPECT_EQ(ev.ncu_audit->agreement, Agreement::agree) << ev.ncu_audit->agreement_note;
+  for (const CountAgreement& c : ev.ncu_audit->counts) {
+    ASSERT_TRUE(c.in_process) << c.family;
+    EXPECT_EQ(static_cast<double>(c.ncu), *c.in_process) << c.family;
+  }
+  EXPECT_NE(render_text(ev).find(": agree"), std::string::npos);
+  EXPECT_EQ(child_processes(), 0);
+}
+
+TEST(ToolPassesGpu, NcuAuditOfASimtKernelCountsNoTargetInstructionsAndAgrees) {
+  if (!have("ncu"))
+    GTEST_SKIP() << "ncu not installed";
+  EvalOptions options = quick();
+  options.audit = Audit::ncu;
+  const Evaluation ev = evaluate(read_kernel("simt_gemm.cu"), options);
+  ASSERT_EQ(ev.status, Status::passed) << ev.message;
+  ASSERT_TRUE(ev.ncu_audit && ev.ncu_audit->ran) << ev.ncu_audit->reason;
+  EXPECT_EQ(ev.ncu_audit->audit->families.gmma, 0u);
+  EXPECT_GT(ev.ncu_audit->audit->instruction_rows, 0u);
+  if (ev.dynamic && ev.dynamic->verdict != DynamicState::unknown) {
+    EXPECT_EQ(ev.ncu_audit->agreement, Agreement::agree) << ev.ncu_audit->agreement_note;
+  }
+}
+
+} // namespace
+} // namespace ptxbench::exec
