@@ -16,15 +16,19 @@ constexpr std::array kFormats{
     FormatRow{"md", make_markdown_format},
     FormatRow{"csv", make_csv_format},
     FormatRow{"json", make_json_format},
+    FormatRow{"html", make_html_format},
 };
 
 } // namespace
 
 util::Expected<std::unique_ptr<ReportFormat>> make_format(std::string_view name) {
-  for (const FormatRow& row : kFormats)
+  std::string known;
+  for (const FormatRow& row : kFormats) {
     if (row.name == name) return row.make();
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", row.name);
+  }
   return util::make_error(util::ErrorKind::invalid_input,
-                          fmt::format("unknown report format '{}' (known: md, csv, json)", name));
+                          fmt::format("unknown report format '{}' (known: {})", name, known));
 }
 
 std::vector<std::string_view> format_names() {
@@ -41,6 +45,15 @@ std::string concatenate(const std::vector<OutputFile>& files) {
     out += fmt::format("==> {} <==\n{}", file.name, file.text);
   }
   return out;
+}
+
+std::vector<OutputFile> figure_files(std::span<const Figure> figures) {
+  std::vector<OutputFile> files;
+  for (const Figure& figure : figures) {
+    files.push_back(OutputFile{figure.name + ".png", figure.png});
+    files.push_back(OutputFile{figure.name + ".svg", figure.svg});
+  }
+  return files;
 }
 
 } // namespace ptxbench::report

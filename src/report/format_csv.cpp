@@ -1,6 +1,9 @@
 // The CSV report: paper tables in long form (table1.csv, table7.csv), every metric per variant
-// (metrics.csv) and across variants (summary.csv), one row per finished turn (turns.csv), and
-// Figure 9's data (categories.csv, transitions.csv). Values are fractions, not percentages.
+// (metrics.csv) and across variants (summary.csv), one row per finished turn (turns.csv),
+// Figure 9's data (categories.csv, transitions.csv), the Fast_p curves of the figures
+// (fast_p_curves.csv) and reasoning tokens and cost (usage.csv). Values are fractions, not
+// percentages.
+#include "report/figures.hpp"
 #include "report/format.hpp"
 #include "report/text.hpp"
 
@@ -89,10 +92,48 @@ std::string transitions_file(const Report& report) {
   return out;
 }
 
+// Every point of every curve of the two Fast_p figures; a curve's value at p holds up to its
+// next point.
+std::string curves_file(const Report& report) {
+  std::string out = "metric,gpu,problem,model,limit,p,mean,min,max,variants\n";
+  for (const Restriction restriction :
+       {Restriction::target_instruction, Restriction::any_correct}) {
+    const FastPFigure figure = fast_p_figure(report, restriction);
+    const std::string_view metric = to_string(
+        restriction == Restriction::target_instruction ? Metric::target_fast_p : Metric::fast_p);
+    for (const FastPPanel& panel : figure.panels)
+      for (const FastPCurve& curve : panel.curves)
+        for (std::size_t i = 0; i < curve.p.size(); ++i)
+          out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", metric, csv_field(panel.gpu),
+                             csv_field(panel.problem), csv_field(curve.model), figure.limit,
+                             csv_number(curve.p[i]), csv_number(curve.mean[i]),
+                             csv_number(curve.low[i]), csv_number(curve.high[i]), curve.variants);
+  }
+  return out;
+}
+
+std::string usage_file(const Report& report) {
+  std::string out = "model,gpu,replied_calls,failed_calls,reasoning_mean,reasoning_median,"
+                    "reasoning_max,attempts,input_tokens,output_tokens,reasoning_tokens,cost_usd\n";
+  for (const UsageStats& u : report.usage) {
+    const std::optional<double> max =
+        u.reasoning_max ? std::optional<double>(static_cast<double>(*u.reasoning_max))
+                        : std::nullopt;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(u.model),
+                       csv_field(u.gpu), u.replied_calls, u.failed_calls,
+                       csv_number(u.reasoning_mean), csv_number(u.reasoning_median),
+                       csv_number(max), u.spent.calls, u.spent.input_tokens,
+                       u.spent.output_tokens, u.spent.reasoning_tokens,
+                       csv_number(u.spent.cost_usd));
+  }
+  return out;
+}
+
 class CsvFormat final : public ReportFormat {
 public:
   std::string_view name() const override { return "csv"; }
-  std::vector<OutputFile> render(const Report& report) const override {
+  std::vector<OutputFile> render(const Report& report,
+                                 std::span<const Figure> /*figures*/) const override {
     return {
         OutputFile{"table1.csv", paper_table(report, Metric::target_turn_correctness,
                                              Metric::turn_correctness)},
@@ -103,6 +144,8 @@ public:
         OutputFile{"turns.csv", turns_file(report)},
         OutputFile{"categories.csv", categories_file(report)},
         OutputFile{"transitions.csv", transitions_file(report)},
+        OutputFile{"fast_p_curves.csv", curves_file(report)},
+        OutputFile{"usage.csv", usage_file(report)},
     };
   }
 };

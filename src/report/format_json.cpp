@@ -74,14 +74,34 @@ Json categories_json(const CategoryStats& stats) {
           {"by_turn", by_turn}, {"transitions", transitions}};
 }
 
+Json usage_json(const UsageStats& u) {
+  return {{"model", u.model},
+          {"gpu", u.gpu.empty() ? Json(nullptr) : Json(u.gpu)},
+          {"replied_calls", u.replied_calls},
+          {"failed_calls", u.failed_calls},
+          {"reasoning_tokens_per_call",
+           {{"mean", number(u.reasoning_mean)},
+            {"median", number(u.reasoning_median)},
+            {"max", u.reasoning_max ? Json(*u.reasoning_max) : Json(nullptr)}}},
+          {"spent",
+           {{"attempts", u.spent.calls},
+            {"input_tokens", u.spent.input_tokens},
+            {"output_tokens", u.spent.output_tokens},
+            {"reasoning_tokens", u.spent.reasoning_tokens},
+            {"cost_usd", u.spent.cost_usd}}}};
+}
+
 class JsonFormat final : public ReportFormat {
 public:
   std::string_view name() const override { return "json"; }
-  std::vector<OutputFile> render(const Report& report) const override {
+  std::vector<OutputFile> render(const Report& report,
+                                 std::span<const Figure> /*figures*/) const override {
     Json groups = Json::array();
     for (const GroupResult& group : report.groups) groups.push_back(group_json(group));
     Json categories = Json::array();
     for (const CategoryStats& stats : report.categories) categories.push_back(categories_json(stats));
+    Json usage = Json::array();
+    for (const UsageStats& u : report.usage) usage.push_back(usage_json(u));
     const Json out{{"schema_version", 1},
                    {"sources", report.sources},
                    {"turn_limits", report.options.limits},
@@ -90,7 +110,8 @@ public:
                    {"finished_turns", report.finished_turns},
                    {"not_counted_turns", report.not_counted_turns},
                    {"groups", groups},
-                   {"categories", categories}};
+                   {"categories", categories},
+                   {"usage", usage}};
     return {OutputFile{"report.json", out.dump(2) + "\n"}};
   }
 };

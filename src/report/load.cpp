@@ -2,6 +2,7 @@
 #include "store/run_store.hpp"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <system_error>
 
@@ -11,8 +12,9 @@ namespace {
 namespace fs = std::filesystem;
 
 TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t number,
-                       const store::FinishedTurn& turn) {
+                       const store::FinishedTurn& turn, const std::string& gpu) {
   TurnRecord record;
+  record.gpu = gpu;
   record.model = trajectory.key.model;
   record.problem = trajectory.key.problem;
   record.variant = trajectory.key.prompt_variant;
@@ -29,6 +31,34 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
         target_state_from_verdicts(evaluation.static_verdict, evaluation.dynamic_verdict);
   }
   return record;
+}
+
+// The model-call attempts of one finished turn.
+util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::TurnId turn,
+                        RunModel& model) {
+  auto calls = run.model_calls(turn);
+  if (!calls) return calls.take_error();
+  for (const store::ModelCallRecord& call : *calls)
+    model.calls.push_back(CallRecord{record.model, record.gpu, record.trajectory,
+                                     call.error_kind ? CallOutcome::failed : CallOutcome::replied,
+                                     call.reasoning_tokens});
+  return util::Ok{};
+}
+
+// One trajectory's finished turns, their model calls and its spending, numbered `number`.
+util::Status load_trajectory(store::RunStore& run, const store::TrajectoryRecord& trajectory,
+                             std::int64_t number, std::string_view configured, RunModel& model) {
+  auto turns = run.finished_turns(trajectory.id);
+  if (!turns) return turns.take_error();
+  const std::string gpu = trajectory_gpu(*turns, configured);
+  for (const store::FinishedTurn& turn : *turns) {
+    model.turns.push_back(make_record(trajectory, number, turn, gpu));
+    if (auto loaded = load_calls(run, model.turns.back(), turn.id, model); !loaded) return loaded;
+  }
+  auto usage = run.usage(trajectory.id);
+  if (!usage) return usage.take_error();
+  model.spend.push_back(SpendRecord{trajectory.key.model, gpu, number, *usage});
+  return util::Ok{};
 }
 
 util::Expected<std::unique_ptr<store::RunStore>> open_run(const fs::path& run_dir) {
@@ -54,6 +84,29 @@ TargetState target_state_from_verdicts(const std::optional<std::string>& static_
   return TargetState::unknown;
 }
 
+std::string configured_gpu(std::string_view config_json) {
+  const auto config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return {};
+  for (const char* key : {"gpu", "arch"}) {
+    const auto it = config.find(key);
+    if (it != config.end() && it->is_string() && !it->get<std::string>().empty())
+      return it->get<std::string>();
+  }
+  return {};
+}
+
+std::string trajectory_gpu(std::span<const store::FinishedTurn> turns,
+                           std::string_view configured) {
+  for (const store::FinishedTurn& turn : turns)
+    for (const store::StoredEvaluation& evaluation : turn.evaluations)
+      for (const trace::Trace& trace : evaluation.traces) {
+        if (!trace.evaluation) continue;
+        const std::string& hardware = trace.evaluation->environment.hardware;
+        if (!hardware.empty() && !hardware.starts_with("unknown")) return hardware;
+      }
+  return std::string(configured);
+}
+
 util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_trajectory) {
   auto run = open_run(run_dir);
   if (!run) return run.take_error();
@@ -62,14 +115,11 @@ util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_tr
   RunModel model;
   model.sources.push_back(run_dir.string());
   model.n_trajectories = static_cast<std::int64_t>(trajectories->size());
+  const std::string configured = configured_gpu((*run)->info().config_json);
   std::int64_t number = first_trajectory;
-  for (const store::TrajectoryRecord& trajectory : *trajectories) {
-    auto turns = (*run)->finished_turns(trajectory.id);
-    if (!turns) return turns.take_error();
-    for (const store::FinishedTurn& turn : *turns)
-      model.turns.push_back(make_record(trajectory, number, turn));
-    ++number;
-  }
+  for (const store::TrajectoryRecord& trajectory : *trajectories)
+    if (auto loaded = load_trajectory(**run, trajectory, number++, configured, model); !loaded)
+      return loaded.take_error();
   return model;
 }
 
@@ -81,6 +131,8 @@ util::Expected<RunModel> load_runs(std::span<const fs::path> run_dirs) {
     merged.sources.push_back(one->sources.front());
     merged.n_trajectories += one->n_trajectories;
     merged.turns.insert(merged.turns.end(), one->turns.begin(), one->turns.end());
+    merged.calls.insert(merged.calls.end(), one->calls.begin(), one->calls.end());
+    merged.spend.insert(merged.spend.end(), one->spend.begin(), one->spend.end());
   }
   return merged;
 }

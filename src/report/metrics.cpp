@@ -155,6 +155,15 @@ std::optional<double> fast_p(std::span<const TrajectoryTurns> trajectories, int 
   });
 }
 
+std::vector<double> qualifying_speedups(std::span<const TrajectoryTurns> trajectories, int limit,
+                                        Restriction restriction) {
+  std::vector<double> speedups;
+  for (const TrajectoryTurns& trajectory : trajectories)
+    for (const TurnRecord* turn : within(trajectory, limit))
+      if (qualifies(*turn, restriction) && turn->speedup) speedups.push_back(*turn->speedup);
+  return speedups;
+}
+
 std::optional<double> best_speedup(std::span<const TrajectoryTurns> trajectories, int limit,
                                    Restriction restriction) {
   const std::vector<double> bests = trajectory_bests(trajectories, limit, restriction);

@@ -48,6 +48,10 @@ std::optional<double> turn_correctness_rate(std::span<const TrajectoryTurns> tra
                                             int limit, Restriction restriction);
 std::optional<double> fast_p(std::span<const TrajectoryTurns> trajectories, int limit, double p,
                              Restriction restriction);
+// The speedups of the qualifying timed turns within the limit, in turn order: where Fast_p
+// steps down, and the best qualifying speedup (their maximum).
+std::vector<double> qualifying_speedups(std::span<const TrajectoryTurns> trajectories, int limit,
+                                        Restriction restriction);
 // Best speedup of each trajectory, averaged over the trajectories that have one.
 std::optional<double> best_speedup(std::span<const TrajectoryTurns> trajectories, int limit,
                                    Restriction restriction);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "store/enums.hpp"
+#include "store/records.hpp"
 #include "util/error.hpp"
 
 #include <array>
@@ -51,6 +52,7 @@ TargetState target_state_from_verdicts(const std::optional<std::string>& static_
 
 // One finished turn. `trajectory` is unique across all loaded runs; `turn_index` is the
 // store's 0-based index (infra turns included), so metrics derive the counted-turn ordinal.
+// `gpu` is the GPU of the turn's trajectory (trajectory_gpu in load.cpp); empty when unknown.
 struct TurnRecord {
   std::string model;
   std::string problem;
@@ -62,13 +64,45 @@ struct TurnRecord {
   store::Counting counting = store::Counting::counted;
   std::optional<double> speedup;
   TargetState target = TargetState::unknown;
+  std::string gpu;
+};
+
+// Whether a model-call attempt got a reply (error fields empty) or failed (HTTP, transport...).
+enum class CallOutcome : std::uint8_t { replied = 1, failed = 2 };
+
+// One model-call attempt made for a finished turn.
+struct CallRecord {
+  std::string model; // the trajectory's model (registry name)
+  std::string gpu;
+  std::int64_t trajectory = 0;
+  CallOutcome outcome = CallOutcome::replied;
+  std::int64_t reasoning_tokens = 0;
+};
+
+// What one trajectory spent: every attempt, failed ones and those of abandoned turns included.
+struct SpendRecord {
+  std::string model;
+  std::string gpu;
+  std::int64_t trajectory = 0;
+  store::UsageTotals totals;
 };
 
 struct RunModel {
   std::vector<std::string> sources; // the run directories, as given
   std::int64_t n_trajectories = 0;  // all trajectories, also those without finished turns
   std::vector<TurnRecord> turns;
+  std::vector<CallRecord> calls;  // by trajectory, turn, attempt
+  std::vector<SpendRecord> spend; // one per trajectory
 };
+
+// The GPU a trajectory ran on: the hardware its evaluations recorded (FlashInfer-Trace
+// environment.hardware; "unknown…" means no GPU was used), otherwise `configured` (the run
+// configuration's "gpu", else its "arch"); empty when neither says.
+std::string trajectory_gpu(std::span<const store::FinishedTurn> turns,
+                           std::string_view configured);
+// The run configuration's "gpu" string field, else its "arch"; empty when it has neither or is
+// not a JSON object.
+std::string configured_gpu(std::string_view config_json);
 
 // Reads every finished turn of the run store in `run_dir`; trajectory numbers start at
 // `first_trajectory`. not_found with a clear message for a missing folder or database.

@@ -91,6 +91,7 @@ Report build_report(const RunModel& run, const MetricOptions& options) {
   report.categories = category_stats(run.turns);
   for (const CategoryStats& stats : report.categories)
     report.not_counted_turns += stats.not_counted_turns;
+  report.usage = usage_stats(run.calls, run.spend);
   return report;
 }
 

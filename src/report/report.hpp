@@ -1,10 +1,12 @@
 // A report: the metrics of every model × problem × prompt variant, their spread across
-// variants, per-turn error categories and turn-to-turn transitions (paper Figure 9), built
-// from a RunModel and rendered by a ReportFormat (format.hpp).
+// variants, per-turn error categories and turn-to-turn transitions (paper Figure 9), reasoning
+// tokens and spending per model × GPU, built from a RunModel and rendered by a ReportFormat
+// (format.hpp).
 #pragma once
 
 #include "report/metrics.hpp"
 #include "report/model.hpp"
+#include "report/usage.hpp"
 
 #include <array>
 #include <cstdint>
@@ -53,6 +55,7 @@ struct Report {
   std::vector<GroupResult> groups;       // sorted by model, problem
   std::vector<CategoryStats> categories; // sorted by model
   std::vector<TurnRecord> turns;         // sorted by trajectory, turn index
+  std::vector<UsageStats> usage;         // sorted by model, GPU
 };
 
 Report build_report(const RunModel& run, const MetricOptions& options = {});

@@ -94,6 +94,18 @@ TEST_F(SyntheticRun, FastPCountsCorrectTurnsStrictlyAboveP) {
   EXPECT_DOUBLE_EQ(*value("v2", Metric::fast_p, 4, 0.8), 0.0);
 }
 
+TEST_F(SyntheticRun, QualifyingSpeedupsAreTheCorrectTimedTurnsWithinTheLimit) {
+  std::vector<TurnRecord> v1;
+  for (const TurnRecord& turn : m_report.turns)
+    if (turn.problem == "gemm" && turn.variant == "v1") v1.push_back(turn);
+  const auto trajectories = counted_trajectories(v1);
+  using V = std::vector<double>;
+  EXPECT_EQ(qualifying_speedups(trajectories, 8, Restriction::any_correct),
+            (V{0.5, 0.9, 0.4, 1.2}));
+  EXPECT_EQ(qualifying_speedups(trajectories, 8, Restriction::target_instruction), (V{0.5, 0.4}));
+  EXPECT_EQ(qualifying_speedups(trajectories, 1, Restriction::any_correct), (V{0.4}));
+}
+
 TEST_F(SyntheticRun, TrajectoryLevelVariantCountsTrajectoriesWithACorrectTurn) {
   EXPECT_DOUBLE_EQ(*value("v1", Metric::trajectory_correctness, 1), 0.5);
   EXPECT_DOUBLE_EQ(*value("v1", Metric::target_trajectory_correctness, 8), 1.0);
@@ -163,7 +175,7 @@ TEST(UnknownTargetState, IsNeverCountedAsPositive) {
   std::vector<TurnRecord> turns;
   for (std::int64_t i = 0; i < 3; ++i) {
     TurnRecord turn{"m", "p", "v", 7, 0, i, store::TurnCategory::correct,
-                    store::Counting::counted, 2.0, TargetState::unknown};
+                    store::Counting::counted, 2.0, TargetState::unknown, ""};
     turns.push_back(turn);
   }
   const auto trajectories = counted_trajectories(turns);

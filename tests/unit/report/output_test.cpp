@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,32 +16,13 @@ namespace {
 
 using testing::ScratchDir;
 
-Report synthetic_report(const std::filesystem::path& dir) {
-  testing::write_synthetic_run(dir);
-  auto run = load_run(dir);
-  if (!run) throw util::Fatal(run.error().message);
-  Report report = build_report(*run);
-  report.sources = {"synthetic"}; // the scratch path changes from run to run
-  return report;
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(PTXBENCH_TEST_DATA) + "/report/" + name;
-  if (std::getenv("PTXBENCH_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream golden(path, std::ios::binary);
-  ASSERT_TRUE(golden) << path << " missing; run with PTXBENCH_UPDATE_GOLDEN=1";
-  std::stringstream expected;
-  expected << golden.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "regenerate with PTXBENCH_UPDATE_GOLDEN=1";
-}
+using testing::expect_golden;
+using testing::synthetic_report;
 
 std::string render(const Report& report, std::string_view format) {
   auto renderer = make_format(format);
   if (!renderer) throw util::Fatal(renderer.error().message);
-  return concatenate((*renderer)->render(report));
+  return concatenate((*renderer)->render(report, {}));
 }
 
 TEST(ReportOutput, MarkdownMatchesGolden) {
@@ -68,6 +48,12 @@ TEST(ReportOutput, JsonHoldsEveryGroupAndMetric) {
       found = true;
     }
   EXPECT_TRUE(found);
+  ASSERT_EQ(json["usage"].size(), 1u);
+  EXPECT_EQ(json["usage"][0]["model"], "alpha");
+  EXPECT_TRUE(json["usage"][0]["gpu"].is_null());
+  EXPECT_DOUBLE_EQ(json["usage"][0]["reasoning_tokens_per_call"]["median"].get<double>(), 4250.0);
+  EXPECT_EQ(json["usage"][0]["reasoning_tokens_per_call"]["max"], 14400);
+  EXPECT_EQ(json["usage"][0]["spent"]["attempts"], 14);
 }
 
 TEST(ReportFormats, FactoryKnowsEveryFormatAndRejectsOthers) {
@@ -76,9 +62,12 @@ TEST(ReportFormats, FactoryKnowsEveryFormatAndRejectsOthers) {
     ASSERT_TRUE(format);
     EXPECT_EQ((*format)->name(), name);
   }
-  auto unknown = make_format("html");
+  EXPECT_EQ(format_names(), (std::vector<std::string_view>{"md", "csv", "json", "html"}));
+  auto unknown = make_format("pdf");
   ASSERT_FALSE(unknown);
-  EXPECT_NE(unknown.error().message.find("unknown report format 'html'"), std::string::npos);
+  EXPECT_NE(
+      unknown.error().message.find("unknown report format 'pdf' (known: md, csv, json, html)"),
+      std::string::npos);
 }
 
 TEST(LoadRun, MissingDirectoryIsNotFoundWithItsPath) {
@@ -146,8 +135,52 @@ TEST(ReportCommand, WritesEveryCsvFileUnderOut) {
                                  (dir.path() / "out").string());
   ASSERT_EQ(result.status, 0) << result.out;
   for (const char* name : {"table1.csv", "table7.csv", "summary.csv", "metrics.csv", "turns.csv",
-                           "categories.csv", "transitions.csv"})
+                           "categories.csv", "transitions.csv", "fast_p_curves.csv", "usage.csv"})
     EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / name)) << name;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "fast_p.png"));
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ReportCommand, HtmlWithOutWritesThePageAndEveryFigureAsPngAndSvg) {
+  ScratchDir dir;
+  testing::write_synthetic_run(dir.path() / "run");
+  const auto out = dir.path() / "out";
+  const auto result = run_binary("report " + (dir.path() / "run").string() +
+                                 " --format html --out " + out.string());
+  ASSERT_EQ(result.status, 0) << result.out;
+  EXPECT_NE(read_file(out / "report.html").find("<svg"), std::string::npos);
+  for (const char* stem : {"fast_p_inst", "fast_p", "transitions"}) {
+    EXPECT_TRUE(read_file(out / (std::string(stem) + ".png")).starts_with("\x89PNG")) << stem;
+    EXPECT_NE(read_file(out / (std::string(stem) + ".svg")).find("<svg"), std::string::npos)
+        << stem;
+  }
+}
+
+TEST(ReportCommand, FiguresFlagAddsFigureFilesAndMarkdownLinksThem) {
+  ScratchDir dir;
+  testing::write_synthetic_run(dir.path() / "run");
+  const auto out = dir.path() / "out";
+  const auto result = run_binary("report " + (dir.path() / "run").string() +
+                                 " --format md --figures --out " + out.string());
+  ASSERT_EQ(result.status, 0) << result.out;
+  const std::string md = read_file(out / "report.md");
+  EXPECT_NE(md.find("](fast_p_inst.svg)"), std::string::npos);
+  EXPECT_NE(md.find("](transitions.svg)"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(out / "fast_p.png"));
+}
+
+TEST(ReportCommand, FiguresFlagNeedsOut) {
+  ScratchDir dir;
+  testing::write_synthetic_run(dir.path() / "run");
+  const auto result = run_binary("report " + (dir.path() / "run").string() + " --figures");
+  EXPECT_NE(WEXITSTATUS(result.status), 0);
+  EXPECT_NE(result.out.find("--out"), std::string::npos) << result.out;
 }
 
 TEST(ReportCommand, MissingAndEmptyRunsExitWithUsageAndAMessage) {

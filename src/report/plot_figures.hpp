@@ -1,0 +1,33 @@
+// The report's figures drawn with cairo: Fast_p^Inst and Fast_p curves (paper Figure 2) and the
+// error-transition heat maps (paper Figure 9), each as PNG and SVG.
+#pragma once
+
+#include "report/figures.hpp"
+#include "report/plot_cairo.hpp"
+#include "report/report.hpp"
+#include "util/error.hpp"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ptxbench::report {
+
+// One drawn figure; `name` is the file stem (name.png, name.svg) and the HTML anchor.
+struct Figure {
+  std::string name;
+  std::string title;
+  std::string png;
+  std::string svg;
+};
+
+// The colour of the model at `index` in legend order (FastPFigure::models); the palette repeats
+// after eight models. Model 0 is 0x1f77b4.
+Colour model_colour(std::size_t index);
+
+// fast_p_inst, fast_p, transitions; an error when cairo cannot be loaded (cairo_api()).
+util::Expected<std::vector<Figure>> draw_figures(const Report& report);
+util::Expected<Figure> draw_fast_p(const FastPFigure& figure);
+util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matrices);
+
+} // namespace ptxbench::report
