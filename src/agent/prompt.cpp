@@ -52,7 +52,8 @@ std::string default_variant(const pack::Manifest& manifest, const suite::Problem
 }
 
 util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Arch arch,
-                                      const pack::Manifest& manifest, std::string_view variant) {
+                                      const pack::Manifest& manifest, std::string_view variant,
+                                      std::string_view live_device) {
   auto signature = compile::make_signature(problem.definition);
   if (!signature)
     return signature.take_error();
@@ -65,6 +66,8 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
     if (!composed)
       return composed.take_error();
     pack_text = std::move(composed->text);
+    if (!live_device.empty())
+      pack_text += "\n\n" + std::string(live_device);
   }
   return Prompts{system_prompt(signature->pretty(), pack_text, arch),
                  task_prompt(problem.definition), std::string(variant)};

@@ -29,9 +29,11 @@ std::string task_prompt(const trace::Definition& definition);
 // The problem kind's first prompt variant in the manifest ("gemm-0"), else "base".
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem);
 
-// Both prompts; `variant` "none" leaves the knowledge pack out. not_found for an unknown
-// variant of `arch`.
+// Both prompts; `variant` "none" leaves the knowledge pack out. `live_device` (may be empty) is
+// the live parameters of the evaluating GPU (measure/live_device.hpp), appended to the
+// knowledge pack. not_found for an unknown variant of `arch`.
 util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Arch arch,
-                                      const pack::Manifest& manifest, std::string_view variant);
+                                      const pack::Manifest& manifest, std::string_view variant,
+                                      std::string_view live_device = {});
 
 } // namespace ptxbench::agent

@@ -23,13 +23,13 @@ util::Status check_models(const RunPlan& plan, const ModelRegistry& registry) {
 
 util::Expected<std::map<PromptKey, Prompts>>
 build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& plan,
-                  const pack::Manifest& manifest) {
+                  const pack::Manifest& manifest, std::string_view live_device) {
   std::map<PromptKey, Prompts> prompts;
   for (const auto& item : planned) {
     PromptKey key{item.problem->name(), item.variant};
     if (prompts.contains(key))
       continue;
-    auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant);
+    auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device);
     if (!built)
       return built.take_error();
     prompts.emplace(std::move(key), std::move(*built));
@@ -154,7 +154,7 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
   auto planned = expand(plan, *deps.suite, *deps.manifest);
   if (!planned)
     return planned.take_error();
-  auto prompts = build_all_prompts(*planned, plan, *deps.manifest);
+  auto prompts = build_all_prompts(*planned, plan, *deps.manifest, deps.live_device);
   if (!prompts)
     return prompts.take_error();
   auto budget = remaining_budget(*planned, plan, *deps.store);

@@ -35,7 +35,8 @@ struct RunDeps {
   const suite::Suite* suite = nullptr;
   const pack::Manifest* manifest = nullptr;
   const ModelRegistry* registry = nullptr;
-  ClientDeps client;                 // HTTP transport and retry settings
+  ClientDeps client;       // HTTP transport and retry settings
+  std::string live_device; // the evaluating GPU's live parameters for the prompts, or empty
   std::FILE* progress_out = nullptr; // null: no progress display
   Display display = Display::lines;
   const std::atomic<bool>* cancel = nullptr; // optional

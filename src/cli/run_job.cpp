@@ -5,6 +5,7 @@
 #include "agent/runner.hpp"
 #include "cli/tools.hpp"
 #include "exec/evaluator.hpp"
+#include "measure/live_device.hpp"
 #include "pack/manifest.hpp"
 #include "report/export.hpp"
 #include "store/enums.hpp"
@@ -102,6 +103,13 @@ util::Status print_turns(store::RunStore& store) {
   return util::Ok{};
 }
 
+// The live parameters of GPU 0 when it is the plan's architecture (they go into the prompts).
+std::string live_device_text(compile::Arch arch) {
+  auto device = measure::read_live_device(0);
+  if (!device || device->arch() != compile::to_string(arch)) return {};
+  return measure::render_live_device(*device);
+}
+
 } // namespace
 
 std::filesystem::path default_run_dir(std::string_view prefix) {
@@ -132,12 +140,14 @@ ExitCode run_job(RunJob job, std::string_view command) {
   auto checker = tools.checker();
   if (!checker) return report_error(command, checker.error());
 
+  agent::RunDeps deps;
   std::unique_ptr<exec::Evaluator> evaluator;
   std::unique_ptr<agent::Executor> executor;
   if (job.gpu == GpuUse::when_present && agent::cuda_device_present()) {
     evaluator = std::make_unique<exec::Evaluator>(**checker, **suite);
     executor = std::make_unique<agent::GpuExecutor>(**checker, *evaluator,
                                                     agent::eval_options(job.plan));
+    deps.live_device = live_device_text(job.plan.loop.arch);
   } else {
     executor = std::make_unique<agent::StaticExecutor>(**checker);
     fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
@@ -147,7 +157,6 @@ ExitCode run_job(RunJob job, std::string_view command) {
   auto transport = agent::make_curl_transport();
   StopSignals signals;
   g_cancel.store(false);
-  agent::RunDeps deps;
   deps.store = store->get();
   deps.executor = executor.get();
   deps.suite = *suite;
