@@ -2,8 +2,10 @@
 
 #include "compile/cache.hpp"
 #include "util/fs.hpp"
+#include "util/hash.hpp"
 #include "util/paths.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -66,6 +68,25 @@ util::Status write_sources(const CompileRequest& request, const fs::path& dir) {
   return util::write_file_atomic(dir / "ptxbench_shim.cu", request.shim);
 }
 
+// sha256 over the paths and contents of every header under <data root>/knowledge: candidates may
+// #include the pack headers, so an edited header must not hit a build cached before the edit.
+std::string knowledge_digest() {
+  const fs::path root = util::data_root() / "knowledge";
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().extension() == ".cuh")
+      files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  std::string text;
+  for (const auto& file : files) {
+    auto content = util::read_file(file);
+    text += fmt::format("{}\n{}\n", file.lexically_relative(root).string(),
+                        content ? util::sha256_hex(*content) : std::string("unreadable"));
+  }
+  return util::sha256_hex(text);
+}
+
 } // namespace
 
 std::string_view to_string(Arch arch) {
@@ -88,6 +109,8 @@ std::vector<std::string> nvcc_flags(Arch arch) {
                                  "-cudart", "shared",     "-lineinfo", "-Xptxas", "-v"};
   for (auto& flag : gencode_flags(arch))
     flags.push_back(std::move(flag));
+  // Knowledge-pack headers resolve as #include "knowledge/<arch>/....cuh" (knowledge/README.md).
+  flags.push_back("-I" + util::data_root().string());
   flags.insert(flags.end(), {"-Xlinker", "--no-undefined"});
   return flags;
 }
@@ -144,8 +167,9 @@ util::Expected<CompileResult> NvccCompiler::compile(const CompileRequest& reques
   if (!toolchain)
     return toolchain.take_error();
   std::vector<std::string> flags = nvcc_flags(request.arch);
+  const std::string toolchain_and_packs = *toolchain + "\nknowledge " + knowledge_digest();
   std::string key =
-      compile_cache_key({request.source, request.shim, flags, request.arch, *toolchain});
+      compile_cache_key({request.source, request.shim, flags, request.arch, toolchain_and_packs});
   if (auto hit = CompileCache(m_cache_dir).lookup(key))
     return *hit;
   return build(request, key);

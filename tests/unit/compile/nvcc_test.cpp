@@ -102,6 +102,16 @@ TEST_F(NvccTest, CorrectCandidateBuildsForHopperAndBlackwellWithPtxasRecords) {
   }
 }
 
+TEST_F(NvccTest, CandidateIncludingAKnowledgePackHeaderBuilds) {
+  // Prompts tell models to write #include "knowledge/sm90a/ptx.cuh" (knowledge/README.md).
+  CompileRequest request = axpy_request("axpy_candidate.cu", Arch::sm_90a);
+  request.source = "#include \"knowledge/sm90a/ptx.cuh\"\n" + request.source;
+  NvccCompiler compiler(m_runner);
+  auto result = compiler.compile(request);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_TRUE(result->ok) << result->log;
+}
+
 TEST_F(NvccTest, SecondCompileIsACacheHitWithoutRunningNvcc) {
   NvccCompiler compiler(m_runner);
   auto first = compiler.compile(axpy_request("axpy_candidate.cu", Arch::sm_90a));
