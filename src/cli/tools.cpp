@@ -1,5 +1,7 @@
 #include "cli/tools.hpp"
 
+#include "util/paths.hpp"
+
 #include <fmt/core.h>
 
 namespace ptxbench::cli {
@@ -24,7 +26,9 @@ util::Expected<exec::Checker*> Toolchain::checker() {
     auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
     if (!cuobjdump) return cuobjdump.take_error();
     m_compiler = std::make_unique<compile::NvccCompiler>(m_runner);
-    m_disassembler = std::make_unique<sass::Disassembler>(m_runner, *cuobjdump);
+    m_disassembler = std::make_unique<sass::Disassembler>(m_runner, *cuobjdump,
+                                                         std::chrono::seconds(120),
+                                                         util::cache_root() / "sass");
     m_checker = std::make_unique<exec::Checker>(*m_compiler, *m_disassembler);
   }
   return m_checker.get();

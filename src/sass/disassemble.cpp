@@ -1,6 +1,8 @@
 #include "sass/disassemble.hpp"
 
 #include "sass/families.hpp"
+#include "util/fs.hpp"
+#include "util/hash.hpp"
 #include "util/paths.hpp"
 #include "util/strings.hpp"
 
@@ -163,12 +165,11 @@ util::Expected<std::filesystem::path> locate_cuobjdump(const ToolSearch& search)
 }
 
 Disassembler::Disassembler(util::ProcessRunner& runner, std::filesystem::path cuobjdump,
-                           std::chrono::milliseconds timeout)
-    : m_runner(runner), m_cuobjdump(std::move(cuobjdump)), m_timeout(timeout) {}
+                           std::chrono::milliseconds timeout, std::filesystem::path cache_dir)
+    : m_runner(runner), m_cuobjdump(std::move(cuobjdump)), m_timeout(timeout),
+      m_cache_dir(std::move(cache_dir)) {}
 
-util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::path& binary) const {
-  if (!std::filesystem::is_regular_file(binary))
-    return util::make_error(util::ErrorKind::not_found, "no such binary: " + binary.string());
+util::Expected<std::string> Disassembler::dump(const std::filesystem::path& binary) const {
   util::ProcessOptions options;
   options.timeout = m_timeout;
   util::Expected<util::ProcessResult> result =
@@ -178,12 +179,39 @@ util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::pat
   if (result->timed_out)
     return util::make_error(util::ErrorKind::timeout, "cuobjdump timed out on " + binary.string());
   if (result->err.find("does not contain device code") != std::string::npos)
-    return Disassembly{};
+    return std::string();
   if (!result->succeeded())
     return util::make_error(util::ErrorKind::subprocess,
                             "cuobjdump --dump-sass " + binary.string() +
                                 " failed: " + util::head_lines(result->err, 20));
-  return parse_cuobjdump_sass(result->out);
+  return std::move(result->out);
+}
+
+util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::path& binary) const {
+  if (!std::filesystem::is_regular_file(binary))
+    return util::make_error(util::ErrorKind::not_found, "no such binary: " + binary.string());
+  if (m_cache_dir.empty()) {
+    auto text = dump(binary);
+    if (!text)
+      return text.take_error();
+    return parse_cuobjdump_sass(*text);
+  }
+  auto content = util::read_file(binary);
+  if (!content)
+    return content.take_error();
+  std::error_code ec;
+  // The key: what was disassembled and which cuobjdump build did it.
+  std::string key = util::sha256_hex(util::sha256_hex(*content) + "\n" + m_cuobjdump.string() +
+                                     "\n" +
+                                     std::to_string(std::filesystem::file_size(m_cuobjdump, ec)));
+  std::filesystem::path cached = m_cache_dir / (key + ".sass");
+  if (auto hit = util::read_file(cached))
+    return parse_cuobjdump_sass(*hit);
+  auto text = dump(binary);
+  if (!text)
+    return text.take_error();
+  (void)util::write_file_atomic(cached, *text); // a cache that cannot be written only costs time
+  return parse_cuobjdump_sass(*text);
 }
 
 } // namespace ptxbench::sass

@@ -63,8 +63,12 @@ util::Expected<std::filesystem::path> locate_cuobjdump(const ToolSearch& search)
 
 class Disassembler {
 public:
+  // `cache_dir` (may be empty: no cache) keeps cuobjdump's output per binary content and
+  // cuobjdump build, so a binary seen before — a compile-cache hit, the evaluator checking what
+  // the agent already checked — is not disassembled again.
   Disassembler(util::ProcessRunner& runner, std::filesystem::path cuobjdump,
-               std::chrono::milliseconds timeout = std::chrono::seconds(120));
+               std::chrono::milliseconds timeout = std::chrono::seconds(120),
+               std::filesystem::path cache_dir = {});
 
   // A binary without device code gives an empty Disassembly; a missing file is not_found; a
   // cuobjdump that fails or overruns the timeout is subprocess / timeout.
@@ -73,9 +77,13 @@ public:
   const std::filesystem::path& cuobjdump() const { return m_cuobjdump; }
 
 private:
+  // cuobjdump's stdout for `binary` ("" for a binary without device code).
+  util::Expected<std::string> dump(const std::filesystem::path& binary) const;
+
   util::ProcessRunner& m_runner;
   std::filesystem::path m_cuobjdump;
   std::chrono::milliseconds m_timeout;
+  std::filesystem::path m_cache_dir;
 };
 
 } // namespace ptxbench::sass

@@ -1,6 +1,8 @@
 // Behaviour of the static verdict on real compiler output of tests/kernels/.
 #include "sass_test_support.hpp"
 
+#include "support/scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 namespace ptxbench::sass {
@@ -112,6 +114,39 @@ TEST(SassDisassembler, HostOnlyBinaryHasNoArches) {
   const util::Expected<Disassembly> result = disassembler.disassemble("/proc/self/exe");
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_TRUE(result->arches.empty());
+}
+
+// Runs the real processes and counts them.
+class CountingRunner final : public util::ProcessRunner {
+public:
+  util::Expected<util::ProcessResult> run(const std::vector<std::string>& argv,
+                                          const util::ProcessOptions& options) override {
+    ++runs;
+    return m_real.run(argv, options);
+  }
+  int runs = 0;
+
+private:
+  util::PosixProcessRunner m_real;
+};
+
+TEST(SassDisassembler, ACachedBinaryIsNotDisassembledAgain) {
+  test_support::ScratchDir cache;
+  const std::filesystem::path binary = testing::build_kernel("simt_gemm", {"sm_90a"});
+  CountingRunner runner;
+  const Disassembler disassembler(runner, testing::cuobjdump_path(), std::chrono::seconds(120),
+                                  cache.path());
+  auto first = disassembler.disassemble(binary);
+  ASSERT_TRUE(first) << first.error().message;
+  auto second = disassembler.disassemble(binary);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(runner.runs, 1);
+  ASSERT_EQ(first->functions.size(), second->functions.size());
+  EXPECT_EQ(first->functions[0].instructions.size(), second->functions[0].instructions.size());
+  EXPECT_EQ(first->arches, second->arches);
+  // Another binary (here: the same one for another arch) is a miss.
+  ASSERT_TRUE(disassembler.disassemble(testing::build_kernel("simt_gemm", {"sm_100a"})));
+  EXPECT_EQ(runner.runs, 2);
 }
 
 TEST(SassDisassembler, MissingBinaryIsNotFound) {
