@@ -86,6 +86,16 @@ std::string fill_kernel(std::string_view marker) {
          "  fill<<<unsigned((n + 255) / 256), 256, 0, stream>>>(C, n);\n}\n";
 }
 
+RunDeps run_deps(store::RunStore& store, Executor& executor, const ModelRegistry& registry) {
+  RunDeps deps;
+  deps.store = &store;
+  deps.executor = &executor;
+  deps.suite = &real_suite();
+  deps.manifest = &manifest();
+  deps.registry = &registry;
+  return deps;
+}
+
 std::string fenced(std::string_view code) {
   return "```cuda\n" + std::string(code) + "```\n";
 }
@@ -129,12 +139,7 @@ TEST(AgentEndToEnd, TheDemoReplayGivesACompileErrorAWrongResultAndACorrectKernel
   RunPlan plan;
   plan.models = {"demo"};
   plan.loop.max_turns = 3;
-  RunDeps deps;
-  deps.store = store->get();
-  deps.executor = &executor;
-  deps.suite = &real_suite();
-  deps.manifest = &manifest();
-  deps.registry = &*registry;
+  RunDeps deps = run_deps(**store, executor, *registry);
   auto summary = run_plan(plan, deps);
   ASSERT_TRUE(summary) << summary.error().message;
   ASSERT_EQ(summary->trajectories.size(), 1u);
@@ -193,12 +198,7 @@ TEST(AgentEndToEnd, BadRepliesAndAnHttp500StormOverLoopbackHttp) {
   plan.trajectories = 2;
   plan.jobs = 2;
   plan.loop.max_turns = 4;
-  RunDeps deps;
-  deps.store = store->get();
-  deps.executor = &executor;
-  deps.suite = &real_suite();
-  deps.manifest = &manifest();
-  deps.registry = &*registry;
+  RunDeps deps = run_deps(**store, executor, *registry);
   deps.client.transport = transport.get();
   deps.client.retry.initial_delay = std::chrono::milliseconds(1);
   deps.client.retry.max_delay = std::chrono::milliseconds(2);
