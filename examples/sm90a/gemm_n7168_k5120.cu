@@ -18,9 +18,10 @@
 //     64 chunks into SWIZZLE_128B staging buffers (bank-conflict free) and TMA-stores each chunk;
 //     the stores drain while the next tile's wgmmas run.
 // Configuration (measured on an H200, bench/results/expert_kernels_h200.md): 3 stages with four
-// staging chunks per warpgroup beat 4 stages with two; the 2-CTA multicast variant is correct
-// but 45 % slower with the pack's only remote arrive (mbar_arrive_cluster is release.cluster,
-// which costs a MEMBAR.GPU per k block and warp), so kClusterM = 1.
+// staging chunks per warpgroup beat 4 stages with two; the 2-CTA multicast (kClusterM = 2)
+// releases stages to the peer with mbar_arrive_remote_release_slot (.release.cta): 0.761 ms vs
+// 0.772 ms for kClusterM = 1. With mbar_arrive_cluster (.release.cluster, a MEMBAR.ALL.GPU per
+// k block and warp) the same cluster kernel took 1.10 ms.
 //
 // Invariants: every swizzled tile and staging buffer starts on a 1024-B boundary; the stage ring
 // counter runs across tiles in producer and consumers alike (stage = it % kStages, parity =
@@ -49,7 +50,7 @@ constexpr uint32_t kBlockM = 128;
 constexpr uint32_t kBlockN = 256;
 constexpr uint32_t kBlockK = 64;
 constexpr uint32_t kStages = 3;
-constexpr uint32_t kClusterM = 1;   // CTAs per cluster along M, sharing one B tile
+constexpr uint32_t kClusterM = 2;   // CTAs per cluster along M, sharing one B tile
 constexpr uint32_t kGroupRows = 16; // M tiles per raster group
 constexpr uint32_t kEpiBuffers = 4; // 64 x 64 staging chunks per consumer warpgroup
 constexpr uint32_t kThreads = 384;
@@ -153,7 +154,7 @@ __device__ __forceinline__ void release_stage(uint32_t base, uint32_t stage, uin
   const uint32_t empty = base + kBarOffset + 8 * (kStages + stage);
   sm90::mbar_arrive(empty);
   if constexpr (kClusterM > 1)
-    sm90::mbar_arrive_cluster(sm90::mapa_shared(empty, rank ^ 1u));
+    sm90::mbar_arrive_remote_release_slot(sm90::mapa_shared(empty, rank ^ 1u));
 }
 
 __device__ __forceinline__ void mainloop(float (&d)[kBlockN / 2], uint32_t base, uint32_t rank,

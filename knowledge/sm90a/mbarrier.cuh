@@ -59,6 +59,20 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t remote_bar) {
                : "memory");
 }
 
+// Arrival on a barrier in another CTA of the cluster with release at CTA scope: the form
+// production pipelines use to hand a multicast slot back to its producers (the PTX defaults,
+// `mbarrier.arrive.shared::cluster`, are .release and .cta). Use it when the arriving threads
+// only *read* the slot and those reads have completed (ld returned; wgmma.wait_group done):
+// it orders nothing for the peer beyond the arrival itself. mbar_arrive_cluster's
+// .release.cluster makes ptxas put a MEMBAR.ALL.GPU before the arrive (measured: a 2-CTA
+// multicast GEMM 45% slower); keep it for arrivals that publish data the peer will read.
+// PTX: mbarrier.arrive{.sem}{.scope}.shared::cluster.b64 _, [addr]{, count};
+// Instance: mbarrier.arrive.release.cta.shared::cluster.b64 _, [%r2];
+__device__ __forceinline__ void mbar_arrive_remote_release_slot(uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar)
+               : "memory");
+}
+
 // Non-blocking probe: has the phase of parity `parity` completed?
 // PTX: mbarrier.test_wait.parity{.sem}{.scope}{.shared{::cta}}.b64 waitComplete, [addr],
 // phaseParity; Instance: mbarrier.test_wait.parity.shared::cta.b64 p, [%r1], 0;

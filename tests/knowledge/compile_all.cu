@@ -65,6 +65,7 @@ __global__ void __launch_bounds__(128, 1)
   mbar_wait(b, 0);
   mbar_arrive(b);
   mbar_arrive_cluster(mapa_shared(b, cluster_ctarank() ^ 1u));
+  mbar_arrive_remote_release_slot(mapa_shared(b, cluster_ctarank() ^ 1u));
   fence_proxy_async_shared_cta();
   fence_proxy_async_global();
   fence_proxy_async();
