@@ -39,6 +39,17 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t remote_bar) {
                : "memory");
 }
 
+// Arrival on a barrier of another CTA of the cluster with release at CTA scope, to hand a
+// multicast stage back to the peer's producer after only reading it (reads completed). The
+// .release.cluster form above costs a full GPU fence per arrive on sm_90 (measured; not yet
+// measured on sm_100); keep it for arrivals that publish data the peer reads.
+// PTX: mbarrier.arrive{.sem}{.scope}.shared::cluster.b64 _, [addr]{, count};
+// Instance: mbarrier.arrive.release.cta.shared::cluster.b64 _, [%r2];
+__device__ __forceinline__ void mbar_arrive_remote_release_slot(uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar)
+               : "memory");
+}
+
 // Has the phase of parity `parity` completed? Acquire at CTA scope.
 // PTX: mbarrier.try_wait.parity{.sem}{.scope}{.shared{::cta}}.b64 waitComplete, [addr],
 //          phaseParity{, suspendTimeHint};   .sem = .acquire | .relaxed; .scope = .cta | .cluster
