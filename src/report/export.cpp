@@ -72,18 +72,15 @@ Json observation_extra(const FinishedTurn& turn) {
   return extra;
 }
 
-util::Expected<Json> turn_messages(store::RunStore& store, const FinishedTurn& turn) {
+Json turn_messages(const FinishedTurn& turn, const store::UsageTotals& usage) {
   Json messages = Json::array();
   if (turn.category == store::TurnCategory::infra || !turn.reply)
     return messages;
-  auto usage = turn_usage(store, turn);
-  if (!usage)
-    return usage.take_error();
-  Json usage_json = {{"input_tokens", usage->input_tokens},
-                     {"output_tokens", usage->output_tokens},
-                     {"reasoning_tokens", usage->reasoning_tokens},
-                     {"cost_usd", usage->cost_usd},
-                     {"attempts", usage->calls}};
+  Json usage_json = {{"input_tokens", usage.input_tokens},
+                     {"output_tokens", usage.output_tokens},
+                     {"reasoning_tokens", usage.reasoning_tokens},
+                     {"cost_usd", usage.cost_usd},
+                     {"attempts", usage.calls}};
   messages.push_back({{"role", "assistant"},
                       {"content", *turn.reply},
                       {"extra", {{"turn", turn.index}, {"usage", std::move(usage_json)}}}});
@@ -92,6 +89,13 @@ util::Expected<Json> turn_messages(store::RunStore& store, const FinishedTurn& t
                       {"extra", observation_extra(turn)}});
   return messages;
 }
+
+// A trajectory with its finished turns and each turn's model-call totals (read once).
+struct Loaded {
+  TrajectoryRecord record;
+  std::vector<FinishedTurn> turns;
+  std::vector<store::UsageTotals> usage; // parallel to `turns`
+};
 
 // The kernel of the fastest correct turn (the submission), if any.
 std::optional<std::string> submission(const std::vector<FinishedTurn>& turns) {
@@ -103,8 +107,9 @@ std::optional<std::string> submission(const std::vector<FinishedTurn>& turns) {
   return best != nullptr ? best->kernel_source : std::nullopt;
 }
 
-util::Expected<Json> trajectory_json(store::RunStore& store, const TrajectoryRecord& record,
-                                     const std::vector<FinishedTurn>& turns) {
+util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item) {
+  const TrajectoryRecord& record = item.record;
+  const std::vector<FinishedTurn>& turns = item.turns;
   auto prompts = store.prompts(record.id);
   if (!prompts)
     return prompts.take_error();
@@ -119,13 +124,9 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const TrajectoryRec
     messages.push_back({{"role", "system"}, {"content", (*prompts)->system}});
     messages.push_back({{"role", "user"}, {"content", (*prompts)->task}});
   }
-  for (const auto& turn : turns) {
-    auto pair = turn_messages(store, turn);
-    if (!pair)
-      return pair.take_error();
-    for (auto& message : *pair)
+  for (std::size_t i = 0; i < turns.size(); ++i)
+    for (auto& message : turn_messages(turns[i], item.usage[i]))
       messages.push_back(std::move(message));
-  }
   std::optional<std::string> submitted = submission(turns);
   messages.push_back({{"role", "exit"}, {"content", exit}, {"extra", {{"exit_status", exit}}}});
   Json config = Json::parse(store.info().config_json, nullptr, false);
@@ -148,11 +149,6 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const TrajectoryRec
               {"messages", std::move(messages)}};
 }
 
-struct Loaded {
-  TrajectoryRecord record;
-  std::vector<FinishedTurn> turns;
-};
-
 util::Expected<std::vector<Loaded>> load_all(store::RunStore& store) {
   auto records = store.trajectories();
   if (!records)
@@ -162,7 +158,14 @@ util::Expected<std::vector<Loaded>> load_all(store::RunStore& store) {
     auto turns = store.finished_turns(record.id);
     if (!turns)
       return turns.take_error();
-    out.push_back({std::move(record), std::move(*turns)});
+    std::vector<store::UsageTotals> usage;
+    for (const auto& turn : *turns) {
+      auto totals = turn_usage(store, turn);
+      if (!totals)
+        return totals.take_error();
+      usage.push_back(*totals);
+    }
+    out.push_back({std::move(record), std::move(*turns), std::move(usage)});
   }
   return out;
 }
@@ -177,18 +180,17 @@ std::string traces_jsonl(const std::vector<Loaded>& all) {
   return out;
 }
 
-util::Expected<std::string> turns_csv_of(store::RunStore& store, const std::vector<Loaded>& all) {
+std::string turns_csv_of(const std::vector<Loaded>& all) {
   std::string out = "model,problem,prompt_variant,trajectory,turn,counted_turn,category,counted,"
                     "speedup,static_verdict,dynamic_verdict,input_tokens,output_tokens,"
                     "reasoning_tokens,cost_usd,started_at,finished_at\n";
   for (const auto& item : all) {
     std::int64_t counted = 0;
-    for (const auto& turn : item.turns) {
+    for (std::size_t i = 0; i < item.turns.size(); ++i) {
+      const FinishedTurn& turn = item.turns[i];
+      const store::UsageTotals& usage = item.usage[i];
       bool is_counted = turn.counting == store::Counting::counted;
       counted += is_counted ? 1 : 0;
-      auto usage = turn_usage(store, turn);
-      if (!usage)
-        return usage.take_error();
       std::string static_verdict, dynamic_verdict;
       for (const auto& evaluation : turn.evaluations) {
         static_verdict = evaluation.static_verdict.value_or("");
@@ -201,8 +203,8 @@ util::Expected<std::string> turns_csv_of(store::RunStore& store, const std::vect
           is_counted ? std::to_string(counted) : "",
           store::enum_name(store::kTurnCategories, turn.category), is_counted ? 1 : 0,
           csv_number(turn_speedup(turn)), csv_field(static_verdict), csv_field(dynamic_verdict),
-          usage->input_tokens, usage->output_tokens, usage->reasoning_tokens,
-          csv_number(usage->cost_usd), turn.started_at, turn.finished_at);
+          usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
+          csv_number(usage.cost_usd), turn.started_at, turn.finished_at);
     }
   }
   return out;
@@ -214,7 +216,7 @@ util::Expected<std::string> turns_csv(store::RunStore& store) {
   auto all = load_all(store);
   if (!all)
     return all.take_error();
-  return turns_csv_of(store, *all);
+  return turns_csv_of(*all);
 }
 
 util::Expected<ExportedFiles> export_run(store::RunStore& store,
@@ -224,7 +226,7 @@ util::Expected<ExportedFiles> export_run(store::RunStore& store,
     return all.take_error();
   ExportedFiles files;
   for (const auto& item : *all) {
-    auto json = trajectory_json(store, item.record, item.turns);
+    auto json = trajectory_json(store, item);
     if (!json)
       return json.take_error();
     auto path = out_dir / "trajectories" / (file_stem(item.record.key) + ".json");
@@ -235,11 +237,8 @@ util::Expected<ExportedFiles> export_run(store::RunStore& store,
   files.traces = out_dir / "traces.jsonl";
   if (auto status = util::write_file_atomic(files.traces, traces_jsonl(*all)); !status)
     return status.take_error();
-  auto csv = turns_csv_of(store, *all);
-  if (!csv)
-    return csv.take_error();
   files.turns_csv = out_dir / "turns.csv";
-  if (auto status = util::write_file_atomic(files.turns_csv, *csv); !status)
+  if (auto status = util::write_file_atomic(files.turns_csv, turns_csv_of(*all)); !status)
     return status.take_error();
   return files;
 }
