@@ -2,7 +2,7 @@
 // builds it as the harness does (its #include "knowledge/..." resolved by the harness) for the
 // architecture of its folder and must report the target instructions present, the
 // architecture's tensor-core family among them, and no spills.
-#include "util/subprocess.hpp"
+#include "support/ptxbench_cli.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -38,13 +38,9 @@ std::vector<fs::path> kernels_in(const fs::path& dir) {
 }
 
 nlohmann::json check_json(const fs::path& kernel, const char* arch) {
-  ptxbench::util::ProcessOptions options;
-  options.timeout = std::chrono::minutes(10);
-  options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
-  ptxbench::util::PosixProcessRunner runner;
-  auto result = runner.run({PTXBENCH_BINARY, "check", kernel.string(), "--problem",
-                            kernel.stem().string(), "--arch", arch, "--json"},
-                           options);
+  auto result = ptxbench::test_support::run_ptxbench(
+      {"check", kernel.string(), "--problem", kernel.stem().string(), "--arch", arch, "--json"},
+      std::chrono::minutes(10));
   if (!result) {
     ADD_FAILURE() << result.error().message;
     return {};

@@ -3,7 +3,7 @@
 // (GMMA) and TMA in their SASS with no spills; each causal file is its plain twin apart from the
 // kCausal line; all their PTX comes from the knowledge-pack wrappers.
 #include "util/fs.hpp"
-#include "util/subprocess.hpp"
+#include "support/ptxbench_cli.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,8 +16,6 @@
 
 namespace {
 
-using ptxbench::util::PosixProcessRunner;
-using ptxbench::util::ProcessOptions;
 using ptxbench::util::ProcessResult;
 
 struct Variant {
@@ -49,13 +47,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 nlohmann::json check_json(const Variant& v) {
-  ProcessOptions options;
-  options.timeout = std::chrono::minutes(5);
-  options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
-  PosixProcessRunner runner;
-  auto result = runner.run({PTXBENCH_BINARY, "check", example_path(v.file), "--problem", v.problem,
-                            "--arch", "sm_90a", "--json"},
-                           options);
+  auto result = ptxbench::test_support::run_ptxbench(
+      {"check", example_path(v.file), "--problem", v.problem, "--arch", "sm_90a", "--json"});
   EXPECT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->exit_code, 0) << result->out << result->err;
   return nlohmann::json::parse(result->out).at(0);

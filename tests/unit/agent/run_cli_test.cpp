@@ -3,6 +3,7 @@
 // of a turn followed by `--resume`.
 #include "loopback_server.hpp"
 #include "store/run_store.hpp"
+#include "support/ptxbench_cli.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
 #include "util/subprocess.hpp"
@@ -19,18 +20,13 @@ using test_support::ScratchDir;
 
 namespace {
 
-std::vector<std::string> environment(const ScratchDir& cache) {
-  return {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin",
-          "PTXBENCH_CACHE=" + cache.path().string()};
+std::string cache_env(const ScratchDir& cache) {
+  return "PTXBENCH_CACHE=" + cache.path().string();
 }
 
 util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
-  args.insert(args.begin(), PTXBENCH_BINARY);
-  util::ProcessOptions options;
-  options.timeout = std::chrono::minutes(5);
-  options.extra_env = environment(cache);
-  util::PosixProcessRunner runner;
-  auto result = runner.run(args, options);
+  auto result =
+      test_support::run_ptxbench(std::move(args), std::chrono::minutes(5), {cache_env(cache)});
   EXPECT_TRUE(result) << result.error().message;
   return result ? *result : util::ProcessResult{};
 }
@@ -39,7 +35,8 @@ util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir
 pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchDir& cache) {
   std::vector<std::string> argv{PTXBENCH_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto env = environment(cache);
+  std::vector<std::string> env{"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin",
+                               cache_env(cache)};
   pid_t pid = fork();
   if (pid == 0) {
     for (const auto& entry : env)

@@ -1,5 +1,6 @@
 // `ptxbench check` and `ptxbench show` end to end: the real binary, the real nvcc and
 // cuobjdump, the built-in problems.
+#include "support/ptxbench_cli.hpp"
 #include "util/fs.hpp"
 #include "util/subprocess.hpp"
 
@@ -13,16 +14,10 @@
 
 namespace {
 
-using ptxbench::util::PosixProcessRunner;
 using ptxbench::util::ProcessResult;
 
 ProcessResult run_ptxbench(std::vector<std::string> args) {
-  args.insert(args.begin(), PTXBENCH_BINARY);
-  ptxbench::util::ProcessOptions options;
-  options.timeout = std::chrono::minutes(3);
-  options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
-  PosixProcessRunner runner;
-  auto result = runner.run(args, options);
+  auto result = ptxbench::test_support::run_ptxbench(std::move(args), std::chrono::minutes(3));
   EXPECT_TRUE(result) << result.error().message;
   return *result;
 }

@@ -1,0 +1,29 @@
+// Running the built `ptxbench` binary (PTXBENCH_BINARY) from a test, with nvcc's folder on PATH
+// so its cuobjdump is found, as the CLI end-to-end tests all need.
+#pragma once
+
+#include "util/subprocess.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace ptxbench::test_support {
+
+// `extra_env` entries ("NAME=value") are added after PATH. A runner failure (the binary could
+// not be started) is returned as the error.
+inline util::Expected<util::ProcessResult>
+run_ptxbench(std::vector<std::string> args,
+             std::chrono::milliseconds timeout = std::chrono::minutes(5),
+             std::vector<std::string> extra_env = {}) {
+  args.insert(args.begin(), PTXBENCH_BINARY);
+  util::ProcessOptions options;
+  options.timeout = timeout;
+  options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
+  options.extra_env.insert(options.extra_env.end(), extra_env.begin(), extra_env.end());
+  util::PosixProcessRunner runner;
+  return runner.run(args, options);
+}
+
+} // namespace ptxbench::test_support
