@@ -223,22 +223,17 @@ __device__ __forceinline__ void online_softmax(float (&s)[64], float (&row_max)[
       mx = fmaxf(mx, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
     mx = quad_max(mx);
     const float shift = mx == kNegInf ? 0.0f : mx * kScaleLog2;
-    correction[r] = exp2f(row_max[r] * kScaleLog2 - shift);
+    correction[r] = sm90::exp2_approx_ftz(row_max[r] * kScaleLog2 - shift);
     row_max[r] = mx;
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-      s[4 * i + 2 * r] = exp2f(fmaf(s[4 * i + 2 * r], kScaleLog2, -shift));
-      s[4 * i + 2 * r + 1] = exp2f(fmaf(s[4 * i + 2 * r + 1], kScaleLog2, -shift));
+      s[4 * i + 2 * r] = sm90::exp2_approx_ftz(fmaf(s[4 * i + 2 * r], kScaleLog2, -shift));
+      s[4 * i + 2 * r + 1] = sm90::exp2_approx_ftz(fmaf(s[4 * i + 2 * r + 1], kScaleLog2, -shift));
       sum += s[4 * i + 2 * r] + s[4 * i + 2 * r + 1];
     }
     row_sum[r] = row_sum[r] * correction[r] + sum;
   }
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
 }
 
 // P's accumulator fragment, pairs packed to bf16, is the RS A fragment: k16 step t of P V uses
@@ -246,7 +241,7 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 __device__ __forceinline__ void pack_p(const float (&s)[64], uint32_t (&p)[32]) {
 #pragma unroll
   for (int k = 0; k < 32; ++k)
-    p[k] = pack_bf16(s[2 * k], s[2 * k + 1]);
+    p[k] = sm90::pack_bf16x2(s[2 * k], s[2 * k + 1]);
 }
 
 __device__ __forceinline__ void rescale_o(float (&o)[64], const float (&correction)[2]) {
@@ -283,9 +278,10 @@ __device__ void store_outputs(float (&o)[64], const float (&row_max)[2], float (
   const uint32_t r_local = 16 * w + (j % 2) * 8 + lane % 8;
 #pragma unroll
   for (uint32_t i = 0; i < kHeadDim / 8; i += 2) {
-    const uint32_t r4[4] = {
-        pack_bf16(o[4 * i], o[4 * i + 1]), pack_bf16(o[4 * i + 2], o[4 * i + 3]),
-        pack_bf16(o[4 * i + 4], o[4 * i + 5]), pack_bf16(o[4 * i + 6], o[4 * i + 7])};
+    const uint32_t r4[4] = {sm90::pack_bf16x2(o[4 * i], o[4 * i + 1]),
+                            sm90::pack_bf16x2(o[4 * i + 2], o[4 * i + 3]),
+                            sm90::pack_bf16x2(o[4 * i + 4], o[4 * i + 5]),
+                            sm90::pack_bf16x2(o[4 * i + 6], o[4 * i + 7])};
     const uint32_t col = 8 * (i + j / 2);
     const uint32_t box = col / 64;
     const uint32_t offset = sm90::swizzle_offset(Swizzle::k128B, r_local * 128 + (col % 64) * 2);

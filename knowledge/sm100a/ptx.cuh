@@ -2,6 +2,7 @@
 #pragma once
 
 #include "knowledge/sm100a/base.cuh"
+#include "knowledge/sm100a/math.cuh"
 #include "knowledge/sm100a/sync.cuh"
 #include "knowledge/sm100a/tcgen05.cuh"
 #include "knowledge/sm100a/tma.cuh"

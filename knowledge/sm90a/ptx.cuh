@@ -4,6 +4,7 @@
 #include "knowledge/sm90a/base.cuh"
 #include "knowledge/sm90a/cluster.cuh"
 #include "knowledge/sm90a/fence.cuh"
+#include "knowledge/sm90a/math.cuh"
 #include "knowledge/sm90a/matrix_move.cuh"
 #include "knowledge/sm90a/mbarrier.cuh"
 #include "knowledge/sm90a/smem_desc.cuh"

@@ -111,6 +111,12 @@ __global__ void __launch_bounds__(384, 1) warp_kernel(uint32_t* out) {
                      thread_index_in_warpgroup() + static_cast<uint32_t>(global_timer_ns());
 }
 
+__global__ void math_kernel(float* out, uint32_t* packed) {
+  const float x = out[threadIdx.x];
+  out[threadIdx.x] = exp2_approx_ftz(x);
+  packed[threadIdx.x] = pack_bf16x2(x, -x);
+}
+
 } // namespace
 
 // Host-side map creation must compile too.
@@ -127,4 +133,5 @@ CUresult knowledge_compile_host_maps(CUtensorMap* map, const void* p) {
 
 void* knowledge_compile_kernels[] = {reinterpret_cast<void*>(&wgmma_kernel),
                                      reinterpret_cast<void*>(&data_movement_kernel),
-                                     reinterpret_cast<void*>(&warp_kernel)};
+                                     reinterpret_cast<void*>(&warp_kernel),
+                                     reinterpret_cast<void*>(&math_kernel)};
