@@ -128,6 +128,12 @@ struct EventRelease {
 struct StreamRelease {
   void operator()(cudaStream_t s) const { static_cast<void>(cudaStreamDestroy(s)); }
 };
+struct GraphRelease {
+  void operator()(cudaGraph_t g) const { static_cast<void>(cudaGraphDestroy(g)); }
+};
+struct GraphExecRelease {
+  void operator()(cudaGraphExec_t g) const { static_cast<void>(cudaGraphExecDestroy(g)); }
+};
 
 using CublasLtHandle = Owned<cublasLtHandle_t, CublasLtHandleRelease>;
 using MatmulDesc = Owned<cublasLtMatmulDesc_t, MatmulDescRelease>;
@@ -136,6 +142,8 @@ using MatmulPreference = Owned<cublasLtMatmulPreference_t, MatmulPreferenceRelea
 using CudnnHandle = Owned<cudnnHandle_t, CudnnHandleRelease>;
 using CudaEvent = Owned<cudaEvent_t, EventRelease>;
 using CudaStream = Owned<cudaStream_t, StreamRelease>;
+using CudaGraph = Owned<cudaGraph_t, GraphRelease>;
+using CudaGraphExec = Owned<cudaGraphExec_t, GraphExecRelease>;
 
 CublasLtHandle make_cublaslt_handle();
 CudnnHandle make_cudnn_handle();

@@ -14,6 +14,13 @@ using ReferencePtr = util::Expected<std::unique_ptr<Reference>>;
 ReferencePtr make_cublaslt_gemm(const GemmShape& shape);
 ReferencePtr make_cudnn_sdpa_forward(const MhaShape& shape);
 ReferencePtr make_cudnn_sdpa_backward(const MhaShape& shape);
+// How the cuDNN GQA reference issues a call's three launches: replaying a CUDA graph captured
+// once per set of buffers and sm_scale (the default), or launching them directly.
+enum class GqaLaunch : std::uint8_t { graph = 1, direct = 2 };
+// cuDNN SDPA for a GQA layout, built for `plan` (sdpa_cudnn_gqa.cpp); unsupported, with
+// cuDNN's reason, when cuDNN cannot serve it on this device.
+ReferencePtr make_cudnn_gqa(const GqaShape& shape, const GqaPlan& plan,
+                            GqaLaunch launch = GqaLaunch::graph);
 
 ReferencePtr make_naive_gemm(const GemmShape& shape);
 ReferencePtr make_naive_mha_forward(const MhaShape& shape);

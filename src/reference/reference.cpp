@@ -20,6 +20,18 @@ ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
   return make(*shape);
 }
 
+// FlashInfer (the paper's baseline) is a Python/JIT library we do not build: cuDNN SDPA stands
+// in, planned for the workload's index layout; where cuDNN refuses the layout on this device
+// the naive kernel stands in, and library() records which and why.
+ReferencePtr make_gqa_baseline(const suite::Problem& problem, const GqaShape& shape) {
+  auto plan = gqa_plan(problem, shape);
+  if (!plan) return plan.take_error();
+  auto cudnn = make_cudnn_gqa(shape, *plan);
+  if (cudnn || cudnn.error().kind != util::ErrorKind::unsupported) return cudnn;
+  return make_naive_gqa(shape, fmt::format("{}{})", kGqaNaiveStandIn, cudnn.error().message),
+                        Kind::naive);
+}
+
 } // namespace
 
 util::Status check_call(const PtxbenchCall& call, unsigned buffers, unsigned scalars) {
@@ -42,11 +54,8 @@ util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::P
   case suite::OpKind::gqa_ragged_prefill:
   case suite::OpKind::gqa_paged_prefill:
   case suite::OpKind::gqa_paged_decode:
-    // FlashInfer (the paper's baseline) is a Python/JIT library we do not build; the naive
-    // kernel stands in and says so, so the evaluator records the baseline honestly.
-    return build(gqa_shape(problem), [](const GqaShape& shape) {
-      return make_naive_gqa(shape, std::string(kGqaStandIn), Kind::naive);
-    });
+    return build(gqa_shape(problem),
+                 [&problem](const GqaShape& shape) { return make_gqa_baseline(problem, shape); });
   }
   return util::make_error(util::ErrorKind::unsupported,
                           fmt::format("no library reference for {}", problem.name()));

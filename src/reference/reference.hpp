@@ -20,14 +20,19 @@ namespace ptxbench::reference {
 
 enum class Kind : std::uint8_t { library = 1, naive = 2 };
 
-// What library() reports when the GQA baseline (FlashInfer) is stood in by the naive kernel.
-inline constexpr std::string_view kGqaStandIn = "naive (stand-in: FlashInfer not available)";
+// The GQA baseline is FlashInfer, which we do not build; cuDNN SDPA stands in for it and its
+// library() says "stand-in for FlashInfer". Where cuDNN cannot serve a layout on this device,
+// the naive kernel stands in instead and library() is kGqaNaiveStandIn followed by cuDNN's
+// reason and ")".
+inline constexpr std::string_view kGqaStandIn = "stand-in for FlashInfer";
+inline constexpr std::string_view kGqaNaiveStandIn =
+    "naive (stand-in for FlashInfer; cuDNN SDPA cannot serve this layout: ";
 
 class Reference {
 public:
   virtual ~Reference() = default;
   // What to record as the baseline, e.g. "cuBLASLt 13.1.0", "cuDNN 9.19.0 SDPA forward",
-  // "naive (stand-in for FlashInfer)".
+  // "cuDNN 9.19.0 SDPA (stand-in for FlashInfer; paged decode, frontend 1.32.0)".
   virtual std::string library() const = 0;
   virtual Kind kind() const = 0;
   // Enqueues one evaluation of the operator on call.stream. Plans, heuristics and workspaces

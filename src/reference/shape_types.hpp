@@ -46,7 +46,16 @@ struct GqaShape {
   std::int64_t sequences = 0;
   std::int64_t kv_rows = 0; // ragged: total_kv; paged: num_pages * page_size
   std::int64_t page_size = 1;
+  std::int64_t page_indices = 0; // paged: num_kv_indices; ragged: 0
   bool causal = true;
+};
+
+// What a library GQA reference is planned for, like FlashInfer's plan(): the longest query
+// and KV sequence of the index layout it will be called with (the graph's S_q and S_kv).
+// Calls whose layout has a longer sequence are rejected on the device.
+struct GqaPlan {
+  std::int64_t max_q_len = 0;
+  std::int64_t max_kv_len = 0;
 };
 
 } // namespace ptxbench::reference

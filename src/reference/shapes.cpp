@@ -1,5 +1,7 @@
 #include "reference/shapes.hpp"
 
+#include "suite/layouts.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -110,13 +112,80 @@ util::Expected<GqaShape> gqa_shape(const suite::Problem& problem) {
   shape.page_size = paged ? k[1] : 1;
   shape.kv_rows = paged ? k[0] * k[1] : k[0];
   shape.sequences = in[3].dims[0] - 1;
+  shape.page_indices = paged ? in[shape.layout == GqaLayout::paged_decode ? 4 : 5].dims[0] : 0;
   shape.causal = shape.layout != GqaLayout::paged_decode && problem.mask == suite::Mask::causal;
   if (paged && shape.page_size != 1)
     return unsupported(problem, "only page_size 1 is supported");
+  if (shape.sequences < 1 || (shape.layout == GqaLayout::paged_decode &&
+                              shape.q_tokens != shape.sequences))
+    return unsupported(problem, "needs at least one sequence (decode: one query per sequence)");
   if (shape.kv_heads <= 0 || shape.qo_heads % shape.kv_heads != 0 ||
       !supported_head_dim(shape.head_dim) || (paged ? k[3] : k[2]) != shape.head_dim)
     return unsupported(problem, "Hq must be a multiple of Hkv and D a multiple of 8 up to 256");
   return shape;
+}
+
+namespace {
+
+util::Error bad_indptr(std::string_view name, std::string_view why) {
+  return util::make_error(ErrorKind::invalid_input, fmt::format("GQA {}: {}", name, why));
+}
+
+// The longest sequence of a well-formed indptr over `total` rows.
+util::Expected<std::int64_t> longest(std::string_view name, const std::vector<std::int32_t>& indptr,
+                                     std::int64_t sequences, std::int64_t total) {
+  if (static_cast<std::int64_t>(indptr.size()) != sequences + 1)
+    return bad_indptr(name, fmt::format("has {} entries, expected {} (sequences + 1)",
+                                        indptr.size(), sequences + 1));
+  if (indptr.front() != 0) return bad_indptr(name, fmt::format("starts at {}, not 0", indptr[0]));
+  std::int64_t max = 0;
+  for (std::size_t b = 1; b < indptr.size(); ++b) {
+    if (indptr[b] < indptr[b - 1])
+      return bad_indptr(name, fmt::format("decreases at entry {} ({} after {})", b, indptr[b],
+                                          indptr[b - 1]));
+    max = std::max<std::int64_t>(max, indptr[b] - indptr[b - 1]);
+  }
+  if (indptr.back() != total)
+    return bad_indptr(name, fmt::format("ends at {}, but its tensor has {} rows", indptr.back(),
+                                        total));
+  return max;
+}
+
+const std::vector<std::int32_t>* named(const std::vector<suite::NamedIndices>& layout,
+                                       std::string_view name) {
+  for (const auto& indices : layout)
+    if (indices.name == name) return &indices.values;
+  return nullptr;
+}
+
+} // namespace
+
+util::Expected<GqaPlan> gqa_plan(const GqaShape& shape, const std::vector<std::int32_t>& qo_indptr,
+                                 const std::vector<std::int32_t>& kv_indptr) {
+  const bool decode = shape.layout == GqaLayout::paged_decode;
+  if (decode != qo_indptr.empty())
+    return bad_indptr("qo_indptr", decode ? "must be absent for decode" : "is missing");
+  GqaPlan plan{1, 0};
+  if (!decode) {
+    auto q = longest("qo_indptr", qo_indptr, shape.sequences, shape.q_tokens);
+    if (!q) return q.take_error();
+    plan.max_q_len = *q;
+  }
+  const std::int64_t kv_total =
+      shape.layout == GqaLayout::ragged_prefill ? shape.kv_rows : shape.page_indices;
+  auto kv = longest("kv_indptr", kv_indptr, shape.sequences, kv_total);
+  if (!kv) return kv.take_error();
+  plan.max_kv_len = *kv;
+  return plan;
+}
+
+util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape) {
+  auto layout = suite::build_index_layout(problem.definition, problem.workload);
+  if (!layout) return layout.take_error();
+  const auto* kv = named(*layout, "kv_indptr");
+  if (kv == nullptr) return bad_indptr("kv_indptr", "the workload layout has none");
+  const auto* qo = named(*layout, "qo_indptr");
+  return gqa_plan(shape, qo != nullptr ? *qo : std::vector<std::int32_t>{}, *kv);
 }
 
 } // namespace ptxbench::reference

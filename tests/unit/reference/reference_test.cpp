@@ -126,6 +126,84 @@ TEST(Shapes, ReadEverySuiteProblem) {
   EXPECT_FALSE(decode->causal);
 }
 
+TEST(Shapes, GqaShapesCountPageIndicesAndSequences) {
+  const auto paged = gqa_shape(problem("gqa_paged_prefill_causal_h24_kv8_d128_ps1"));
+  ASSERT_TRUE(paged.has_value());
+  EXPECT_EQ(paged->sequences, 1);
+  EXPECT_EQ(paged->page_indices, 892);
+  EXPECT_EQ(paged->kv_rows, 43676);
+  const auto decode = gqa_shape(problem("gqa_paged_decode_h24_kv8_d128_ps1"));
+  ASSERT_TRUE(decode.has_value());
+  EXPECT_EQ(decode->page_indices, 9625);
+  EXPECT_EQ(gqa_shape(problem("gqa_ragged_prefill_causal_h32_kv4_d128"))->page_indices, 0);
+}
+
+TEST(GqaPlan, SuiteWorkloadsArePlannedForTheirLongestSequences) {
+  // The layouts of the suite's index blobs (suite::build_index_layout): longest ragged sequence
+  // 776 tokens of 16,294; the paged prefill is one 892-token sequence; decode's longest KV
+  // list is 969 of 9,625 pages.
+  const std::pair<const char*, GqaPlan> expected[] = {
+      {"gqa_ragged_prefill_causal_h32_kv4_d128", {776, 776}},
+      {"gqa_paged_prefill_causal_h24_kv8_d128_ps1", {892, 892}},
+      {"gqa_paged_decode_h24_kv8_d128_ps1", {1, 969}}};
+  for (const auto& [name, plan] : expected) {
+    const suite::Problem& p = problem(name);
+    const auto shape = gqa_shape(p);
+    ASSERT_TRUE(shape.has_value()) << name;
+    const auto planned = gqa_plan(p, *shape);
+    ASSERT_TRUE(planned.has_value()) << name << ": " << planned.error().message;
+    EXPECT_EQ(planned->max_q_len, plan.max_q_len) << name;
+    EXPECT_EQ(planned->max_kv_len, plan.max_kv_len) << name;
+  }
+}
+
+// A ragged shape of 3 sequences over 10 query and 12 KV tokens.
+GqaShape small_ragged() {
+  GqaShape shape;
+  shape.q_tokens = 10;
+  shape.kv_rows = 12;
+  shape.sequences = 3;
+  return shape;
+}
+
+void expect_bad_metadata(const util::Expected<GqaPlan>& plan, std::string_view message) {
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_EQ(plan.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(plan.error().message, message);
+}
+
+TEST(GqaPlan, LongestSequencesOfAWellFormedLayout) {
+  const auto plan = gqa_plan(small_ragged(), {0, 1, 1, 10}, {0, 3, 3, 12});
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->max_q_len, 9);
+  EXPECT_EQ(plan->max_kv_len, 9);
+  GqaShape decode = small_ragged();
+  decode.layout = GqaLayout::paged_decode;
+  decode.q_tokens = 3;
+  decode.page_indices = 7;
+  const auto decoded = gqa_plan(decode, {}, {0, 2, 7, 7});
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->max_q_len, 1);
+  EXPECT_EQ(decoded->max_kv_len, 5);
+}
+
+TEST(GqaPlan, BadIndexMetadataIsNamedAndExplained) {
+  const GqaShape shape = small_ragged();
+  expect_bad_metadata(gqa_plan(shape, {0, 5, 10}, {0, 3, 6, 12}),
+                      "GQA qo_indptr: has 3 entries, expected 4 (sequences + 1)");
+  expect_bad_metadata(gqa_plan(shape, {1, 5, 6, 10}, {0, 3, 6, 12}),
+                      "GQA qo_indptr: starts at 1, not 0");
+  expect_bad_metadata(gqa_plan(shape, {0, 5, 4, 10}, {0, 3, 6, 12}),
+                      "GQA qo_indptr: decreases at entry 2 (4 after 5)");
+  expect_bad_metadata(gqa_plan(shape, {0, 5, 6, 10}, {0, 3, 6, 11}),
+                      "GQA kv_indptr: ends at 11, but its tensor has 12 rows");
+  expect_bad_metadata(gqa_plan(shape, {}, {0, 3, 6, 12}), "GQA qo_indptr: is missing");
+  GqaShape decode = shape;
+  decode.layout = GqaLayout::paged_decode;
+  expect_bad_metadata(gqa_plan(decode, {0, 1, 2, 3}, {0, 3, 6, 12}),
+                      "GQA qo_indptr: must be absent for decode");
+}
+
 void expect_unsupported(const util::Expected<std::unique_ptr<Reference>>& made,
                         std::string_view reason) {
   ASSERT_FALSE(made.has_value());
@@ -143,6 +221,12 @@ TEST(Factories, UnsupportedShapesAreErrorsWithAReasonEvenWithoutAGpu) {
     for (auto& t : *list)
       if (t.dims.size() == 4) t.dims[3] = 100; // not a multiple of 8
   expect_unsupported(make_library_reference(odd_dim), "multiple of 8");
+}
+
+TEST(Factories, GqaWithoutSequencesIsUnsupportedWithAReason) {
+  suite::Problem empty = problem("gqa_paged_decode_h24_kv8_d128_ps1");
+  empty.inputs[3].dims[0] = 1; // kv_indptr of zero sequences
+  expect_unsupported(make_library_reference(empty), "at least one sequence");
 }
 
 TEST(Factories, WithoutACudaDeviceEveryProblemIsUnsupported) {
