@@ -16,6 +16,7 @@
 // kernels).
 //
 //   aa_speedup --candidate PATH [--problems a,b] [--repeats N] [--kernels DIR]
+//              [--timing batched|strict]   (default: EvalOptions' default, strict)
 // prints a markdown report on stdout.
 #include "bench/bench_evaluator.hpp"
 #include "exec/buffers.hpp"
@@ -47,6 +48,7 @@ struct Arguments {
   std::vector<std::string> problems{"gemm_n7168_k5120", "mha_with_lse_d128"};
   int repeats = 3;
   std::string kernels = PTXBENCH_AA_KERNELS;
+  measure::TimingMode timing = exec::EvalOptions{}.timing_mode;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -71,6 +73,8 @@ Arguments parse(int argc, char** argv) {
       args.repeats = std::stoi(value);
     else if (flag == "--kernels")
       args.kernels = value;
+    else if (flag == "--timing" && (value == "batched" || value == "strict"))
+      args.timing = value == "batched" ? measure::TimingMode::batched : measure::TimingMode::strict;
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -122,9 +126,11 @@ std::string joined(const std::vector<std::string>& items, std::string_view separ
 // calls, reference trials interleaved); prints its table row and returns it.
 util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
                                                const suite::Problem& problem,
-                                               const std::string& source, int repeat) {
+                                               const std::string& source, int repeat,
+                                               measure::TimingMode timing) {
   exec::EvalOptions options;
   options.dynamic_counts = false;
+  options.timing_mode = timing;
   auto ev = bench.evaluator->evaluate(source, problem, options);
   if (!ev)
     return ev;
@@ -137,15 +143,16 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
   std::vector<double> ratios;
   for (std::size_t i = 0; i < t.candidate_trial_ms.size() && i < t.reference_trial_ms.size(); ++i)
     ratios.push_back(t.reference_trial_ms[i] / t.candidate_trial_ms[i]);
-  fmt::print("| {} | {} | PASSED | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} |\n", problem.name(),
-             repeat, number_list(t.reference_trial_ms), number_list(t.candidate_trial_ms),
+  fmt::print("| {} | {} | PASSED ({}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} |\n",
+             problem.name(), repeat, t.mode, number_list(t.reference_trial_ms),
+             number_list(t.candidate_trial_ms),
              t.reference_ms, t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios));
   return ev;
 }
 
 // Every repeat of one problem; true when every speedup is within 1.00 ± 0.01.
 bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
-                 const std::string& source, int repeats) {
+                 const std::string& source, int repeats, measure::TimingMode timing) {
   fmt::print("## {}\n\n| problem | repeat | status | reference trial ms | candidate trial ms | "
              "reference ms | candidate ms | speedup | per-trial ratio |\n"
              "|---|---|---|---|---|---|---|---|---|\n",
@@ -153,7 +160,7 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
   std::vector<double> speedups;
   std::optional<exec::Evaluation> first;
   for (int repeat = 0; repeat < repeats; ++repeat) {
-    auto ev = evaluate_once(bench, problem, source, repeat);
+    auto ev = evaluate_once(bench, problem, source, repeat, timing);
     if (!ev)
       throw util::Fatal(ev.error().message);
     const bool timed = ev->status == trace::EvaluationStatus::passed && ev->timing;
@@ -203,7 +210,7 @@ int main(int argc, char** argv) {
       auto source = util::read_file(args.kernels + "/" + name + ".cu");
       if (!source)
         throw util::Fatal(source.error().message);
-      all_ok = run_problem(bench, **problem, *source, args.repeats) && all_ok;
+      all_ok = run_problem(bench, **problem, *source, args.repeats, args.timing) && all_ok;
     }
     fmt::print("A/A result: {}\n", all_ok ? "every speedup within 1.00 ± 0.01" : "FAILED");
     return all_ok ? 0 : 1;

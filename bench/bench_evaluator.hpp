@@ -5,7 +5,10 @@
 
 #include "exec/evaluator.hpp"
 #include "sass/disassemble.hpp"
+#include "util/paths.hpp"
 #include "util/subprocess.hpp"
+
+#include <chrono>
 
 #include <filesystem>
 #include <memory>
@@ -26,7 +29,10 @@ struct BenchEvaluator {
     auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
     if (!cuobjdump)
       throw util::Fatal(cuobjdump.error().message);
-    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump);
+    // The SASS cache as `ptxbench eval` and the service use it (util::cache_root()/sass).
+    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump,
+                                                        std::chrono::seconds(120),
+                                                        util::cache_root() / "sass");
     checker = std::make_unique<exec::Checker>(compiler, *disassembler);
     auto loaded = suite::Suite::load_default();
     if (!loaded)

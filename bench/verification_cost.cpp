@@ -4,9 +4,13 @@
 // target is this program re-run with --probe (one warm-up call, one call inside the NVTX
 // range "ptxbench_eval").
 //   verification_cost [--repeats N]     prints a markdown report on stdout
+//   verification_cost --breakdown       where a counting pass's time goes: create() and count()
+//                                       step by step, kernel vs user replay, and a one-pass
+//                                       hardware-counter metric set for comparison
 #include "measure/instruction_counter.hpp"
 #include "measure/ncu_audit.hpp"
 #include "measure/nvml_monitor.hpp"
+#include "util/phases.hpp"
 #include "util/subprocess.hpp"
 
 #include <cuda_bf16.h>
@@ -87,6 +91,74 @@ void in_process(int repeats) {
   }
 }
 
+std::string steps_text(const std::vector<util::Phase>& steps) {
+  std::string out;
+  for (const util::Phase& step : steps)
+    out += fmt::format("{}{} {:.1f}", out.empty() ? "" : ", ", step.name,
+                       static_cast<double>(step.elapsed.count()) / 1000.0);
+  return out;
+}
+
+// The hardware-counter alternative to the SASS-instruction metrics: one pass, no SASS
+// patching; measured here only, to compare its values with the default set's.
+std::vector<std::string> hardware_metrics() {
+  return {"smsp__inst_executed_pipe_tensor_op_gmma.sum", "smsp__inst_executed_op_tma_ld.sum",
+          "smsp__inst_executed_op_tma_st.sum", "sm__inst_executed_pipe_tma.sum",
+          measure::kMetricHgmmaBf16Flops};
+}
+
+std::string metrics_text(const measure::InstructionCounts& counts) {
+  std::string out;
+  for (const measure::MetricValue& m : counts.metrics)
+    out += fmt::format("{}{} {:.6g}", out.empty() ? "" : ", ", m.name, m.value);
+  return out;
+}
+
+void breakdown() {
+  Gemm gemm;
+  gemm(nullptr);
+  cudaDeviceSynchronize();
+  fmt::print("## Counting pass, step by step (ms)\n\n| metric set | replay | count | wall ms | "
+             "passes | calls | steps | values |\n|---|---|---|---|---|---|---|---|\n");
+  struct Setting {
+    const char* name;
+    std::vector<std::string> metrics;
+    measure::CounterReplay replay;
+  };
+  const std::vector<Setting> settings{
+      {"default (SASS instruction metrics)", {}, measure::CounterReplay::kernel},
+      {"default (SASS instruction metrics)", {}, measure::CounterReplay::user},
+      {"hardware counters", hardware_metrics(), measure::CounterReplay::user}};
+  for (const Setting& setting : settings) {
+    measure::CounterOptions options;
+    options.metrics = setting.metrics;
+    options.replay = setting.replay;
+    options.availability = measure::CounterAvailability::assume;
+    const auto created = std::chrono::steady_clock::now();
+    auto counter = measure::InstructionCounter::create_with(0, options);
+    if (!counter) {
+      fmt::print("| {} | {} | create | error: {} | | | | |\n", setting.name,
+                 to_string(setting.replay), counter.error().message);
+      continue;
+    }
+    fmt::print("| {} | {} | create | {:.1f} | {} | | {} | |\n", setting.name,
+               to_string(setting.replay), ms_since(created), counter->passes(),
+               steps_text(counter->setup_steps()));
+    for (int i = 0; i < 3; ++i) {
+      auto counts = counter->count([&](cudaStream_t s) { return gemm(s); }, nullptr,
+                                   [&](cudaStream_t s) { cudaMemsetAsync(gemm.c, 0xFF, kM * kN * 2, s); });
+      if (!counts) {
+        fmt::print("| {} | {} | {} | error: {} | | | | |\n", setting.name,
+                   to_string(setting.replay), i, counts.error().message);
+        break;
+      }
+      fmt::print("| {} | {} | {} | {:.1f} | {} | {} | {} | {} |\n", setting.name,
+                 to_string(counts->replay), i, counts->pass_ms, counts->passes, counts->calls,
+                 steps_text(counts->steps), metrics_text(*counts));
+    }
+  }
+}
+
 void ncu_audit(int repeats, const std::string& self) {
   fmt::print("\n## ncu source-page audit (paper method)\n\n`{}`\n\n| run | wall ms | GMMA "
              "| UTMALDG | UTMASTG | rows |\n|---|---|---|---|---|---|\n",
@@ -111,6 +183,10 @@ void ncu_audit(int repeats, const std::string& self) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--probe") == 0) return probe();
+  if (argc > 1 && std::strcmp(argv[1], "--breakdown") == 0) {
+    breakdown();
+    return 0;
+  }
   const int repeats = argc > 2 && std::strcmp(argv[1], "--repeats") == 0 ? std::atoi(argv[2]) : 5;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   if (auto monitor = measure::GpuMonitor::create(0); monitor) {

@@ -66,7 +66,10 @@ ExitCode run_eval(const EvalCliOptions& o) {
   if (!problem) return report_error("eval", problem.error());
   auto checker = tools.checker();
   if (!checker) return report_error("eval", checker.error());
-  exec::Evaluator evaluator(**checker, **tools.suite());
+  // One evaluation per process: a spare candidate child would never be used.
+  exec::Evaluator evaluator(**checker, **tools.suite(), {},
+                            exec::ReferenceLatencyCache::default_file(),
+                            exec::EvaluatorOptions{.children = exec::ChildStart::on_demand});
   auto ev = evaluator.evaluate(*source, **problem, *options);
   if (!ev) return report_error("eval", ev.error());
   if (!o.trace_out.empty())

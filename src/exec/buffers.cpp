@@ -102,13 +102,22 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     if (!value) return value.take_error();
     m_scalars.push_back(*value);
   }
+  for (const TensorSlot& slot : m_slots) {
+    if (!slot.output) continue;
+    auto scratch = DeviceBuffer::allocate(slot.bytes);
+    if (!scratch) return scratch.take_error();
+    m_scratch_outputs.push_back(std::move(*scratch));
+  }
   for (int s = 0; s < sets; ++s) {
     Set& set = m_sets.emplace_back();
+    std::size_t scratch = 0;
     for (const TensorSlot& slot : m_slots) {
       auto buffer = DeviceBuffer::allocate(slot.bytes);
       if (!buffer) return buffer.take_error();
       set.pointers.push_back(buffer->data());
       set.reference_pointers.push_back(buffer->data());
+      set.timing_pointers.push_back(slot.output ? m_scratch_outputs[scratch++].data()
+                                                : buffer->data());
       set.buffers.push_back(std::move(*buffer));
       if (!slot.output) continue;
       auto expected = DeviceBuffer::allocate(slot.bytes);
@@ -220,6 +229,10 @@ PtxbenchCall EvalBuffers::reference_call(int set, cudaStream_t stream) {
   return make_call(m_sets[static_cast<std::size_t>(set)].reference_pointers, stream);
 }
 
+PtxbenchCall EvalBuffers::timing_call(int set, cudaStream_t stream) {
+  return make_call(m_sets[static_cast<std::size_t>(set)].timing_pointers, stream);
+}
+
 std::vector<SetHandles> EvalBuffers::handles() const {
   std::vector<SetHandles> out;
   for (const Set& set : m_sets) {
@@ -266,6 +279,15 @@ std::vector<std::uint64_t> EvalBuffers::scalar_bits() const {
   return out;
 }
 
+std::size_t EvalBuffers::device_bytes() const {
+  std::size_t per_set = 0, scratch = 0;
+  for (const TensorSlot& slot : m_slots) {
+    per_set += slot.output ? 2 * slot.bytes : slot.bytes;
+    scratch += slot.output ? slot.bytes : 0;
+  }
+  return per_set * m_sets.size() + scratch;
+}
+
 std::uint64_t EvalBuffers::input_checksum(cudaStream_t stream) const {
   std::uint64_t digest = 0;
   for (const Set& set : m_sets)
@@ -279,6 +301,11 @@ void EvalBuffers::fill_outputs_sentinel(int set, cudaStream_t stream) {
   const Set& s = m_sets[static_cast<std::size_t>(set)];
   for (std::size_t i = 0; i < m_slots.size(); ++i)
     if (m_slots[i].output) exec::fill_sentinel(s.buffers[i].data(), m_slots[i].bytes, stream);
+}
+
+void EvalBuffers::fill_timing_outputs_sentinel(cudaStream_t stream) {
+  for (DeviceBuffer& scratch : m_scratch_outputs)
+    exec::fill_sentinel(scratch.data(), scratch.bytes(), stream);
 }
 
 std::vector<CompareStats> EvalBuffers::compare(int set, cudaStream_t stream) const {

@@ -54,6 +54,10 @@ public:
   // The uniform call on set `set` (candidate outputs), or on its reference outputs.
   PtxbenchCall call(int set, cudaStream_t stream);
   PtxbenchCall reference_call(int set, cudaStream_t stream);
+  // The call on set `set`'s inputs writing scratch outputs shared by all sets: the reference's
+  // timed calls, which must touch neither the candidate's outputs (re-checked after timing)
+  // nor the expected ones.
+  PtxbenchCall timing_call(int set, cudaStream_t stream);
   std::vector<SetHandles> handles() const;
   // The buffers of one set without IPC handles (sizes and output flags), for a single-call run.
   SetHandles layout() const;
@@ -62,9 +66,13 @@ public:
   std::vector<std::uint64_t> scalar_bits() const;
   const std::vector<std::int64_t>& var_axes() const { return m_var_axes; }
 
+  // Device memory held: every set's tensors and its reference outputs.
+  std::size_t device_bytes() const;
   // Digest of every input buffer of every set (synchronises `stream`).
   std::uint64_t input_checksum(cudaStream_t stream) const;
   void fill_outputs_sentinel(int set, cudaStream_t stream);
+  // The scratch outputs of timing_call, reset like a candidate's outputs before each call.
+  void fill_timing_outputs_sentinel(cudaStream_t stream);
   // Compares the candidate outputs of `set` with its reference outputs, one entry per output.
   std::vector<CompareStats> compare(int set, cudaStream_t stream) const;
 
@@ -74,6 +82,7 @@ private:
     std::vector<DeviceBuffer> reference_outputs; // one per output slot
     std::vector<void*> pointers;                 // candidate call
     std::vector<void*> reference_pointers;       // inputs then reference outputs
+    std::vector<void*> timing_pointers;          // inputs then the scratch outputs
   };
 
   util::Status allocate(const suite::Problem& problem, int sets);
@@ -86,6 +95,7 @@ private:
 
   std::vector<TensorSlot> m_slots;
   std::vector<Set> m_sets;
+  std::vector<DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;
 };

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -46,6 +47,21 @@ std::string dl_error() {
   return text != nullptr ? text : "unknown dlopen error";
 }
 
+// Records the wall time since the last lap under `name` in `steps` (ms).
+class Laps {
+public:
+  explicit Laps(trace::Json& steps) : m_steps(steps) {}
+  void lap(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    m_steps[name] = std::chrono::duration<double, std::milli>(now - m_since).count();
+    m_since = now;
+  }
+
+private:
+  trace::Json& m_steps;
+  std::chrono::steady_clock::time_point m_since = std::chrono::steady_clock::now();
+};
+
 } // namespace
 
 CandidateServer::~CandidateServer() {
@@ -53,6 +69,43 @@ CandidateServer::~CandidateServer() {
   // destructors could run candidate code after we stopped watching).
   m_sets.clear();
   if (m_stream != nullptr) cudaStreamDestroy(m_stream);
+}
+
+void CandidateServer::start_host() {
+  Laps laps(m_startup);
+  int devices = 0;
+  (void)cudaGetDeviceCount(&devices); // driver initialisation; no context yet
+  laps.lap("cuda_driver");
+  (void)measure::cupti_call_timer(); // tracing on before any module loads; time() reports errors
+  laps.lap("cupti_tracing");
+  measure::CounterOptions options;
+  options.replay = measure::CounterReplay::user;
+  options.availability = measure::CounterAvailability::assume;
+  auto counter = measure::InstructionCounter::create_with(0, std::move(options));
+  if (counter)
+    m_counter = std::make_unique<measure::InstructionCounter>(std::move(*counter));
+  else
+    m_counter_error = counter.error().message;
+  laps.lap("counter_config");
+}
+
+Reply CandidateServer::prepare() {
+  if (m_startup.empty()) start_host();
+  Laps laps(m_startup);
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+    return Reply::failure(ChildError::cuda, "cannot create a CUDA context");
+  laps.lap("context");
+  if (m_stream == nullptr)
+    if (Reply reply = create_stream(); !reply.ok) return reply;
+  if (!m_flusher) {
+    auto flusher = measure::L2Flusher::create(0);
+    if (!flusher) return Reply::failure(ChildError::timer, flusher.error().message);
+    m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));
+  }
+  laps.lap("stream_and_l2_scratch");
+  Reply reply;
+  reply.startup = m_startup;
+  return reply;
 }
 
 int CandidateServer::serve(int request_fd, int reply_fd) {
@@ -70,14 +123,18 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
 }
 
 Reply CandidateServer::handle(const Request& request) {
-  if (request.op != RequestOp::load && request.op != RequestOp::exit && m_invoke == nullptr)
+  const bool before_load = request.op == RequestOp::load || request.op == RequestOp::exit ||
+                           request.op == RequestOp::prepare;
+  if (!before_load && m_invoke == nullptr)
     return Reply::failure(ChildError::protocol, "no candidate loaded");
-  if (request.op != RequestOp::load && request.op != RequestOp::exit &&
-      request.op != RequestOp::time &&
+  if (!before_load && request.op != RequestOp::time &&
       (request.set < 0 || request.set >= static_cast<int>(m_sets.size())))
     return Reply::failure(ChildError::protocol, "no input set " + std::to_string(request.set));
   switch (request.op) {
-  case RequestOp::load: return load(request);
+  case RequestOp::prepare: return prepare();
+  case RequestOp::load:
+    if (m_startup.empty()) start_host();
+    return load(request);
   case RequestOp::call: return call(request.set);
   case RequestOp::time: return time(request);
   case RequestOp::count: return count(request.set);
@@ -99,7 +156,7 @@ Reply CandidateServer::load(const Request& request) {
       set.mappings.push_back(std::move(*mapping));
     }
   }
-  return create_stream();
+  return m_stream != nullptr ? Reply{} : create_stream();
 }
 
 Reply CandidateServer::load_library(const Request& request) {

@@ -3,6 +3,13 @@
 // supervisor needs: buffers are mappings of the supervisor's allocations, and the only thing
 // it reports that the supervisor cannot recompute is timing and instruction counts.
 //
+// Start-up waits for `prepare` (or `load`): a spare child has only been exec'd (its libraries
+// loaded) and touches neither the driver nor the GPU until the supervisor allows GPU work.
+// `prepare` initialises the driver, CUPTI activity tracing and the range profiler's
+// configuration, then creates the context, stream and L2 scratch. (Driver and profiler
+// initialisation alone, with no context, measurably slowed another process's timed trial on
+// an H200 — bench/results/eval_wall_time_h200.md — so nothing of it runs early.)
+//
 // The same server also runs one call on its own (`--single-call`, candidate_single_call.cpp)
 // for the external tools: compute-sanitizer memcheck and the ncu source-counter audit.
 #pragma once
@@ -63,6 +70,8 @@ private:
     std::vector<std::size_t> output_indices;
   };
 
+  void start_host();
+  Reply prepare();
   Reply load(const Request& request);
   Reply load_library(const Request& request);
   Reply load_own_set(const SetHandles& handles, const std::filesystem::path& inputs);
@@ -83,6 +92,8 @@ private:
   cudaStream_t m_stream = nullptr;
   std::unique_ptr<measure::L2Flusher> m_flusher;
   std::unique_ptr<measure::InstructionCounter> m_counter;
+  std::string m_counter_error; // why there is no counter (start_host), or empty
+  trace::Json m_startup = trace::Json::object(); // start-up step -> wall ms
 };
 
 } // namespace ptxbench::exec

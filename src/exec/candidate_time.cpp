@@ -1,8 +1,11 @@
-// The timing and counting requests of the candidate child. Timing is one measure::run_trial:
-// before every call (warm-up and timed alike) the next input set in rotation is chosen and its
-// outputs are reset to the NaN sentinel, outside the CUPTI window; the L2 is flushed by
-// run_trial. The reply names the set of the last timed call so the supervisor can check that
-// output again, and lists the kernels of the last call for the foreign-kernel check.
+// The timing and counting requests of the candidate child. Timing is one measure::run_trial
+// in the requested mode (batched, falling back to strict when the batch cannot be attributed;
+// or strict): before every call (warm-up and timed alike) the next input set in rotation is
+// chosen and its outputs are reset to the NaN sentinel, outside the call's window; the L2 is
+// flushed by run_trial. The reply names the set of the last timed call so the supervisor can
+// check that output again, lists the kernels of the last call for the foreign-kernel check,
+// and says which mode timed the trial. Counting resets the outputs before every run of the
+// call (user replay runs it once per hardware pass).
 #include "exec/candidate.hpp"
 
 #include "exec/cuda_check.hpp"
@@ -39,7 +42,7 @@ Reply CandidateServer::time(const Request& request) {
   };
   auto call = [&](cudaStream_t stream) { return invoke(current, stream); };
   auto trial = measure::run_trial(**timer, *m_flusher, call, before_each, m_stream,
-                                  {request.warmup, request.iterations});
+                                  {request.warmup, request.iterations, request.mode});
   if (const cudaError_t sync = cudaDeviceSynchronize(); sync != cudaSuccess) {
     Reply reply = Reply::failure(ChildError::cuda, "CUDA error during timing");
     reply.cuda_error = detail::cuda_error_text(sync);
@@ -59,24 +62,22 @@ Reply CandidateServer::time(const Request& request) {
   reply.late_work = trial->late_work;
   reply.last_set = current;
   reply.kernels = kernels_of(trial->last_call_activities);
+  reply.mode = trial->mode;
+  reply.strict_reason = trial->strict_reason;
   return reply;
 }
 
 Reply CandidateServer::count(int set) {
   if (!m_counter) {
-    int device = 0;
-    cudaGetDevice(&device);
-    auto counter = measure::InstructionCounter::create(device);
-    if (!counter) {
-      Reply reply;
-      reply.counts = trace::Json{{"available", false}, {"reason", counter.error().message}};
-      return reply;
-    }
-    m_counter = std::make_unique<measure::InstructionCounter>(std::move(*counter));
+    Reply reply;
+    reply.counts = trace::Json{{"available", false},
+                               {"reason", m_counter_error.empty() ? "no range profiler"
+                                                                  : m_counter_error}};
+    return reply;
   }
-  reset_outputs(set, m_stream);
+  auto reset = [&](cudaStream_t stream) { reset_outputs(set, stream); };
   auto call = [&](cudaStream_t stream) { return invoke(set, stream); };
-  auto counts = m_counter->count(call, m_stream);
+  auto counts = m_counter->count(call, m_stream, reset);
   Reply reply = after_call(counts ? counts->call_status : 0);
   if (!reply.ok) return reply;
   if (!counts) {
@@ -85,6 +86,9 @@ Reply CandidateServer::count(int set) {
   }
   trace::Json metrics = trace::Json::object();
   for (const measure::MetricValue& m : counts->metrics) metrics[m.name] = m.value;
+  trace::Json steps = trace::Json::object();
+  for (const util::Phase& step : counts->steps)
+    steps[step.name] = steps.value(step.name, 0.0) + static_cast<double>(step.elapsed.count()) / 1000.0;
   reply.counts = trace::Json{{"available", true},
                              {"gmma", counts->gmma},
                              {"tma_load", counts->tma_load},
@@ -95,7 +99,10 @@ Reply CandidateServer::count(int set) {
                              {"rejected_metrics", m_counter->rejected_metrics()},
                              {"kernels", counts->kernels},
                              {"passes", counts->passes},
-                             {"pass_ms", counts->pass_ms}};
+                             {"pass_ms", counts->pass_ms},
+                             {"replay", to_string(counts->replay)},
+                             {"calls", counts->calls},
+                             {"steps", steps}};
   return reply;
 }
 

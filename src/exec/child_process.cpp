@@ -198,6 +198,16 @@ util::Expected<Reply> CandidateProcess::request(const Request& request,
   }
 }
 
+bool CandidateProcess::exited() {
+  if (m_pid <= 0) return true;
+  int status = 0;
+  if (::waitpid(m_pid, &status, WNOHANG) != m_pid) return false;
+  ::kill(-m_pid, SIGKILL); // helpers it may have left behind
+  m_pid = -1;
+  close_fds();
+  return true;
+}
+
 void CandidateProcess::stop() {
   if (m_pid > 0) {
     Request exit_request;

@@ -35,6 +35,8 @@ public:
   // Asks politely (exit, short deadline), then kills the group; idempotent.
   void stop();
   bool alive() const { return m_pid > 0; }
+  // Whether the process has ended (reaps it if so; never blocks).
+  bool exited();
   pid_t pid() const { return m_pid; }
   // The last `max_bytes` of what the child printed.
   std::string log_tail(std::size_t max_bytes = 4096) const;

@@ -75,6 +75,11 @@ struct TimingReport {
   double reference_ms = 0.0;
   bool reference_cached = false;
   std::vector<std::string> kernels;        // kernels of the last timed call
+  std::vector<double> reference_event_ms;  // per-trial medians of the reference's CUDA events
+  std::string mode = "strict";             // "strict" or "batched" (see measure/timing.hpp)
+  std::string strict_reason;               // why the evaluation fell back to strict timing
+  bool inputs_warm = false;                // input sets and reference outputs were reused
+  double preheat_ms = 0.0;                 // untimed reference calls before the first trial
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a
@@ -128,6 +133,10 @@ struct Evaluation {
   std::string problem;
   std::string solution_name;
   std::optional<CompareStats> correctness;
+  // The problem's rule (suite/correctness.hpp): the share of a set's elements that must pass,
+  // and the finite misses that rule let pass over the sets checked.
+  double required_matched_ratio = 1.0;
+  std::uint64_t tolerated_failures = 0;
   std::optional<TimingReport> timing;
   std::optional<DynamicReport> dynamic;
   std::optional<SanitizerPass> sanitizer; // --sanitize
@@ -141,6 +150,9 @@ struct Evaluation {
   std::vector<std::pair<std::string, std::string>> libs;
   trace::Json clocks = trace::Json::object(); // NVML before/after timing, or why not
   std::string child_log;
+  // The candidate child's start-up steps in `prepare` (ms), and `prepared_while_idle` when the
+  // spare was prepared before the evaluation took it; empty when no child started.
+  trace::Json child_startup = trace::Json::object();
   std::vector<util::Phase> phases;
   std::string timestamp;
 };

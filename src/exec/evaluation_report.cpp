@@ -61,7 +61,12 @@ Json timing_json(const TimingReport& t) {
            {"candidate_ms", t.candidate_ms},
            {"reference_ms", t.reference_ms},
            {"reference_cached", t.reference_cached},
+           {"reference_event_trial_ms", t.reference_event_ms},
+           {"mode", t.mode},
+           {"inputs_warm", t.inputs_warm},
+           {"preheat_ms", t.preheat_ms},
            {"kernels", t.kernels}};
+  if (!t.strict_reason.empty()) out["strict_reason"] = t.strict_reason;
   double events = 0.0;
   for (double e : t.candidate_event_ms) events += e;
   if (!t.candidate_event_ms.empty() && t.candidate_ms > 0)
@@ -70,14 +75,17 @@ Json timing_json(const TimingReport& t) {
   return out;
 }
 
-Json correctness_json(const CompareStats& c) {
+Json correctness_json(const Evaluation& ev) {
+  const CompareStats& c = *ev.correctness;
   return {{"elements", c.elements},
           {"failed", c.failed},
           {"candidate_nan", c.candidate_nan},
           {"candidate_inf", c.candidate_inf},
           {"reference_nonfinite", c.reference_nonfinite},
           {"max_absolute_error", number(c.reported_abs_error())},
-          {"max_relative_error", number(c.reported_rel_error())}};
+          {"max_relative_error", number(c.reported_rel_error())},
+          {"required_matched_ratio", ev.required_matched_ratio},
+          {"tolerated_failures", ev.tolerated_failures}};
 }
 
 std::string target_text(const Evaluation& ev) {
@@ -125,9 +133,10 @@ Json extras_json(const Evaluation& ev) {
            {"input_sets", ev.sets},
            {"static", static_json(ev)}};
   if (!ev.gpu_ran) out["needs_gpu"] = ev.needs_gpu;
-  if (ev.correctness) out["correctness"] = correctness_json(*ev.correctness);
+  if (ev.correctness) out["correctness"] = correctness_json(ev);
   if (ev.dynamic) out["dynamic"] = dynamic_json(*ev.dynamic);
   if (ev.timing) out["timing"] = timing_json(*ev.timing);
+  if (!ev.child_startup.empty()) out["child_startup_ms"] = ev.child_startup;
   if (ev.sanitizer) out["sanitizer"] = to_json(*ev.sanitizer);
   if (ev.ncu_audit) out["ncu_audit"] = to_json(*ev.ncu_audit);
   out["clocks"] = ev.clocks;
@@ -149,8 +158,12 @@ trace::Trace to_trace(const Evaluation& ev, const suite::Problem& problem) {
   e.timestamp = ev.timestamp;
   e.log = evaluation_log(ev);
   if (ev.correctness && (ev.status == Status::passed || ev.status == Status::incorrect_numerical))
-    e.correctness = trace::Correctness{ev.correctness->reported_rel_error(),
-                                       ev.correctness->reported_abs_error(), std::nullopt};
+    e.correctness = trace::Correctness{
+        ev.correctness->reported_rel_error(), ev.correctness->reported_abs_error(),
+        ev.required_matched_ratio < 1.0
+            ? std::optional<Json>(Json{{"required_matched_ratio", ev.required_matched_ratio},
+                                       {"tolerated_failures", ev.tolerated_failures}})
+            : std::nullopt};
   if (ev.status == Status::incorrect_numerical && !e.correctness) e.correctness = trace::Correctness{};
   if (ev.status == Status::passed && ev.timing) {
     const TimingReport& t = *ev.timing;
@@ -184,6 +197,10 @@ std::string render_text(const Evaluation& ev) {
     out += fmt::format("  max abs error {:.4g}, max rel error {:.4g} ({} of {} elements failed, {} input sets)\n",
                        ev.correctness->reported_abs_error(), ev.correctness->reported_rel_error(),
                        ev.correctness->failed, ev.correctness->elements, ev.sets);
+  if (ev.tolerated_failures > 0)
+    out += fmt::format("  {} finite misses tolerated: this problem requires a matched ratio of "
+                       "{} per input set, not 1\n",
+                       ev.tolerated_failures, ev.required_matched_ratio);
   if (ev.timing && ev.status == Status::passed) {
     const TimingReport& t = *ev.timing;
     out += fmt::format("  latency: candidate {:.4f} ms, reference {:.4f} ms ({}{}), speedup {:.3f}x\n",
@@ -192,7 +209,10 @@ std::string render_text(const Evaluation& ev) {
                        t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0);
   }
   out += target_text(ev);
-  if (ev.sanitizer) out += render_text(*ev.sanitizer);
+  if (ev.sanitizer) {
+    const bool in_status = !ev.sanitizer->finding.empty() && ev.message.starts_with(ev.sanitizer->finding);
+    out += render_text(*ev.sanitizer, in_status ? FindingLine::status : FindingLine::sanitizer);
+  }
   if (ev.ncu_audit) out += render_text(*ev.ncu_audit);
   for (const std::string& v : ev.violations) out += "  violation: " + v + "\n";
   for (const std::string& k : ev.foreign_kernels) out += "  foreign kernel: " + k + "\n";

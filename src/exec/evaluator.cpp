@@ -148,12 +148,21 @@ std::filesystem::path candidate_binary_path() {
 }
 
 Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
-                     std::filesystem::path candidate_binary, std::filesystem::path reference_cache)
+                     std::filesystem::path candidate_binary, std::filesystem::path reference_cache,
+                     EvaluatorOptions evaluator_options)
     : m_checker(checker), m_suite(suite),
       m_candidate_binary(candidate_binary.empty() ? candidate_binary_path() : candidate_binary),
-      m_reference_cache(std::move(reference_cache)) {}
+      m_reference_cache(std::move(reference_cache)),
+      m_warm(std::make_unique<detail::WarmState>(m_candidate_binary, evaluator_options.warm_bytes,
+                                                 evaluator_options.children)) {}
 
 Evaluator::~Evaluator() = default;
+
+std::size_t Evaluator::warm_bytes() const { return m_warm->inputs.idle_cost(); }
+
+int Evaluator::spare_processes() const { return m_warm->spares.count(); }
+
+void Evaluator::settle() { m_warm->spares.settle(); }
 
 util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
                                                const suite::Problem& problem,
@@ -181,8 +190,8 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
       ev.gpu = *gpu;
       ev.seed = options.seed ? *options.seed
                              : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-      detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, phases,
-                                m_tool_runner);
+      detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm,
+                                phases, m_tool_runner);
       if (auto status = run.run(m_candidate_binary, ev.check.build->library); !status)
         return status.take_error();
       derive_dynamic(ev, problem);

@@ -23,15 +23,32 @@
 // A deadline passing kills the child's process group (TIMEOUT); a dead child, a CUDA error
 // in it or a protocol violation is RUNTIME_ERROR with the error text and the child's log.
 //
+// Warm state. One Evaluator serves many evaluations on one GPU (the service keeps one per
+// GPU) and keeps between them (warm_state.hpp): the seeded input sets and reference outputs
+// per (problem, workload, seed, set count), bounded by EvaluatorOptions::warm_bytes and
+// evicted least recently used, so an evaluation with warm references generates no inputs and
+// runs no reference for outputs; the library references (plans, handles); and a spare child
+// (spare_child.hpp), prepared in the background while the GPU is idle. The child is prepared while the
+// inputs are (looked up or) made.
+//
+// Concurrency. evaluate() may be called from several threads for one GPU. A reader/writer
+// lock (gpu_lock.hpp) orders their GPU work: timing and counting hold it exclusively (nothing
+// else the supervisor controls runs on the GPU while a trial is timed or counted), every other
+// GPU phase — inputs and reference outputs, a child's context, correctness, re-check,
+// sanitizer — holds it shared; the ncu audit holds it exclusively. Checks (nvcc) hold nothing.
+//
 // Invariants. The supervisor's context never runs candidate code, so it survives every
 // failure and the next evaluation starts clean; every status comes with a message; late work
 // after a timed call is RUNTIME_ERROR (a call that has not finished when it returns cannot be
-// timed honestly); foreign kernels are reported as violations with their names.
+// timed honestly); foreign kernels are reported as violations with their names. Leased input
+// sets are verified against their digest before each use, so a corrupted lease is rebuilt.
 #pragma once
 
 #include "exec/check.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/reference_cache.hpp"
+#include "exec/spare_child.hpp"
+#include "measure/timing.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
@@ -65,24 +82,46 @@ struct EvalOptions {
   ReferenceTiming reference_timing = ReferenceTiming::interleave;
   std::optional<std::uint64_t> seed; // secret random seed when unset
   bool dynamic_counts = true;
+  // Strict (a window per call) by default: batched timing reads back to back at full duty
+  // cycle, and on an H200 its A/A missed 1.00 ± 0.01 (power-cap transients; docs/evaluation.md).
+  measure::TimingMode timing_mode = measure::TimingMode::strict;
   Sanitize sanitize = Sanitize::off;
   Audit audit = Audit::none;
   // Deadline of each external-tool run (instrumentation slows the candidate many times).
   std::chrono::milliseconds tool_timeout{std::chrono::minutes(10)};
 };
 
+struct EvaluatorOptions {
+  // Device memory the idle warm input sets and reference outputs may hold.
+  std::size_t warm_bytes = std::size_t{16} << 30;
+  // Whether a spare candidate child is kept started (spare_child.hpp).
+  ChildStart children = ChildStart::spare;
+};
+
+namespace detail {
+struct WarmState;
+}
+
 class Evaluator {
 public:
   // `candidate_binary`: empty finds ptxbench-candidate (candidate_binary_path()).
   Evaluator(const Checker& checker, const suite::Suite& suite,
             std::filesystem::path candidate_binary = {},
-            std::filesystem::path reference_cache = ReferenceLatencyCache::default_file());
+            std::filesystem::path reference_cache = ReferenceLatencyCache::default_file(),
+            EvaluatorOptions evaluator_options = {});
   ~Evaluator();
 
   // Errors only when no verdict exists (nvcc missing, a broken set-up); everything the
-  // candidate does is an Evaluation.
+  // candidate does is an Evaluation. Safe to call from several threads.
   util::Expected<Evaluation> evaluate(const std::string& source, const suite::Problem& problem,
                                       const EvalOptions& options);
+
+  // Device bytes of idle warm input sets and reference outputs.
+  std::size_t warm_bytes() const;
+  // Spare candidate processes alive (children of this process that run no candidate).
+  int spare_processes() const;
+  // Waits until the children of finished evaluations, stopped in the background, have ended.
+  void settle();
 
 private:
   const Checker& m_checker;
@@ -90,6 +129,7 @@ private:
   std::filesystem::path m_candidate_binary;
   ReferenceLatencyCache m_reference_cache;
   util::PosixProcessRunner m_tool_runner; // compute-sanitizer and ncu
+  std::unique_ptr<detail::WarmState> m_warm;
 };
 
 // $PTXBENCH_CANDIDATE, else ptxbench-candidate next to the running executable, else the

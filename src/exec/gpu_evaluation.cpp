@@ -1,51 +1,21 @@
 #include "exec/gpu_evaluation.hpp"
 
 #include "exec/cuda_check.hpp"
-#include "measure/nvml_monitor.hpp"
+#include "exec/matched_ratio.hpp"
+#include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
-#include <numeric>
+#include <future>
+#include <mutex>
+#include <shared_mutex>
 
 namespace ptxbench::exec::detail {
 namespace {
 
 using Status = trace::EvaluationStatus;
-
-double mean(const std::vector<double>& values) {
-  if (values.empty()) return 0.0;
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
-}
-
-std::filesystem::path fresh_log_path() {
-  static std::atomic<int> counter{0};
-  return std::filesystem::temp_directory_path() /
-         fmt::format("ptxbench-candidate-{}-{}.log", ::getpid(), counter++);
-}
-
-trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
-  if (!monitor) return "unavailable";
-  auto snap = monitor->snapshot();
-  if (!snap) return snap.error().message;
-  return {{"sm_clock_mhz", snap->sm_clock_mhz},
-          {"memory_clock_mhz", snap->memory_clock_mhz},
-          {"max_sm_clock_mhz", snap->max_sm_clock_mhz},
-          {"power_w", snap->power_w},
-          {"temperature_c", snap->temperature_c},
-          {"clock_event_reasons", snap->clock_event_reasons},
-          {"clock_event_names", snap->clock_event_names}};
-}
 
 // A tool pass that did not run, and why.
 template <typename Pass> Pass not_run(std::string reason) {
@@ -56,16 +26,47 @@ template <typename Pass> Pass not_run(std::string reason) {
 
 } // namespace
 
+std::string warm_key(const suite::Problem& problem, std::uint64_t seed, int sets) {
+  return fmt::format("{} | {} | {:016x} | {}", problem.name(), problem.workload.uuid, seed, sets);
+}
+
+GpuEvaluation::~GpuEvaluation() {
+  // Error paths (an exception from a CUDA check) end here; GPU memory goes under the lock.
+  if (m_inputs || m_reference || m_stream) {
+    std::shared_lock gpu(m_warm.lock);
+    m_inputs.reset();
+    m_reference.reset();
+    m_stream.reset();
+  }
+}
+
 util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
                                 const std::filesystem::path& library) {
-  if (auto status = m_phases.time("inputs", [&] { return prepare(); }); !status) return status;
-  const bool ok = m_phases.time("child", [&] { return start_child(candidate_binary, library); }) &&
+  m_result.required_matched_ratio = suite::correctness_rule(m_problem).required_matched_ratio;
+  // While an evaluation runs, the spare child is not prepared in the background.
+  struct Running {
+    SpareChildren& spares;
+    explicit Running(SpareChildren& s) : spares(s) { spares.begin_evaluation(); }
+    ~Running() { spares.end_evaluation(); }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+  } running(m_warm.spares);
+  // The child starts (process, CUDA context) while the inputs are leased or made.
+  auto inputs = std::async(std::launch::async, [&] { return prepare(); });
+  const bool started = m_phases.time("child", [&] { return start_child(); });
+  auto prepared = m_phases.time("inputs", [&] { return inputs.get(); });
+  if (!prepared) {
+    finish_child();
+    return prepared;
+  }
+  const bool ok = started && m_phases.time("load", [&] { return load_child(library); }) &&
                   m_phases.time("correctness", [&] { return correctness(); }) &&
                   m_phases.time("timing", [&] { return timing(); }) &&
                   m_phases.time("recheck", [&] { return recheck(); });
   if (ok && m_options.dynamic_counts) m_phases.time("counts", [&] { counts(); });
-  finish_child();
+  m_phases.time("finish", [&] { finish_child(); });
   tool_passes(candidate_binary, library);
+  m_phases.time("release", [&] { release_warm_state(); });
   return util::Ok{};
 }
 
@@ -74,14 +75,26 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   const bool sanitize_wanted = m_options.sanitize == Sanitize::memcheck;
   const bool audit_wanted = m_options.audit == Audit::ncu;
   if (!sanitize_wanted && !audit_wanted) return;
-  auto files = SingleCallFiles::write(*m_buffers, library, m_result.check.signature);
-  if (!files) {
-    if (sanitize_wanted) m_result.sanitizer = not_run<SanitizerPass>(files.error().message);
-    if (audit_wanted) m_result.ncu_audit = not_run<NcuAuditPass>(files.error().message);
+  std::optional<util::Expected<SingleCallFiles>> files;
+  {
+    std::shared_lock gpu(m_warm.lock);
+    files.emplace(SingleCallFiles::write(*m_buffers, library, m_result.check.signature));
+  }
+  if (!*files) {
+    if (sanitize_wanted) m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
+    if (audit_wanted) m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
     return;
   }
-  if (sanitize_wanted) m_phases.time("sanitizer", [&] { sanitize(binary, *files); });
-  if (audit_wanted) m_phases.time("ncu_audit", [&] { audit(binary, *files); });
+  if (sanitize_wanted)
+    m_phases.time("sanitizer", [&] {
+      std::shared_lock gpu(m_warm.lock);
+      sanitize(binary, **files);
+    });
+  if (audit_wanted)
+    m_phases.time("ncu_audit", [&] {
+      std::unique_lock gpu(m_warm.lock); // hardware counters, like the counting pass
+      audit(binary, **files);
+    });
 }
 
 void GpuEvaluation::sanitize(const std::filesystem::path& binary, const SingleCallFiles& files) {
@@ -113,26 +126,64 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
   compare_counts(*m_result.ncu_audit, in_process);
 }
 
+// Runs on its own thread while the child starts; touches only the inputs' members and
+// m_result's library and violations.
 util::Status GpuEvaluation::prepare() {
+  std::shared_lock gpu(m_warm.lock);
   auto stream = Stream::create();
   if (!stream) return stream.take_error();
   m_stream = std::move(*stream);
-  auto reference = reference::make_library_reference(m_problem);
-  std::string fallback;
-  if (!reference) {
-    fallback = reference.error().message;
-    reference = reference::make_naive_reference(m_problem);
+  m_reference = m_warm.references.take(m_problem.name());
+  if (!m_reference) {
+    m_reference = std::make_unique<WarmReference>();
+    auto made = reference::make_library_reference(m_problem);
+    if (!made) {
+      m_reference->fallback = made.error().message;
+      made = reference::make_naive_reference(m_problem);
+    }
+    if (!made) return made.take_error();
+    m_reference->reference = std::move(*made);
   }
-  if (!reference) return reference.take_error();
-  m_reference = std::move(*reference);
-  m_result.library = m_reference->library();
-  if (!fallback.empty()) m_result.violations.push_back("library baseline unavailable: " + fallback);
-  auto buffers = EvalBuffers::create(m_suite, m_problem, *m_reference, m_result.sets,
-                                     m_result.seed, m_stream->get());
-  if (!buffers) return buffers.take_error();
-  m_buffers = std::move(*buffers);
-  m_input_digest = m_buffers->input_checksum(m_stream->get());
+  m_result.library = m_reference->reference->library();
+  if (!m_reference->fallback.empty())
+    m_result.violations.push_back("library baseline unavailable: " + m_reference->fallback);
+  return lease_inputs(m_stream->get());
+}
+
+util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
+  // A secret seed drawn for this evaluation never comes again: only a caller-chosen seed is
+  // worth keeping inputs for.
+  if (m_options.seed) {
+    m_inputs_key = warm_key(m_problem, m_result.seed, m_result.sets);
+    m_inputs = m_warm.inputs.take(m_inputs_key);
+  }
+  // A lease is used only while its inputs still match the digest they were made with.
+  if (m_inputs && m_inputs->buffers.input_checksum(stream) != m_inputs->digest) m_inputs.reset();
+  const bool warm = m_inputs != nullptr;
+  if (!m_inputs) {
+    auto buffers = EvalBuffers::create(m_suite, m_problem, *m_reference->reference,
+                                       m_result.sets, m_result.seed, stream);
+    if (!buffers) return buffers.take_error();
+    m_inputs = std::make_unique<WarmInputs>(WarmInputs{std::move(*buffers), 0, 0});
+    m_inputs->digest = m_inputs->buffers.input_checksum(stream);
+    m_inputs->bytes = m_inputs->buffers.device_bytes();
+  }
+  m_buffers = &m_inputs->buffers;
+  m_input_digest = m_inputs->digest;
+  m_inputs_warm = warm;
   return util::Ok{};
+}
+
+void GpuEvaluation::release_warm_state() {
+  std::shared_lock gpu(m_warm.lock);
+  if (m_inputs && !m_inputs_modified && !m_inputs_key.empty()) {
+    const std::size_t bytes = m_inputs->bytes;
+    m_warm.inputs.give_back(m_inputs_key, std::move(m_inputs), bytes);
+  }
+  if (m_reference) m_warm.references.give_back(m_problem.name(), std::move(m_reference), 1);
+  m_inputs.reset();
+  m_buffers = nullptr;
+  m_stream.reset();
 }
 
 void GpuEvaluation::fail(Status status, std::string message) {
@@ -157,15 +208,52 @@ std::optional<Reply> GpuEvaluation::ask(const Request& request) {
   return std::move(*reply);
 }
 
-bool GpuEvaluation::start_child(const std::filesystem::path& binary,
-                                const std::filesystem::path& library) {
-  m_log_path = fresh_log_path();
-  auto child = CandidateProcess::start(binary, m_log_path);
-  if (!child) {
-    fail(Status::runtime_error, child.error().message);
-    return false;
+// Sends `prepare` to a started child (its context, under the shared lock); the reason it
+// failed, or nullopt once the child is m_child.
+std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
+  m_child = std::move(started.process);
+  m_log_path = std::move(started.log_path);
+  if (started.startup) { // prepared in the background while the GPU was idle
+    m_result.child_startup = std::move(*started.startup);
+    m_result.child_startup["prepared_while_idle"] = true;
+    return std::nullopt;
   }
-  m_child = std::move(*child);
+  Request prepare;
+  prepare.op = RequestOp::prepare;
+  std::shared_lock gpu(m_warm.lock);
+  auto reply = m_child->request(prepare, m_options.timeout);
+  if (reply && reply->ok) {
+    if (reply->startup) m_result.child_startup = *reply->startup;
+    return std::nullopt;
+  }
+  std::string why = reply ? reply->message : reply.error().message;
+  m_child->stop();
+  m_result.child_log = m_child->log_tail(4096);
+  m_child.reset();
+  std::filesystem::remove(m_log_path);
+  m_log_path.clear();
+  return why;
+}
+
+bool GpuEvaluation::start_child() {
+  // A spare that died while it waited (killed from outside) gets one replacement.
+  std::string why;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto started = m_warm.spares.take();
+    if (!started) {
+      why = started.error().message;
+      break;
+    }
+    auto failed = prepare_child(std::move(*started));
+    if (!failed) return true;
+    why = *failed;
+  }
+  fail(Status::runtime_error, "the candidate process could not start: " + why);
+  return false;
+}
+
+bool GpuEvaluation::load_child(const std::filesystem::path& library) {
+  std::shared_lock gpu(m_warm.lock);
   Request load;
   load.op = RequestOp::load;
   load.library = library.string();
@@ -178,6 +266,7 @@ bool GpuEvaluation::start_child(const std::filesystem::path& binary,
 
 bool GpuEvaluation::inputs_unchanged(std::string_view when) {
   if (m_buffers->input_checksum(m_stream->get()) == m_input_digest) return true;
+  m_inputs_modified = true;
   fail(Status::incorrect_numerical,
        fmt::format("the candidate modified its inputs ({}); inputs are read-only", when));
   m_result.violations.push_back("inputs modified");
@@ -189,8 +278,15 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
   for (const CompareStats& output : m_buffers->compare(set, m_stream->get())) stats.merge(output);
   if (!m_result.correctness) m_result.correctness = CompareStats{};
   m_result.correctness->merge(stats);
-  if (stats.failed == 0) return true;
+  const SetJudgement judgement = judge_set(stats, m_result.required_matched_ratio);
+  if (judgement.correct) {
+    m_result.tolerated_failures += judgement.tolerated;
+    return true;
+  }
   std::string detail = fmt::format("{} of {} elements wrong", stats.failed, stats.elements);
+  if (m_result.required_matched_ratio < 1.0)
+    detail += fmt::format(" (matched ratio {:.7f}, the problem requires {:.7f})",
+                          judgement.matched_ratio, m_result.required_matched_ratio);
   if (stats.candidate_nan > 0)
     detail += fmt::format(" ({} NaN: never written, or computed NaN)", stats.candidate_nan);
   fail(Status::incorrect_numerical, fmt::format("{} on input set {}: {}", when, set, detail));
@@ -198,6 +294,7 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
 }
 
 bool GpuEvaluation::correctness() {
+  std::shared_lock gpu(m_warm.lock);
   for (int set = 0; set < m_buffers->set_count(); ++set) {
     m_buffers->fill_outputs_sentinel(set, m_stream->get());
     PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
@@ -211,83 +308,8 @@ bool GpuEvaluation::correctness() {
   return true;
 }
 
-bool GpuEvaluation::reference_trial(std::vector<double>& medians) {
-  auto timer = measure::cupti_call_timer();
-  if (!timer) throw util::Fatal("reference timing: " + timer.error().message);
-  int device = 0;
-  PTXBENCH_EXEC_CUDA_CHECK(cudaGetDevice(&device));
-  auto flusher = measure::L2Flusher::create(device);
-  if (!flusher) throw util::Fatal("reference timing: " + flusher.error().message);
-  int current = 0;
-  const int sets = m_buffers->set_count();
-  auto before_each = [&](int index) { current = index % sets; };
-  auto call = [&](cudaStream_t stream) {
-    auto status = m_reference->run(m_buffers->call(current, stream));
-    return status ? 0 : -1;
-  };
-  auto trial = measure::run_trial(**timer, *flusher, call, before_each, m_stream->get(),
-                                  {m_options.warmup, m_options.iterations});
-  if (!trial || trial->call_status != 0)
-    throw util::Fatal("the reference failed while timing: " +
-                      (trial ? cuda_error_text(trial->call_status) : trial.error().message));
-  medians.push_back(trial->median_ms);
-  return true;
-}
-
-bool GpuEvaluation::candidate_trial(int trial) {
-  Request time;
-  time.op = RequestOp::time;
-  time.warmup = m_options.warmup;
-  time.iterations = m_options.iterations;
-  const auto start = std::chrono::steady_clock::now();
-  auto reply = ask(time);
-  if (!reply) return false;
-  const double wall_ms = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start).count();
-  TimingReport& timing = *m_result.timing;
-  if (reply->late_work) {
-    m_result.violations.push_back("late work");
-    fail(Status::runtime_error,
-         fmt::format("trial {}: GPU work was still running after a timed call returned and its "
-                     "stream was synchronised; all work must finish inside the call", trial));
-    return false;
-  }
-  const double reported = std::accumulate(reply->latencies_ms.begin(), reply->latencies_ms.end(), 0.0);
-  if (reported > wall_ms)
-    m_result.violations.push_back(fmt::format(
-        "trial {}: reported GPU time {:.3f} ms exceeds the request's wall time {:.3f} ms", trial,
-        reported, wall_ms));
-  timing.candidate_trial_ms.push_back(reply->median_ms);
-  timing.candidate_event_ms.push_back(median(reply->event_ms));
-  timing.kernels.clear();
-  for (const KernelSeen& k : reply->kernels) timing.kernels.push_back(k.name);
-  m_last_set = reply->last_set;
-  return true;
-}
-
-bool GpuEvaluation::timing() {
-  m_result.timing = TimingReport{};
-  TimingReport& timing = *m_result.timing;
-  auto cached = m_cache.get(m_problem.name(), m_result.gpu, m_result.library);
-  const bool measure_reference =
-      m_options.reference_timing == ReferenceTiming::interleave || !cached;
-  std::optional<measure::GpuMonitor> monitor;
-  if (auto created = measure::GpuMonitor::create(0)) monitor = std::move(*created);
-  m_result.clocks["before"] = snapshot_json(monitor);
-  for (int trial = 0; trial < m_options.trials; ++trial) {
-    if (measure_reference) reference_trial(timing.reference_trial_ms);
-    if (!candidate_trial(trial)) return false;
-  }
-  m_result.clocks["after"] = snapshot_json(monitor);
-  timing.candidate_ms = mean(timing.candidate_trial_ms);
-  timing.reference_cached = !measure_reference;
-  timing.reference_ms = measure_reference ? mean(timing.reference_trial_ms) : *cached;
-  if (measure_reference)
-    m_cache.put(m_problem.name(), m_result.gpu, m_result.library, timing.reference_ms);
-  return true;
-}
-
 bool GpuEvaluation::recheck() {
+  std::shared_lock gpu(m_warm.lock);
   if (m_last_set < 0 || m_last_set >= m_buffers->set_count()) {
     fail(Status::runtime_error, "the candidate process named no valid last timed input set");
     return false;
@@ -296,6 +318,7 @@ bool GpuEvaluation::recheck() {
 }
 
 void GpuEvaluation::counts() {
+  std::unique_lock gpu(m_warm.lock);
   Request count;
   count.op = RequestOp::count;
   count.set = 0;
@@ -311,11 +334,14 @@ void GpuEvaluation::counts() {
 
 void GpuEvaluation::finish_child() {
   if (m_child) {
-    if (m_child->alive()) m_child->stop();
+    // The child's exit and its context's teardown happen in the background, under the GPU
+    // lock held shared (spare_child.hpp).
     m_result.child_log = m_child->log_tail(64 * 1024);
+    m_warm.spares.retire(StartedChild{std::move(*m_child), std::move(m_log_path), std::nullopt});
     m_child.reset();
   }
   if (!m_log_path.empty()) std::filesystem::remove(m_log_path);
+  m_log_path.clear();
 }
 
 } // namespace ptxbench::exec::detail

@@ -1,7 +1,8 @@
 // The GPU phases of one evaluation (evaluator.hpp has the flow and its invariants): inputs and
-// references, the candidate child, correctness, interleaved timing, the re-check of the last
-// timed output, the dynamic-count pass and, on request, the sanitizer and ncu-audit passes
-// (tool_passes.hpp). Internal to exec/.
+// references (leased warm, or made) while the candidate child starts, correctness,
+// interleaved timing, the re-check of the last timed output, the dynamic-count pass and, on
+// request, the sanitizer and ncu-audit passes (tool_passes.hpp). Each GPU phase holds the
+// Evaluator's GPU lock as evaluator.hpp says. Internal to exec/.
 #pragma once
 
 #include "exec/buffers.hpp"
@@ -9,21 +10,29 @@
 #include "exec/evaluation.hpp"
 #include "exec/evaluator.hpp"
 #include "exec/tool_passes.hpp"
+#include "exec/warm_state.hpp"
 #include "measure/timing.hpp"
 #include "reference/reference.hpp"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
 namespace ptxbench::exec::detail {
 
+// How long the reference keeps the GPU busy before the first trial (gpu_timing.cpp).
+inline constexpr std::chrono::milliseconds kPreheat{120};
+
 class GpuEvaluation {
 public:
   GpuEvaluation(Evaluation& result, const suite::Suite& suite, const suite::Problem& problem,
-                const EvalOptions& options, ReferenceLatencyCache& cache,
+                const EvalOptions& options, ReferenceLatencyCache& cache, WarmState& warm,
                 util::PhaseLog& phases, util::ProcessRunner& tool_runner)
       : m_result(result), m_suite(suite), m_problem(problem), m_options(options),
-        m_cache(cache), m_phases(phases), m_tool_runner(tool_runner) {}
+        m_cache(cache), m_warm(warm), m_phases(phases), m_tool_runner(tool_runner) {}
+  ~GpuEvaluation();
+  GpuEvaluation(const GpuEvaluation&) = delete;
+  GpuEvaluation& operator=(const GpuEvaluation&) = delete;
 
   // Fills m_result; errors only for a broken set-up (no reference, out of memory).
   util::Status run(const std::filesystem::path& candidate_binary,
@@ -31,14 +40,23 @@ public:
 
 private:
   util::Status prepare();
-  bool start_child(const std::filesystem::path& binary, const std::filesystem::path& library);
+  util::Status lease_inputs(cudaStream_t stream);
+  bool start_child();
+  std::optional<std::string> prepare_child(StartedChild started);
+  bool load_child(const std::filesystem::path& library);
   bool correctness();
   bool timing();
-  bool reference_trial(std::vector<double>& medians);
-  bool candidate_trial(int trial);
+  measure::L2Flusher& flusher();
+  void preheat();
+  measure::Trial reference_trial(measure::TimingMode mode);
+  bool candidate_trial(int trial, bool replace_last);
+  void reference_step(int trial, bool replace_last);
+  bool trial_pair(int trial, bool measure_reference);
+  void switch_to_strict(std::string reason);
   bool recheck();
   void counts();
   void finish_child();
+  void release_warm_state();
   void tool_passes(const std::filesystem::path& binary, const std::filesystem::path& library);
   void sanitize(const std::filesystem::path& binary, const SingleCallFiles& files);
   void audit(const std::filesystem::path& binary, const SingleCallFiles& files);
@@ -53,16 +71,21 @@ private:
   const suite::Problem& m_problem;
   const EvalOptions& m_options;
   ReferenceLatencyCache& m_cache;
+  WarmState& m_warm;
   util::PhaseLog& m_phases;
   util::ProcessRunner& m_tool_runner;
   std::optional<Stream> m_stream;
-  std::unique_ptr<reference::Reference> m_reference;
-  std::optional<EvalBuffers> m_buffers;
+  std::unique_ptr<WarmReference> m_reference;
+  std::unique_ptr<WarmInputs> m_inputs;
+  EvalBuffers* m_buffers = nullptr; // m_inputs->buffers
+  std::string m_inputs_key;
   std::optional<CandidateProcess> m_child;
   std::filesystem::path m_log_path;
   std::uint64_t m_input_digest = 0;
+  bool m_inputs_modified = false;
+  bool m_inputs_warm = false;
   int m_last_set = -1;
-  bool m_reference_cached = false;
+  measure::TimingMode m_mode = measure::TimingMode::batched;
 };
 
 } // namespace ptxbench::exec::detail

@@ -8,13 +8,20 @@ namespace {
 
 using Json = trace::Json;
 
-constexpr std::array<std::pair<RequestOp, std::string_view>, 5> kOps{{
+constexpr std::array<std::pair<RequestOp, std::string_view>, 6> kOps{{
     {RequestOp::load, "load"},
     {RequestOp::call, "call"},
     {RequestOp::time, "time"},
     {RequestOp::count, "count"},
     {RequestOp::exit, "exit"},
+    {RequestOp::prepare, "prepare"},
 }};
+
+measure::TimingMode parse_mode(const std::string& name) {
+  if (name == to_string(measure::TimingMode::batched)) return measure::TimingMode::batched;
+  if (name == to_string(measure::TimingMode::strict)) return measure::TimingMode::strict;
+  throw std::invalid_argument("unknown timing mode '" + name + "'");
+}
 
 util::Error bad(std::string_view what, std::string_view detail) {
   return util::make_error(util::ErrorKind::bad_response,
@@ -77,6 +84,8 @@ Reply reply_from(const Json& j) {
   r.median_ms = t.at("median_ms").get<double>();
   r.late_work = t.at("late_work").get<bool>();
   r.last_set = t.at("last_set").get<int>();
+  r.mode = parse_mode(t.at("mode").get<std::string>());
+  r.strict_reason = t.at("strict_reason").get<std::string>();
   for (const Json& k : t.at("kernels"))
     r.kernels.push_back({k.at("name").get<std::string>(), k.at("stream").get<std::uint32_t>(),
                          k.at("duration_ms").get<double>()});
@@ -118,8 +127,10 @@ std::string encode(const Request& request) {
   case RequestOp::time:
     j["warmup"] = request.warmup;
     j["iterations"] = request.iterations;
+    j["mode"] = to_string(request.mode);
     break;
-  case RequestOp::exit: break;
+  case RequestOp::exit:
+  case RequestOp::prepare: break;
   }
   return j.dump();
 }
@@ -133,8 +144,10 @@ std::string encode(const Reply& reply) {
   if (reply.last_set >= 0)
     j["time"] = {{"latencies_ms", reply.latencies_ms}, {"event_ms", reply.event_ms},
                  {"median_ms", reply.median_ms},       {"late_work", reply.late_work},
-                 {"last_set", reply.last_set},         {"kernels", kernels_json(reply.kernels)}};
+                 {"last_set", reply.last_set},         {"kernels", kernels_json(reply.kernels)},
+                 {"mode", to_string(reply.mode)},      {"strict_reason", reply.strict_reason}};
   if (reply.counts) j["counts"] = *reply.counts;
+  if (reply.startup) j["startup"] = *reply.startup;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -154,6 +167,7 @@ util::Expected<Request> decode_request(std::string_view line) {
     if (r.op == RequestOp::time) {
       r.warmup = j.at("warmup").get<int>();
       r.iterations = j.at("iterations").get<int>();
+      r.mode = parse_mode(j.at("mode").get<std::string>());
     }
     return r;
   } catch (const std::exception& e) {
@@ -166,6 +180,7 @@ util::Expected<Reply> decode_reply(std::string_view line) {
     const Json j = Json::parse(line);
     Reply r = reply_from(j);
     if (j.contains("counts")) r.counts = j.at("counts");
+    if (j.contains("startup")) r.startup = j.at("startup");
     return r;
   } catch (const std::exception& e) {
     return bad("malformed reply from the candidate process", e.what());

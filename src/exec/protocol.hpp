@@ -8,11 +8,17 @@
 // are passed on the command line (never stdin/stdout: whatever the candidate prints goes to a
 // log file, so printing cannot forge a reply). The supervisor sends one request and waits for
 // exactly one reply under a deadline; it never pipelines. Requests:
+//   prepare {}                   initialise the driver, CUPTI and the range profiler, create
+//                                the context, stream and L2 scratch; the reply carries the
+//                                start-up steps' wall times (`startup`)
 //   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes}
 //   call  {set}                  one call on input set `set`, then a device synchronise
-//   time  {warmup, iterations}   one measure::run_trial, rotating the sets
+//   time  {warmup, iterations, mode}  one measure::run_trial, rotating the sets; mode is
+//                                batched or strict; the reply says which mode timed it
 //   count {set}                  dynamic instruction counts of one call (separate pass)
 //   exit  {}
+// The child does nothing with CUDA before its first request: a spare child can be started
+// while another evaluation is being timed; everything CUDA waits for `prepare`.
 // Replies carry ok, an error kind and message, the ptxbench_invoke status and the CUDA error
 // text, plus the op's data. Decoding is strict: a reply that is not this shape is
 // bad_response, which the supervisor treats as a misbehaving candidate.
@@ -21,6 +27,7 @@
 // supervisor from the buffers it owns. Scalars travel as the 64 raw bits of PtxbenchScalar.
 #pragma once
 
+#include "measure/timing.hpp"
 #include "trace/schema.hpp"
 #include "util/error.hpp"
 
@@ -34,7 +41,14 @@
 namespace ptxbench::exec {
 
 // Persisted on the wire: explicit values.
-enum class RequestOp : std::uint8_t { load = 1, call = 2, time = 3, count = 4, exit = 5 };
+enum class RequestOp : std::uint8_t {
+  load = 1,
+  call = 2,
+  time = 3,
+  count = 4,
+  exit = 5,
+  prepare = 6
+};
 
 // Why a request failed in the child; persisted on the wire.
 enum class ChildError : std::uint8_t {
@@ -96,6 +110,7 @@ struct Request {
   // time
   int warmup = 10;
   int iterations = 50;
+  measure::TimingMode mode = measure::TimingMode::batched;
 };
 
 struct KernelSeen {
@@ -117,8 +132,12 @@ struct Reply {
   bool late_work = false;
   int last_set = -1;
   std::vector<KernelSeen> kernels;
+  measure::TimingMode mode = measure::TimingMode::strict; // the mode that timed the trial
+  std::string strict_reason; // why a batched request was timed strictly
   // count: the counter's own JSON (families, tensor FLOPs) or why there is none
   std::optional<trace::Json> counts;
+  // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})
+  std::optional<trace::Json> startup;
 
   static Reply failure(ChildError error, std::string message);
 };

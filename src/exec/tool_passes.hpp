@@ -82,7 +82,10 @@ NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesyst
 // The passes as `evaluation.ptxbench.sanitizer` / `.ncu_audit` JSON and as text lines.
 trace::Json to_json(const SanitizerPass& pass);
 trace::Json to_json(const NcuAuditPass& pass);
-std::string render_text(const SanitizerPass& pass);
+// Where a sanitizer finding is printed: on the sanitizer line, or already as the evaluation's
+// status message (the finding made the verdict), in which case the line refers to it.
+enum class FindingLine : std::uint8_t { sanitizer = 1, status = 2 };
+std::string render_text(const SanitizerPass& pass, FindingLine finding = FindingLine::sanitizer);
 std::string render_text(const NcuAuditPass& pass);
 
 } // namespace ptxbench::exec

@@ -62,10 +62,13 @@ Json to_json(const NcuAuditPass& pass) {
   return out;
 }
 
-std::string render_text(const SanitizerPass& pass) {
+std::string render_text(const SanitizerPass& pass, FindingLine finding) {
   if (!pass.ran)
     return "  sanitizer: not run — " + pass.reason + "\n";
   const double seconds = pass.report.wall_ms / 1000.0;
+  if (!pass.finding.empty() && finding == FindingLine::status)
+    return fmt::format("  sanitizer: {} error(s) ({:.1f} s); the first is the status message "
+                       "above\n", pass.report.error_count, seconds);
   if (!pass.finding.empty())
     return fmt::format("  sanitizer: {} error(s) ({:.1f} s) — {}\n", pass.report.error_count,
                        seconds, pass.finding);

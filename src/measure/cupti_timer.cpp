@@ -16,11 +16,17 @@
 // another stream) is seen and reported as late work, a violation. CUDA events on the call
 // stream give a cross-check latency.
 //
+// Batched mode (time_batch): the same records, read once per batch. While the caller's boundary
+// function runs, a runtime/driver API callback marks the correlation ids of the memsets it
+// enqueues, so the boundaries can be found among the records; batch_attribution.hpp places
+// every other activity. Dropped records (CUPTI had no buffer) make a batch unattributable.
+//
 // Invariants: before each window the device is synchronised and pending records are dropped,
 // so nothing from before the window (the L2 flush, input rotation) can be charged; the timer
 // is process-wide (CUPTI tracing is); kernel records are joined with the module that defines
 // the function (CUPTI module-load callback: module id and cubin CRC), so the evaluator can
 // flag kernels that do not come from the candidate's library.
+#include "measure/batch_attribution.hpp"
 #include "measure/check.hpp"
 #include "measure/cubin_symbols.hpp"
 #include "measure/timing.hpp"
@@ -42,6 +48,31 @@ namespace {
 constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+constexpr std::array kRuntimeMemsets{CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000};
+constexpr std::array kDriverMemsets{
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,       CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,      CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async,    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,  CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz};
+
+// The memsets of the boundary being enqueued on this thread (null outside boundaries), and
+// how deep inside a runtime memset call this thread is (its driver call joins the same memset).
+struct BoundaryMarking {
+  std::vector<MarkedMemset>* memsets = nullptr;
+  int runtime_depth = 0;
+};
+thread_local BoundaryMarking t_marking;
+
+// Marks the memsets enqueued on this thread for its lifetime.
+struct MarkingScope {
+  explicit MarkingScope(std::vector<MarkedMemset>& memsets) { t_marking = {&memsets, 0}; }
+  ~MarkingScope() { t_marking = {}; }
+  MarkingScope(const MarkingScope&) = delete;
+  MarkingScope& operator=(const MarkingScope&) = delete;
+};
 
 std::string memcpy_name(std::uint8_t copy_kind) {
   switch (copy_kind) {
@@ -68,33 +99,39 @@ GpuActivity common_fields(const Record& record, GpuActivity::Kind kind, std::str
   return activity;
 }
 
-// Owns the start/stop events of the cross-check (created once, reused for every call).
-class EventPair {
+// Start/stop events of the timed calls (grown on demand, reused). Created at the first timed
+// call, not with the timer: creating an event creates the CUDA context, which a child creates
+// as a step of its own (exec/candidate.hpp).
+class EventPool {
 public:
-  EventPair() {
-    PTXBENCH_CUDA_CHECK(cudaEventCreate(&m_start));
-    PTXBENCH_CUDA_CHECK(cudaEventCreate(&m_stop));
+  EventPool() = default;
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  ~EventPool() {
+    for (cudaEvent_t event : m_events) cudaEventDestroy(event);
   }
-  ~EventPair() {
-    cudaEventDestroy(m_start);
-    cudaEventDestroy(m_stop);
+  void reserve_pairs(std::size_t pairs) {
+    while (m_events.size() < 2 * pairs) {
+      cudaEvent_t event = nullptr;
+      PTXBENCH_CUDA_CHECK(cudaEventCreate(&event));
+      m_events.push_back(event);
+    }
   }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  cudaEvent_t start() const { return m_start; }
-  cudaEvent_t stop() const { return m_stop; }
+  cudaEvent_t start(std::size_t pair) const { return m_events[2 * pair]; }
+  cudaEvent_t stop(std::size_t pair) const { return m_events[2 * pair + 1]; }
 
 private:
-  cudaEvent_t m_start = nullptr;
-  cudaEvent_t m_stop = nullptr;
+  std::vector<cudaEvent_t> m_events;
 };
 
 class CuptiCallTimer final : public CallTimer {
 public:
   CuptiCallTimer();
   util::Expected<CallTiming> time_call(const CallFn& call, cudaStream_t stream) override;
+  util::Expected<BatchTiming> time_batch(const Batch& batch, cudaStream_t stream) override;
   void set_tracing(bool enabled);
   void add_buffer(const std::uint8_t* buffer, std::size_t valid_bytes);
+  void add_dropped(std::size_t dropped) { m_dropped += dropped; }
   void module_loaded(const CUpti_ModuleResourceData& module);
 
 private:
@@ -102,12 +139,16 @@ private:
   GpuActivity to_activity(const CUpti_Activity& record);
   static void charge(std::vector<GpuActivity> records, std::uint64_t open_ns,
                      std::uint64_t close_ns, CallTiming& timing);
+  int enqueue_batch(const Batch& batch, cudaStream_t stream,
+                    std::vector<std::vector<MarkedMemset>>& boundaries);
+  void fill_batch(const Batch& batch, BatchAttribution attribution, BatchTiming& timing);
 
   std::mutex m_mutex;
   std::vector<GpuActivity> m_records;
   std::unordered_map<std::string, std::string> m_function_modules;
   CUpti_SubscriberHandle m_subscriber = nullptr;
-  EventPair m_events;
+  EventPool m_events;
+  std::atomic<std::size_t> m_dropped{0};
 };
 
 std::atomic<CuptiCallTimer*> g_timer{nullptr};
@@ -119,15 +160,39 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
   *max_records = 0;
 }
 
-void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
-                               std::size_t valid_bytes) {
-  if (CuptiCallTimer* timer = g_timer.load(); timer != nullptr && valid_bytes > 0)
-    timer->add_buffer(buffer, valid_bytes);
+void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::uint8_t* buffer,
+                               std::size_t, std::size_t valid_bytes) {
+  if (CuptiCallTimer* timer = g_timer.load(); timer != nullptr) {
+    if (valid_bytes > 0) timer->add_buffer(buffer, valid_bytes);
+    std::size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+      timer->add_dropped(dropped);
+  }
   std::free(buffer);
 }
 
-void CUPTIAPI resource_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id,
-                                const void* data) {
+// Marks the correlation ids of the memsets a boundary enqueues on this thread.
+void mark_memset(CUpti_CallbackDomain domain, const CUpti_CallbackData& call) {
+  BoundaryMarking& marking = t_marking;
+  if (marking.memsets == nullptr) return;
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (call.callbackSite == CUPTI_API_EXIT) {
+    if (runtime && marking.runtime_depth > 0) --marking.runtime_depth;
+    return;
+  }
+  if (runtime || marking.runtime_depth == 0)
+    marking.memsets->push_back({call.correlationId}); // a memset of its own
+  else
+    marking.memsets->back().push_back(call.correlationId); // the driver call inside it
+  if (runtime) ++marking.runtime_depth;
+}
+
+void CUPTIAPI timer_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                             const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    mark_memset(domain, *static_cast<const CUpti_CallbackData*>(data));
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_MODULE_LOADED) return;
   const auto* resource = static_cast<const CUpti_ResourceData*>(data);
   const auto* module = static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
@@ -135,9 +200,13 @@ void CUPTIAPI resource_callback(void* user, CUpti_CallbackDomain domain, CUpti_C
 }
 
 CuptiCallTimer::CuptiCallTimer() {
-  PTXBENCH_CUPTI_CHECK(cuptiSubscribe(&m_subscriber, resource_callback, this));
+  PTXBENCH_CUPTI_CHECK(cuptiSubscribe(&m_subscriber, timer_callback, this));
   PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                            CUPTI_CBID_RESOURCE_MODULE_LOADED));
+  for (auto cbid : kRuntimeMemsets)
+    PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+  for (auto cbid : kDriverMemsets)
+    PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   PTXBENCH_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   set_tracing(true);
 }
@@ -229,23 +298,89 @@ int first_failure(int status, cudaError_t error) {
 
 util::Expected<CallTiming> CuptiCallTimer::time_call(const CallFn& call, cudaStream_t stream) {
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
+  m_events.reserve_pairs(1);
   flush_and_take();
   CallTiming timing;
   std::uint64_t open_ns = 0, close_ns = 0;
   PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&open_ns));
   // One statement per step: the order of record, call, record must not be left to argument
   // evaluation order.
-  int status = static_cast<int>(cudaEventRecord(m_events.start(), stream));
+  int status = static_cast<int>(cudaEventRecord(m_events.start(0), stream));
   if (status == 0) status = call(stream);
-  status = first_failure(status, cudaEventRecord(m_events.stop(), stream));
+  status = first_failure(status, cudaEventRecord(m_events.stop(0), stream));
   status = first_failure(status, cudaStreamSynchronize(stream));
   PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&close_ns));
   timing.call_status = first_failure(status, cudaDeviceSynchronize());
   charge(flush_and_take(), open_ns, close_ns, timing);
   float event_ms = 0.0f;
   if (timing.call_status == 0 &&
-      cudaEventElapsedTime(&event_ms, m_events.start(), m_events.stop()) == cudaSuccess)
+      cudaEventElapsedTime(&event_ms, m_events.start(0), m_events.stop(0)) == cudaSuccess)
     timing.event_ms = event_ms;
+  return timing;
+}
+
+// Enqueues boundary, (start event,) call, (stop event) per call, marking each boundary's
+// memsets; stops at the first failing call and returns its status.
+int CuptiCallTimer::enqueue_batch(const Batch& batch, cudaStream_t stream,
+                                  std::vector<std::vector<MarkedMemset>>& boundaries) {
+  boundaries.assign(static_cast<std::size_t>(batch.calls), {});
+  for (int index = 0; index < batch.calls; ++index) {
+    {
+      MarkingScope marking(boundaries[static_cast<std::size_t>(index)]);
+      batch.boundary(index);
+    }
+    const bool timed = index >= batch.first_timed;
+    const auto pair = static_cast<std::size_t>(index - batch.first_timed);
+    int status = timed ? static_cast<int>(cudaEventRecord(m_events.start(pair), stream)) : 0;
+    if (status == 0) status = batch.call(stream);
+    if (timed) status = first_failure(status, cudaEventRecord(m_events.stop(pair), stream));
+    if (status != 0) {
+      boundaries.resize(static_cast<std::size_t>(index) + 1);
+      return status;
+    }
+  }
+  return 0;
+}
+
+void CuptiCallTimer::fill_batch(const Batch& batch, BatchAttribution attribution,
+                                BatchTiming& timing) {
+  timing.unattributable = std::move(attribution.unattributable);
+  timing.min_gap_ns = attribution.min_gap_ns;
+  if (!timing.unattributable.empty()) return;
+  for (int index = batch.first_timed; index < batch.calls; ++index) {
+    const auto pair = static_cast<std::size_t>(index - batch.first_timed);
+    CallTiming call;
+    call.latency_ms = attribution.latency_ms[static_cast<std::size_t>(index)];
+    call.activities = std::move(attribution.calls[static_cast<std::size_t>(index)]);
+    float event_ms = 0.0f;
+    if (cudaEventElapsedTime(&event_ms, m_events.start(pair), m_events.stop(pair)) ==
+        cudaSuccess)
+      call.event_ms = event_ms;
+    timing.timed.push_back(std::move(call));
+  }
+}
+
+util::Expected<BatchTiming> CuptiCallTimer::time_batch(const Batch& batch, cudaStream_t stream) {
+  if (batch.calls <= 0 || batch.first_timed < 0 || batch.first_timed > batch.calls)
+    return util::make_error(util::ErrorKind::invalid_input, "a batch needs calls to time");
+  m_events.reserve_pairs(static_cast<std::size_t>(batch.calls - batch.first_timed));
+  PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
+  flush_and_take();
+  const std::size_t dropped_before = m_dropped.load();
+  BatchTiming timing;
+  std::vector<std::vector<MarkedMemset>> boundaries;
+  int status = enqueue_batch(batch, stream, boundaries);
+  status = first_failure(status, cudaStreamSynchronize(stream));
+  std::uint64_t close_ns = 0;
+  PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&close_ns));
+  timing.call_status = first_failure(status, cudaDeviceSynchronize());
+  std::vector<GpuActivity> records = flush_and_take();
+  if (timing.call_status != 0) return timing;
+  if (const std::size_t dropped = m_dropped.load() - dropped_before; dropped > 0) {
+    timing.unattributable = fmt::format("CUPTI dropped {} activity records", dropped);
+    return timing;
+  }
+  fill_batch(batch, attribute_batch(std::move(records), boundaries, close_ns), timing);
   return timing;
 }
 

@@ -16,6 +16,12 @@
 // FLOPs of the bf16→fp32 HGMMA path, which must equal 2·M·N·K for a GEMM that did all its
 // work on tensor cores (measured on an H200: exactly 2·8192·7168·5120).
 //
+// Replay: with kernel replay CUPTI re-runs each kernel of the one call for every hardware pass
+// and restores device memory in between; with user replay the caller's call runs once per
+// pass (outputs reset before each run, outside the range), which is how ncu's application
+// replay gathers the paper's audit. The instruction-count metrics fit one pass on GH100; the
+// tensor-FLOP metric needs a second (counter domains differ; cuptiProfilerHostGetNumOfPasses).
+//
 // Invariants: the profiler object exists only inside count() (Enable … Disable), and CUPTI
 // activity tracing is paused for that time, so a timed call never runs under counters or
 // replay; after Disable kernels run at full speed again (measured: no residue). Ranges
@@ -34,6 +40,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 namespace ptxbench::measure {
 namespace {
@@ -67,13 +74,26 @@ std::vector<const char*> c_strings(const std::vector<std::string>& names) {
   return out;
 }
 
+using Clock = std::chrono::steady_clock;
+
+// Appends the time since `since` as step `name` and restarts the clock.
+void step(std::vector<util::Phase>& steps, const char* name, Clock::time_point& since) {
+  const auto now = Clock::now();
+  steps.push_back({name, std::chrono::duration_cast<std::chrono::microseconds>(now - since)});
+  since = now;
+}
+
 // Disables the range profiler object when count() leaves, whatever the path.
 struct ProfilerSession {
   CUpti_RangeProfiler_Object* object = nullptr;
-  ~ProfilerSession() {
+  ProfilerSession() = default;
+  ProfilerSession(const ProfilerSession&) = delete;
+  ProfilerSession& operator=(const ProfilerSession&) = delete;
+  ~ProfilerSession() { disable(); }
+  void disable() {
     if (object == nullptr) return;
     auto params = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
-    params.pRangeProfilerObject = object;
+    params.pRangeProfilerObject = std::exchange(object, nullptr);
     cuptiRangeProfilerDisable(&params);
   }
 };
@@ -88,6 +108,8 @@ struct InstructionCounter::Impl {
   std::vector<std::uint8_t> availability;
   std::vector<std::uint8_t> config;
   std::size_t passes = 0;
+  CounterReplay replay = CounterReplay::kernel;
+  std::vector<util::Phase> setup_steps;
   CUpti_Profiler_Host_Object* host = nullptr;
   bool profiler_initialised = false;
 
@@ -103,18 +125,20 @@ struct InstructionCounter::Impl {
     }
   }
 
-  util::Status initialise_profiler();
+  util::Status initialise_profiler(CounterAvailability query);
   util::Expected<CUpti_Profiler_Host_Object*> new_host() const;
+  bool add_metrics(CUpti_Profiler_Host_Object* object, const std::vector<std::string>& names) const;
   bool host_accepts(const std::vector<std::string>& names) const;
   util::Status build_config();
-  util::Status run_passes(const CallFn& call, cudaStream_t stream, ProfilerSession& session,
-                          std::vector<std::uint8_t>& image, InstructionCounts& counts);
+  util::Status run_passes(const CallFn& call, cudaStream_t stream,
+                          const std::function<void(cudaStream_t)>& before_pass,
+                          ProfilerSession& session, std::vector<std::uint8_t>& image,
+                          InstructionCounts& counts);
   util::Status evaluate(const std::vector<std::uint8_t>& image, InstructionCounts& counts);
 };
 
-util::Status InstructionCounter::Impl::initialise_profiler() {
-  PTXBENCH_CUDA_TRY(cudaSetDevice(device), kFailure);
-  PTXBENCH_CUDA_TRY(cudaFree(nullptr), kFailure); // creates the primary context
+util::Status InstructionCounter::Impl::initialise_profiler(CounterAvailability query) {
+  auto since = Clock::now();
   auto init = make_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   PTXBENCH_CUPTI_TRY(cuptiProfilerInitialize(&init), kFailure);
   profiler_initialised = true;
@@ -122,12 +146,18 @@ util::Status InstructionCounter::Impl::initialise_profiler() {
   name.deviceIndex = static_cast<std::size_t>(device);
   PTXBENCH_CUPTI_TRY(cuptiDeviceGetChipName(&name), kFailure);
   chip = name.pChipName;
+  step(setup_steps, "profiler_init", since);
+  if (query == CounterAvailability::assume) return util::Ok{};
+  PTXBENCH_CUDA_TRY(cudaSetDevice(device), kFailure);
+  PTXBENCH_CUDA_TRY(cudaFree(nullptr), kFailure); // creates the primary context
+  step(setup_steps, "context", since);
   auto avail = make_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   avail.ctx = current_context();
   PTXBENCH_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail), kFailure);
   availability.resize(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability.data();
   PTXBENCH_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail), kFailure);
+  step(setup_steps, "counter_availability", since);
   return util::Ok{};
 }
 
@@ -135,20 +165,25 @@ util::Expected<CUpti_Profiler_Host_Object*> InstructionCounter::Impl::new_host()
   auto params = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   params.pChipName = chip.c_str();
-  params.pCounterAvailabilityImage = availability.data();
+  params.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
   PTXBENCH_CUPTI_TRY(cuptiProfilerHostInitialize(&params), kFailure);
   return params.pHostObject;
+}
+
+bool InstructionCounter::Impl::add_metrics(CUpti_Profiler_Host_Object* object,
+                                           const std::vector<std::string>& names) const {
+  auto pointers = c_strings(names);
+  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = object;
+  add.ppMetricNames = pointers.data();
+  add.numMetrics = pointers.size();
+  return cuptiProfilerHostConfigAddMetrics(&add) == CUPTI_SUCCESS;
 }
 
 bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& names) const {
   auto probe = new_host();
   if (!probe) return false;
-  auto pointers = c_strings(names);
-  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = *probe;
-  add.ppMetricNames = pointers.data();
-  add.numMetrics = pointers.size();
-  const bool accepted = cuptiProfilerHostConfigAddMetrics(&add) == CUPTI_SUCCESS;
+  const bool accepted = add_metrics(*probe, names);
   auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
   done.pHostObject = *probe;
   cuptiProfilerHostDeinitialize(&done);
@@ -156,23 +191,26 @@ bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& name
 }
 
 util::Status InstructionCounter::Impl::build_config() {
-  if (!host_accepts(metrics)) { // find the rejected ones, keep the rest
+  auto since = Clock::now();
+  auto made = new_host();
+  if (!made) return made.take_error();
+  host = *made;
+  if (!add_metrics(host, metrics)) { // find the rejected ones, keep the rest
+    auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    done.pHostObject = std::exchange(host, nullptr);
+    cuptiProfilerHostDeinitialize(&done);
     std::vector<std::string> accepted;
     for (const std::string& metric : metrics)
       (host_accepts({metric}) ? accepted : rejected).push_back(metric);
     metrics = std::move(accepted);
+    if (metrics.empty())
+      return util::make_error(kFailure, fmt::format("chip {} accepts none of the metrics", chip));
+    auto again = new_host();
+    if (!again) return again.take_error();
+    host = *again;
+    if (!add_metrics(host, metrics))
+      return util::make_error(kFailure, "the accepted metrics were rejected together");
   }
-  if (metrics.empty())
-    return util::make_error(kFailure, fmt::format("chip {} accepts none of the metrics", chip));
-  auto made = new_host();
-  if (!made) return made.take_error();
-  host = *made;
-  auto pointers = c_strings(metrics);
-  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = host;
-  add.ppMetricNames = pointers.data();
-  add.numMetrics = pointers.size();
-  PTXBENCH_CUPTI_TRY(cuptiProfilerHostConfigAddMetrics(&add), kFailure);
   auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   size.pHostObject = host;
   PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&size), kFailure);
@@ -187,6 +225,7 @@ util::Status InstructionCounter::Impl::build_config() {
   passes_params.pConfigImage = config.data();
   PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&passes_params), kFailure);
   passes = passes_params.numOfPasses;
+  step(setup_steps, "config", since);
   return util::Ok{};
 }
 
@@ -196,19 +235,30 @@ std::vector<std::string> InstructionCounter::default_metrics() {
 
 util::Expected<InstructionCounter> InstructionCounter::create(int device,
                                                               std::vector<std::string> metrics) {
+  CounterOptions options;
+  options.metrics = std::move(metrics);
+  return create_with(device, std::move(options));
+}
+
+util::Expected<InstructionCounter> InstructionCounter::create_with(int device,
+                                                                   CounterOptions options) {
   if (auto available = detail::require_cuda_device(); !available) return available.take_error();
   auto impl = std::make_unique<Impl>();
   impl->device = device;
-  impl->metrics = metrics.empty() ? default_metrics() : std::move(metrics);
-  if (auto ready = impl->initialise_profiler(); !ready) return ready.take_error();
+  impl->metrics = options.metrics.empty() ? default_metrics() : std::move(options.metrics);
+  impl->replay = options.replay;
+  if (auto ready = impl->initialise_profiler(options.availability); !ready)
+    return ready.take_error();
   if (auto built = impl->build_config(); !built) return built.take_error();
   return InstructionCounter(std::move(impl));
 }
 
 util::Status InstructionCounter::Impl::run_passes(const CallFn& call, cudaStream_t stream,
+                                                  const std::function<void(cudaStream_t)>& before_pass,
                                                   ProfilerSession& session,
                                                   std::vector<std::uint8_t>& image,
                                                   InstructionCounts& counts) {
+  auto since = Clock::now();
   auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   set.pRangeProfilerObject = session.object;
   set.configSize = config.size();
@@ -216,21 +266,36 @@ util::Status InstructionCounter::Impl::run_passes(const CallFn& call, cudaStream
   set.counterDataImageSize = image.size();
   set.pCounterDataImage = image.data();
   set.range = CUPTI_AutoRange;
-  set.replayMode = CUPTI_KernelReplay;
+  set.replayMode = replay == CounterReplay::kernel ? CUPTI_KernelReplay : CUPTI_UserReplay;
   set.maxRangesPerPass = kMaxRanges;
   set.numNestingLevels = 1;
   set.minNestingLevel = 1;
-  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerSetConfig(&set), kFailure);
-  // Kernel replay finishes every pass inside the first Start/Stop; the loop is a safeguard.
+  if (replay == CounterReplay::user && cuptiRangeProfilerSetConfig(&set) != CUPTI_SUCCESS) {
+    replay = CounterReplay::kernel; // this CUPTI refuses auto ranges with user replay
+    set.replayMode = CUPTI_KernelReplay;
+    PTXBENCH_CUPTI_TRY(cuptiRangeProfilerSetConfig(&set), kFailure);
+  } else if (replay == CounterReplay::kernel) {
+    PTXBENCH_CUPTI_TRY(cuptiRangeProfilerSetConfig(&set), kFailure);
+  }
+  counts.replay = replay;
+  step(counts.steps, "set_config", since);
+  // Kernel replay finishes every pass inside the first Start/Stop; user replay needs one
+  // Start/Stop per pass; the bound is a safeguard.
   for (std::size_t round = 0; round <= passes; ++round) {
+    if (before_pass) {
+      before_pass(stream);
+      PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), kFailure);
+    }
     auto start = make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = session.object;
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStart(&start), kFailure);
     counts.call_status = call(stream);
+    ++counts.calls;
     if (counts.call_status == 0) counts.call_status = cudaDeviceSynchronize();
     auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = session.object;
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStop(&stop), kFailure);
+    step(counts.steps, "pass", since);
     if (stop.isAllPassSubmitted || counts.call_status != 0) return util::Ok{};
   }
   return util::make_error(kFailure, "range profiler passes did not complete");
@@ -301,21 +366,31 @@ util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& se
 
 util::Expected<InstructionCounts> InstructionCounter::count(const CallFn& call,
                                                             cudaStream_t stream) {
-  const auto began = std::chrono::steady_clock::now();
+  return count(call, stream, {});
+}
+
+util::Expected<InstructionCounts> InstructionCounter::count(
+    const CallFn& call, cudaStream_t stream, const std::function<void(cudaStream_t)>& before_pass) {
+  const auto began = Clock::now();
+  auto since = began;
+  InstructionCounts counts;
+  counts.passes = m_impl->passes;
   ActivityTracingPause pause;
   PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
+  step(counts.steps, "pause_tracing", since);
   ProfilerSession session;
   auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   enable.ctx = current_context();
   PTXBENCH_CUPTI_TRY(cuptiRangeProfilerEnable(&enable), kFailure);
   session.object = enable.pRangeProfilerObject;
+  step(counts.steps, "enable", since);
   auto image = counter_data_image(session, c_strings(m_impl->metrics));
   if (!image) return image.take_error();
-  InstructionCounts counts;
-  counts.passes = m_impl->passes;
-  if (auto ran = m_impl->run_passes(call, stream, session, *image, counts); !ran)
+  step(counts.steps, "counter_data_image", since);
+  if (auto ran = m_impl->run_passes(call, stream, before_pass, session, *image, counts); !ran)
     return ran.take_error();
+  since = Clock::now();
   if (counts.call_status != 0) return counts;
   auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = session.object;
@@ -324,10 +399,13 @@ util::Expected<InstructionCounts> InstructionCounter::count(const CallFn& call,
     return util::make_error(kFailure, fmt::format("the call launched more than {} kernels; {} "
                                                   "ranges dropped", kMaxRanges,
                                                   decode.numOfRangeDropped));
+  step(counts.steps, "decode", since);
   if (auto evaluated = m_impl->evaluate(*image, counts); !evaluated) return evaluated.take_error();
   fill_families(counts);
-  counts.pass_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  step(counts.steps, "evaluate", since);
+  session.disable();
+  step(counts.steps, "disable", since);
+  counts.pass_ms = std::chrono::duration<double, std::milli>(Clock::now() - began).count();
   return counts;
 }
 
@@ -335,6 +413,11 @@ const std::string& InstructionCounter::chip() const { return m_impl->chip; }
 const std::vector<std::string>& InstructionCounter::metrics() const { return m_impl->metrics; }
 const std::vector<std::string>& InstructionCounter::rejected_metrics() const {
   return m_impl->rejected;
+}
+std::size_t InstructionCounter::passes() const { return m_impl->passes; }
+CounterReplay InstructionCounter::replay() const { return m_impl->replay; }
+const std::vector<util::Phase>& InstructionCounter::setup_steps() const {
+  return m_impl->setup_steps;
 }
 
 InstructionCounter::InstructionCounter(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}

@@ -4,8 +4,12 @@
 
 #include "measure/timing.hpp"
 #include "util/error.hpp"
+#include "util/phases.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,20 @@ struct MetricValue {
   double value = 0.0;
 };
 
+// Who replays the call for the passes a configuration needs. Persisted: explicit values.
+//   kernel  CUPTI replays every kernel of one call, saving and restoring device memory
+//   user    the caller's call runs once per pass (before_pass resets its outputs); one
+//           range set per pass, as ncu's application replay re-runs the whole program
+enum class CounterReplay : std::uint8_t { kernel = 1, user = 2 };
+
+constexpr std::string_view to_string(CounterReplay replay) {
+  return replay == CounterReplay::kernel ? "kernel" : "user";
+}
+
+// Whether create() asks the context which counters are free (needs a context) or builds the
+// configuration from the chip alone (host only; a counter held elsewhere fails at count()).
+enum class CounterAvailability : std::uint8_t { query = 1, assume = 2 };
+
 // Totals over every kernel the call launched (one auto range per launch). GMMA counts warp
 // instructions (HGMMA/IGMMA/QGMMA/BGMMA); TMA counts are presence signals (op_tma_st counts one
 // in four UTMASTG warp instructions on GH100, reference/measurement.md §4.3).
@@ -37,6 +55,15 @@ struct InstructionCounts {
   std::size_t passes = 0;              // hardware passes the configuration needs
   double pass_ms = 0.0;                // wall time of the whole profiling pass
   int call_status = 0;                 // what the call returned, else the first CUDA error
+  std::size_t calls = 0;               // how often the call ran (user replay: once per pass)
+  CounterReplay replay = CounterReplay::kernel; // the replay that produced the counts
+  std::vector<util::Phase> steps;      // where pass_ms went: enable, set_config, passes, …
+};
+
+struct CounterOptions {
+  std::vector<std::string> metrics; // empty: default_metrics()
+  CounterReplay replay = CounterReplay::kernel;
+  CounterAvailability availability = CounterAvailability::query;
 };
 
 // Owns a CUPTI profiler host configuration for one device. count() enables the range
@@ -50,11 +77,20 @@ public:
   // dropped and listed by rejected_metrics(); an error only if none is accepted.
   static util::Expected<InstructionCounter> create(int device,
                                                    std::vector<std::string> metrics = {});
+  static util::Expected<InstructionCounter> create_with(int device, CounterOptions options);
   util::Expected<InstructionCounts> count(const CallFn& call, cudaStream_t stream);
+  // `before_pass` runs before every run of the call, outside the profiled range (user replay
+  // runs the call once per pass; kernel replay once).
+  util::Expected<InstructionCounts> count(const CallFn& call, cudaStream_t stream,
+                                          const std::function<void(cudaStream_t)>& before_pass);
 
   const std::string& chip() const;
   const std::vector<std::string>& metrics() const;
   const std::vector<std::string>& rejected_metrics() const;
+  std::size_t passes() const;
+  CounterReplay replay() const;
+  // Wall time of create(): profiler initialisation, counter availability, configuration.
+  const std::vector<util::Phase>& setup_steps() const;
 
   InstructionCounter(InstructionCounter&&) noexcept;
   InstructionCounter& operator=(InstructionCounter&&) noexcept;

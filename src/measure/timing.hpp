@@ -1,11 +1,18 @@
-// Timing one call of GPU work (docs/evaluation.md "Timing").
+// Timing calls of GPU work (docs/evaluation.md "Timing").
 //
 // The authoritative latency of a call comes from CUPTI activity records (kernels, memcpy,
-// memset, on every stream and from every thread of the process): every activity that starts
-// inside the call window [host timestamp before the call, host timestamp after the stream has
-// synchronised] is charged to the call, and the call's latency is last end − first start.
-// CUDA events recorded on the call stream around the call give a cross-check. Work that is
-// still running after the window closed (found by a device-wide synchronise) is a violation.
+// memset, on every stream and from every thread of the process), and is last end − first
+// start of the activities charged to the call. Two modes decide which activities those are:
+//   strict   one call per window [host timestamp before the call, host timestamp after the
+//            stream has synchronised], the device synchronised around it; every activity that
+//            starts inside the window is charged, work still running after it is late work
+//            (a violation). Two host round trips and a CUPTI flush per call.
+//   batched  a trial's calls enqueued back to back, each behind its boundary (the caller's
+//            output reset and the L2 flush, memsets on the call stream), one synchronise and
+//            one CUPTI flush per trial; activities are attributed to calls by correlation id
+//            and checked against the windows the boundaries cut (batch_attribution.hpp). A
+//            batch that cannot be attributed exactly is timed again in strict mode.
+// CUDA events recorded on the call stream around each call give a cross-check.
 #pragma once
 
 #include "util/error.hpp"
@@ -15,9 +22,17 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptxbench::measure {
+
+// How a trial's calls are windowed (see above). Persisted in evaluation JSON: explicit values.
+enum class TimingMode : std::uint8_t { batched = 1, strict = 2 };
+
+constexpr std::string_view to_string(TimingMode mode) {
+  return mode == TimingMode::batched ? "batched" : "strict";
+}
 
 struct GpuActivity {
   enum class Kind : std::uint8_t { kernel = 1, memcpy = 2, memset = 3 };
@@ -46,12 +61,33 @@ struct CallTiming {
 // PTXBENCH_INVOKE_* code).
 using CallFn = std::function<int(cudaStream_t stream)>;
 
+// A batch of back-to-back calls: before call i, `boundary(i)` enqueues the work that must
+// precede it on the call stream (output reset, L2 flush) as memsets only; calls before
+// `first_timed` are warm-ups (attributed and checked like the others, not reported).
+struct Batch {
+  int calls = 0;
+  int first_timed = 0;
+  std::function<void(int call_index)> boundary;
+  CallFn call;
+};
+
+struct BatchTiming {
+  std::vector<CallTiming> timed;  // one per timed call: latency, event_ms, activities
+  int call_status = 0;            // the first failing call's status; enqueueing stops there
+  std::string unattributable;     // non-empty: the batch cannot be timed; why
+  std::uint64_t min_gap_ns = 0;   // closest approach of a call's activity to a boundary
+};
+
 class CallTimer {
 public:
   virtual ~CallTimer() = default;
   // Runs `call` once inside a window and reports what ran in it. The caller has synchronised
   // the device before; L2 flushing is the caller's (L2Flusher), outside the window.
   virtual util::Expected<CallTiming> time_call(const CallFn& call, cudaStream_t stream) = 0;
+  // Enqueues the batch's calls back to back on `stream`, synchronises once, and attributes
+  // what ran to the calls (batch_attribution.hpp). Never reports late work: a batch whose
+  // work escapes its windows comes back unattributable.
+  virtual util::Expected<BatchTiming> time_batch(const Batch& batch, cudaStream_t stream) = 0;
 };
 
 // The CUPTI implementation; one per process (CUPTI activity tracing is process-wide).
@@ -93,6 +129,7 @@ private:
 struct TrialOptions {
   int warmup = 10;
   int iterations = 50;
+  TimingMode mode = TimingMode::batched;
 };
 
 struct Trial {
@@ -102,10 +139,15 @@ struct Trial {
   bool late_work = false;
   int call_status = 0; // first failing call's status; the trial stops there
   std::vector<GpuActivity> last_call_activities;
+  TimingMode mode = TimingMode::strict; // the mode the latencies come from
+  std::string strict_reason;            // why a batched trial was timed strictly instead
+  std::uint64_t min_gap_ns = 0;         // batched: closest approach to a boundary
 };
 
 // `before_each(i)` runs before every call (warm-up and timed), outside the window: the
-// caller rotates input sets and resets outputs there. The L2 is flushed after it.
+// caller rotates input sets and resets outputs there, enqueueing memsets on `stream` only
+// (in batched mode they are part of the call's boundary). The L2 is flushed after it.
+// Batched mode falls back to strict for the whole trial when the batch is unattributable.
 util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const CallFn& call,
                                 const std::function<void(int call_index)>& before_each,
                                 cudaStream_t stream, const TrialOptions& options);

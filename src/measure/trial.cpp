@@ -3,10 +3,15 @@
 // call window; the trial's latency is the median of the CUPTI latencies (robust to the odd
 // interrupted sample; the mean over trials is the caller's). A failing call ends the trial
 // with its status; late work in any timed call marks the trial.
+//
+// Batched mode enqueues all of it as one batch (CallTimer::time_batch); when the batch is
+// unattributable the whole trial is run again in strict mode, which is the one that decides
+// late work, and the reason is kept with the trial.
 #include "measure/check.hpp"
 #include "measure/timing.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace ptxbench::measure {
 namespace {
@@ -22,12 +27,53 @@ double median(std::vector<double> values) {
           upper) / 2.0;
 }
 
+// The batched trial; nullopt (with `reason`) when it must be timed strictly.
+util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& flusher,
+                                                   const CallFn& call,
+                                                   const std::function<void(int)>& before_each,
+                                                   cudaStream_t stream,
+                                                   const TrialOptions& options, std::string& reason) {
+  Batch batch;
+  batch.calls = options.warmup + options.iterations;
+  batch.first_timed = options.warmup;
+  batch.call = call;
+  batch.boundary = [&](int index) {
+    if (before_each) before_each(index);
+    flusher.flush(stream);
+  };
+  auto timed = timer.time_batch(batch, stream);
+  if (!timed) return timed.take_error();
+  Trial trial;
+  trial.mode = TimingMode::batched;
+  trial.call_status = timed->call_status;
+  if (trial.call_status != 0) return std::optional<Trial>(std::move(trial));
+  if (!timed->unattributable.empty()) {
+    reason = std::move(timed->unattributable);
+    return std::optional<Trial>();
+  }
+  trial.min_gap_ns = timed->min_gap_ns;
+  for (CallTiming& timing : timed->timed) {
+    trial.latencies_ms.push_back(timing.latency_ms);
+    trial.event_ms.push_back(timing.event_ms);
+  }
+  if (!timed->timed.empty()) trial.last_call_activities = std::move(timed->timed.back().activities);
+  trial.median_ms = median(trial.latencies_ms);
+  return std::optional<Trial>(std::move(trial));
+}
+
 } // namespace
 
 util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const CallFn& call,
                                 const std::function<void(int call_index)>& before_each,
                                 cudaStream_t stream, const TrialOptions& options) {
+  std::string strict_reason;
+  if (options.mode == TimingMode::batched && options.warmup + options.iterations > 0) {
+    auto batched = batched_trial(timer, flusher, call, before_each, stream, options, strict_reason);
+    if (!batched) return batched.take_error();
+    if (*batched) return std::move(**batched);
+  }
   Trial trial;
+  trial.strict_reason = std::move(strict_reason);
   const int total = options.warmup + options.iterations;
   for (int index = 0; index < total; ++index) {
     if (before_each) before_each(index);

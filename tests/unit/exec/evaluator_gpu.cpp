@@ -6,11 +6,15 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <thread>
+#include <vector>
+
 namespace ptxbench::exec {
 namespace {
 
 using Status = trace::EvaluationStatus;
-using testing::child_processes;
+using testing::stray_children;
 using testing::evaluate;
 using testing::quick;
 using testing::read_kernel;
@@ -32,6 +36,7 @@ TEST(EvaluatorGpu, WgmmaTmaKernelPassesWithTargetInstructionsExecuted) {
     options.warmup = 10;
     options.iterations = 50;
     options.reference_timing = ReferenceTiming::interleave;
+    options.timing_mode = measure::TimingMode::batched;
     return options;
   }());
   ASSERT_EQ(ev.status, Status::passed) << ev.message << ev.child_log;
@@ -46,6 +51,7 @@ TEST(EvaluatorGpu, WgmmaTmaKernelPassesWithTargetInstructionsExecuted) {
   EXPECT_GT(ev.timing->reference_ms, 0.0);
   EXPECT_TRUE(ev.foreign_kernels.empty());
   EXPECT_TRUE(ev.violations.empty()) << ev.violations.front();
+  EXPECT_EQ(ev.timing->mode, "batched") << ev.timing->strict_reason;
   const trace::Trace trace = to_trace(ev, **supervisor().suite->find("gemm_n7168_k5120"));
   ASSERT_TRUE(trace.evaluation && trace.evaluation->performance);
   EXPECT_GT(trace.evaluation->performance->speedup_factor, 0.0);
@@ -91,7 +97,7 @@ TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
   if (c.status == Status::timeout) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   }
-  EXPECT_EQ(child_processes(), 0);
+  EXPECT_EQ(stray_children(), 0);
   const Evaluation good = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"));
   EXPECT_EQ(good.status, Status::passed) << good.message;
 }
@@ -112,24 +118,85 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(EvaluatorGpu, WorkOnAnotherStreamInsideTheCallIsCharged) {
-  const Evaluation same_stream = evaluate(read_kernel("gemm_bad_variants.cu", 0));
-  const Evaluation side_stream = evaluate(read_kernel("gemm_bad_variants.cu", 8));
+  EvalOptions batched = quick();
+  batched.timing_mode = measure::TimingMode::batched;
+  const Evaluation same_stream = evaluate(read_kernel("gemm_bad_variants.cu", 0), batched);
+  const Evaluation side_stream = evaluate(read_kernel("gemm_bad_variants.cu", 8), batched);
   ASSERT_EQ(same_stream.status, Status::passed) << same_stream.message;
   ASSERT_EQ(side_stream.status, Status::passed) << side_stream.message;
   EXPECT_GT(side_stream.timing->candidate_ms, 0.7 * same_stream.timing->candidate_ms);
+  // Its own stream does not wait for the call stream: the batch cannot be attributed, so the
+  // evaluation is timed strictly, reference included, and says why.
+  std::printf("side stream: mode %s (%s)\n", side_stream.timing->mode.c_str(),
+              side_stream.timing->strict_reason.c_str());
+  EXPECT_EQ(side_stream.timing->mode, "strict");
+  EXPECT_FALSE(side_stream.timing->strict_reason.empty());
+  EXPECT_EQ(same_stream.timing->mode, "batched") << same_stream.timing->strict_reason;
+}
+
+TEST(EvaluatorGpu, SameSeedReusesWarmInputsAndReferenceOutputs) {
+  EvalOptions options = quick();
+  options.seed = 0x5eed'0001;
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  const Evaluation cold = evaluate(source, options);
+  const Evaluation warm = evaluate(source, options);
+  ASSERT_EQ(cold.status, Status::passed) << cold.message;
+  ASSERT_EQ(warm.status, Status::passed) << warm.message;
+  EXPECT_FALSE(cold.timing->inputs_warm);
+  EXPECT_TRUE(warm.timing->inputs_warm);
+  EXPECT_GT(supervisor().evaluator->warm_bytes(), std::size_t{1} << 30);
+  options.seed = 0x5eed'0002; // another seed: other inputs, made afresh
+  const Evaluation other = evaluate(source, options);
+  ASSERT_EQ(other.status, Status::passed) << other.message;
+  EXPECT_FALSE(other.timing->inputs_warm);
+}
+
+TEST(EvaluatorGpu, AnInputMutatingCandidateDoesNotPoisonTheWarmInputs) {
+  EvalOptions options = quick();
+  options.seed = 0x5eed'0003;
+  const Evaluation bad = evaluate(read_kernel("gemm_bad_variants.cu", 10), options);
+  EXPECT_EQ(bad.status, Status::incorrect_numerical) << bad.message;
+  const Evaluation good = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), options);
+  EXPECT_EQ(good.status, Status::passed) << good.message;
+  EXPECT_FALSE(good.timing->inputs_warm); // the mutated lease was not kept
+}
+
+TEST(EvaluatorGpu, EvaluationsFromSeveralThreadsShareTheGpu) {
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem);
+  std::vector<std::thread> threads;
+  std::vector<std::optional<Evaluation>> results(6);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    threads.emplace_back([&, i] {
+      EvalOptions options = quick();
+      options.seed = 0x5eed'0010 + i % 2; // pairs share warm inputs, one lease at a time
+      auto ev = supervisor().evaluator->evaluate(source, **problem, options);
+      if (ev) results[i] = std::move(*ev);
+    });
+  for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i]) << i;
+    EXPECT_EQ(results[i]->status, Status::passed) << i << ": " << results[i]->message;
+    EXPECT_GT(results[i]->timing->candidate_ms, 1.0);
+    EXPECT_LT(results[i]->timing->candidate_ms, 2.5);
+  }
+  EXPECT_EQ(stray_children(), 0);
 }
 
 TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {
   const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
   ASSERT_EQ(evaluate(source).status, Status::passed);
   std::size_t free_before = 0, free_after = 0, total = 0;
+  supervisor().evaluator->settle(); // the last child's context is gone
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   EvalOptions options = quick();
   options.dynamic_counts = false;
   for (int i = 0; i < 20; ++i) ASSERT_EQ(evaluate(source, options).status, Status::passed) << i;
+  supervisor().evaluator->settle();
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
   EXPECT_LT(free_before > free_after ? free_before - free_after : 0, std::size_t{64} << 20);
-  EXPECT_EQ(child_processes(), 0);
+  EXPECT_EQ(stray_children(), 0);
 }
 
 } // namespace

@@ -77,6 +77,14 @@ inline Evaluation evaluate(const std::string& source, const EvalOptions& options
 }
 
 // Live children of this process (ptxbench-candidate, compute-sanitizer, ncu, nvcc).
+int child_processes();
+
+// Children left over once finished evaluations' children have ended, beyond the spare.
+inline int stray_children() {
+  supervisor().evaluator->settle();
+  return child_processes() - supervisor().evaluator->spare_processes();
+}
+
 inline int child_processes() {
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {

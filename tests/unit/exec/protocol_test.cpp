@@ -41,6 +41,39 @@ TEST(Protocol, CallAndTimeRequestsKeepTheirArguments) {
   EXPECT_EQ(decoded->iterations, 7);
 }
 
+TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareHasNoArguments) {
+  Request time;
+  time.op = RequestOp::time;
+  time.mode = measure::TimingMode::strict;
+  auto decoded = decode_request(encode(time));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->mode, measure::TimingMode::strict);
+  Request prepare;
+  prepare.op = RequestOp::prepare;
+  EXPECT_EQ(encode(prepare), R"({"op":"prepare"})");
+  EXPECT_EQ(decode_request(encode(prepare))->op, RequestOp::prepare);
+  EXPECT_FALSE(decode_request(R"({"op":"time","warmup":1,"iterations":2,"mode":"sloppy"})"));
+}
+
+TEST(Protocol, TimeReplySaysWhichModeTimedTheTrialAndWhy) {
+  Reply reply;
+  reply.last_set = 0;
+  reply.mode = measure::TimingMode::strict;
+  reply.strict_reason = "call 3: kernel `k` started 2.0 µs before its boundary ended";
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->mode, measure::TimingMode::strict);
+  EXPECT_EQ(decoded->strict_reason, reply.strict_reason);
+}
+
+TEST(Protocol, PrepareReplyCarriesStartupSteps) {
+  Reply reply;
+  reply.startup = trace::Json{{"cuda_driver", 80.5}, {"context", 21.0}};
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded && decoded->startup);
+  EXPECT_EQ((*decoded->startup)["context"].get<double>(), 21.0);
+}
+
 TEST(Protocol, RequestsAreOneLine) {
   Request load;
   load.op = RequestOp::load;
@@ -106,6 +139,7 @@ TEST(Protocol, ChildErrorNamesAreStable) {
   EXPECT_EQ(to_string(ChildError::signature_mismatch), "signature_mismatch");
   EXPECT_EQ(to_string(ChildError::protocol), "protocol");
   EXPECT_EQ(to_string(RequestOp::count), "count");
+  EXPECT_EQ(to_string(RequestOp::prepare), "prepare");
 }
 
 } // namespace

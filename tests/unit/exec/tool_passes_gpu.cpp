@@ -12,10 +12,11 @@ namespace ptxbench::exec {
 namespace {
 
 using Status = trace::EvaluationStatus;
-using testing::child_processes;
+using testing::stray_children;
 using testing::evaluate;
 using testing::quick;
 using testing::read_kernel;
+using testing::supervisor;
 
 bool have(const char* tool) {
   return !find_cuda_tool(tool).empty();
@@ -53,7 +54,7 @@ TEST(ToolPassesGpu, MemcheckNamesTheSourceLineOfAnOutOfBoundsWrite) {
   EXPECT_EQ(ev.sanitizer->report.first_error->line, line);
   EXPECT_EQ(ev.sanitizer->report.first_error->access, "write");
   EXPECT_FALSE(ev.sanitizer->call_completed);
-  EXPECT_EQ(child_processes(), 0);
+  EXPECT_EQ(stray_children(), 0);
   const trace::Json extras = extras_json(ev);
   EXPECT_EQ(extras["sanitizer"]["first_error"]["line"], line);
   EXPECT_EQ(extras["sanitizer"]["clean"], false);
@@ -74,7 +75,7 @@ TEST(ToolPassesGpu, MemcheckFindsNothingInACorrectWgmmaKernel) {
   EXPECT_TRUE(ev.sanitizer->finding.empty());
   EXPECT_TRUE(ev.sanitizer->call_completed) << ev.sanitizer->call_outcome;
   EXPECT_NE(render_text(ev).find("sanitizer: memcheck clean"), std::string::npos);
-  EXPECT_EQ(child_processes(), 0);
+  EXPECT_EQ(stray_children(), 0);
 }
 
 TEST(ToolPassesGpu, NcuSourceCountersAgreeWithTheInProcessCountsOfTheWgmmaKernel) {
@@ -99,7 +100,7 @@ TEST(ToolPassesGpu, NcuSourceCountersAgreeWithTheInProcessCountsOfTheWgmmaKernel
     EXPECT_EQ(static_cast<double>(c.ncu), *c.in_process) << c.family;
   }
   EXPECT_NE(render_text(ev).find(": agree"), std::string::npos);
-  EXPECT_EQ(child_processes(), 0);
+  EXPECT_EQ(stray_children(), 0);
 }
 
 TEST(ToolPassesGpu, NcuAuditOfASimtKernelCountsNoTargetInstructionsAndAgrees) {

@@ -52,6 +52,28 @@ TEST(SanitizerPass, OutOfBoundsWriteBecomesAFindingWithKernelAndSourceLine) {
   EXPECT_NE(render_text(pass).find("1049 error(s)"), std::string::npos) << render_text(pass);
 }
 
+TEST(SanitizerPass, AFindingThatMadeTheVerdictIsPrintedOnce) {
+  Reply failed = Reply::failure(ChildError::cuda, "CUDA error after the call");
+  Evaluation ev;
+  ev.gpu_ran = true;
+  ev.problem = "gemm_n7168_k5120";
+  ev.sanitizer =
+      sanitizer_pass_from(finished(fixture("sanitizer_memcheck_oob.txt") + reply_line(failed), 99));
+  ev.status = trace::EvaluationStatus::runtime_error;
+  ev.message = ev.sanitizer->finding + " — without the sanitizer: CUDA error after the call";
+  const std::string text = render_text(ev);
+  const std::string finding = ev.sanitizer->finding;
+  const std::size_t first = text.find(finding);
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_EQ(text.find(finding, first + 1), std::string::npos) << text;
+  EXPECT_NE(text.find("sanitizer: 1049 error(s) (2.5 s); the first is the status message above"),
+            std::string::npos)
+      << text;
+  // A finding that did not make the verdict (not the status message) stays on its line.
+  ev.message = "an earlier verdict";
+  EXPECT_NE(render_text(ev).find("error(s) (2.5 s) — " + finding), std::string::npos);
+}
+
 TEST(SanitizerPass, CleanReportWithACompletedCallHasNoFinding) {
   const SanitizerPass pass = sanitizer_pass_from(
       finished(fixture("sanitizer_memcheck_clean.txt") + reply_line(Reply{}), 0));

@@ -58,6 +58,48 @@ TEST(InstructionCounter, WgmmaTmaGemmExecutesGmmaTmaAndAllItsFlopsOnTensorCores)
   EXPECT_LT(counts->pass_ms, 1000.0);
 }
 
+// User replay (the candidate child's mode) runs the call once per pass, outputs reset before
+// each run, and must count exactly what kernel replay counts.
+TEST(InstructionCounter, UserReplayCountsExactlyWhatKernelReplayCounts) {
+  // Process lifetime, like counter(): the profiler is initialised per process, and a
+  // counter's destructor de-initialises it.
+  static auto user = [] {
+    CounterOptions options;
+    options.replay = CounterReplay::user;
+    options.availability = CounterAvailability::assume;
+    return InstructionCounter::create_with(0, options);
+  }();
+  ASSERT_TRUE(user) << user.error().message;
+  GemmBuffers gemm(256);
+  int resets = 0;
+  const CallFn call = [&](cudaStream_t s) {
+    sm90_wgmma_tma_gemm_run(gemm.a.as<__nv_bfloat16>(), gemm.b.as<__nv_bfloat16>(),
+                            gemm.c.as<__nv_bfloat16>(), gemm.M, s);
+    return int(cudaGetLastError());
+  };
+  auto reset = [&](cudaStream_t s) {
+    ++resets;
+    cudaMemsetAsync(gemm.c.as<char>(), 0xFF, gemm.c.bytes(), s);
+  };
+  auto counts = user->count(call, nullptr, reset);
+  ASSERT_TRUE(counts) << counts.error().message;
+  print("wgmma gemm M=256, user replay", *counts);
+  for (const util::Phase& step : counts->steps)
+    std::printf("  step %s %.2f ms\n", step.name.c_str(), double(step.elapsed.count()) / 1000.0);
+  std::printf("replay %s, %zu calls, %d resets\n", std::string(to_string(counts->replay)).c_str(),
+              counts->calls, resets);
+  EXPECT_EQ(counts->replay, CounterReplay::user);
+  EXPECT_EQ(counts->calls, counts->passes);
+  EXPECT_EQ(resets, static_cast<int>(counts->calls));
+  EXPECT_EQ(counts->hgmma_bf16_flops, 2.0 * 256 * testing::kGemmN * testing::kGemmK);
+  EXPECT_EQ(counts->gmma, 4.0 * 256 * testing::kGemmN * testing::kGemmK / (64.0 * 128 * 16));
+  auto kernel = counter().count(call, nullptr);
+  ASSERT_TRUE(kernel) << kernel.error().message;
+  EXPECT_EQ(counts->tma_load, kernel->tma_load);
+  EXPECT_EQ(counts->tma_store, kernel->tma_store);
+  EXPECT_EQ(counts->kernels.size(), 1u);
+}
+
 TEST(InstructionCounter, SimtGemmExecutesNoTargetInstructions) {
   GemmBuffers gemm(256);
   const CallFn call = [&](cudaStream_t s) {

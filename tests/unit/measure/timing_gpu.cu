@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace ptxbench::measure {
 namespace {
@@ -155,6 +158,170 @@ TEST(CuptiTimer, FailingCallReportsItsStatus) {
   auto timing = timer().time_call([](cudaStream_t) { return 42; }, streams.main);
   ASSERT_TRUE(timing);
   EXPECT_EQ(timing->call_status, 42);
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0.0 : values[values.size() / 2];
+}
+
+double wall_ms(const std::chrono::steady_clock::time_point& since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Batched mode (one synchronise per trial) reads the same latency as strict mode (one per
+// call), and with the stream busy when each call is enqueued the CUDA events agree with
+// CUPTI (measured on an H200, strict mode: events 0.26 ms above CUPTI for this copy).
+TEST(BatchedTrial, MatchesStrictModeAndEventsAgreeWithCupti) {
+  const std::size_t bytes = std::size_t(1) << 30;
+  DeviceBuffer src(bytes), dst(bytes);
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher) << flusher.error().message;
+  const CallFn call = [&](cudaStream_t s) {
+    copy_kernel<<<132 * 8, 512, 0, s>>>(src.as<float4>(), dst.as<float4>(), bytes / 16);
+    return int(cudaGetLastError());
+  };
+  warm_up(call, streams.main);
+  auto began = std::chrono::steady_clock::now();
+  auto strict = run_trial(timer(), *flusher, call, {}, streams.main, {10, 50, TimingMode::strict});
+  const double strict_wall = wall_ms(began);
+  began = std::chrono::steady_clock::now();
+  auto batched = run_trial(timer(), *flusher, call, {}, streams.main, {10, 50, TimingMode::batched});
+  const double batched_wall = wall_ms(began);
+  ASSERT_TRUE(strict && batched);
+  ASSERT_EQ(batched->mode, TimingMode::batched) << batched->strict_reason;
+  EXPECT_EQ(strict->mode, TimingMode::strict);
+  const double strict_events = median_of(strict->event_ms);
+  const double batched_events = median_of(batched->event_ms);
+  std::printf("copy 1 GiB: strict CUPTI %.4f ms events %.4f ms wall %.1f ms; batched CUPTI %.4f "
+              "ms events %.4f ms (events/CUPTI %.4f) wall %.1f ms, closest boundary gap %.2f us\n",
+              strict->median_ms, strict_events, strict_wall, batched->median_ms, batched_events,
+              batched_events / batched->median_ms, batched_wall,
+              static_cast<double>(batched->min_gap_ns) * 1e-3);
+  EXPECT_NEAR(batched->median_ms, strict->median_ms, 0.03 * strict->median_ms);
+  EXPECT_NEAR(batched_events, batched->median_ms, 0.02 * batched->median_ms);
+  EXPECT_LT(batched_wall, strict_wall);
+  EXPECT_EQ(batched->latencies_ms.size(), 50u);
+  ASSERT_EQ(batched->last_call_activities.size(), 1u);
+  EXPECT_NE(batched->last_call_activities[0].name.find("copy_kernel"), std::string::npos);
+}
+
+// Output reset and flush memsets, then the call: the trial's own memsets are boundaries, not
+// the call's work.
+TEST(BatchedTrial, TheCallersResetMemsetsAreBoundariesNotCallWork) {
+  const std::size_t bytes = std::size_t(64) << 20;
+  DeviceBuffer out(bytes);
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  const CallFn call = [&](cudaStream_t s) {
+    spin_kernel<<<1, 1, 0, s>>>(200'000);
+    return int(cudaGetLastError());
+  };
+  auto reset = [&](int) { cudaMemsetAsync(out.as<char>(), 0xFF, bytes, streams.main); };
+  auto trial = run_trial(timer(), *flusher, call, reset, streams.main, {2, 10, TimingMode::batched});
+  ASSERT_TRUE(trial);
+  ASSERT_EQ(trial->mode, TimingMode::batched) << trial->strict_reason;
+  ASSERT_EQ(trial->last_call_activities.size(), 1u);
+  EXPECT_EQ(trial->last_call_activities[0].kind, GpuActivity::Kind::kernel);
+  EXPECT_NEAR(trial->median_ms, 0.2, 0.02);
+}
+
+// A call that forks onto its own stream after waiting for the call stream, and joins back,
+// stays inside its window: batched, and the side work is charged.
+TEST(BatchedTrial, JoinedSecondStreamStaysBatchedAndIsCharged) {
+  Streams streams;
+  cudaEvent_t entered = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&entered, cudaEventDisableTiming), cudaSuccess);
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  const CallFn call = [&](cudaStream_t s) {
+    cudaEventRecord(entered, s);
+    cudaStreamWaitEvent(streams.side, entered, 0);
+    spin_kernel<<<1, 1, 0, s>>>(10'000);
+    spin_kernel<<<1, 1, 0, streams.side>>>(1'000'000);
+    cudaEventRecord(streams.joined, streams.side);
+    cudaStreamWaitEvent(s, streams.joined, 0);
+    return int(cudaGetLastError());
+  };
+  auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {3, 10, TimingMode::batched});
+  ASSERT_TRUE(trial);
+  std::printf("joined side stream, batched: CUPTI %.4f ms, events %.4f ms, mode %s %s\n",
+              trial->median_ms, median_of(trial->event_ms), std::string(to_string(trial->mode)).c_str(),
+              trial->strict_reason.c_str());
+  EXPECT_EQ(trial->mode, TimingMode::batched) << trial->strict_reason;
+  EXPECT_GE(trial->median_ms, 0.99);
+  EXPECT_LT(trial->median_ms, 1.5);
+  EXPECT_FALSE(trial->late_work);
+  cudaEventDestroy(entered);
+}
+
+// Work left running on another stream escapes its window: the batch is unattributable, the
+// trial is timed strictly, and strict mode finds the late work.
+TEST(BatchedTrial, UnjoinedStreamFallsBackToStrictWhichReportsLateWork) {
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  const CallFn call = [&](cudaStream_t s) {
+    spin_kernel<<<1, 1, 0, s>>>(10'000);
+    spin_kernel<<<1, 1, 0, streams.side>>>(300'000); // not joined
+    return int(cudaGetLastError());
+  };
+  auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {1, 5, TimingMode::batched});
+  ASSERT_TRUE(trial);
+  std::printf("unjoined side stream: mode %s, reason: %s\n",
+              std::string(to_string(trial->mode)).c_str(), trial->strict_reason.c_str());
+  EXPECT_EQ(trial->mode, TimingMode::strict);
+  EXPECT_FALSE(trial->strict_reason.empty());
+  EXPECT_TRUE(trial->late_work);
+}
+
+// A call that launches on a stream that does not wait for the call stream (and synchronises
+// it before returning) may overlap its own boundary: decided strictly, charged in full.
+TEST(BatchedTrial, SideStreamThatSkipsTheCallStreamIsTimedStrictly) {
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  const CallFn call = [&](cudaStream_t) {
+    spin_kernel<<<1, 1, 0, streams.side>>>(500'000);
+    return int(cudaStreamSynchronize(streams.side));
+  };
+  auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {2, 10, TimingMode::batched});
+  ASSERT_TRUE(trial);
+  std::printf("side stream without waiting: mode %s, CUPTI %.4f ms, reason: %s\n",
+              std::string(to_string(trial->mode)).c_str(), trial->median_ms,
+              trial->strict_reason.c_str());
+  EXPECT_EQ(trial->mode, TimingMode::strict);
+  EXPECT_FALSE(trial->late_work);
+  EXPECT_GE(trial->median_ms, 0.49);
+}
+
+// A call that synchronises its own stream inside stays attributable.
+TEST(BatchedTrial, CallThatSynchronisesInsideStaysBatched) {
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  const CallFn call = [&](cudaStream_t s) {
+    spin_kernel<<<1, 1, 0, s>>>(100'000);
+    return int(cudaStreamSynchronize(s));
+  };
+  auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {2, 10, TimingMode::batched});
+  ASSERT_TRUE(trial);
+  EXPECT_EQ(trial->mode, TimingMode::batched) << trial->strict_reason;
+  EXPECT_NEAR(trial->median_ms, 0.1, 0.01);
+}
+
+TEST(BatchedTrial, FailingCallEndsTheTrialWithItsStatus) {
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  int calls = 0;
+  const CallFn call = [&](cudaStream_t) { return ++calls == 3 ? 42 : 0; };
+  auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {1, 5, TimingMode::batched});
+  ASSERT_TRUE(trial);
+  EXPECT_EQ(trial->call_status, 42);
+  EXPECT_EQ(calls, 3);
 }
 
 TEST(L2Flusher, FlushMakesARepeatedSmallReadSlower) {

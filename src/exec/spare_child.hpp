@@ -1,0 +1,102 @@
+// Candidate children started ahead of need (evaluator.hpp).
+//
+// Problem. Starting `ptxbench-candidate` (exec and library loading, CUDA driver, CUPTI, the
+// range profiler's configuration, the CUDA context) costs a good part of a warm evaluation's
+// wall time.
+//
+// Approach. The Evaluator keeps one spare child that has been exec'd and waits for its first
+// request, having touched nothing of CUDA (driver and profiler initialisation in another
+// process slowed a timed trial measurably on an H200, so they wait for `prepare`). An
+// evaluation takes the spare (or starts a child when there is none), asks for a replacement
+// at once — whose exec and library loading overlap the evaluation — and sends `prepare`
+// under the shared GPU lock, unless the spare was prepared already (below). A spare has
+// never seen a candidate: every candidate still gets a fresh process. ChildStart::on_demand
+// keeps no spare (one-shot command lines).
+//
+// Spares are forked by a thread of their own that lives as long as this object: a child's
+// PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and evaluations may run on
+// short-lived threads. A spare found dead when taken is replaced by a fresh child.
+//
+// The same thread stops the children of finished evaluations (retire): the polite `exit`, the
+// process's end and its CUDA context's teardown happen off the evaluation's critical path,
+// under the GPU lock held shared, so they never overlap a timed trial. And while no evaluation
+// is between begin_evaluation() and end_evaluation() — the GPU is idle, as a service's GPU is
+// between requests — it sends the spare its `prepare` (CUDA context) under the shared lock, so
+// the next evaluation takes a child that is ready to load.
+#pragma once
+
+#include "exec/child_process.hpp"
+#include "util/error.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace ptxbench::exec {
+
+// Whether an Evaluator keeps a spare candidate child. Explicit values.
+enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
+
+struct StartedChild {
+  CandidateProcess process;
+  std::filesystem::path log_path; // the child's stdout and stderr; the taker removes it
+  std::optional<trace::Json> startup; // set once `prepare` succeeded: its start-up steps
+};
+
+class GpuLock;
+
+class SpareChildren {
+public:
+  // `lock`: the GPU lock a retiring child's end and a spare's `prepare` are held under
+  // (shared); `deadline`: of the spare's `prepare`.
+  SpareChildren(std::filesystem::path binary, ChildStart policy, GpuLock& lock,
+                std::chrono::milliseconds deadline = std::chrono::seconds(60));
+  ~SpareChildren();
+  SpareChildren(const SpareChildren&) = delete;
+  SpareChildren& operator=(const SpareChildren&) = delete;
+
+  // The spare when there is one, else a newly started child; then, under ChildStart::spare,
+  // starts the next spare.
+  util::Expected<StartedChild> take();
+  // Live spares (0 or 1), once a spare being forked is there.
+  int count() const;
+  // Stops `child` and removes its log in the background (synchronously under on_demand).
+  void retire(StartedChild child);
+  // An evaluation's GPU part begins / ends; the spare is prepared only while none runs.
+  void begin_evaluation();
+  void end_evaluation();
+  // Waits until every retired child has ended.
+  void settle();
+
+private:
+  util::Expected<StartedChild> start() const;
+  void stop(StartedChild& child);
+  void prepare_spare(std::unique_lock<std::mutex>& guard);
+  void serve();
+
+  std::filesystem::path m_binary;
+  ChildStart m_policy;
+  mutable std::mutex m_mutex;
+  mutable std::condition_variable m_changed;
+  GpuLock& m_lock;
+  std::chrono::milliseconds m_deadline;
+  int m_evaluations = 0;    // evaluations between begin and end
+  bool m_preparing = false; // the thread is preparing the spare
+  std::optional<StartedChild> m_spare;
+  std::vector<StartedChild> m_retiring;
+  bool m_stopping_children = false; // the thread is stopping retired children
+  bool m_wanted = false;   // the spawner should start a spare
+  bool m_spawning = false; // the spawner is starting one
+  bool m_stopping = false;
+  std::thread m_spawner;   // last: started after everything it uses
+};
+
+// A fresh, private log file path for one child.
+std::filesystem::path fresh_child_log_path();
+
+} // namespace ptxbench::exec
