@@ -80,9 +80,14 @@ HeaderList build_headers(const HttpRequest& request) {
 void set_options(CURL* curl, const HttpRequest& request, curl_slist* headers, Sink& sink,
                  char* error_buffer) {
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  if (request.method == HttpMethod::get) {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
@@ -100,7 +105,8 @@ void set_options(CURL* curl, const HttpRequest& request, curl_slist* headers, Si
 
 util::Error classify(CURLcode code, const Sink& sink, const HttpRequest& request,
                      const char* detail) {
-  std::string where = "POST " + redact_url(request.url);
+  std::string where =
+      (request.method == HttpMethod::get ? "GET " : "POST ") + redact_url(request.url);
   std::string what = detail[0] != '\0' ? detail : curl_easy_strerror(code);
   if (sink.overflow)
     return util::make_error(util::ErrorKind::bad_response, where + ": response larger than " +
@@ -118,7 +124,7 @@ public:
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }
 
-  util::Expected<HttpResponse> post(const HttpRequest& request) override {
+  util::Expected<HttpResponse> send(const HttpRequest& request) override {
     EasyHandle curl(curl_easy_init());
     if (!curl)
       throw util::Fatal("curl_easy_init failed");

@@ -20,7 +20,9 @@ std::optional<std::string> dynamic_verdict_name(const exec::Evaluation& evaluati
   return std::string(exec::to_string(evaluation.dynamic->verdict));
 }
 
-TurnResult static_result(const exec::CheckReport& report, const std::string& source) {
+} // namespace
+
+TurnResult check_turn(const exec::CheckReport& report, const std::string& source) {
   TurnResult result;
   result.category = category_of(report);
   result.feedback = check_feedback(report);
@@ -29,7 +31,19 @@ TurnResult static_result(const exec::CheckReport& report, const std::string& sou
   return result;
 }
 
-} // namespace
+TurnResult evaluation_turn(const exec::Evaluation& evaluation, trace::Trace trace,
+                           const std::string& source) {
+  TurnResult result;
+  result.category = category_of(evaluation);
+  result.feedback = evaluation_feedback(evaluation);
+  result.speedup = speedup_of(evaluation);
+  result.evaluation.kernel_source = source;
+  result.evaluation.traces.push_back(std::move(trace));
+  result.evaluation.speedup = result.speedup;
+  result.evaluation.static_verdict = static_verdict_name(evaluation.check);
+  result.evaluation.dynamic_verdict = dynamic_verdict_name(evaluation);
+  return result;
+}
 
 store::TurnCategory category_of(const exec::CheckReport& report) {
   switch (report.outcome) {
@@ -69,7 +83,7 @@ util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
   auto report = m_checker.check(source, problem, arch);
   if (!report)
     return report.take_error();
-  TurnResult result = static_result(*report, source);
+  TurnResult result = check_turn(*report, source);
   if (result.category == store::TurnCategory::static_only)
     result.feedback += "Not run: this machine evaluates statically only (no GPU step); "
                        "correctness and speed are unknown.\n";
@@ -83,24 +97,13 @@ util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
   if (!report)
     return report.take_error();
   if (report->outcome != exec::CheckOutcome::ok)
-    return static_result(*report, source);
+    return check_turn(*report, source);
   exec::EvalOptions options = m_options;
   options.arch = arch;
-  std::unique_lock gpu(m_gpu);
   auto evaluation = m_evaluator.evaluate(source, problem, options);
-  gpu.unlock();
   if (!evaluation)
     return evaluation.take_error();
-  TurnResult result;
-  result.category = category_of(*evaluation);
-  result.feedback = evaluation_feedback(*evaluation);
-  result.speedup = speedup_of(*evaluation);
-  result.evaluation.kernel_source = source;
-  result.evaluation.traces.push_back(exec::to_trace(*evaluation, problem));
-  result.evaluation.speedup = result.speedup;
-  result.evaluation.static_verdict = static_verdict_name(evaluation->check);
-  result.evaluation.dynamic_verdict = dynamic_verdict_name(*evaluation);
-  return result;
+  return evaluation_turn(*evaluation, exec::to_trace(*evaluation, problem), source);
 }
 
 bool cuda_device_present() {

@@ -1,5 +1,5 @@
-// Running a candidate kernel for the agent loop: the Executor interface and its two real
-// implementations.
+// Running a candidate kernel for the agent loop: the Executor interface and its real
+// implementations (RemoteExecutor, the third, is in remote_executor.hpp).
 //
 // GpuExecutor runs the full GPU evaluation (exec::Evaluator). StaticExecutor runs what needs
 // no GPU (exec::Checker: banned-library gate, nvcc, static SASS report). A StaticExecutor turn
@@ -16,7 +16,6 @@
 #include "suite/problem.hpp"
 #include "util/error.hpp"
 
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -54,8 +53,9 @@ private:
 };
 
 // Thread-safe: the static check runs in the caller's thread (compiles of several trajectories
-// overlap each other and the GPU), the GPU evaluation holds the GPU's lock. The evaluator's own
-// check of the same source is then a compile-cache hit.
+// overlap each other and the GPU); the evaluator serialises only what must not share the GPU
+// (timing and counting hold its GPU lock exclusively, its other GPU phases shared). The
+// evaluator's own check of the same source is then a compile-cache hit.
 class GpuExecutor final : public Executor {
 public:
   GpuExecutor(const exec::Checker& checker, exec::Evaluator& evaluator, exec::EvalOptions options)
@@ -68,8 +68,15 @@ private:
   const exec::Checker& m_checker;
   exec::Evaluator& m_evaluator;
   exec::EvalOptions m_options;
-  std::mutex m_gpu;
 };
+
+// The turn of a check that stopped before the GPU step (banned library, compile error), or of
+// a build that is all this executor can do.
+TurnResult check_turn(const exec::CheckReport& report, const std::string& source);
+// The turn of a finished evaluation, whose FlashInfer-Trace line is `trace`: the one
+// conversion GpuExecutor and RemoteExecutor share.
+TurnResult evaluation_turn(const exec::Evaluation& evaluation, trace::Trace trace,
+                           const std::string& source);
 
 // The category of a static check alone (banned_library, compile or static_only).
 store::TurnCategory category_of(const exec::CheckReport& report);

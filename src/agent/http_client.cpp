@@ -62,7 +62,7 @@ util::Expected<ChatResponse> HttpModelClient::complete(const ChatRequest& reques
 }
 
 HttpModelClient::Attempt HttpModelClient::attempt_once(const HttpRequest& http) {
-  auto result = m_transport.post(http);
+  auto result = m_transport.send(http);
   if (result)
     return from_response(std::move(*result), http.url);
   Attempt attempt;

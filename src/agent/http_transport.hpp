@@ -1,5 +1,6 @@
-// One HTTP POST, behind an interface: the model clients build requests, a transport sends
-// them. The real implementation is libcurl (curl_transport.cpp).
+// One HTTP exchange, behind an interface: the model clients and the evaluation-service client
+// build requests, a transport sends them. The real implementation is libcurl
+// (curl_transport.cpp).
 #pragma once
 
 #include "util/error.hpp"
@@ -23,7 +24,10 @@ struct HttpHeader {
   Sensitivity sensitivity = Sensitivity::plain; // secret values are never logged or echoed
 };
 
+enum class HttpMethod : std::uint8_t { post = 1, get = 2 };
+
 struct HttpRequest {
+  HttpMethod method = HttpMethod::post; // a GET sends no body
   std::string url; // may carry no secret: errors quote it (redacted all the same)
   std::vector<HttpHeader> headers;
   std::string body;
@@ -48,7 +52,7 @@ public:
   // A response of any status is a value; errors are the exchange failing: timeout (deadline
   // passed), transport (DNS, refused, reset, TLS) or bad_response (the body exceeded
   // max_response_bytes). Safe to call from several threads at once.
-  virtual util::Expected<HttpResponse> post(const HttpRequest& request) = 0;
+  virtual util::Expected<HttpResponse> send(const HttpRequest& request) = 0;
 };
 
 std::unique_ptr<HttpTransport> make_curl_transport();

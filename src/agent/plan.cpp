@@ -2,6 +2,7 @@
 
 #include "agent/json_fields.hpp"
 #include "agent/prompt.hpp"
+#include "agent/remote_executor.hpp"
 #include "util/fs.hpp"
 
 namespace ptxbench::agent {
@@ -12,8 +13,8 @@ constexpr std::array<std::string_view, 12> kPlanKeys{
     "trajectories", "turns",    "target_speedup",
     "context",      "arch",     "jobs",
     "registry",     "eval",     "max_infra_retries"};
-constexpr std::array<std::string_view, 5> kEvalKeys{"sets", "trials", "warmup", "iterations",
-                                                    "timeout_s"};
+constexpr std::array<std::string_view, 6> kEvalKeys{"sets",       "trials",    "warmup",
+                                                    "iterations", "timeout_s", "service"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
 
 int as_int(std::optional<std::int64_t> value, int fallback) {
@@ -30,6 +31,11 @@ void read_eval(Fields& parent, const Json* json, const std::string& origin, Eval
   eval.warmup = as_int(f.integer("warmup", 0), eval.warmup);
   eval.iterations = as_int(f.integer("iterations", 1), eval.iterations);
   eval.timeout_s = f.number("timeout_s", 1, 86400).value_or(eval.timeout_s);
+  if (auto service = f.strings("service")) {
+    if (auto urls = check_service_urls(*service); !urls)
+      f.fail(key_path(f.path(), "service"), urls.error().message);
+    eval.service = std::move(*service);
+  }
   if (f.error())
     parent.fail(f.path(), f.error()->message);
 }
@@ -159,6 +165,8 @@ Json plan_to_json(const RunPlan& plan) {
                   {"warmup", plan.eval.warmup},
                   {"iterations", plan.eval.iterations},
                   {"timeout_s", plan.eval.timeout_s}};
+  if (!plan.eval.service.empty())
+    json["eval"]["service"] = plan.eval.service;
   return json;
 }
 

@@ -4,11 +4,14 @@
 //   {"models": ["Qwen3.6-27B"], "problems": ["primary"], "prompt_variants": ["paper"],
 //    "trajectories": 4, "turns": 8, "target_speedup": 1.2, "context": "full",
 //    "arch": "sm_90a", "jobs": 4, "registry": "config/models.json",
-//    "eval": {"sets": 3, "trials": 3, "warmup": 10, "iterations": 50, "timeout_s": 60}}
+//    "eval": {"sets": 3, "trials": 3, "warmup": 10, "iterations": 50, "timeout_s": 60,
+//             "service": ["http://gpu-host:8000"]}}
 //
 // problems: names, or the suites "primary", "generalization", "all". prompt_variants: variant
 // names from knowledge/packs.json, or "paper" (the problem kind's three variants, the paper's
-// protocol), "default" (the kind's first), "none" (no knowledge pack). Unknown keys are errors.
+// protocol), "default" (the kind's first), "none" (no knowledge pack). eval.service: evaluation
+// services (`ptxbench serve`) that run the GPU step instead of a local GPU (optional; a
+// resumed run may name others). Unknown keys are errors.
 // The resolved plan (every default filled in) is what the run store keeps, so a resumed run
 // uses exactly the plan it started with.
 #pragma once
@@ -32,6 +35,7 @@ struct EvalSettings {
   int warmup = 10;
   int iterations = 50;
   double timeout_s = 60;
+  std::vector<std::string> service; // evaluation service URLs; empty: local GPU or static
 };
 
 struct RunPlan {

@@ -1,4 +1,6 @@
+#include "agent/remote_executor.hpp"
 #include "cli/commands.hpp"
+#include "cli/tools.hpp"
 #include "cli/run_job.hpp"
 
 #include <fmt/core.h>
@@ -10,8 +12,9 @@ namespace {
 
 // The built-in default: one short trajectory of the agent loop on the primary GEMM problem,
 // with the `demo` model of config/models.json, which replays three recorded replies — a compile
-// error, a wrong result and a correct wgmma+TMA kernel. On a GPU machine every turn goes
-// through the GPU evaluator; elsewhere turns stop after the static check.
+// error, a wrong result and a correct wgmma+TMA kernel. On a GPU machine (or with
+// --eval-service) every turn goes through the GPU evaluator; elsewhere turns stop after the
+// static check.
 agent::RunPlan demo_plan() {
   agent::RunPlan plan;
   plan.models = {"demo"};
@@ -25,6 +28,7 @@ agent::RunPlan demo_plan() {
 
 struct DemoCliOptions {
   std::string out;
+  std::vector<std::string> eval_service;
 };
 
 } // namespace
@@ -32,9 +36,15 @@ struct DemoCliOptions {
 Action setup_demo(CLI::App& sub) {
   auto o = std::make_shared<DemoCliOptions>();
   sub.add_option("--out", o->out, "run directory (default runs/demo-<UTC time>)");
+  sub.add_option("--eval-service", o->eval_service,
+                 "run the GPU step on evaluation service(s) (`ptxbench serve`): URL[,URL]")
+      ->delimiter(',');
   return [o] {
+    if (auto urls = agent::check_service_urls(o->eval_service); !urls)
+      return report_error("demo", urls.error());
     RunJob job;
     job.plan = demo_plan();
+    job.plan.eval.service = o->eval_service;
     job.show_turns = true;
     job.dir = o->out.empty() ? default_run_dir("demo") : std::filesystem::path(o->out);
     ExitCode code = run_job(std::move(job), "demo");

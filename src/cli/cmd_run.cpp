@@ -1,3 +1,4 @@
+#include "agent/remote_executor.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
@@ -16,6 +17,7 @@ struct RunCliOptions {
   std::vector<std::string> models;
   std::vector<std::string> problems;
   std::vector<std::string> variants;
+  std::vector<std::string> eval_service;
   std::string registry;
   std::string context;
   std::string arch;
@@ -61,6 +63,11 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   job.gpu = o.static_only ? GpuUse::never : GpuUse::when_present;
   job.progress = !o.quiet;
   if (o.jobs > 0) job.plan.jobs = o.jobs;
+  if (o.static_only && !o.eval_service.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--static-only and --eval-service exclude each other");
+  if (auto urls = agent::check_service_urls(o.eval_service); !urls) return urls.take_error();
+  job.plan.eval.service = o.eval_service;
   if (!o.resume.empty()) {
     job.mode = RunMode::resume;
     job.dir = o.resume;
@@ -70,7 +77,11 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
     auto plan = agent::load_plan(o.plan_file);
     if (!plan) return plan.take_error();
     job.plan = std::move(*plan);
+    if (!o.eval_service.empty()) job.plan.eval.service = o.eval_service;
   }
+  if (o.static_only && !job.plan.eval.service.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--static-only and the plan's eval.service exclude each other");
   if (auto status = apply_flags(o, job.plan); !status) return status.take_error();
   if (!job.plan.registry.empty()) job.plan.registry = std::filesystem::absolute(job.plan.registry);
   job.dir = o.out.empty() ? default_run_dir("run") : std::filesystem::path(o.out);
@@ -100,6 +111,11 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("--context", o->context, "full or latest-pair (default full)");
   sub.add_option("--arch", o->arch, "sm_90a or sm_100a (default sm_90a)");
   sub.add_option("--jobs", o->jobs, "trajectories in flight at once (default 4)");
+  sub.add_option("--eval-service", o->eval_service,
+                 "run the GPU step on evaluation service(s) (`ptxbench serve`) instead of a local "
+                 "GPU: URL[,URL] — each turn goes to the one with the shortest queue; bearer "
+                 "token from $PTXBENCH_SERVICE_TOKEN; with --resume, replaces the run's")
+      ->delimiter(',');
   sub.add_flag("--static-only", o->static_only,
                "never run the GPU step, even on a GPU machine (turns end as static_only)");
   sub.add_flag("--quiet", o->quiet, "no progress line");

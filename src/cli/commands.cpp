@@ -23,6 +23,10 @@ std::span<const Command> commands() {
               "the benchmark: models × problems × prompt variants × trajectories of the "
               "multi-turn kernel agent into a run directory (resumable)",
               setup_run},
+      Command{"serve",
+              "the evaluation service: HTTP/JSON, one supervisor per GPU, a task queue that "
+              "survives restarts (`ptxbench run --eval-service URL` uses it)",
+              setup_serve},
       Command{"export",
               "write a run's trajectory JSON, FlashInfer-Trace traces JSONL and per-turn CSV",
               setup_export},

@@ -15,5 +15,6 @@ Action setup_pack(CLI::App& sub);
 Action setup_report(CLI::App& sub);
 Action setup_run(CLI::App& sub);
 Action setup_export(CLI::App& sub);
+Action setup_serve(CLI::App& sub);
 
 } // namespace ptxbench::cli

@@ -2,6 +2,7 @@
 
 #include "agent/executor.hpp"
 #include "agent/http_transport.hpp"
+#include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
 #include "cli/tools.hpp"
 #include "exec/evaluator.hpp"
@@ -14,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <unistd.h>
 
@@ -67,6 +69,7 @@ util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const R
   if (!plan)
     return plan.take_error();
   plan->jobs = job.plan.jobs;
+  if (!job.plan.eval.service.empty()) plan->eval.service = job.plan.eval.service;
   return plan;
 }
 
@@ -110,6 +113,16 @@ std::string live_device_text(compile::Arch arch) {
   return measure::render_live_device(*device);
 }
 
+// The evaluation service's client settings; the bearer token comes from the environment.
+agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
+  agent::RemoteOptions options;
+  options.urls = plan.eval.service;
+  options.eval = agent::eval_options(plan);
+  if (const char* token = std::getenv(kServiceTokenEnv); token != nullptr)
+    options.token = agent::Secret(token);
+  return options;
+}
+
 } // namespace
 
 std::filesystem::path default_run_dir(std::string_view prefix) {
@@ -141,9 +154,13 @@ ExitCode run_job(RunJob job, std::string_view command) {
   if (!checker) return report_error(command, checker.error());
 
   agent::RunDeps deps;
+  auto transport = agent::make_curl_transport();
   std::unique_ptr<exec::Evaluator> evaluator;
   std::unique_ptr<agent::Executor> executor;
-  if (job.gpu == GpuUse::when_present && agent::cuda_device_present()) {
+  if (!job.plan.eval.service.empty() && job.gpu == GpuUse::when_present) {
+    executor = std::make_unique<agent::RemoteExecutor>(**checker, *transport,
+                                                       remote_options(job.plan));
+  } else if (job.gpu == GpuUse::when_present && agent::cuda_device_present()) {
     evaluator = std::make_unique<exec::Evaluator>(**checker, **suite);
     executor = std::make_unique<agent::GpuExecutor>(**checker, *evaluator,
                                                     agent::eval_options(job.plan));
@@ -154,7 +171,6 @@ ExitCode run_job(RunJob job, std::string_view command) {
                        "SASS) and is recorded as static_only\n",
                command, job.gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
   }
-  auto transport = agent::make_curl_transport();
   StopSignals signals;
   g_cancel.store(false);
   deps.store = store->get();

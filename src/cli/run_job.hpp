@@ -1,6 +1,6 @@
 // Running a plan into a run directory, shared by `ptxbench run` and `ptxbench demo`: builds the
-// real implementations (registry, curl transport, checker, GPU evaluator or static executor,
-// run store), runs the plan with a progress line, prints the summary and writes the exports.
+// real implementations (registry, curl transport, checker, evaluation service client, GPU
+// evaluator or static executor, run store), runs the plan with a progress line, prints the summary and writes the exports.
 #pragma once
 
 #include "agent/plan.hpp"
@@ -11,6 +11,9 @@
 namespace ptxbench::cli {
 
 enum class RunMode : std::uint8_t { fresh = 1, resume = 2 };
+
+// The environment variable holding the evaluation service's bearer token (both sides).
+inline constexpr const char* kServiceTokenEnv = "PTXBENCH_SERVICE_TOKEN";
 // Whether the GPU step runs when a GPU is present (`--static-only` turns it off).
 enum class GpuUse : std::uint8_t { when_present = 1, never = 2 };
 

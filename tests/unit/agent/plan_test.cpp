@@ -134,3 +134,15 @@ TEST(RunPlan, TheShippedPlansParseAndExpand) {
   }
   EXPECT_GE(seen, 2);
 }
+
+TEST(RunPlan, EvaluationServicesAreStoredWithThePlanAndMustBeHttpUrls) {
+  RunPlan plan = parse_ok(R"({"models": ["demo"],
+                              "eval": {"service": ["http://gpu-a:8000", "http://gpu-b:8000/"]}})");
+  EXPECT_EQ(plan.eval.service,
+            (std::vector<std::string>{"http://gpu-a:8000", "http://gpu-b:8000/"}));
+  EXPECT_EQ(parse_ok(plan_to_json(plan).dump()).eval.service, plan.eval.service);
+  EXPECT_FALSE(plan_to_json(parse_ok(R"({"models": ["demo"]})"))["eval"].contains("service"));
+  EXPECT_NE(parse_error(R"({"models": ["demo"], "eval": {"service": ["gpu-a:8000"]}})")
+                .find("$.eval.service: evaluation service \"gpu-a:8000\": expected an http://"),
+            std::string::npos);
+}

@@ -1,0 +1,152 @@
+// `ptxbench serve`: the evaluation service (docs/service.md) until SIGINT or SIGTERM. The
+// first line on stdout is the bound URL, so scripts can start it with --port 0 and read where
+// it listens. The first signal stops taking tasks and lets running evaluations finish (queued
+// tasks stay in the state folder for the next start); a second one exits at once, and the
+// next start re-queues what was running.
+#include "cli/commands.hpp"
+#include "cli/run_job.hpp"
+#include "cli/tools.hpp"
+#include "service/http_server.hpp"
+#include "service/service.hpp"
+#include "util/paths.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fmt/core.h>
+#include <memory>
+#include <mutex>
+#include <unistd.h>
+
+namespace ptxbench::cli {
+namespace {
+
+struct ServeCliOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  std::string gpus = "all";
+  std::string state;
+  double max_body_mib = 8;
+};
+
+int g_signal_pipe[2] = {-1, -1};
+std::atomic<int> g_signals{0}; // lock-free, so usable in a signal handler
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void on_serve_signal(int signal) {
+  if (g_signals.fetch_add(1) > 0)
+    std::_Exit(128 + signal);
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t written = ::write(g_signal_pipe[1], &byte, 1);
+}
+
+void install_stop_signals() {
+  if (::pipe(g_signal_pipe) != 0)
+    throw util::Fatal("pipe for the stop signal failed");
+  std::signal(SIGINT, on_serve_signal);
+  std::signal(SIGTERM, on_serve_signal);
+}
+
+// Blocks until the first SIGINT or SIGTERM.
+void wait_for_stop_signal() {
+  char byte = 0;
+  while (::read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+}
+
+void log_line(const std::string& line) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  fmt::print(stderr, "{} {}\n", service::utc_now(), line);
+}
+
+util::Expected<service::HttpOptions> http_options(const ServeCliOptions& o) {
+  if (o.port < 0 || o.port > 65535 || o.max_body_mib <= 0 || o.max_body_mib > 1024)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--port must be 0..65535 and --max-body-mib in (0, 1024]");
+  service::HttpOptions options;
+  options.host = o.host;
+  options.port = o.port;
+  options.max_body_bytes = static_cast<std::size_t>(o.max_body_mib * 1024 * 1024);
+  if (const char* token = std::getenv(kServiceTokenEnv); token != nullptr)
+    options.token = token;
+  return options;
+}
+
+std::string workers_text(const service::Health& health) {
+  std::string out;
+  for (const auto& worker : health.workers)
+    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", worker.device,
+                       worker.name.empty() ? "" : " (" + worker.name + ")");
+  return out;
+}
+
+ExitCode run_serve(const ServeCliOptions& o) {
+  auto http = http_options(o);
+  if (!http)
+    return report_error("serve", http.error());
+  Toolchain tools;
+  auto suite = tools.suite();
+  if (!suite)
+    return report_error("serve", suite.error());
+  auto checker = tools.checker();
+  if (!checker)
+    return report_error("serve", checker.error());
+  auto gpus = service::parse_gpus(o.gpus, service::cuda_device_count());
+  if (!gpus)
+    return report_error("serve", gpus.error());
+  service::ServiceOptions options;
+  options.state_dir =
+      o.state.empty() ? util::cache_root() / "service" : std::filesystem::path(o.state);
+  options.gpus = *gpus;
+  options.log = log_line;
+  auto evaluation_service = service::Service::start(**checker, **suite, options);
+  if (!evaluation_service)
+    return report_error("serve", evaluation_service.error());
+  service::HttpServer server(**evaluation_service, *http);
+  install_stop_signals();
+  auto url = server.start();
+  if (!url)
+    return report_error("serve", url.error());
+  fmt::print("{}\n", *url);
+  std::fflush(stdout);
+  const service::Health health = (*evaluation_service)->health();
+  log_line(fmt::format("serving {} with {}; state {}; {} task(s) queued{}", *url,
+                       workers_text(health), options.state_dir.string(), health.queue_size,
+                       gpus->empty() ? "; no GPU: evaluations stop after the static check" : ""));
+  wait_for_stop_signal();
+  log_line("stopping: running evaluations finish, queued ones wait for the next start "
+           "(a second signal stops at once; running ones are re-queued then)");
+  server.stop();
+  (*evaluation_service)->stop();
+  log_line("stopped");
+  return ExitCode::ok;
+}
+
+} // namespace
+
+Action setup_serve(CLI::App& sub) {
+  auto o = std::make_shared<ServeCliOptions>();
+  sub.add_option("--host", o->host, "address to listen on")->capture_default_str();
+  sub.add_option("--port", o->port, "port (0: any free one; the URL is the first line on stdout)")
+      ->capture_default_str();
+  sub.add_option("--gpus", o->gpus,
+                 "CUDA devices, one worker (supervisor) each: all, or indices like 0,1; without "
+                 "a GPU one worker runs the static part of every evaluation")
+      ->capture_default_str();
+  sub.add_option("--state", o->state,
+                 "folder of the task database (tasks survive restarts; default "
+                 "<cache>/service, the cache being $PTXBENCH_CACHE or ~/.cache/ptxbench)");
+  sub.add_option("--max-body-mib", o->max_body_mib, "largest request body accepted (413 beyond)")
+      ->capture_default_str();
+  sub.footer(
+      fmt::format("Endpoints (docs/service.md): GET /health, GET /definitions[/NAME[/workloads]], "
+                  "POST /evaluate | /sanitize | /profile (a task id at once), "
+                  "GET /tasks/ID?timeout=S (long-poll), POST /tasks/batch. With ${} set, "
+                  "every endpoint but / and /health wants `Authorization: Bearer $TOKEN`.",
+                  kServiceTokenEnv));
+  return [o] { return run_serve(*o); };
+}
+
+} // namespace ptxbench::cli

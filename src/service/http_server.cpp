@@ -1,0 +1,305 @@
+#include "service/http_server.hpp"
+
+#include "trace/json_io.hpp"
+
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <httplib.h>
+#include <thread>
+
+#ifndef PTXBENCH_VERSION
+#define PTXBENCH_VERSION "unknown"
+#endif
+
+namespace ptxbench::service {
+namespace {
+
+using Request = httplib::Request;
+using Response = httplib::Response;
+
+constexpr double kMaxWaitS = 3600; // FIBServe's long-poll bound
+
+constexpr std::array<std::string_view, 10> kEndpoints{"GET /health",
+                                                      "GET /definitions",
+                                                      "GET /definitions/{name}",
+                                                      "GET /definitions/{name}/workloads",
+                                                      "POST /evaluate",
+                                                      "POST /sanitize",
+                                                      "POST /profile",
+                                                      "GET /tasks/{id}?timeout=s",
+                                                      "POST /tasks/batch",
+                                                      "GET /"};
+
+void reply(Response& response, const Json& body, int status = 200) {
+  response.status = status;
+  response.set_content(dump_json(body), "application/json");
+}
+
+int status_of(util::ErrorKind kind) {
+  switch (kind) {
+  case util::ErrorKind::invalid_input:
+    return 400;
+  case util::ErrorKind::not_found:
+    return 404;
+  case util::ErrorKind::unsupported:
+    return 503;
+  default:
+    return 500;
+  }
+}
+
+void reply_error(Response& response, const util::Error& error) {
+  reply(response, Json{{"error", error.message}}, status_of(error.kind));
+}
+
+// Long-poll wait in seconds, from a query parameter or a JSON member; 0 when absent.
+util::Expected<std::chrono::milliseconds> wait_of(std::optional<double> seconds) {
+  const double value = seconds.value_or(0.0);
+  if (!std::isfinite(value) || value < 0 || value > kMaxWaitS)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            fmt::format("\"timeout\" must be seconds from 0 to {}", kMaxWaitS));
+  return std::chrono::milliseconds(static_cast<long long>(value * 1000));
+}
+
+util::Expected<std::chrono::milliseconds> query_wait(const Request& request) {
+  if (!request.has_param("timeout"))
+    return wait_of(std::nullopt);
+  const std::string text = request.get_param_value("timeout");
+  double value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "\"timeout\" must be a number of seconds");
+  return wait_of(value);
+}
+
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned char differ = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    differ |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return differ == 0;
+}
+
+Json health_json(const Health& health) {
+  Json workers = Json::array();
+  bool all_healthy = true;
+  for (const WorkerHealth& w : health.workers) {
+    Json worker{{"device", w.device},
+                {"healthy", w.healthy},
+                {"busy", !w.task_id.empty()},
+                {"finished", w.finished}};
+    if (!w.name.empty())
+      worker["name"] = w.name;
+    if (!w.task_id.empty())
+      worker["task_id"] = w.task_id;
+    workers.push_back(std::move(worker));
+    all_healthy = all_healthy && w.healthy;
+  }
+  return {{"status", health.stopping ? "stopping"
+                     : all_healthy   ? "ok"
+                                     : "degraded"},
+          {"workers", workers},
+          {"queue_size", health.queue_size}};
+}
+
+} // namespace
+
+struct HttpServer::Impl {
+  Service& service;
+  HttpOptions options;
+  httplib::Server server;
+  std::thread thread;
+  std::atomic<bool> listen_returned{false};
+  bool started = false;
+
+  Impl(Service& s, HttpOptions o) : service(s), options(std::move(o)) {}
+  void routes();
+  void guards();
+  void submit(TaskKind kind, const Request& request, Response& response);
+  void get_task(const Request& request, Response& response);
+  void batch(const Request& request, Response& response);
+  void definition(const Request& request, Response& response, bool workloads);
+};
+
+void HttpServer::Impl::guards() {
+  server.set_payload_max_length(options.max_body_bytes);
+  const int threads = options.threads;
+  server.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  server.set_pre_routing_handler([this](const Request& request, Response& response) {
+    if (options.token.empty() || request.path == "/" || request.path == "/health")
+      return httplib::Server::HandlerResponse::Unhandled;
+    const std::string header = request.get_header_value("Authorization");
+    if (header.starts_with("Bearer ") && same_secret(header.substr(7), options.token))
+      return httplib::Server::HandlerResponse::Unhandled;
+    reply(response, Json{{"error", "missing or wrong bearer token (Authorization: Bearer ...)"}},
+          401);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.set_error_handler([this](const Request& request, Response& response) {
+    if (!response.body.empty())
+      return;
+    std::string what =
+        response.status == 413
+            ? fmt::format("request body larger than {} bytes", options.max_body_bytes)
+        : response.status == 404 ? fmt::format("no endpoint {} {}", request.method, request.path)
+                                 : fmt::format("HTTP {}", response.status);
+    reply(response, Json{{"error", what}}, response.status);
+  });
+  server.set_exception_handler([](const Request&, Response& response, std::exception_ptr error) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    reply(response, Json{{"error", "internal error: " + what}}, 500);
+  });
+}
+
+void HttpServer::Impl::routes() {
+  server.Get("/", [](const Request&, Response& response) {
+    reply(
+        response,
+        Json{{"name", "ptxbench serve"}, {"version", PTXBENCH_VERSION}, {"endpoints", kEndpoints}});
+  });
+  server.Get("/health", [this](const Request&, Response& response) {
+    reply(response, health_json(service.health()));
+  });
+  server.Get("/definitions", [this](const Request&, Response& response) {
+    Json out = Json::array();
+    for (const suite::Problem& problem : service.suite().problems())
+      out.push_back({{"name", problem.name()},
+                     {"description", problem.definition.description.value_or("")},
+                     {"op_type", problem.definition.op_type},
+                     {"suite", problem.suite}});
+    reply(response, out);
+  });
+  server.Get(R"(/definitions/([^/]+))", [this](const Request& request, Response& response) {
+    definition(request, response, false);
+  });
+  server.Get(
+      R"(/definitions/([^/]+)/workloads)",
+      [this](const Request& request, Response& response) { definition(request, response, true); });
+  for (TaskKind kind : {TaskKind::evaluate, TaskKind::sanitize, TaskKind::profile})
+    server.Post(fmt::format("/{}", to_string(kind)),
+                [this, kind](const Request& request, Response& response) {
+                  submit(kind, request, response);
+                });
+  server.Post("/tasks/batch",
+              [this](const Request& request, Response& response) { batch(request, response); });
+  server.Get(R"(/tasks/([^/]+))",
+             [this](const Request& request, Response& response) { get_task(request, response); });
+}
+
+void HttpServer::Impl::definition(const Request& request, Response& response, bool workloads) {
+  auto problem = service.suite().find(request.matches[1].str());
+  if (!problem)
+    return reply_error(response, problem.error());
+  if (workloads)
+    return reply(response, Json::array({trace::to_json((*problem)->workload)}));
+  reply(response, trace::to_json((*problem)->definition));
+}
+
+void HttpServer::Impl::submit(TaskKind kind, const Request& request, Response& response) {
+  auto parsed = parse_task_request(request.body, kind, service.suite());
+  if (!parsed)
+    return reply_error(response, parsed.error());
+  auto submitted = service.submit(*parsed);
+  if (!submitted)
+    return reply_error(response, submitted.error());
+  reply(response, Json{{"task_id", submitted->task_id},
+                       {"normalized_solution_name", submitted->solution_name}});
+}
+
+void HttpServer::Impl::get_task(const Request& request, Response& response) {
+  auto wait = query_wait(request);
+  if (!wait)
+    return reply_error(response, wait.error());
+  auto task = service.task(request.matches[1].str(), *wait);
+  if (!task)
+    return reply_error(response, task.error());
+  reply(response, task_json(*task));
+}
+
+void HttpServer::Impl::batch(const Request& request, Response& response) {
+  auto body = trace::parse_json_text(request.body, "request body");
+  if (!body)
+    return reply_error(response, body.error());
+  std::vector<std::string> ids;
+  const bool shaped = body->is_object() && body->contains("task_ids") &&
+                      (*body)["task_ids"].is_array() &&
+                      (!body->contains("timeout") || (*body)["timeout"].is_number());
+  if (shaped)
+    for (const Json& id : (*body)["task_ids"])
+      if (id.is_string())
+        ids.push_back(id.get<std::string>());
+  if (!shaped || ids.size() != (*body)["task_ids"].size() || ids.empty())
+    return reply_error(
+        response, util::make_error(util::ErrorKind::invalid_input,
+                                   "expected {\"task_ids\": [ID, ...], \"timeout\": seconds}"));
+  auto wait =
+      wait_of(body->contains("timeout") ? std::optional<double>((*body)["timeout"].get<double>())
+                                        : std::nullopt);
+  if (!wait)
+    return reply_error(response, wait.error());
+  auto tasks = service.tasks(ids, *wait);
+  if (!tasks)
+    return reply_error(response, tasks.error());
+  Json out = Json::array();
+  for (const Task& task : *tasks)
+    out.push_back(task_json(task));
+  reply(response, out);
+}
+
+HttpServer::HttpServer(Service& service, HttpOptions options)
+    : m_impl(std::make_unique<Impl>(service, std::move(options))) {
+  m_impl->guards();
+  m_impl->routes();
+}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+util::Expected<std::string> HttpServer::start() {
+  Impl& impl = *m_impl;
+  int port = impl.options.port;
+  if (port == 0)
+    port = impl.server.bind_to_any_port(impl.options.host);
+  else if (!impl.server.bind_to_port(impl.options.host, port))
+    port = -1;
+  if (port <= 0)
+    return util::make_error(util::ErrorKind::io, fmt::format("cannot listen on {}:{}",
+                                                             impl.options.host, impl.options.port));
+  impl.listen_returned = false;
+  impl.thread = std::thread([&impl] {
+    impl.server.listen_after_bind();
+    impl.listen_returned = true;
+  });
+  impl.started = true;
+  // stop() is a no-op until the accept loop runs.
+  while (!impl.server.is_running() && !impl.listen_returned)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (impl.listen_returned) {
+    stop();
+    return util::make_error(util::ErrorKind::io, "the HTTP server stopped at once");
+  }
+  return fmt::format("http://{}:{}", impl.options.host, port);
+}
+
+void HttpServer::stop() {
+  m_impl->service.stop_accepting();
+  if (!m_impl->started)
+    return;
+  m_impl->server.stop();
+  if (m_impl->thread.joinable())
+    m_impl->thread.join();
+  m_impl->started = false;
+}
+
+} // namespace ptxbench::service

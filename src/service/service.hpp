@@ -1,0 +1,128 @@
+// The evaluation service without its HTTP face (http_server.hpp): a durable FIFO of tasks and
+// one worker thread — a supervisor — per GPU (DESIGN.md §"Service", docs/service.md).
+//
+// Problem. Many agents share few GPUs. An evaluation holds its GPU for seconds to minutes and
+// must not share it (timing); submitting must return at once; a client must be able to wait
+// for its result without polling in a tight loop; and a restart (deploy, crash, SIGKILL) must
+// lose no task and no result.
+//
+// Approach. submit() writes the task to the task store (task_store.hpp) and appends its id to
+// the in-memory queue; each worker thread selects its CUDA device once, owns an
+// exec::Evaluator (whose reference-latency cache stays warm for the life of the process) and
+// takes the oldest queued task, marks it running, evaluates it and writes the result. task()
+// is a long-poll: it waits on a condition variable until the task has finished or the wait
+// has passed. start() re-queues what the task store says a stopped server left unfinished.
+// Without a GPU there is one worker, "cpu", whose evaluations stop after the static check
+// exactly as `ptxbench eval` does on such a machine.
+//
+// Invariants: a task leaves the queue only to a worker that has marked it running; a worker
+// runs one task at a time; stop() lets running tasks finish and leaves queued ones queued in
+// the store; every long-poll returns once stopping starts.
+#pragma once
+
+#include "exec/check.hpp"
+#include "exec/evaluator.hpp"
+#include "service/task.hpp"
+#include "service/task_store.hpp"
+#include "suite/suite.hpp"
+#include "util/error.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+namespace ptxbench::service {
+
+struct ServiceOptions {
+  std::filesystem::path state_dir; // the task store's folder
+  // CUDA device indices, one worker each; empty: one worker without a GPU ("cpu").
+  std::vector<int> gpus;
+  std::filesystem::path candidate_binary; // empty: exec::candidate_binary_path()
+  std::filesystem::path reference_cache = exec::ReferenceLatencyCache::default_file();
+  // One line per event (task finished, worker failure); called from any thread. Optional.
+  std::function<void(const std::string&)> log;
+};
+
+struct WorkerHealth {
+  std::string device;  // "cuda:0", or "cpu"
+  std::string name;    // the GPU's name, or empty
+  bool healthy = true; // the worker thread runs
+  std::string task_id; // the running task, or empty
+  std::int64_t finished = 0;
+};
+
+struct Health {
+  std::vector<WorkerHealth> workers;
+  std::size_t queue_size = 0; // queued tasks, not counting running ones
+  bool stopping = false;
+};
+
+struct Submitted {
+  std::string task_id;
+  std::string solution_name;
+};
+
+class Service {
+public:
+  // Opens the task store, re-queues unfinished tasks and starts the workers.
+  static util::Expected<std::unique_ptr<Service>>
+  start(const exec::Checker& checker, const suite::Suite& suite, ServiceOptions options);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // unsupported once stopping has started; io when the task store refuses.
+  util::Expected<Submitted> submit(const TaskRequest& request);
+  // not_found for an unknown id; otherwise the task after it has finished or `wait` has passed.
+  util::Expected<Task> task(const std::string& id, std::chrono::milliseconds wait);
+  // In request order; not_found when any id is unknown; waits until all have finished.
+  util::Expected<std::vector<Task>> tasks(const std::vector<std::string>& ids,
+                                          std::chrono::milliseconds wait);
+  Health health() const;
+  const suite::Suite& suite() const { return m_suite; }
+
+  // Takes no more tasks and wakes every long-poll; idempotent.
+  void stop_accepting();
+  // stop_accepting(), then waits for running tasks to finish; queued ones stay in the store.
+  void stop();
+
+private:
+  struct Worker;
+  Service(const exec::Checker& checker, const suite::Suite& suite, ServiceOptions options,
+          std::unique_ptr<TaskStore> store);
+  void run_worker(Worker& worker);
+  Task run_task(Worker& worker, const std::string& id);
+  void evaluate(Worker& worker, Task& task);
+  util::Status wait_for(const std::vector<std::string>& ids, std::chrono::milliseconds wait);
+  void log(const std::string& line) const;
+
+  const exec::Checker& m_checker;
+  const suite::Suite& m_suite;
+  ServiceOptions m_options;
+  std::unique_ptr<TaskStore> m_store;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_queue_cv; // workers wait for tasks
+  std::condition_variable m_done_cv;  // long-polls wait for finished tasks
+  std::deque<std::string> m_queue;
+  std::unordered_set<std::string> m_unfinished; // queued or running in this process
+  bool m_stopping = false;
+  std::vector<std::unique_ptr<Worker>> m_workers;
+};
+
+// `--gpus`: "all" (every device; none on a machine without a GPU) or a list of indices
+// "0,1" that must exist among `device_count`.
+util::Expected<std::vector<int>> parse_gpus(std::string_view spec, int device_count);
+// The CUDA devices this process sees (0 when the runtime finds none).
+int cuda_device_count();
+
+} // namespace ptxbench::service

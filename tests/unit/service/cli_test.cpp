@@ -1,0 +1,212 @@
+// `ptxbench serve`, `run --eval-service` and `demo --eval-service` end to end: the real binary,
+// the real nvcc and SASS scan, the service on loopback (no GPU here), a model server on
+// loopback; a service that dies mid-run costs infra turns and the run resumes.
+#include "service_test_support.hpp"
+#include "store/run_store.hpp"
+#include "support/ptxbench_cli.hpp"
+#include "unit/agent/loopback_server.hpp"
+#include "util/fs.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace ptxbench;
+using namespace ptxbench::service::testing;
+using agent::testing::LoopbackServer;
+using agent::testing::reply_json;
+
+namespace {
+
+std::string cache_env(const ScratchDir& cache) {
+  return "PTXBENCH_CACHE=" + cache.path().string();
+}
+
+util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
+  auto result =
+      test_support::run_ptxbench(std::move(args), std::chrono::minutes(5), {cache_env(cache)});
+  EXPECT_TRUE(result) << result.error().message;
+  return result ? *result : util::ProcessResult{};
+}
+
+// `ptxbench serve --port 0` in the background; the URL is its first line on stdout.
+class ServeProcess {
+public:
+  ServeProcess(const std::filesystem::path& state, const ScratchDir& cache) {
+    int out[2];
+    if (::pipe(out) != 0)
+      throw std::runtime_error("pipe");
+    std::vector<std::string> argv{PTXBENCH_BINARY, "serve",       "--port", "0",
+                                  "--state",       state.string()};
+    const std::string path = "PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin";
+    const std::string cache_dir = cache_env(cache);
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      ::putenv(const_cast<char*>(path.c_str()));
+      ::putenv(const_cast<char*>(cache_dir.c_str()));
+      ::dup2(out[1], STDOUT_FILENO);
+      std::vector<char*> raw;
+      for (auto& arg : argv)
+        raw.push_back(arg.data());
+      raw.push_back(nullptr);
+      ::execv(raw[0], raw.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    m_out = out[0];
+    m_url = read_line(std::chrono::seconds(60));
+  }
+  ~ServeProcess() {
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+    }
+    ::close(m_out);
+  }
+  const std::string& url() const { return m_url; }
+  // Sends `signal` and returns the exit status (or -signal when killed by one).
+  int stop(int signal) {
+    ::kill(m_pid, signal);
+    int status = 0;
+    ::waitpid(m_pid, &status, 0);
+    m_pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+
+private:
+  std::string read_line(std::chrono::milliseconds limit) {
+    std::string line;
+    char c = 0;
+    pollfd fd{m_out, POLLIN, 0};
+    while (::poll(&fd, 1, static_cast<int>(limit.count())) > 0 && ::read(m_out, &c, 1) == 1 &&
+           c != '\n')
+      line += c;
+    return line;
+  }
+  pid_t m_pid = -1;
+  int m_out = -1;
+  std::string m_url;
+};
+
+nlohmann::json chat_body(const std::string& text) {
+  return {{"choices",
+           {{{"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 50}}}};
+}
+
+std::filesystem::path write_registry(const ScratchDir& dir, const std::string& base_url) {
+  auto path = dir.path() / "models.json";
+  EXPECT_TRUE(
+      util::write_file_atomic(path, R"({"models": {"loop": {"provider": "openai", "base_url": ")" +
+                                        base_url + R"(/v1", "model": "m", "max_attempts": 1}}})"));
+  return path;
+}
+
+} // namespace
+
+TEST(ServeCli, PrintsItsUrlFirstAndAKilledServerLosesNoTask) {
+  ScratchDir state, cache;
+  std::string id;
+  {
+    ServeProcess serve(state.path(), cache);
+    ASSERT_EQ(serve.url().rfind("http://127.0.0.1:", 0), 0u) << serve.url();
+    ASSERT_EQ(http(serve.url(), "GET", "/health").json["status"], "ok");
+    id = submit(serve.url(), fill_kernel("killed mid-evaluation"));
+    for (int i = 0; i < 200 && http(serve.url(), "GET", "/tasks/" + id).json["status"] != "running";
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(http(serve.url(), "GET", "/tasks/" + id).json["status"], "running");
+    EXPECT_EQ(serve.stop(SIGKILL), -SIGKILL);
+  }
+  ServeProcess again(state.path(), cache);
+  Answer done = http(again.url(), "GET", "/tasks/" + id + "?timeout=300");
+  EXPECT_EQ(done.json["status"], "completed") << done.body;
+  EXPECT_EQ(done.json["attempts"], 2);
+  EXPECT_EQ(again.stop(SIGTERM), 0); // graceful: exit status 0
+}
+
+TEST(ServeCli, TheDemoRunsItsGpuStepThroughTheService) {
+  ScratchDir state, dir, cache;
+  LiveService live(state.path());
+  auto demo = run_ptxbench(
+      {"demo", "--eval-service", live.url(), "--out", (dir.path() / "demo").string()}, cache);
+  EXPECT_EQ(demo.exit_code, 0) << demo.err << demo.out;
+  EXPECT_NE(demo.out.find("(remote on sm_90a)"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("turn 1: compile"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("turn 3: static_only"), std::string::npos);
+  // Turn 1 did not build, so only turns 2 and 3 reached the service.
+  EXPECT_EQ(live.service().health().workers[0].finished, 2);
+  auto store = store::RunStore::open_existing(dir.path() / "demo");
+  ASSERT_TRUE(store);
+  auto turns = *(*store)->finished_turns((*(*store)->trajectories())[0].id);
+  ASSERT_EQ(turns.size(), 3u);
+  EXPECT_NE(turns[2].feedback.value_or("").find("Not run: correctness, timing and dynamic "
+                                                "instruction counts need a GPU"),
+            std::string::npos)
+      << turns[2].feedback.value_or("");
+  ASSERT_EQ(turns[2].evaluations.size(), 1u);
+  auto bad = run_ptxbench({"demo", "--eval-service", "localhost:1"}, cache);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("expected an http:// or https:// URL"), std::string::npos) << bad.err;
+}
+
+TEST(ServeCli, AServiceThatDiesMidRunCostsInfraTurnsAndTheRunResumes) {
+  ScratchDir state, dir, cache;
+  auto live = std::make_unique<LiveService>(state.path());
+  std::mutex mutex;
+  std::vector<std::size_t> message_counts;
+  bool killed = false;
+  LoopbackServer model([&](int, const httplib::Request& request, httplib::Response& response) {
+    const std::size_t count = nlohmann::json::parse(request.body)["messages"].size();
+    std::lock_guard lock(mutex);
+    message_counts.push_back(count);
+    if (count == 4 && !killed) { // the service dies before the second turn is evaluated
+      live->stop();
+      killed = true;
+    }
+    reply_json(response, chat_body("```cuda\n" + fill_kernel("mid-run") + "```\n"));
+  });
+  auto registry = write_registry(dir, model.base_url());
+  auto run_dir = dir.path() / "run";
+  auto first = run_ptxbench({"run", "--registry", registry.string(), "--model", "loop", "--variant",
+                             "none", "--turns", "3", "--target-speedup", "0", "--quiet",
+                             "--eval-service", live->url(), "--out", run_dir.string()},
+                            cache);
+  EXPECT_EQ(first.exit_code, 1) << first.err << first.out;
+  EXPECT_NE(first.out.find("infrastructure failures in a row"), std::string::npos) << first.out;
+
+  {
+    std::lock_guard lock(mutex);
+    live = std::make_unique<LiveService>(state.path()); // same state, another port
+  }
+  auto resumed = run_ptxbench(
+      {"run", "--resume", run_dir.string(), "--quiet", "--eval-service", live->url()}, cache);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("turn_budget, 3 counted turns"), std::string::npos) << resumed.out;
+
+  auto store = store::RunStore::open_existing(run_dir);
+  ASSERT_TRUE(store);
+  auto trajectories = *(*store)->trajectories();
+  ASSERT_EQ(trajectories.size(), 1u);
+  auto turns = *(*store)->finished_turns(trajectories[0].id);
+  int counted = 0, infra = 0;
+  for (const auto& turn : turns) {
+    if (turn.category == store::TurnCategory::infra) {
+      ++infra;
+      EXPECT_EQ(turn.counting, store::Counting::not_counted);
+    } else {
+      ++counted;
+      EXPECT_EQ(turn.category, store::TurnCategory::static_only);
+      ASSERT_EQ(turn.evaluations.size(), 1u);
+    }
+  }
+  EXPECT_EQ(counted, 3);
+  EXPECT_EQ(infra, 4); // max_infra_retries (3) + the one that stopped the trajectory
+  // The model saw no infra turn: every call after the first carried one finished pair more.
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 4, 4, 4, 4, 6}));
+}
