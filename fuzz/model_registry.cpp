@@ -1,0 +1,25 @@
+// The model registry (a config file users edit): parse; every accepted model has a name, a
+// known provider and a unique name.
+#include "agent/registry.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <set>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace ptxbench::agent;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto registry = parse_registry(text, "/fuzz/models.json");
+  if (!registry) {
+    if (registry.error().message.empty()) std::abort();
+    return 0;
+  }
+  std::set<std::string> names;
+  for (const ModelSpec& model : registry->models) {
+    if (model.name.empty() || model.provider.empty()) std::abort();
+    if (!names.insert(model.name).second) std::abort();
+    if (registry->find(model.name) == nullptr) std::abort();
+  }
+  return 0;
+}
