@@ -38,7 +38,9 @@ ExitCode run_check(const CheckOptions& options) {
     else fmt::print("{}{}", all.empty() && &arch_name == &options.arches.front() ? "" : "\n",
                     exec::render_text(*report));
   }
-  if (options.json) fmt::print("{}\n", all.dump(2));
+  // nvcc echoes source lines, which may hold any bytes: invalid UTF-8 is printed as U+FFFD.
+  if (options.json)
+    fmt::print("{}\n", all.dump(2, ' ', false, decltype(all)::error_handler_t::replace));
   return code;
 }
 

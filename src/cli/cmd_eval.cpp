@@ -75,7 +75,10 @@ ExitCode run_eval(const EvalCliOptions& o) {
   if (!o.trace_out.empty())
     if (auto written = trace::append_trace(o.trace_out, exec::to_trace(*ev, **problem)); !written)
       return report_error("eval", written.error());
-  if (o.json) fmt::print("{}\n", exec::to_json(*ev, **problem).dump(2));
+  // A candidate's log may hold any bytes: invalid UTF-8 is printed as U+FFFD, never thrown on.
+  if (o.json)
+    fmt::print("{}\n", exec::to_json(*ev, **problem)
+                           .dump(2, ' ', false, trace::Json::error_handler_t::replace));
   else fmt::print("{}", exec::render_text(*ev));
   return exit_code(*ev);
 }

@@ -72,9 +72,15 @@ std::optional<CompileResult> read_entry(const fs::path& dir) {
 util::Status write_entry_files(const fs::path& dir, const CompileResult& result) {
   if (auto s = util::write_file_atomic(dir / "compile.log", result.log); !s)
     return s;
-  if (auto s = util::write_file_atomic(dir / "ptxas.json", to_json(result.kernels).dump(2)); !s)
+  // nvcc echoes source lines byte for byte: invalid UTF-8 in them is stored as U+FFFD (the raw
+  // log is compile.log).
+  constexpr auto replace = nlohmann::json::error_handler_t::replace;
+  if (auto s = util::write_file_atomic(dir / "ptxas.json",
+                                       to_json(result.kernels).dump(2, ' ', false, replace));
+      !s)
     return s;
-  return util::write_file_atomic(dir / "result.json", result_json(result).dump(2));
+  return util::write_file_atomic(dir / "result.json",
+                                 result_json(result).dump(2, ' ', false, replace));
 }
 
 } // namespace

@@ -230,7 +230,9 @@ util::Expected<ExportedFiles> export_run(store::RunStore& store,
     if (!json)
       return json.take_error();
     auto path = out_dir / "trajectories" / (file_stem(item.record.key) + ".json");
-    if (auto status = util::write_file_atomic(path, json->dump(2) + "\n"); !status)
+    const std::string text =
+        json->dump(2, ' ', false, std::decay_t<decltype(*json)>::error_handler_t::replace);
+    if (auto status = util::write_file_atomic(path, text + "\n"); !status)
       return status.take_error();
     files.trajectories.push_back(path);
   }

@@ -112,7 +112,8 @@ public:
                    {"groups", groups},
                    {"categories", categories},
                    {"usage", usage}};
-    return {OutputFile{"report.json", out.dump(2) + "\n"}};
+    return {OutputFile{"report.json",
+                       out.dump(2, ' ', false, decltype(out)::error_handler_t::replace) + "\n"}};
   }
 };
 

@@ -67,6 +67,23 @@ TEST(CheckCli, BannedLibraryIsRejectedBeforeCompilingWithThePapersMessage) {
   EXPECT_EQ(result.out.find("compile "), std::string::npos) << "nothing may be compiled";
 }
 
+// nvcc echoes the offending source line byte for byte; a kernel file that is not UTF-8 must
+// still give a JSON report (with U+FFFD in place of the bad bytes), not an exception.
+TEST(CheckCli, CompileErrorOnALineThatIsNotUtf8GivesAJsonReport) {
+  auto dir = std::filesystem::temp_directory_path() / "ptxbench_check_cli_utf8";
+  std::filesystem::create_directories(dir);
+  auto source = dir / "not_utf8.cu";
+  ASSERT_TRUE(ptxbench::util::write_file_atomic(
+      source, "const char* s = \"\xff\xfe\";\nvoid run(const void*, const void*, void*, long, "
+              "void*) { undefined_fn(\"\xff\"); }\n"));
+  auto result = run_ptxbench(
+      {"check", source.string(), "--problem", "gemm_n7168_k5120", "--json"});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  const auto report = nlohmann::json::parse(result.out).at(0);
+  EXPECT_EQ(report["outcome"], "compile_error") << result.out;
+  EXPECT_NE(result.out.find("\xef\xbf\xbd"), std::string::npos) << "U+FFFD for the bad bytes";
+}
+
 TEST(CheckCli, UnknownProblemIsABadInputWithASuggestion) {
   auto result = run_ptxbench({"check", kernel("simt_gemm.cu"), "--problem", "gemm_n7168"});
   EXPECT_EQ(result.exit_code, 2);
