@@ -138,7 +138,7 @@ util::Expected<ModelRegistry> parse_registry(std::string_view text,
   Json json;
   try {
     json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) { // parse_error, or out_of_range for a number like 1e999
     return util::make_error(util::ErrorKind::invalid_input,
                             origin.string() + ": $: not valid JSON (" + e.what() + ")");
   }

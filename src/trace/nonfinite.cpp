@@ -106,6 +106,9 @@ util::Expected<Json> parse_json_text(std::string_view text, const std::string& o
                             origin + ": invalid JSON at " +
                                 position_text(text, quoted, error.byte) + ": " +
                                 parse_detail(error.what()));
+  } catch (const Json::exception& error) { // out_of_range: a number beyond double (1e999)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            origin + ": invalid JSON: " + parse_detail(error.what()));
   }
 }
 
