@@ -112,8 +112,11 @@ struct InstructionCounter::Impl {
   std::vector<util::Phase> setup_steps;
   CUpti_Profiler_Host_Object* host = nullptr;
   bool profiler_initialised = false;
+  ProfilerSession kept;                   // open between open_session() and close_session()
+  std::vector<std::uint8_t> next_image;   // initialised for the next count() in that session
 
   ~Impl() {
+    kept.disable(); // before the profiler goes
     if (host != nullptr) {
       auto params = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       params.pHostObject = host;
@@ -286,16 +289,20 @@ util::Status InstructionCounter::Impl::run_passes(const CallFn& call, cudaStream
       before_pass(stream);
       PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), kFailure);
     }
+    step(counts.steps, "before_pass", since);
     auto start = make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = session.object;
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStart(&start), kFailure);
+    step(counts.steps, "start", since);
     counts.call_status = call(stream);
     ++counts.calls;
+    step(counts.steps, "call", since);
     if (counts.call_status == 0) counts.call_status = cudaDeviceSynchronize();
+    step(counts.steps, "sync", since);
     auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = session.object;
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStop(&stop), kFailure);
-    step(counts.steps, "pass", since);
+    step(counts.steps, "stop", since);
     if (stop.isAllPassSubmitted || counts.call_status != 0) return util::Ok{};
   }
   return util::make_error(kFailure, "range profiler passes did not complete");
@@ -362,6 +369,26 @@ util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& se
   return image;
 }
 
+util::Status enable_session(ProfilerSession& session) {
+  auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  enable.ctx = current_context();
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerEnable(&enable), kFailure);
+  session.object = enable.pRangeProfilerObject;
+  return util::Ok{};
+}
+
+// Moves the finished passes' counters into the counter data image.
+util::Status decode(ProfilerSession& session) {
+  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  decode.pRangeProfilerObject = session.object;
+  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerDecodeData(&decode), kFailure);
+  if (decode.numOfRangeDropped > 0)
+    return util::make_error(kFailure, fmt::format("the call launched more than {} kernels; {} "
+                                                  "ranges dropped", kMaxRanges,
+                                                  decode.numOfRangeDropped));
+  return util::Ok{};
+}
+
 } // namespace
 
 util::Expected<InstructionCounts> InstructionCounter::count(const CallFn& call,
@@ -379,35 +406,78 @@ util::Expected<InstructionCounts> InstructionCounter::count(
   PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
   step(counts.steps, "pause_tracing", since);
-  ProfilerSession session;
-  auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-  enable.ctx = current_context();
-  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerEnable(&enable), kFailure);
-  session.object = enable.pRangeProfilerObject;
-  step(counts.steps, "enable", since);
-  auto image = counter_data_image(session, c_strings(m_impl->metrics));
-  if (!image) return image.take_error();
-  step(counts.steps, "counter_data_image", since);
-  if (auto ran = m_impl->run_passes(call, stream, before_pass, session, *image, counts); !ran)
+  // Without an open session this count opens one for itself and closes it at the end.
+  ProfilerSession own;
+  ProfilerSession& session = m_impl->kept.object != nullptr ? m_impl->kept : own;
+  if (session.object == nullptr) {
+    auto enabled = enable_session(own);
+    if (!enabled) return enabled.take_error();
+    step(counts.steps, "enable", since);
+  }
+  std::vector<std::uint8_t> image = std::exchange(m_impl->next_image, {});
+  if (image.empty()) {
+    auto made = counter_data_image(session, c_strings(m_impl->metrics));
+    if (!made) return made.take_error();
+    image = std::move(*made);
+    step(counts.steps, "counter_data_image", since);
+  }
+  if (auto ran = m_impl->run_passes(call, stream, before_pass, session, image, counts); !ran)
     return ran.take_error();
   since = Clock::now();
   if (counts.call_status != 0) return counts;
-  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
-  decode.pRangeProfilerObject = session.object;
-  PTXBENCH_CUPTI_TRY(cuptiRangeProfilerDecodeData(&decode), kFailure);
-  if (decode.numOfRangeDropped > 0)
-    return util::make_error(kFailure, fmt::format("the call launched more than {} kernels; {} "
-                                                  "ranges dropped", kMaxRanges,
-                                                  decode.numOfRangeDropped));
+  if (auto decoded = decode(session); !decoded) return decoded.take_error();
   step(counts.steps, "decode", since);
-  if (auto evaluated = m_impl->evaluate(*image, counts); !evaluated) return evaluated.take_error();
+  if (auto evaluated = m_impl->evaluate(image, counts); !evaluated) return evaluated.take_error();
   fill_families(counts);
   step(counts.steps, "evaluate", since);
-  session.disable();
-  step(counts.steps, "disable", since);
+  if (own.object != nullptr) {
+    own.disable();
+    step(counts.steps, "disable", since);
+  }
   counts.pass_ms = std::chrono::duration<double, std::milli>(Clock::now() - began).count();
   return counts;
 }
+
+util::Expected<std::vector<util::Phase>> InstructionCounter::open_session(const CallFn& warm,
+                                                                          cudaStream_t stream) {
+  if (m_impl->kept.object != nullptr)
+    return util::make_error(util::ErrorKind::invalid_input, "a profiler session is open already");
+  auto since = Clock::now();
+  InstructionCounts counts;
+  ActivityTracingPause pause;
+  PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
+  PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
+  if (auto enabled = enable_session(m_impl->kept); !enabled) return enabled.take_error();
+  step(counts.steps, "enable", since);
+  auto image = counter_data_image(m_impl->kept, c_strings(m_impl->metrics));
+  if (!image) return image.take_error();
+  step(counts.steps, "counter_data_image", since);
+  auto ran = m_impl->run_passes(warm, stream, {}, m_impl->kept, *image, counts);
+  since = Clock::now();
+  if (ran && counts.call_status != 0)
+    ran = util::make_error(kFailure, fmt::format("the warm-up call failed: {}",
+                                                 cudaGetErrorString(cudaError_t(counts.call_status))));
+  if (ran) ran = decode(m_impl->kept);
+  if (!ran) {
+    m_impl->kept.disable();
+    return ran.take_error();
+  }
+  step(counts.steps, "decode", since);
+  auto next = counter_data_image(m_impl->kept, c_strings(m_impl->metrics));
+  if (!next) return next.take_error();
+  m_impl->next_image = std::move(*next);
+  step(counts.steps, "next_counter_data_image", since);
+  return std::move(counts.steps);
+}
+
+util::Phase InstructionCounter::close_session() {
+  const auto since = Clock::now();
+  m_impl->kept.disable();
+  m_impl->next_image.clear();
+  return {"disable", std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - since)};
+}
+
+bool InstructionCounter::session_open() const { return m_impl->kept.object != nullptr; }
 
 const std::string& InstructionCounter::chip() const { return m_impl->chip; }
 const std::vector<std::string>& InstructionCounter::metrics() const { return m_impl->metrics; }

@@ -66,6 +66,10 @@ struct CounterOptions {
   CounterAvailability availability = CounterAvailability::query;
 };
 
+// Launches a one-block kernel that does nothing on `stream`: the call to warm a session with
+// (InstructionCounter::open_session). Returns the launch's cudaError_t.
+int launch_warmup_kernel(cudaStream_t stream);
+
 // Owns a CUPTI profiler host configuration for one device. count() enables the range
 // profiler on the context only for the duration of one call (auto range, kernel replay: CUPTI
 // replays each kernel once per pass, saving and restoring device memory) and disables it
@@ -83,6 +87,16 @@ public:
   // runs the call once per pass; kernel replay once).
   util::Expected<InstructionCounts> count(const CallFn& call, cudaStream_t stream,
                                           const std::function<void(cudaStream_t)>& before_pass);
+
+  // Keeps a range-profiler session open on the current context from here until
+  // close_session() or the counter's end, and runs `warm` once under it (CUPTI activity
+  // tracing paused meanwhile). The first pass of a session pays the profiler's start-up
+  // (~0.35 s on an H200, whatever the kernel); with a session open, count() pays only its
+  // own passes. The steps of the warm-up are returned.
+  util::Expected<std::vector<util::Phase>> open_session(const CallFn& warm, cudaStream_t stream);
+  // Disables the open session (a no-op without one); its wall time as a step.
+  util::Phase close_session();
+  bool session_open() const;
 
   const std::string& chip() const;
   const std::vector<std::string>& metrics() const;

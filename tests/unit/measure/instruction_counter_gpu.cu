@@ -100,6 +100,55 @@ TEST(InstructionCounter, UserReplayCountsExactlyWhatKernelReplayCounts) {
   EXPECT_EQ(counts->kernels.size(), 1u);
 }
 
+TEST(InstructionCounter, ASessionOpenedAheadCountsTheSameWithoutEnablingAgain) {
+  CounterOptions options;
+  options.replay = CounterReplay::user;
+  options.availability = CounterAvailability::assume;
+  // The process's other counters (counter(), the user-replay one) hold no session now: each
+  // count opens and closes its own.
+  auto counter = InstructionCounter::create_with(0, options);
+  ASSERT_TRUE(counter) << counter.error().message;
+  GemmBuffers gemm(256);
+  const CallFn call = [&](cudaStream_t s) {
+    sm90_wgmma_tma_gemm_run(gemm.a.as<__nv_bfloat16>(), gemm.b.as<__nv_bfloat16>(),
+                            gemm.c.as<__nv_bfloat16>(), gemm.M, s);
+    return int(cudaGetLastError());
+  };
+  auto reset = [&](cudaStream_t s) { cudaMemsetAsync(gemm.c.as<char>(), 0xFF, gemm.c.bytes(), s); };
+  auto has_step = [](const InstructionCounts& counts, const char* name) {
+    for (const util::Phase& step : counts.steps)
+      if (step.name == name) return true;
+    return false;
+  };
+  auto own = counter->count(call, nullptr, reset);
+  ASSERT_TRUE(own) << own.error().message;
+  EXPECT_TRUE(has_step(*own, "enable"));
+  EXPECT_TRUE(has_step(*own, "disable"));
+  EXPECT_FALSE(counter->session_open());
+
+  auto warm = counter->open_session(launch_warmup_kernel, nullptr);
+  ASSERT_TRUE(warm) << warm.error().message;
+  EXPECT_TRUE(counter->session_open());
+  EXPECT_FALSE(counter->open_session(launch_warmup_kernel, nullptr)); // one at a time
+  for (int i = 0; i < 2; ++i) { // the second count makes its own counter data image
+    auto kept = counter->count(call, nullptr, reset);
+    ASSERT_TRUE(kept) << kept.error().message;
+    print("wgmma gemm M=256, session opened ahead", *kept);
+    EXPECT_FALSE(has_step(*kept, "enable"));
+    EXPECT_FALSE(has_step(*kept, "disable"));
+    EXPECT_EQ(kept->gmma, own->gmma);
+    EXPECT_EQ(kept->tma_load, own->tma_load);
+    EXPECT_EQ(kept->hgmma_bf16_flops, own->hgmma_bf16_flops);
+    // Auto ranges are numbered within the session: the warm-up kernel took range "0".
+    EXPECT_EQ(kept->kernels.size(), own->kernels.size());
+  }
+  counter->close_session();
+  EXPECT_FALSE(counter->session_open());
+  auto after = counter->count(call, nullptr, reset); // a session of its own again
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->gmma, own->gmma);
+}
+
 TEST(InstructionCounter, SimtGemmExecutesNoTargetInstructions) {
   GemmBuffers gemm(256);
   const CallFn call = [&](cudaStream_t s) {
