@@ -89,7 +89,7 @@ void CandidateServer::start_host() {
   laps.lap("counter_config");
 }
 
-Reply CandidateServer::prepare() {
+Reply CandidateServer::prepare(const Request& request) {
   if (m_startup.empty()) start_host();
   Laps laps(m_startup);
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
@@ -103,8 +103,16 @@ Reply CandidateServer::prepare() {
     m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));
   }
   laps.lap("stream_and_l2_scratch");
+  if (request.counter_session && m_counter && !m_counter->session_open()) {
+    // A session that cannot open (the counters are busy elsewhere) leaves `count` to open
+    // its own; the reason travels with the start-up steps.
+    if (auto warm = m_counter->open_session(measure::launch_warmup_kernel, m_stream); !warm)
+      m_startup["counter_session_error"] = warm.error().message;
+    laps.lap("counter_session");
+  }
   Reply reply;
   reply.startup = m_startup;
+  reply.counter_session_open = m_counter && m_counter->session_open();
   return reply;
 }
 
@@ -131,7 +139,7 @@ Reply CandidateServer::handle(const Request& request) {
       (request.set < 0 || request.set >= static_cast<int>(m_sets.size())))
     return Reply::failure(ChildError::protocol, "no input set " + std::to_string(request.set));
   switch (request.op) {
-  case RequestOp::prepare: return prepare();
+  case RequestOp::prepare: return prepare(request);
   case RequestOp::load:
     if (m_startup.empty()) start_host();
     return load(request);

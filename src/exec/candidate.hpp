@@ -6,7 +6,10 @@
 // Start-up waits for `prepare` (or `load`): a spare child has only been exec'd (its libraries
 // loaded) and touches neither the driver nor the GPU until the supervisor allows GPU work.
 // `prepare` initialises the driver, CUPTI activity tracing and the range profiler's
-// configuration, then creates the context, stream and L2 scratch. (Driver and profiler
+// configuration, then creates the context, stream and L2 scratch and, when the supervisor
+// grants it, opens the range profiler's session and warms it with a one-block kernel: a
+// session's first pass costs ~0.4–0.9 s on an H200, so paid here, while the GPU is idle, the
+// counting pass later costs ~50 ms (bench/results/counter_session_h200.md). (Driver and profiler
 // initialisation alone, with no context, measurably slowed another process's timed trial on
 // an H200 — bench/results/eval_wall_time_h200.md — so nothing of it runs early.)
 //
@@ -71,7 +74,7 @@ private:
   };
 
   void start_host();
-  Reply prepare();
+  Reply prepare(const Request& request);
   Reply load(const Request& request);
   Reply load_library(const Request& request);
   Reply load_own_set(const SetHandles& handles, const std::filesystem::path& inputs);

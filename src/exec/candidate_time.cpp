@@ -77,6 +77,7 @@ Reply CandidateServer::count(int set) {
   }
   auto reset = [&](cudaStream_t stream) { reset_outputs(set, stream); };
   auto call = [&](cudaStream_t stream) { return invoke(set, stream); };
+  const bool prepared = m_counter->session_open();
   auto counts = m_counter->count(call, m_stream, reset);
   Reply reply = after_call(counts ? counts->call_status : 0);
   if (!reply.ok) return reply;
@@ -102,6 +103,7 @@ Reply CandidateServer::count(int set) {
                              {"pass_ms", counts->pass_ms},
                              {"replay", to_string(counts->replay)},
                              {"calls", counts->calls},
+                             {"session", prepared ? "opened at prepare" : "opened by this count"},
                              {"steps", steps}};
   return reply;
 }

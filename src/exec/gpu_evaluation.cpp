@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 
 namespace ptxbench::exec::detail {
 namespace {
@@ -31,6 +32,10 @@ std::string warm_key(const suite::Problem& problem, std::uint64_t seed, int sets
 }
 
 GpuEvaluation::~GpuEvaluation() {
+  if (m_child_holds_counter_session) { // an error path: the child ends here, so does its session
+    m_child.reset();
+    m_warm.spares.release_counter_session();
+  }
   // Error paths (an exception from a CUDA check) end here; GPU memory goes under the lock.
   if (m_inputs || m_reference || m_stream) {
     std::shared_lock gpu(m_warm.lock);
@@ -92,8 +97,13 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
     });
   if (audit_wanted)
     m_phases.time("ncu_audit", [&] {
-      std::unique_lock gpu(m_warm.lock); // hardware counters, like the counting pass
-      audit(binary, **files);
+      // ncu needs the counters our own child may still hold while it ends in the background.
+      const bool claimed = m_warm.spares.claim_counter_session(m_options.tool_timeout);
+      {
+        std::unique_lock gpu(m_warm.lock); // hardware counters, like the counting pass
+        audit(binary, **files);
+      }
+      if (claimed) m_warm.spares.release_counter_session();
     });
 }
 
@@ -216,18 +226,26 @@ std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
   if (started.startup) { // prepared in the background while the GPU was idle
     m_result.child_startup = std::move(*started.startup);
     m_result.child_startup["prepared_while_idle"] = true;
+    m_child_holds_counter_session = started.holds_counter_session;
     return std::nullopt;
   }
+  // The session's first pass costs what a count without it would: opening it here when it is
+  // free costs nothing extra and spares the count the wait for the right.
+  const bool claimed = m_options.dynamic_counts && m_warm.spares.try_claim_counter_session();
   Request prepare;
   prepare.op = RequestOp::prepare;
+  prepare.counter_session = claimed;
   std::shared_lock gpu(m_warm.lock);
   auto reply = m_child->request(prepare, m_options.timeout);
   if (reply && reply->ok) {
     if (reply->startup) m_result.child_startup = *reply->startup;
+    m_child_holds_counter_session = claimed && reply->counter_session_open;
+    if (claimed && !m_child_holds_counter_session) m_warm.spares.release_counter_session();
     return std::nullopt;
   }
   std::string why = reply ? reply->message : reply.error().message;
   m_child->stop();
+  if (claimed) m_warm.spares.release_counter_session();
   m_result.child_log = m_child->log_tail(4096);
   m_child.reset();
   std::filesystem::remove(m_log_path);
@@ -318,12 +336,23 @@ bool GpuEvaluation::recheck() {
 }
 
 void GpuEvaluation::counts() {
-  std::unique_lock gpu(m_warm.lock);
-  Request count;
-  count.op = RequestOp::count;
-  count.set = 0;
-  m_result.dynamic = DynamicReport{};
-  auto reply = ask(count);
+  // A child without the GPU's range-profiler session opens one for this count: it waits for
+  // the right first, outside the GPU lock (the holder's evaluation must be able to finish),
+  // and gives it back once the count has closed its session — or, if the count broke the
+  // child, when the child has ended.
+  const bool borrowed = !m_child_holds_counter_session &&
+                        m_warm.spares.claim_counter_session(m_options.tool_timeout);
+  std::optional<Reply> reply;
+  {
+    std::unique_lock gpu(m_warm.lock);
+    Request count;
+    count.op = RequestOp::count;
+    count.set = 0;
+    m_result.dynamic = DynamicReport{};
+    reply = ask(count);
+  }
+  if (borrowed && reply) m_warm.spares.release_counter_session();
+  if (borrowed && !reply) m_child_holds_counter_session = true;
   if (!reply) {
     // A count pass that breaks the candidate is a runtime error like any other call.
     m_result.dynamic->reason = "the counting pass failed";
@@ -337,7 +366,8 @@ void GpuEvaluation::finish_child() {
     // The child's exit and its context's teardown happen in the background, under the GPU
     // lock held shared (spare_child.hpp).
     m_result.child_log = m_child->log_tail(64 * 1024);
-    m_warm.spares.retire(StartedChild{std::move(*m_child), std::move(m_log_path), std::nullopt});
+    m_warm.spares.retire(StartedChild{std::move(*m_child), std::move(m_log_path), std::nullopt,
+                                      std::exchange(m_child_holds_counter_session, false)});
     m_child.reset();
   }
   if (!m_log_path.empty()) std::filesystem::remove(m_log_path);

@@ -22,6 +22,10 @@ namespace ptxbench::exec::detail {
 
 // How long the reference keeps the GPU busy before the first trial (gpu_timing.cpp).
 inline constexpr std::chrono::milliseconds kPreheat{120};
+// A pair of trials whose reference/candidate ratio strays more than this from the median
+// ratio of the evaluation's pairs is timed again, at most kMaxRetimedPairs times (gpu_timing.cpp).
+inline constexpr double kPairOutlier = 0.03;
+inline constexpr int kMaxRetimedPairs = 2;
 
 class GpuEvaluation {
 public:
@@ -49,9 +53,11 @@ private:
   measure::L2Flusher& flusher();
   void preheat();
   measure::Trial reference_trial(measure::TimingMode mode);
-  bool candidate_trial(int trial, bool replace_last);
-  void reference_step(int trial, bool replace_last);
-  bool trial_pair(int trial, bool measure_reference);
+  // `slot`: the trial entry to write; none appends one.
+  bool candidate_trial(int trial, std::optional<std::size_t> slot);
+  void reference_step(int trial, std::optional<std::size_t> slot);
+  bool trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot = {});
+  bool retime_outlier_pairs();
   void switch_to_strict(std::string reason);
   bool recheck();
   void counts();
@@ -81,6 +87,7 @@ private:
   std::string m_inputs_key;
   std::optional<CandidateProcess> m_child;
   std::filesystem::path m_log_path;
+  bool m_child_holds_counter_session = false; // spare_child.hpp "The counter session"
   std::uint64_t m_input_digest = 0;
   bool m_inputs_modified = false;
   bool m_inputs_warm = false;

@@ -129,8 +129,8 @@ std::string encode(const Request& request) {
     j["iterations"] = request.iterations;
     j["mode"] = to_string(request.mode);
     break;
-  case RequestOp::exit:
-  case RequestOp::prepare: break;
+  case RequestOp::prepare: j["counter_session"] = request.counter_session; break;
+  case RequestOp::exit: break;
   }
   return j.dump();
 }
@@ -148,6 +148,7 @@ std::string encode(const Reply& reply) {
                  {"mode", to_string(reply.mode)},      {"strict_reason", reply.strict_reason}};
   if (reply.counts) j["counts"] = *reply.counts;
   if (reply.startup) j["startup"] = *reply.startup;
+  if (reply.counter_session_open) j["counter_session_open"] = true;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -169,6 +170,7 @@ util::Expected<Request> decode_request(std::string_view line) {
       r.iterations = j.at("iterations").get<int>();
       r.mode = parse_mode(j.at("mode").get<std::string>());
     }
+    if (r.op == RequestOp::prepare) r.counter_session = j.value("counter_session", false);
     return r;
   } catch (const std::exception& e) {
     return bad("malformed request", e.what());
@@ -181,6 +183,8 @@ util::Expected<Reply> decode_reply(std::string_view line) {
     Reply r = reply_from(j);
     if (j.contains("counts")) r.counts = j.at("counts");
     if (j.contains("startup")) r.startup = j.at("startup");
+    if (j.contains("counter_session_open"))
+      r.counter_session_open = j.at("counter_session_open").get<bool>();
     return r;
   } catch (const std::exception& e) {
     return bad("malformed reply from the candidate process", e.what());

@@ -8,9 +8,12 @@
 // are passed on the command line (never stdin/stdout: whatever the candidate prints goes to a
 // log file, so printing cannot forge a reply). The supervisor sends one request and waits for
 // exactly one reply under a deadline; it never pipelines. Requests:
-//   prepare {}                   initialise the driver, CUPTI and the range profiler, create
-//                                the context, stream and L2 scratch; the reply carries the
-//                                start-up steps' wall times (`startup`)
+//   prepare {counter_session}    initialise the driver, CUPTI and the range profiler, create
+//                                the context, stream and L2 scratch and, when asked, open the
+//                                range profiler's session ahead of `count` (one process per
+//                                GPU may hold one: the supervisor hands out that right); the
+//                                reply carries the start-up steps' wall times (`startup`) and
+//                                whether the session is open (`counter_session_open`)
 //   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes}
 //   call  {set}                  one call on input set `set`, then a device synchronise
 //   time  {warmup, iterations, mode}  one measure::run_trial, rotating the sets; mode is
@@ -111,6 +114,8 @@ struct Request {
   int warmup = 10;
   int iterations = 50;
   measure::TimingMode mode = measure::TimingMode::batched;
+  // prepare
+  bool counter_session = false;
 };
 
 struct KernelSeen {
@@ -138,6 +143,7 @@ struct Reply {
   std::optional<trace::Json> counts;
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})
   std::optional<trace::Json> startup;
+  bool counter_session_open = false;
 
   static Reply failure(ChildError error, std::string message);
 };

@@ -9,17 +9,6 @@
 #include <shared_mutex>
 
 namespace ptxbench::exec {
-namespace {
-
-void discard(std::optional<StartedChild>& child) {
-  if (!child) return;
-  std::filesystem::path log = child->log_path;
-  child.reset(); // kills the process group
-  std::error_code ignored;
-  std::filesystem::remove(log, ignored);
-}
-
-} // namespace
 
 std::filesystem::path fresh_child_log_path() {
   static std::atomic<int> counter{0};
@@ -41,7 +30,43 @@ SpareChildren::~SpareChildren() {
   m_changed.notify_all();
   if (m_spawner.joinable()) m_spawner.join();
   for (StartedChild& child : m_retiring) stop(child);
+  std::lock_guard guard(m_mutex);
   discard(m_spare);
+}
+
+void SpareChildren::discard(std::optional<StartedChild>& child) {
+  if (!child) return;
+  std::filesystem::path log = child->log_path;
+  const bool held = child->holds_counter_session;
+  child.reset(); // kills the process group
+  if (held) {
+    m_counter_session_held = false;
+    m_changed.notify_all();
+  }
+  std::error_code ignored;
+  std::filesystem::remove(log, ignored);
+}
+
+bool SpareChildren::try_claim_counter_session() {
+  std::lock_guard guard(m_mutex);
+  if (m_counter_session_held) return false;
+  m_counter_session_held = true;
+  return true;
+}
+
+bool SpareChildren::claim_counter_session(std::chrono::milliseconds patience) {
+  std::unique_lock guard(m_mutex);
+  if (!m_changed.wait_for(guard, patience, [&] { return !m_counter_session_held; })) return false;
+  m_counter_session_held = true;
+  return true;
+}
+
+void SpareChildren::release_counter_session() {
+  {
+    std::lock_guard guard(m_mutex);
+    m_counter_session_held = false;
+  }
+  m_changed.notify_all();
 }
 
 util::Expected<StartedChild> SpareChildren::start() const {
@@ -56,6 +81,7 @@ void SpareChildren::stop(StartedChild& child) {
     std::shared_lock gpu(m_lock); // its context is torn down on the GPU
     child.process.stop();
   }
+  if (child.holds_counter_session) release_counter_session(); // ended with its process
   std::error_code ignored;
   std::filesystem::remove(child.log_path, ignored);
 }
@@ -64,19 +90,28 @@ void SpareChildren::stop(StartedChild& child) {
 // that fails it is discarded and another is wanted.
 void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   m_preparing = true;
+  const bool session = !m_counter_session_held; // the GPU is idle: nothing counts now
+  if (session) m_counter_session_held = true;
   guard.unlock();
   std::optional<trace::Json> startup;
+  bool opened = false;
   {
     std::shared_lock gpu(m_lock);
     Request prepare;
     prepare.op = RequestOp::prepare;
+    prepare.counter_session = session;
     auto reply = m_spare->process.request(prepare, m_deadline);
-    if (reply && reply->ok) startup = reply->startup ? *reply->startup : trace::Json::object();
+    if (reply && reply->ok) {
+      startup = reply->startup ? *reply->startup : trace::Json::object();
+      opened = session && reply->counter_session_open;
+    }
   }
   guard.lock();
   m_preparing = false;
+  if (session && !opened) m_counter_session_held = false;
   if (startup) {
     m_spare->startup = std::move(startup);
+    m_spare->holds_counter_session = opened;
   } else {
     discard(m_spare);
     m_wanted = true;
@@ -136,7 +171,10 @@ util::Expected<StartedChild> SpareChildren::take() {
     if (m_policy == ChildStart::spare) m_wanted = true;
   }
   m_changed.notify_all();
-  if (taken && taken->process.exited()) discard(taken); // died while it waited
+  if (taken && taken->process.exited()) { // died while it waited
+    std::lock_guard guard(m_mutex);
+    discard(taken);
+  }
   if (!taken) {
     auto started = start();
     if (!started) return started.take_error();

@@ -23,6 +23,14 @@
 // is between begin_evaluation() and end_evaluation() — the GPU is idle, as a service's GPU is
 // between requests — it sends the spare its `prepare` (CUDA context) under the shared lock, so
 // the next evaluation takes a child that is ready to load.
+//
+// The counter session. CUPTI lets one process at a time hold a range-profiler session on a GPU
+// (a second one's Start fails with CUPTI_ERROR_HARDWARE_BUSY, measured on an H200), and a
+// session's first pass is its expensive part (~0.4–0.9 s). The right to hold it is handed out
+// here: the spare prepared while idle takes it when it is free and opens its session then, so
+// the evaluation that takes the spare counts in ~50 ms; an evaluation whose child does not hold
+// it claims it for its count, waiting (never under the GPU lock) until the holder has ended.
+// The right comes back when the holding child has stopped, or from release_counter_session().
 #pragma once
 
 #include "exec/child_process.hpp"
@@ -46,6 +54,7 @@ struct StartedChild {
   CandidateProcess process;
   std::filesystem::path log_path; // the child's stdout and stderr; the taker removes it
   std::optional<trace::Json> startup; // set once `prepare` succeeded: its start-up steps
+  bool holds_counter_session = false;  // its range-profiler session is open (see above)
 };
 
 class GpuLock;
@@ -72,10 +81,17 @@ public:
   void end_evaluation();
   // Waits until every retired child has ended.
   void settle();
+  // The GPU's one range-profiler session (above): take the right if free; take it, waiting at
+  // most `patience` for it (never call this with the GPU lock held; false: not taken, the
+  // caller goes ahead and may find the counters busy); give it back.
+  bool try_claim_counter_session();
+  bool claim_counter_session(std::chrono::milliseconds patience);
+  void release_counter_session();
 
 private:
   util::Expected<StartedChild> start() const;
   void stop(StartedChild& child);
+  void discard(std::optional<StartedChild>& child); // m_mutex held
   void prepare_spare(std::unique_lock<std::mutex>& guard);
   void serve();
 
@@ -87,6 +103,7 @@ private:
   std::chrono::milliseconds m_deadline;
   int m_evaluations = 0;    // evaluations between begin and end
   bool m_preparing = false; // the thread is preparing the spare
+  bool m_counter_session_held = false; // a child holds the GPU's range-profiler session
   std::optional<StartedChild> m_spare;
   std::vector<StartedChild> m_retiring;
   bool m_stopping_children = false; // the thread is stopping retired children

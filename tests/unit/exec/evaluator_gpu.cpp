@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -180,8 +181,30 @@ TEST(EvaluatorGpu, EvaluationsFromSeveralThreadsShareTheGpu) {
     EXPECT_EQ(results[i]->status, Status::passed) << i << ": " << results[i]->message;
     EXPECT_GT(results[i]->timing->candidate_ms, 1.0);
     EXPECT_LT(results[i]->timing->candidate_ms, 2.5);
+    // One child at a time holds the GPU's counter session; the others wait for it.
+    expect_dynamic(*results[i], DynamicState::present);
   }
   EXPECT_EQ(stray_children(), 0);
+}
+
+TEST(EvaluatorGpu, ASpareReadiedWhileIdleHoldsTheCounterSessionAndCountsTheSame) {
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  const Evaluation first = evaluate(source);
+  ASSERT_EQ(first.status, Status::passed) << first.message;
+  // Idle now: the spare gets its context and opens the range profiler's session.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const Evaluation ready = evaluate(source);
+  ASSERT_EQ(ready.status, Status::passed) << ready.message;
+  EXPECT_TRUE(ready.child_startup.value("prepared_while_idle", false)) << ready.child_startup.dump();
+  EXPECT_TRUE(ready.child_startup.contains("counter_session")) << ready.child_startup.dump();
+  ASSERT_TRUE(first.dynamic && ready.dynamic);
+  if (ready.dynamic->verdict == DynamicState::unknown) GTEST_SKIP() << ready.dynamic->reason;
+  ASSERT_TRUE(ready.dynamic->raw && first.dynamic->raw);
+  EXPECT_EQ(ready.dynamic->raw->value("session", ""), "opened at prepare");
+  EXPECT_EQ(ready.dynamic->raw->value("gmma", -1.0), first.dynamic->raw->value("gmma", -2.0));
+  EXPECT_EQ(ready.dynamic->raw->value("hgmma_bf16_flops", -1.0),
+            first.dynamic->raw->value("hgmma_bf16_flops", -2.0));
+  EXPECT_LT(ready.dynamic->raw->value("pass_ms", 1e9), 200.0);
 }
 
 TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {

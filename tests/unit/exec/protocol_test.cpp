@@ -41,7 +41,7 @@ TEST(Protocol, CallAndTimeRequestsKeepTheirArguments) {
   EXPECT_EQ(decoded->iterations, 7);
 }
 
-TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareHasNoArguments) {
+TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareAsksForTheCounterSessionOrNot) {
   Request time;
   time.op = RequestOp::time;
   time.mode = measure::TimingMode::strict;
@@ -50,8 +50,12 @@ TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareHasNoArguments) {
   EXPECT_EQ(decoded->mode, measure::TimingMode::strict);
   Request prepare;
   prepare.op = RequestOp::prepare;
-  EXPECT_EQ(encode(prepare), R"({"op":"prepare"})");
+  EXPECT_EQ(encode(prepare), R"({"op":"prepare","counter_session":false})");
   EXPECT_EQ(decode_request(encode(prepare))->op, RequestOp::prepare);
+  prepare.counter_session = true;
+  EXPECT_TRUE(decode_request(encode(prepare))->counter_session);
+  EXPECT_FALSE(decode_request(R"({"op":"prepare"})")->counter_session);
+  EXPECT_FALSE(decode_request(R"({"op":"prepare","counter_session":"yes"})"));
   EXPECT_FALSE(decode_request(R"({"op":"time","warmup":1,"iterations":2,"mode":"sloppy"})"));
 }
 
@@ -72,6 +76,11 @@ TEST(Protocol, PrepareReplyCarriesStartupSteps) {
   auto decoded = decode_reply(encode(reply));
   ASSERT_TRUE(decoded && decoded->startup);
   EXPECT_EQ((*decoded->startup)["context"].get<double>(), 21.0);
+  EXPECT_FALSE(decoded->counter_session_open);
+  reply.counter_session_open = true;
+  EXPECT_TRUE(decode_reply(encode(reply))->counter_session_open);
+  EXPECT_FALSE(decode_reply(R"({"ok":true,"error":"none","message":"","invoke_status":0,)"
+                            R"("cuda_error":"","counter_session_open":1})"));
 }
 
 TEST(Protocol, RequestsAreOneLine) {
