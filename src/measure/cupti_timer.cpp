@@ -21,8 +21,9 @@
 // enqueues, so the boundaries can be found among the records; batch_attribution.hpp places
 // every other activity. Dropped records (CUPTI had no buffer) make a batch unattributable.
 //
-// Invariants: before each window the device is synchronised and pending records are dropped,
-// so nothing from before the window (the L2 flush, input rotation) can be charged; the timer
+// Invariants: before each window the device is synchronised, so everything from before the
+// window (the L2 flush, input rotation) ends before it opens and is never charged (records
+// that start before the window are discarded; one forced flush per call, after it); the timer
 // is process-wide (CUPTI tracing is); kernel records are joined with the module that defines
 // the function (CUPTI module-load callback: module id and cubin CRC), so the evaluator can
 // flag kernels that do not come from the candidate's library.
@@ -299,7 +300,6 @@ int first_failure(int status, cudaError_t error) {
 util::Expected<CallTiming> CuptiCallTimer::time_call(const CallFn& call, cudaStream_t stream) {
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
   m_events.reserve_pairs(1);
-  flush_and_take();
   CallTiming timing;
   std::uint64_t open_ns = 0, close_ns = 0;
   PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&open_ns));
