@@ -5,7 +5,8 @@
 # ptxbench-candidate-aa, test_measure_gpu and test_exec_gpu (built with the gpu preset).
 # steps (default: counting tests_measure wall aa tests_exec): any of those and wall_gap,
 # back_to_back; EXEC_FILTER narrows test_exec_gpu (gtest filter); TIMING (batched, the
-# default here; strict) is passed to eval_wall_time and aa_speedup.
+# default here; strict) is passed to eval_wall_time and aa_speedup; REFERENCE (interleave, the
+# default; cached) and GAP_MS (500) to eval_wall_time; COUNTER_SESSION=1 adds counter_session.
 # Every log lands in OUT_DIR/logs.tgz.
 set -u
 BIN=$(realpath "$1")
@@ -28,6 +29,10 @@ want() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
 step "machine"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw,memory.used \
     --format=csv; nproc; } > "$L/machine.txt" 2>&1
+if [ "${COUNTER_SESSION:-0}" = 1 ]; then
+  step "counter session"
+  timeout 60 "$BIN/counter_session" --cycles 3 > "$L/counter_session.md" 2>&1; echo "rc=$?" >> "$L/counter_session.md"
+fi
 if want counting; then
   step "counting breakdown"
   timeout 60 "$BIN/verification_cost" --breakdown > "$L/counting.md" 2>&1; echo "rc=$?" >> "$L/counting.md"
@@ -40,16 +45,22 @@ fi
 if want wall; then
   step "wall time: wgmma GEMM"
   timeout 120 "$BIN/eval_wall_time" --kernel tests/kernels/sm90_wgmma_tma_gemm.cu \
-    --problem gemm_n7168_k5120 --n 10 --timing "${TIMING:-batched}" > "$L/wall_gemm.md" 2>&1; echo "rc=$?" >> "$L/wall_gemm.md"
+    --problem gemm_n7168_k5120 --n 10 --timing "${TIMING:-batched}" --reference "${REFERENCE:-interleave}" > "$L/wall_gemm.md" 2>&1; echo "rc=$?" >> "$L/wall_gemm.md"
   step "wall time: MHA forward"
   timeout 120 "$BIN/eval_wall_time" --kernel examples/sm90a/mha_with_lse_d128.cu \
-    --problem mha_with_lse_d128 --n 10 --timing "${TIMING:-batched}" > "$L/wall_mha.md" 2>&1; echo "rc=$?" >> "$L/wall_mha.md"
+    --problem mha_with_lse_d128 --n 10 --timing "${TIMING:-batched}" --reference "${REFERENCE:-interleave}" > "$L/wall_mha.md" 2>&1; echo "rc=$?" >> "$L/wall_mha.md"
 fi
 if want wall_gap; then
   step "wall time: wgmma GEMM, 500 ms between evaluations"
   timeout 120 "$BIN/eval_wall_time" --kernel tests/kernels/sm90_wgmma_tma_gemm.cu \
-    --problem gemm_n7168_k5120 --n ${GAP_N:-10} --gap-ms 500 --timing "${TIMING:-batched}" > "$L/wall_gemm_gap.md" 2>&1
+    --problem gemm_n7168_k5120 --n ${GAP_N:-10} --gap-ms "${GAP_MS:-500}" --timing "${TIMING:-batched}" \
+    --reference "${REFERENCE:-interleave}" > "$L/wall_gemm_gap.md" 2>&1
   echo "rc=$?" >> "$L/wall_gemm_gap.md"
+  step "wall time: MHA forward, ${GAP_MS:-500} ms between evaluations"
+  timeout 120 "$BIN/eval_wall_time" --kernel examples/sm90a/mha_with_lse_d128.cu \
+    --problem mha_with_lse_d128 --n ${GAP_N:-10} --gap-ms "${GAP_MS:-500}" --timing "${TIMING:-batched}" \
+    --reference "${REFERENCE:-interleave}" > "$L/wall_mha_gap.md" 2>&1
+  echo "rc=$?" >> "$L/wall_mha_gap.md"
 fi
 if want aa; then
   step "A/A"
