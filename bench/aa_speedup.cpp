@@ -147,6 +147,8 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
              problem.name(), repeat, t.mode, number_list(t.reference_trial_ms),
              number_list(t.candidate_trial_ms),
              t.reference_ms, t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios));
+  for (const std::string& retimed : t.retimed_pairs)
+    fmt::print("|  | {} | re-timed {} | | | | | | |\n", repeat, retimed);
   return ev;
 }
 

@@ -80,6 +80,7 @@ struct TimingReport {
   std::string strict_reason;               // why the evaluation fell back to strict timing
   bool inputs_warm = false;                // input sets and reference outputs were reused
   double preheat_ms = 0.0;                 // untimed reference calls before the first trial
+  std::vector<std::string> retimed_pairs;  // pairs timed again, and why (gpu_timing.cpp)
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a

@@ -67,6 +67,7 @@ Json timing_json(const TimingReport& t) {
            {"preheat_ms", t.preheat_ms},
            {"kernels", t.kernels}};
   if (!t.strict_reason.empty()) out["strict_reason"] = t.strict_reason;
+  if (!t.retimed_pairs.empty()) out["retimed_pairs"] = t.retimed_pairs;
   double events = 0.0;
   for (double e : t.candidate_event_ms) events += e;
   if (!t.candidate_event_ms.empty() && t.candidate_ms > 0)

@@ -1,0 +1,34 @@
+#include "exec/trial_pairs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ptxbench::exec {
+
+std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
+                                    const std::vector<double>& candidate_ms, double limit) {
+  if (reference_ms.size() < 3 || reference_ms.size() != candidate_ms.size()) return std::nullopt;
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < reference_ms.size(); ++i) {
+    if (!(reference_ms[i] > 0.0) || !(candidate_ms[i] > 0.0)) return std::nullopt;
+    ratios.push_back(reference_ms[i] / candidate_ms[i]);
+  }
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t mid = sorted.size() / 2;
+  const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0;
+  StrayPair worst;
+  worst.median = median;
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    const double stray = ratios[i] / median - 1.0;
+    if (std::abs(stray) > std::abs(worst.stray)) {
+      worst.index = i;
+      worst.ratio = ratios[i];
+      worst.stray = stray;
+    }
+  }
+  if (!(std::abs(worst.stray) > limit)) return std::nullopt;
+  return worst;
+}
+
+} // namespace ptxbench::exec
