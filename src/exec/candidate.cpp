@@ -132,7 +132,8 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
 
 Reply CandidateServer::handle(const Request& request) {
   const bool before_load = request.op == RequestOp::load || request.op == RequestOp::exit ||
-                           request.op == RequestOp::prepare;
+                           request.op == RequestOp::prepare ||
+                           request.op == RequestOp::end_session;
   if (!before_load && m_invoke == nullptr)
     return Reply::failure(ChildError::protocol, "no candidate loaded");
   if (!before_load && request.op != RequestOp::time &&
@@ -140,6 +141,9 @@ Reply CandidateServer::handle(const Request& request) {
     return Reply::failure(ChildError::protocol, "no input set " + std::to_string(request.set));
   switch (request.op) {
   case RequestOp::prepare: return prepare(request);
+  case RequestOp::end_session:
+    if (m_counter) m_counter->close_session();
+    return Reply{};
   case RequestOp::load:
     if (m_startup.empty()) start_host();
     return load(request);

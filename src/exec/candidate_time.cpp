@@ -79,6 +79,11 @@ Reply CandidateServer::count(int set) {
   auto call = [&](cudaStream_t stream) { return invoke(set, stream); };
   const bool prepared = m_counter->session_open();
   auto counts = m_counter->count(call, m_stream, reset);
+  // No session stays open once counted: timing never runs beside one.
+  if (prepared) {
+    const util::Phase closed = m_counter->close_session();
+    if (counts) counts->steps.push_back(closed);
+  }
   Reply reply = after_call(counts ? counts->call_status : 0);
   if (!reply.ok) return reply;
   if (!counts) {

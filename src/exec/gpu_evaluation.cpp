@@ -64,11 +64,13 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
     finish_child();
     return prepared;
   }
-  const bool ok = started && m_phases.time("load", [&] { return load_child(library); }) &&
-                  m_phases.time("correctness", [&] { return correctness(); }) &&
-                  m_phases.time("timing", [&] { return timing(); }) &&
-                  m_phases.time("recheck", [&] { return recheck(); });
-  if (ok && m_options.dynamic_counts) m_phases.time("counts", [&] { counts(); });
+  // Counting comes before timing so that the child's range-profiler session is closed before
+  // any trial runs (spare_child.hpp "The counter session").
+  (void)(started && m_phases.time("load", [&] { return load_child(library); }) &&
+         m_phases.time("correctness", [&] { return correctness(); }) &&
+         (!m_options.dynamic_counts || m_phases.time("counts", [&] { return counts(); })) &&
+         m_phases.time("timing", [&] { return timing(); }) &&
+         m_phases.time("recheck", [&] { return recheck(); }));
   m_phases.time("finish", [&] { finish_child(); });
   tool_passes(candidate_binary, library);
   m_phases.time("release", [&] { release_warm_state(); });
@@ -335,11 +337,11 @@ bool GpuEvaluation::recheck() {
   return inputs_unchanged("timed calls") && outputs_match(m_last_set, "last timed call");
 }
 
-void GpuEvaluation::counts() {
+bool GpuEvaluation::counts() {
   // A child without the GPU's range-profiler session opens one for this count: it waits for
-  // the right first, outside the GPU lock (the holder's evaluation must be able to finish),
-  // and gives it back once the count has closed its session — or, if the count broke the
-  // child, when the child has ended.
+  // the right first, outside the GPU lock (the holder's evaluation must be able to finish).
+  // Either way the child has closed its session when the count returns, and the right goes
+  // back — or, if the count broke the child, when the child has ended.
   const bool borrowed = !m_child_holds_counter_session &&
                         m_warm.spares.claim_counter_session(m_options.tool_timeout);
   std::optional<Reply> reply;
@@ -351,14 +353,27 @@ void GpuEvaluation::counts() {
     m_result.dynamic = DynamicReport{};
     reply = ask(count);
   }
-  if (borrowed && reply) m_warm.spares.release_counter_session();
-  if (borrowed && !reply) m_child_holds_counter_session = true;
   if (!reply) {
     // A count pass that breaks the candidate is a runtime error like any other call.
+    if (borrowed) m_child_holds_counter_session = true;
     m_result.dynamic->reason = "the counting pass failed";
-    return;
+    return false;
   }
+  if (borrowed || m_child_holds_counter_session) m_warm.spares.release_counter_session();
+  m_child_holds_counter_session = false;
   m_result.dynamic->raw = reply->counts;
+  return true;
+}
+
+bool GpuEvaluation::end_counter_session() {
+  if (!m_child_holds_counter_session) return true;
+  std::shared_lock gpu(m_warm.lock);
+  Request end;
+  end.op = RequestOp::end_session;
+  if (!ask(end)) return false; // the child is broken; its session ends with it
+  m_child_holds_counter_session = false;
+  m_warm.spares.release_counter_session();
+  return true;
 }
 
 void GpuEvaluation::finish_child() {

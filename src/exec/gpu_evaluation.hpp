@@ -24,7 +24,7 @@ namespace ptxbench::exec::detail {
 inline constexpr std::chrono::milliseconds kPreheat{120};
 // A pair of trials whose reference/candidate ratio strays more than this from the median
 // ratio of the evaluation's pairs is timed again, at most kMaxRetimedPairs times (gpu_timing.cpp).
-inline constexpr double kPairOutlier = 0.03;
+inline constexpr double kPairOutlier = 0.015;
 inline constexpr int kMaxRetimedPairs = 2;
 
 class GpuEvaluation {
@@ -60,7 +60,8 @@ private:
   bool retime_outlier_pairs();
   void switch_to_strict(std::string reason);
   bool recheck();
-  void counts();
+  bool counts();
+  bool end_counter_session();
   void finish_child();
   void release_warm_state();
   void tool_passes(const std::filesystem::path& binary, const std::filesystem::path& library);

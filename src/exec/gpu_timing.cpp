@@ -224,6 +224,18 @@ bool GpuEvaluation::retime_outlier_pairs() {
 }
 
 bool GpuEvaluation::timing() {
+  // No range-profiler session is open anywhere while trials run: our child's is closed (the
+  // count closed it, or it is closed now), and the right to open one is held until the trials
+  // end, waited for outside the GPU lock (spare_child.hpp "The counter session").
+  if (!end_counter_session()) return false;
+  const bool claimed = m_warm.spares.claim_counter_session(m_options.tool_timeout);
+  struct GiveBack {
+    SpareChildren& spares;
+    bool claimed;
+    ~GiveBack() {
+      if (claimed) spares.release_counter_session();
+    }
+  } give_back{m_warm.spares, claimed};
   std::unique_lock gpu(m_warm.lock);
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;

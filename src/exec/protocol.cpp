@@ -8,13 +8,14 @@ namespace {
 
 using Json = trace::Json;
 
-constexpr std::array<std::pair<RequestOp, std::string_view>, 6> kOps{{
+constexpr std::array<std::pair<RequestOp, std::string_view>, 7> kOps{{
     {RequestOp::load, "load"},
     {RequestOp::call, "call"},
     {RequestOp::time, "time"},
     {RequestOp::count, "count"},
     {RequestOp::exit, "exit"},
     {RequestOp::prepare, "prepare"},
+    {RequestOp::end_session, "end_session"},
 }};
 
 measure::TimingMode parse_mode(const std::string& name) {
@@ -130,7 +131,8 @@ std::string encode(const Request& request) {
     j["mode"] = to_string(request.mode);
     break;
   case RequestOp::prepare: j["counter_session"] = request.counter_session; break;
-  case RequestOp::exit: break;
+  case RequestOp::exit:
+  case RequestOp::end_session: break;
   }
   return j.dump();
 }

@@ -18,7 +18,9 @@
 //   call  {set}                  one call on input set `set`, then a device synchronise
 //   time  {warmup, iterations, mode}  one measure::run_trial, rotating the sets; mode is
 //                                batched or strict; the reply says which mode timed it
-//   count {set}                  dynamic instruction counts of one call (separate pass)
+//   count {set}                  dynamic instruction counts of one call (separate pass); a
+//                                session opened at `prepare` is closed after it
+//   end_session {}               close the range profiler's session opened at `prepare`
 //   exit  {}
 // The child does nothing with CUDA before its first request: a spare child can be started
 // while another evaluation is being timed; everything CUDA waits for `prepare`.
@@ -50,7 +52,8 @@ enum class RequestOp : std::uint8_t {
   time = 3,
   count = 4,
   exit = 5,
-  prepare = 6
+  prepare = 6,
+  end_session = 7
 };
 
 // Why a request failed in the child; persisted on the wire.

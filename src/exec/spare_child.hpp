@@ -31,6 +31,10 @@
 // the evaluation that takes the spare counts in ~50 ms; an evaluation whose child does not hold
 // it claims it for its count, waiting (never under the GPU lock) until the holder has ended.
 // The right comes back when the holding child has stopped, or from release_counter_session().
+// No session stays open while trials run: an evaluation counts before it times, the child
+// closes its session after counting (or on `end_session`), and the timing phase holds the
+// right itself until its trials end (an open session added ~30 µs to a 20-launch call's CUPTI
+// latency in one measurement; bench/results/counter_session_h200.md).
 #pragma once
 
 #include "exec/child_process.hpp"

@@ -94,7 +94,7 @@ public:
   // (~0.35 s on an H200, whatever the kernel); with a session open, count() pays only its
   // own passes. The steps of the warm-up are returned.
   util::Expected<std::vector<util::Phase>> open_session(const CallFn& warm, cudaStream_t stream);
-  // Disables the open session (a no-op without one); its wall time as a step.
+  // Disables the open session (a no-op without one); its wall time as step "disable".
   util::Phase close_session();
   bool session_open() const;
 

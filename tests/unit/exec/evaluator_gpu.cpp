@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -205,6 +206,12 @@ TEST(EvaluatorGpu, ASpareReadiedWhileIdleHoldsTheCounterSessionAndCountsTheSame)
   EXPECT_EQ(ready.dynamic->raw->value("hgmma_bf16_flops", -1.0),
             first.dynamic->raw->value("hgmma_bf16_flops", -2.0));
   EXPECT_LT(ready.dynamic->raw->value("pass_ms", 1e9), 200.0);
+  // The child closed the session after counting, before any trial ran.
+  EXPECT_TRUE(ready.dynamic->raw->value("steps", trace::Json::object()).contains("disable"));
+  std::vector<std::string> order;
+  for (const util::Phase& phase : ready.phases) order.push_back(phase.name);
+  const auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name); };
+  EXPECT_LT(at("counts"), at("timing"));
 }
 
 TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {

@@ -149,6 +149,11 @@ TEST(Protocol, ChildErrorNamesAreStable) {
   EXPECT_EQ(to_string(ChildError::protocol), "protocol");
   EXPECT_EQ(to_string(RequestOp::count), "count");
   EXPECT_EQ(to_string(RequestOp::prepare), "prepare");
+  EXPECT_EQ(to_string(RequestOp::end_session), "end_session");
+  Request end;
+  end.op = RequestOp::end_session;
+  EXPECT_EQ(encode(end), R"({"op":"end_session"})");
+  EXPECT_EQ(decode_request(encode(end))->op, RequestOp::end_session);
 }
 
 } // namespace
