@@ -2,6 +2,7 @@
 
 #include "exec/cuda_check.hpp"
 #include "exec/gpu_ops.hpp"
+#include "suite/correctness.hpp"
 #include "suite/recipes.hpp"
 #include "suite/safetensors.hpp"
 
@@ -75,6 +76,8 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
                                                 reference::Reference& reference, int sets,
                                                 std::uint64_t seed, cudaStream_t stream) {
   EvalBuffers buffers;
+  const suite::CorrectnessRule rule = suite::correctness_rule(problem);
+  buffers.m_tolerance = {static_cast<float>(rule.atol), static_cast<float>(rule.rtol)};
   if (auto s = buffers.allocate(problem, sets); !s) return s.take_error();
   if (auto s = buffers.fill_inputs(suite, problem, seed, stream); !s) return s.take_error();
   if (auto s = buffers.fill_from_forward(suite, problem, stream); !s) return s.take_error();
@@ -316,7 +319,7 @@ std::vector<CompareStats> EvalBuffers::compare(int set, cudaStream_t stream) con
     if (!m_slots[i].output) continue;
     out.push_back(compare_outputs(s.buffers[i].data(),
                                   s.reference_outputs[reference_index++].data(), m_slots[i].dtype,
-                                  m_slots[i].elements, Tolerance{}, stream));
+                                  m_slots[i].elements, m_tolerance, stream));
   }
   return out;
 }

@@ -96,6 +96,7 @@ private:
   std::vector<TensorSlot> m_slots;
   std::vector<Set> m_sets;
   std::vector<DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
+  Tolerance m_tolerance;                        // the problem's (suite::correctness_rule)
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;
 };
