@@ -45,6 +45,18 @@ TurnResult evaluation_turn(const exec::Evaluation& evaluation, trace::Trace trac
   return result;
 }
 
+util::Expected<PreGpuCheck> check_before_gpu(const exec::Checker& checker,
+                                             const std::string& source,
+                                             const suite::Problem& problem, compile::Arch arch) {
+  auto report = checker.check(source, problem, arch);
+  if (!report)
+    return report.take_error();
+  PreGpuCheck checked{std::move(*report), std::nullopt};
+  if (checked.report.outcome != exec::CheckOutcome::ok)
+    checked.stopped = check_turn(checked.report, source);
+  return checked;
+}
+
 store::TurnCategory category_of(const exec::CheckReport& report) {
   switch (report.outcome) {
   case exec::CheckOutcome::banned_library:
@@ -93,11 +105,11 @@ util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
 util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
                                                  const suite::Problem& problem,
                                                  compile::Arch arch) {
-  auto report = m_checker.check(source, problem, arch);
-  if (!report)
-    return report.take_error();
-  if (report->outcome != exec::CheckOutcome::ok)
-    return check_turn(*report, source);
+  auto checked = check_before_gpu(m_checker, source, problem, arch);
+  if (!checked)
+    return checked.take_error();
+  if (checked->stopped)
+    return std::move(*checked->stopped);
   exec::EvalOptions options = m_options;
   options.arch = arch;
   auto evaluation = m_evaluator.evaluate(source, problem, options);

@@ -78,6 +78,16 @@ TurnResult check_turn(const exec::CheckReport& report, const std::string& source
 TurnResult evaluation_turn(const exec::Evaluation& evaluation, trace::Trace trace,
                            const std::string& source);
 
+// The static check that GpuExecutor and RemoteExecutor run before their GPU step.
+struct PreGpuCheck {
+  exec::CheckReport report;
+  std::optional<TurnResult> stopped; // the turn, when the check ended it before the GPU step
+};
+// Errors only when the check itself has no verdict (the executor's infra turn).
+util::Expected<PreGpuCheck> check_before_gpu(const exec::Checker& checker,
+                                             const std::string& source,
+                                             const suite::Problem& problem, compile::Arch arch);
+
 // The category of a static check alone (banned_library, compile or static_only).
 store::TurnCategory category_of(const exec::CheckReport& report);
 // The category of a full evaluation; static_only when the GPU step did not run.

@@ -155,11 +155,11 @@ util::Expected<Json> RemoteExecutor::wait(const std::string& url, const std::str
 util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
-  auto report = m_checker.check(source, problem, arch);
-  if (!report)
-    return report.take_error();
-  if (report->outcome != exec::CheckOutcome::ok)
-    return check_turn(*report, source);
+  auto checked = check_before_gpu(m_checker, source, problem, arch);
+  if (!checked)
+    return checked.take_error();
+  if (checked->stopped)
+    return std::move(*checked->stopped);
   auto url = pick_service();
   if (!url)
     return url.take_error();
@@ -174,8 +174,8 @@ util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
         util::ErrorKind::unsupported,
         fmt::format("the evaluation service {} failed task {}: {}", redact_url(*url), *task_id,
                     clip(task->value("error", "no reason given"), kMaxErrorChars)));
-  auto result =
-      read_result(task->value("result", Json()), task->value("needs_gpu", ""), std::move(*report));
+  auto result = read_result(task->value("result", Json()), task->value("needs_gpu", ""),
+                            std::move(checked->report));
   if (!result)
     return result.take_error();
   return evaluation_turn(result->evaluation, std::move(result->trace), source);

@@ -6,10 +6,10 @@
 // would with a local GPU, and a service that is down, overloaded or slow must cost the run an
 // infra turn (retried, never counted against the model), not a wrong verdict.
 //
-// Approach. The static check runs here, as GpuExecutor does, so compile errors never travel.
-// A kernel that builds goes to the service whose GET /health reports the shortest queue (the
-// first of equals), as POST /evaluate with this run's evaluation options; its task is then
-// long-polled (GET /tasks/{id}?timeout=) until it has finished. The answer is the JSON
+// Approach. The static check runs here, check_before_gpu() as in GpuExecutor, so compile errors
+// never travel. A kernel that builds goes to the service whose GET /health reports the shortest
+// queue (the first of equals), as POST /evaluate with this run's evaluation options; its task is
+// then long-polled (GET /tasks/{id}?timeout=) until it has finished. The answer is the JSON
 // `ptxbench eval --json` prints: its GPU part is read back into an exec::Evaluation (the check
 // part is the local report) and turned into the turn by evaluation_turn(), GpuExecutor's own
 // conversion; the trace stored is the service's.

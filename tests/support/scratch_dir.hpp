@@ -1,10 +1,12 @@
-// A fresh temporary folder per test, named after the running test and process, removed when
-// the object dies. Shared by every test suite that writes files.
+// A fresh temporary folder, named after the running test, the process and a per-process
+// count (two in one test are two folders), removed when the object dies. Shared by every test
+// suite that writes files.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -17,8 +19,9 @@ class ScratchDir {
 public:
   ScratchDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    static std::atomic<int> made{0}; // inline member function: one counter per program
     std::string name = "ptxbench_" + std::string(info->test_suite_name()) + "_" + info->name() +
-                       "_" + std::to_string(::getpid());
+                       "_" + std::to_string(::getpid()) + "_" + std::to_string(made++);
     std::replace(name.begin(), name.end(), '/', '_');
     m_path = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(m_path);

@@ -2,14 +2,12 @@
 // real HTTP on loopback), the real run store, the real gate, nvcc and SASS scan; only the GPU
 // step is stood in for, because this machine has no GPU.
 #include "agent/runner.hpp"
-#include "compile/nvcc.hpp"
-#include "exec/check.hpp"
 #include "loop_test_support.hpp"
 #include "loopback_server.hpp"
-#include "sass/disassemble.hpp"
-#include "util/fs.hpp"
+#include "support/fill_kernel.hpp"
+#include "support/loopback_model.hpp"
+#include "support/real_checker.hpp"
 #include "util/paths.hpp"
-#include "util/subprocess.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +15,12 @@ using namespace ptxbench;
 using namespace ptxbench::agent;
 using namespace ptxbench::agent::testing;
 using store::TurnCategory;
+using test_support::chat_body;
+using test_support::ChatUsage;
+using test_support::fill_kernel;
+using test_support::RealChecker;
+using test_support::SassCache;
+using test_support::write_registry;
 
 namespace {
 
@@ -48,42 +52,9 @@ private:
   std::deque<ScriptedExecutor::Verdict> m_verdicts;
 };
 
-struct Toolchain {
-  ScratchDir cache;
-  util::PosixProcessRunner runner;
-  compile::NvccCompiler compiler{runner, [this] {
-                                   compile::NvccOptions options;
-                                   options.cache_dir = cache.path();
-                                   return options;
-                                 }()};
-  std::unique_ptr<sass::Disassembler> disassembler;
-  std::unique_ptr<exec::Checker> checker;
-
-  Toolchain() {
-    auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
-    if (!cuobjdump)
-      throw util::Fatal(cuobjdump.error().message);
-    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump);
-    checker = std::make_unique<exec::Checker>(compiler, *disassembler);
-  }
-};
-
 const pack::Manifest& manifest() {
   static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
   return loaded;
-}
-
-// A small kernel with the GEMM problem's exact signature (compiles in seconds).
-std::string fill_kernel(std::string_view marker) {
-  return "#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n#include <cstdint>\n// " +
-         std::string(marker) +
-         "\n__global__ void fill(__nv_bfloat16* C, int64_t n) {\n"
-         "  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;\n"
-         "  if (i < n) C[i] = __float2bfloat16(0.0f);\n}\n"
-         "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,\n"
-         "         cudaStream_t stream) {\n"
-         "  int64_t n = M * 7168;\n"
-         "  fill<<<unsigned((n + 255) / 256), 256, 0, stream>>>(C, n);\n}\n";
 }
 
 RunDeps run_deps(store::RunStore& store, Executor& executor, const ModelRegistry& registry) {
@@ -96,18 +67,10 @@ RunDeps run_deps(store::RunStore& store, Executor& executor, const ModelRegistry
   return deps;
 }
 
+constexpr ChatUsage kUsage{1000, 200};
+
 std::string fenced(std::string_view code) {
   return "```cuda\n" + std::string(code) + "```\n";
-}
-
-nlohmann::json chat_body(const std::string& text) {
-  return {{"id", "x"},
-          {"object", "chat.completion"},
-          {"choices",
-           {{{"index", 0},
-             {"message", {{"role", "assistant"}, {"content", text}}},
-             {"finish_reason", "stop"}}}},
-          {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 200}}}};
 }
 
 // The reply for the model's turn t (0-based among the turns the model has seen feedback for).
@@ -128,7 +91,8 @@ std::string scripted_reply(std::size_t turn) {
 } // namespace
 
 TEST(AgentEndToEnd, TheDemoReplayGivesACompileErrorAWrongResultAndACorrectKernel) {
-  Toolchain tools;
+  ScratchDir cache;
+  RealChecker tools(cache.path(), SassCache::off);
   ScratchDir run_dir;
   auto registry = load_registry(default_registry_path());
   ASSERT_TRUE(registry) << registry.error().message;
@@ -163,7 +127,8 @@ TEST(AgentEndToEnd, TheDemoReplayGivesACompileErrorAWrongResultAndACorrectKernel
 }
 
 TEST(AgentEndToEnd, BadRepliesAndAnHttp500StormOverLoopbackHttp) {
-  Toolchain tools;
+  ScratchDir cache;
+  RealChecker tools(cache.path(), SassCache::off);
   ScratchDir dir;
   std::atomic<int> failures_left{3};
   LoopbackServer server([&](int, const httplib::Request& request, httplib::Response& response) {
@@ -174,19 +139,15 @@ TEST(AgentEndToEnd, BadRepliesAndAnHttp500StormOverLoopbackHttp) {
     auto messages = nlohmann::json::parse(request.body)["messages"];
     std::size_t turn = (messages.size() - 2) / 2;
     if (turn < 3) {
-      reply_json(response, chat_body(scripted_reply(turn)));
+      reply_json(response, chat_body(scripted_reply(turn), kUsage));
       return;
     }
     // Invalid UTF-8 on the wire: nlohmann refuses to write it, so splice the raw bytes in.
-    std::string body = chat_body("@BYTES@" + fenced(fill_kernel("invalid utf-8"))).dump();
+    std::string body = chat_body("@BYTES@" + fenced(fill_kernel("invalid utf-8")), kUsage).dump();
     body.replace(body.find("@BYTES@"), 7, "bad bytes \xff\xfe\xc3 here\\n");
     response.set_content(body, "application/json");
   });
-  auto registry_path = dir.path() / "models.json";
-  ASSERT_TRUE(util::write_file_atomic(
-      registry_path, R"({"models": {"loop": {"provider": "openai", "base_url": ")" +
-                         server.base_url() + R"(/v1", "model": "m", "max_attempts": 2}}})"));
-  auto registry = load_registry(registry_path);
+  auto registry = load_registry(write_registry(dir, server.base_url(), /*max_attempts=*/2));
   ASSERT_TRUE(registry) << registry.error().message;
   auto store = store::RunStore::open(dir.path() / "run", store::RunInfo{"{}", "test", ""});
   ASSERT_TRUE(store);

@@ -3,6 +3,7 @@
 // of a turn followed by `--resume`.
 #include "loopback_server.hpp"
 #include "store/run_store.hpp"
+#include "support/loopback_model.hpp"
 #include "support/ptxbench_cli.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
@@ -16,7 +17,9 @@
 
 using namespace ptxbench;
 using namespace ptxbench::agent::testing;
+using test_support::chat_body;
 using test_support::ScratchDir;
+using test_support::write_registry;
 
 namespace {
 
@@ -68,20 +71,6 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 }
 ```
 )";
-
-nlohmann::json chat_body(const std::string& text) {
-  return {{"choices",
-           {{{"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
-          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 50}}}};
-}
-
-std::filesystem::path write_registry(const ScratchDir& dir, const std::string& base_url) {
-  auto path = dir.path() / "models.json";
-  EXPECT_TRUE(
-      util::write_file_atomic(path, R"({"models": {"loop": {"provider": "openai", "base_url": ")" +
-                                        base_url + R"(/v1", "model": "m", "max_attempts": 1}}})"));
-  return path;
-}
 
 } // namespace
 

@@ -3,6 +3,7 @@
 // loopback; a service that dies mid-run costs infra turns and the run resumes.
 #include "service_test_support.hpp"
 #include "store/run_store.hpp"
+#include "support/loopback_model.hpp"
 #include "support/ptxbench_cli.hpp"
 #include "unit/agent/loopback_server.hpp"
 #include "util/fs.hpp"
@@ -19,6 +20,8 @@ using namespace ptxbench;
 using namespace ptxbench::service::testing;
 using agent::testing::LoopbackServer;
 using agent::testing::reply_json;
+using test_support::chat_body;
+using test_support::write_registry;
 
 namespace {
 
@@ -91,20 +94,6 @@ private:
   int m_out = -1;
   std::string m_url;
 };
-
-nlohmann::json chat_body(const std::string& text) {
-  return {{"choices",
-           {{{"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
-          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 50}}}};
-}
-
-std::filesystem::path write_registry(const ScratchDir& dir, const std::string& base_url) {
-  auto path = dir.path() / "models.json";
-  EXPECT_TRUE(
-      util::write_file_atomic(path, R"({"models": {"loop": {"provider": "openai", "base_url": ")" +
-                                        base_url + R"(/v1", "model": "m", "max_attempts": 1}}})"));
-  return path;
-}
 
 } // namespace
 

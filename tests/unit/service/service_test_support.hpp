@@ -3,14 +3,12 @@
 // client, and candidate sources that compile in seconds.
 #pragma once
 
-#include "compile/nvcc.hpp"
-#include "exec/check.hpp"
-#include "sass/disassemble.hpp"
 #include "service/http_server.hpp"
 #include "service/service.hpp"
 #include "suite/suite.hpp"
+#include "support/fill_kernel.hpp"
+#include "support/real_checker.hpp"
 #include "support/scratch_dir.hpp"
-#include "util/subprocess.hpp"
 
 #include <chrono>
 #include <gtest/gtest.h>
@@ -22,30 +20,15 @@
 
 namespace ptxbench::service::testing {
 
+using test_support::fill_kernel;
 using test_support::ScratchDir;
 
 // One per test process: the compile and SASS caches make a second check of a source a cache
 // hit, as in `ptxbench serve`.
-struct Tools {
-  std::filesystem::path cache = std::filesystem::temp_directory_path() /
-                                ("ptxbench_service_test_" + std::to_string(::getpid()));
-  util::PosixProcessRunner runner;
-  compile::NvccCompiler compiler{runner, [this] {
-                                   compile::NvccOptions options;
-                                   options.cache_dir = cache;
-                                   return options;
-                                 }()};
-  std::unique_ptr<sass::Disassembler> disassembler;
-  std::unique_ptr<exec::Checker> checker;
+struct Tools : test_support::RealChecker {
   std::unique_ptr<suite::Suite> suite;
 
-  Tools() {
-    auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
-    if (!cuobjdump)
-      throw std::runtime_error(cuobjdump.error().message);
-    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump,
-                                                        std::chrono::seconds(120), cache / "sass");
-    checker = std::make_unique<exec::Checker>(compiler, *disassembler);
+  Tools() : RealChecker(cache_dir(), test_support::SassCache::on) {
     auto loaded = suite::Suite::load_default();
     if (!loaded)
       throw std::runtime_error(loaded.error().message);
@@ -53,7 +36,13 @@ struct Tools {
   }
   ~Tools() {
     std::error_code error;
-    std::filesystem::remove_all(cache, error);
+    std::filesystem::remove_all(cache_dir(), error);
+  }
+
+private:
+  static std::filesystem::path cache_dir() {
+    return std::filesystem::temp_directory_path() /
+           ("ptxbench_service_test_" + std::to_string(::getpid()));
   }
 };
 
@@ -124,19 +113,6 @@ inline Answer http(const std::string& url, const std::string& method, const std:
   Answer answer{result->status, {}, result->body};
   answer.json = nlohmann::ordered_json::parse(result->body, nullptr, false);
   return answer;
-}
-
-// A kernel with the GEMM problem's signature that zero-fills C (builds in seconds; wrong on a
-// GPU). `marker` makes the source, and so its compile, unique.
-inline std::string fill_kernel(const std::string& marker) {
-  return "#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n#include <cstdint>\n// " + marker +
-         "\n__global__ void fill(__nv_bfloat16* C, int64_t n) {\n"
-         "  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;\n"
-         "  if (i < n) C[i] = __float2bfloat16(0.0f);\n}\n"
-         "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,\n"
-         "         cudaStream_t stream) {\n"
-         "  int64_t n = M * 7168;\n"
-         "  fill<<<unsigned((n + 255) / 256), 256, 0, stream>>>(C, n);\n}\n";
 }
 
 inline nlohmann::ordered_json evaluate_body(const std::string& source,
