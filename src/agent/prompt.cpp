@@ -2,6 +2,7 @@
 
 #include "compile/abi.hpp"
 #include "pack/compose.hpp"
+#include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
 
 #include <fmt/core.h>
@@ -23,6 +24,32 @@ function `run` with exactly the signature below (extern "C++", no other entry po
 After each attempt you get the compiler, correctness, timing and instruction-verdict results;
 answer with a complete, improved file each time.)";
 
+// How the evaluator judges the problem's outputs (docs/evaluation.md §Correctness), with the
+// numbers of the problem's suite::CorrectnessRule.
+std::string correctness_section(const suite::Problem& problem) {
+  const suite::CorrectnessRule rule = suite::correctness_rule(problem);
+  const std::string share =
+      rule.required_matched_ratio >= 1.0
+          ? std::string("only if every element of every output passes (required matched ratio 1)")
+          : fmt::format("if at most {:.3g} of its output elements fail (required matched ratio "
+                        "1 - failed/elements >= {}): {}",
+                        1.0 - rule.required_matched_ratio, rule.required_matched_ratio,
+                        rule.reason);
+  return fmt::format(
+      "\n# How correctness is judged\n\n"
+      "- Each output element x is compared with the reference y in float32: it fails iff "
+      "|x - y| > atol and |x - y| > rtol * |y|, with atol = {:g} and rtol = {:g}.\n"
+      "- An input set (several seeded ones are checked) passes {}. A NaN, or an infinity the "
+      "reference does not have, always fails the set.\n"
+      "- Outputs are filled with NaN before every call, so an element the kernel does not write "
+      "fails.\n"
+      "- Inputs must not be modified: they are checksummed around the calls, and a change is "
+      "INCORRECT_NUMERICAL.\n"
+      "- The timed calls rotate the input sets, and the output of the last timed call is "
+      "checked again under the same rule, so every call must compute the full result.\n",
+      rule.atol, rule.rtol, share);
+}
+
 } // namespace
 
 std::string system_prompt(std::string_view signature, std::string_view pack_text,
@@ -36,11 +63,11 @@ std::string system_prompt(std::string_view signature, std::string_view pack_text
   return out;
 }
 
-std::string task_prompt(const trace::Definition& definition) {
-  trace::Json json = trace::to_json(definition);
+std::string task_prompt(const suite::Problem& problem) {
+  trace::Json json = trace::to_json(problem.definition);
   json.erase("tags");
   return "Implement this operator (FlashInfer-Trace definition):\n\n```json\n" +
-         trace::dump_pretty(json) + "\n```\n";
+         trace::dump_pretty(json) + "\n```\n" + correctness_section(problem);
 }
 
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem) {
@@ -69,8 +96,8 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
     if (!live_device.empty())
       pack_text += "\n\n" + std::string(live_device);
   }
-  return Prompts{system_prompt(signature->pretty(), pack_text, arch),
-                 task_prompt(problem.definition), std::string(variant)};
+  return Prompts{system_prompt(signature->pretty(), pack_text, arch), task_prompt(problem),
+                 std::string(variant)};
 }
 
 } // namespace ptxbench::agent

@@ -2,7 +2,9 @@
 // (one CUDA file defining `run` with the exact signature, destination-passing style, the given
 // stream, no cuBLAS/cuDNN/CUTLASS), the knowledge-pack variant for the target architecture,
 // the ABI signature and the target architecture line; the task prompt is the problem's
-// definition JSON without its tags.
+// definition JSON without its tags, then how the evaluator judges correctness for that problem
+// (its tolerance and required matched ratio, read from suite::correctness_rule — the rule the
+// evaluator applies — the NaN-filled outputs, the unchanged inputs, the re-checked timed call).
 #pragma once
 
 #include "compile/nvcc.hpp"
@@ -24,7 +26,7 @@ struct Prompts {
 // `pack_text` may be empty (no knowledge pack).
 std::string system_prompt(std::string_view signature, std::string_view pack_text,
                           compile::Arch arch);
-std::string task_prompt(const trace::Definition& definition);
+std::string task_prompt(const suite::Problem& problem);
 
 // The problem kind's first prompt variant in the manifest ("gemm-0"), else "base".
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem);

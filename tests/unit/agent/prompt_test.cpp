@@ -1,6 +1,9 @@
-// The opening prompts: instructions, knowledge pack, live device, signature and arch line.
+// The opening prompts: instructions, knowledge pack, live device, signature and arch line; the
+// task prompt's definition and the correctness rule it is judged by.
 #include "agent/prompt.hpp"
+#include "exec/compare_rule.hpp"
 #include "loop_test_support.hpp"
+#include "suite/correctness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +16,20 @@ namespace {
 const pack::Manifest& manifest() {
   static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
   return loaded;
+}
+
+const suite::Problem& problem(std::string_view name) {
+  auto found = real_suite().find(name);
+  if (!found)
+    throw util::Fatal(found.error().message);
+  return **found;
+}
+
+// The task prompt from its "# How correctness is judged" heading on ("" when it is absent).
+std::string correctness_section(std::string_view name) {
+  const std::string task = task_prompt(problem(name));
+  const auto heading = task.find("# How correctness is judged");
+  return heading == std::string::npos ? std::string() : task.substr(heading);
 }
 
 } // namespace
@@ -49,4 +66,50 @@ TEST(Prompts, AnUnknownVariantIsNotFound) {
   auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "gemm-9");
   ASSERT_FALSE(prompts);
   EXPECT_EQ(prompts.error().kind, util::ErrorKind::not_found);
+}
+
+TEST(Prompts, TheTaskPromptStatesAForwardProblemsRuleEveryElementMustPass) {
+  for (std::string_view name : {"gemm_n7168_k5120", "mha_with_lse_d128"}) {
+    const std::string section = correctness_section(name);
+    ASSERT_FALSE(section.empty()) << name << ": no correctness section";
+    EXPECT_NE(section.find("|x - y| > atol and |x - y| > rtol * |y|, with atol = 0.01 and "
+                           "rtol = 0.01"),
+              std::string::npos)
+        << section;
+    EXPECT_NE(section.find("passes only if every element of every output passes (required "
+                           "matched ratio 1)"),
+              std::string::npos)
+        << section;
+    EXPECT_EQ(section.find("at most"), std::string::npos) << section;
+    EXPECT_NE(section.find("filled with NaN before every call"), std::string::npos) << section;
+    EXPECT_NE(section.find("Inputs must not be modified"), std::string::npos) << section;
+    EXPECT_NE(section.find("the last timed call is checked again"), std::string::npos) << section;
+  }
+}
+
+TEST(Prompts, TheTaskPromptStatesABackwardProblemsMatchedRatioAndWhyItIsBelowOne) {
+  const std::string section = correctness_section("mha_bwd_d128_causal");
+  ASSERT_FALSE(section.empty()) << "no correctness section";
+  EXPECT_NE(section.find("atol = 0.01 and rtol = 0.01"), std::string::npos) << section;
+  EXPECT_NE(section.find("passes if at most 1e-05 of its output elements fail (required matched "
+                         "ratio 1 - failed/elements >= 0.99999): bf16 attention backward"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("A NaN, or an infinity the reference does not have, always fails the "
+                         "set"),
+            std::string::npos)
+      << section;
+  EXPECT_EQ(section.find("every element of every output passes"), std::string::npos);
+}
+
+// The evaluator compares elements with exec::Tolerance{} (exec/buffers.cpp) and judges sets with
+// suite::correctness_rule; the prompt states the latter's tolerance, so for every problem they
+// must be the same numbers.
+TEST(Prompts, TheStatedToleranceIsTheOneTheEvaluatorCompares) {
+  const exec::Tolerance compared{};
+  for (const suite::Problem& each : real_suite().problems()) {
+    const suite::CorrectnessRule rule = suite::correctness_rule(each);
+    EXPECT_EQ(static_cast<float>(rule.atol), compared.atol) << each.definition.name;
+    EXPECT_EQ(static_cast<float>(rule.rtol), compared.rtol) << each.definition.name;
+  }
 }
