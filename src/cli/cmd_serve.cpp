@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fmt/core.h>
@@ -28,6 +29,7 @@ struct ServeCliOptions {
   std::string gpus = "all";
   std::string state;
   double max_body_mib = 8;
+  int keep_finished_hours = static_cast<int>(service::ServiceOptions::kDefaultKeepFinished.count());
 };
 
 int g_signal_pipe[2] = {-1, -1};
@@ -101,6 +103,7 @@ ExitCode run_serve(const ServeCliOptions& o) {
       o.state.empty() ? util::cache_root() / "service" : std::filesystem::path(o.state);
   options.gpus = *gpus;
   options.log = log_line;
+  options.keep_finished = std::chrono::hours(o.keep_finished_hours);
   auto evaluation_service = service::Service::start(**checker, **suite, options);
   if (!evaluation_service)
     return report_error("serve", evaluation_service.error());
@@ -112,8 +115,10 @@ ExitCode run_serve(const ServeCliOptions& o) {
   fmt::print("{}\n", *url);
   std::fflush(stdout);
   const service::Health health = (*evaluation_service)->health();
-  log_line(fmt::format("serving {} with {}; state {}; {} task(s) queued{}", *url,
-                       workers_text(health), options.state_dir.string(), health.queue_size,
+  log_line(fmt::format("serving {} with {}; state {}; {} task(s) queued; finished tasks kept {}{}",
+                       *url, workers_text(health), options.state_dir.string(), health.queue_size,
+                       o.keep_finished_hours == 0 ? "forever"
+                                                  : fmt::format("{} hours", o.keep_finished_hours),
                        gpus->empty() ? "; no GPU: evaluations stop after the static check" : ""));
   wait_for_stop_signal();
   log_line("stopping: running evaluations finish, queued ones wait for the next start "
@@ -139,6 +144,11 @@ Action setup_serve(CLI::App& sub) {
                  "folder of the task database (tasks survive restarts; default "
                  "<cache>/service, the cache being $PTXBENCH_CACHE or ~/.cache/ptxbench)");
   sub.add_option("--max-body-mib", o->max_body_mib, "largest request body accepted (413 beyond)")
+      ->capture_default_str();
+  sub.add_option("--keep-finished-hours", o->keep_finished_hours,
+                 "delete finished tasks this many hours after they finished (at start, then "
+                 "hourly); 0 keeps them forever")
+      ->check(CLI::Range(0, 100 * 365 * 24))
       ->capture_default_str();
   sub.footer(
       fmt::format("Endpoints (docs/service.md): GET /health, GET /definitions[/NAME[/workloads]], "

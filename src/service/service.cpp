@@ -98,6 +98,11 @@ Service::start(const exec::Checker& checker, const suite::Suite& suite, ServiceO
                       "each GPU from its own process (CUDA_VISIBLE_DEVICES={} ptxbench serve "
                       "--port P) and give the runs every URL (--eval-service URL,URL)",
                       device, device));
+  if (options.keep_finished < std::chrono::hours::zero() ||
+      options.prune_interval <= std::chrono::milliseconds::zero())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "the finished-task retention must be >= 0 hours and its pruning "
+                            "interval positive");
   auto store = TaskStore::open(options.state_dir);
   if (!store)
     return store.take_error();
@@ -113,6 +118,10 @@ Service::start(const exec::Checker& checker, const suite::Suite& suite, ServiceO
   if (!queued->empty())
     service->log(fmt::format("re-queued {} unfinished task(s) from {}", queued->size(),
                              service->m_store->dir().string()));
+  if (auto pruned = service->prune(); !pruned)
+    return pruned.take_error();
+  if (service->m_options.keep_finished > std::chrono::hours::zero())
+    service->m_pruner = std::thread([raw = service.get()] { raw->run_pruner(); });
   for (auto& worker : service->m_workers)
     worker->thread = std::thread([raw = service.get(), w = worker.get()] { raw->run_worker(*w); });
   return service;
@@ -151,6 +160,7 @@ void Service::stop_accepting() {
   }
   m_queue_cv.notify_all();
   m_done_cv.notify_all();
+  m_stop_cv.notify_all();
 }
 
 void Service::stop() {
@@ -158,6 +168,40 @@ void Service::stop() {
   for (auto& worker : m_workers)
     if (worker->thread.joinable())
       worker->thread.join();
+  if (m_pruner.joinable())
+    m_pruner.join();
+}
+
+util::Expected<std::int64_t> Service::prune() {
+  if (m_options.keep_finished == std::chrono::hours::zero())
+    return std::int64_t{0};
+  const auto now = m_options.clock ? m_options.clock() : std::chrono::system_clock::now();
+  auto pruned = m_store->prune_finished(now - m_options.keep_finished);
+  if (pruned && *pruned > 0)
+    log(fmt::format("pruned {} finished task(s) older than {} hours", *pruned,
+                    m_options.keep_finished.count()));
+  return pruned;
+}
+
+void Service::run_pruner() {
+  std::unique_lock lock(m_mutex);
+  while (!m_stop_cv.wait_for(lock, m_options.prune_interval, [&] { return m_stopping; })) {
+    lock.unlock();
+    if (auto pruned = prune(); !pruned)
+      log("pruning finished tasks failed: " + pruned.error().message);
+    lock.lock();
+  }
+}
+
+util::Error Service::unknown_task(const std::string& id) const {
+  if (m_options.keep_finished == std::chrono::hours::zero())
+    return util::make_error(util::ErrorKind::not_found,
+                            fmt::format("unknown task id {}: it was never submitted here", id));
+  return util::make_error(
+      util::ErrorKind::not_found,
+      fmt::format("unknown task id {}: it was never submitted here, or it finished more than {} "
+                  "hours ago and was pruned (ptxbench serve --keep-finished-hours)",
+                  id, m_options.keep_finished.count()));
 }
 
 util::Expected<Submitted> Service::submit(const TaskRequest& request) {
@@ -185,7 +229,7 @@ util::Status Service::wait_for(const std::vector<std::string>& ids,
     if (!found)
       return found.take_error();
     if (!*found)
-      return util::make_error(util::ErrorKind::not_found, "unknown task id " + id);
+      return unknown_task(id);
   }
   std::unique_lock lock(m_mutex);
   m_done_cv.wait_for(lock, wait, [&] {
@@ -213,7 +257,7 @@ util::Expected<std::vector<Task>> Service::tasks(const std::vector<std::string>&
     if (!found)
       return found.take_error();
     if (!*found)
-      return util::make_error(util::ErrorKind::not_found, "unknown task id " + id);
+      return unknown_task(id);
     out.push_back(std::move(**found));
   }
   return out;

@@ -13,11 +13,14 @@
 // is a long-poll: it waits on a condition variable until the task has finished or the wait
 // has passed. start() re-queues what the task store says a stopped server left unfinished.
 // Without a GPU there is one worker, "cpu", whose evaluations stop after the static check
-// exactly as `ptxbench eval` does on such a machine.
+// exactly as `ptxbench eval` does on such a machine. Retention: finished tasks that finished
+// more than `keep_finished` ago are deleted from the store at start and then by a pruner
+// thread every `prune_interval`; a pruned id is unknown (404) like one never submitted.
 //
 // Invariants: a task leaves the queue only to a worker that has marked it running; a worker
 // runs one task at a time; stop() lets running tasks finish and leaves queued ones queued in
-// the store; every long-poll returns once stopping starts.
+// the store; every long-poll returns once stopping starts; queued and running tasks are never
+// pruned.
 #pragma once
 
 #include "exec/check.hpp"
@@ -44,13 +47,22 @@
 namespace ptxbench::service {
 
 struct ServiceOptions {
+  static constexpr std::chrono::hours kDefaultKeepFinished{7 * 24};
+
   std::filesystem::path state_dir; // the task store's folder
   // CUDA device indices, one worker each; empty: one worker without a GPU ("cpu").
   std::vector<int> gpus;
   std::filesystem::path candidate_binary; // empty: exec::candidate_binary_path()
   std::filesystem::path reference_cache = exec::ReferenceLatencyCache::default_file();
-  // One line per event (task finished, worker failure); called from any thread. Optional.
+  // One line per event (task finished, worker failure, tasks pruned); called from any thread.
+  // Optional.
   std::function<void(const std::string&)> log;
+  // Completed and failed tasks are deleted once they finished longer ago than this: at start,
+  // then every `prune_interval`. Zero keeps them forever (`--keep-finished-hours 0`).
+  std::chrono::hours keep_finished = kDefaultKeepFinished;
+  std::chrono::milliseconds prune_interval = std::chrono::hours(1);
+  // The wall clock the retention rule reads (tests move it); system_clock::now when empty.
+  std::function<std::chrono::system_clock::time_point()> clock;
 };
 
 struct WorkerHealth {
@@ -100,6 +112,10 @@ private:
   struct Worker;
   Service(const exec::Checker& checker, const suite::Suite& suite, ServiceOptions options,
           std::unique_ptr<TaskStore> store);
+  // Deletes the finished tasks older than keep_finished (nothing when it is zero).
+  util::Expected<std::int64_t> prune();
+  void run_pruner();
+  util::Error unknown_task(const std::string& id) const;
   void run_worker(Worker& worker);
   Task run_task(Worker& worker, const std::string& id);
   void evaluate(Worker& worker, Task& task);
@@ -113,10 +129,12 @@ private:
   mutable std::mutex m_mutex;
   std::condition_variable m_queue_cv; // workers wait for tasks
   std::condition_variable m_done_cv;  // long-polls wait for finished tasks
+  std::condition_variable m_stop_cv;  // the pruner waits for its next round or for stopping
   std::deque<std::string> m_queue;
   std::unordered_set<std::string> m_unfinished; // queued or running in this process
   bool m_stopping = false;
   std::vector<std::unique_ptr<Worker>> m_workers;
+  std::thread m_pruner; // only when keep_finished is not zero
 };
 
 // `--gpus`: "all" (every device; none on a machine without a GPU) or a list of indices

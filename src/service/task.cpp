@@ -254,16 +254,19 @@ bool is_task_id(std::string_view id) {
          });
 }
 
-std::string utc_now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+std::string utc_text(std::chrono::system_clock::time_point at) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(at);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+      std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count() % 1000;
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
   return fmt::format("{}.{:03}Z", text, millis);
+}
+
+std::string utc_now() {
+  return utc_text(std::chrono::system_clock::now());
 }
 
 } // namespace ptxbench::service

@@ -12,6 +12,7 @@
 #include "util/error.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -116,7 +117,9 @@ std::string new_task_id();
 // Whether `id` has the shape of a task id (anything else is an unknown task).
 bool is_task_id(std::string_view id);
 
-// Now as "2026-11-30T05:30:00.123Z".
+// `at` as "2026-11-30T05:30:00.123Z" (fixed width: such texts sort as their times do).
+std::string utc_text(std::chrono::system_clock::time_point at);
+// utc_text of now.
 std::string utc_now();
 
 } // namespace ptxbench::service

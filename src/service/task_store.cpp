@@ -235,4 +235,18 @@ util::Expected<std::vector<std::string>> TaskStore::recover() {
       .collect<std::string>([](const store::detail::Statement& row) { return row.text(0); });
 }
 
+util::Expected<std::int64_t>
+TaskStore::prune_finished(std::chrono::system_clock::time_point cutoff) {
+  std::lock_guard lock(m_mutex);
+  // finished_at is utc_text(): fixed width, so comparing the texts compares the times.
+  auto deleted = m_db.prepared("DELETE FROM tasks WHERE state IN (?1, ?2) AND finished_at < ?3")
+                     .bind(1, value_of(TaskState::completed))
+                     .bind(2, value_of(TaskState::failed))
+                     .bind(3, utc_text(cutoff))
+                     .run();
+  if (!deleted)
+    return deleted.take_error();
+  return m_db.changes();
+}
+
 } // namespace ptxbench::service

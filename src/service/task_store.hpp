@@ -8,15 +8,20 @@
 // a stopped server left running back in the queue (a task that was already started
 // kMaxAttempts times fails instead: something in it takes the server down) and returns the
 // queue in submission order. A lock file keeps a second server off the same folder.
+// prune_finished() deletes finished tasks by their finish time (the service's retention rule);
+// queued and running tasks are never deleted.
 //
-// Invariants: a task id the service has answered is in the table; a finished task never
-// changes again. Thread-safe (one connection behind a mutex).
+// Invariants: a task id the service has answered is in the table until it is pruned, and only a
+// finished task is pruned; a finished task never changes again. Thread-safe (one connection
+// behind a mutex).
 #pragma once
 
 #include "service/task.hpp"
 #include "store/sqlite.hpp"
 #include "util/error.hpp"
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -47,6 +52,8 @@ public:
   util::Expected<Json> request(const std::string& id);
   // Running tasks back to queued (or failed past kMaxAttempts); the queued ids, oldest first.
   util::Expected<std::vector<std::string>> recover();
+  // Deletes the completed and failed tasks that finished before `cutoff`; how many it deleted.
+  util::Expected<std::int64_t> prune_finished(std::chrono::system_clock::time_point cutoff);
 
   const std::filesystem::path& dir() const { return m_dir; }
 
