@@ -119,6 +119,31 @@ int main(int argc, char** argv) {
                               snap->temperature_c)
                 : std::string("no snapshot");
   };
+  if (argc > 2 && std::strcmp(argv[1], "--launches") == 0) {
+    const int launches = std::atoi(argv[2]);
+    auto many = [&](cudaStream_t s) {
+      for (int i = 0; i < launches; ++i)
+        if (int status = measure::launch_warmup_kernel(s); status != 0) return status;
+      return 0;
+    };
+    auto trial = [&] {
+      auto timed = measure::run_trial(bench.timer, bench.flusher, many, {}, bench.stream,
+                                      {10, 50, measure::TimingMode::strict});
+      if (!timed) throw util::Fatal(timed.error().message);
+      return timed->median_ms;
+    };
+    std::vector<double> closed, open;
+    for (int cycle = 0; cycle < 3; ++cycle) {
+      closed.push_back(trial());
+      auto warm = bench.counter.open_session(measure::launch_warmup_kernel, bench.stream);
+      if (!warm) throw util::Fatal(warm.error().message);
+      open.push_back(trial());
+      bench.counter.close_session();
+    }
+    fmt::print("launches {}: closed {} ms; open {} ms\n", launches, fmt::join(closed, " "),
+               fmt::join(open, " "));
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--late-load") == 0) {
     auto warm = bench.counter.open_session(measure::launch_warmup_kernel, bench.stream);
     if (!warm) throw util::Fatal(warm.error().message);

@@ -6,7 +6,8 @@
 # steps (default: counting tests_measure wall aa tests_exec): any of those and wall_gap,
 # back_to_back; EXEC_FILTER narrows test_exec_gpu (gtest filter); TIMING (batched, the
 # default here; strict) is passed to eval_wall_time and aa_speedup; REFERENCE (interleave, the
-# default; cached) and GAP_MS (500) to eval_wall_time; COUNTER_SESSION=1 adds counter_session.
+# default; cached) and GAP_MS (500) to eval_wall_time; COUNT (26) to back_to_back;
+# COUNTER_SESSION=1 adds counter_session.
 # Every log lands in OUT_DIR/logs.tgz.
 set -u
 BIN=$(realpath "$1")
@@ -74,8 +75,9 @@ if want tests_exec; then
 fi
 if want back_to_back; then
   step "back-to-back"
-  timeout 120 "$BIN/back_to_back" --count 26 --timeout-s 3 > "$L/back_to_back.md" 2>&1
+  timeout 400 "$BIN/back_to_back" --count "${COUNT:-26}" --timeout-s 3 > "$L/back_to_back.md" 2>&1
   echo "rc=$?" >> "$L/back_to_back.md"
+  { echo "pgrep -fa ptxbench-candidate after the run:"; pgrep -fa ptxbench-candidate || echo "(none)"; } >> "$L/back_to_back.md"
 fi
 step "done"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw,memory.used --format=csv >> "$L/machine.txt" 2>&1
