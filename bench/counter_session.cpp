@@ -7,6 +7,8 @@
 //   counter_session --hold S         opens a session, waits S seconds, counts once, closes:
 //                                    run two at once to see whether two processes can each
 //                                    hold a session on one GPU (the evaluator's children do)
+#include "bench/phase_text.hpp"
+#include "bench/wgmma_gemm_call.hpp"
 #include "measure/instruction_counter.hpp"
 #include "measure/nvml_monitor.hpp"
 #include "measure/timing.hpp"
@@ -22,50 +24,14 @@
 #include <thread>
 #include <vector>
 
-void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
-         cudaStream_t stream);
-
 namespace {
 
 using namespace ptxbench;
-constexpr std::int64_t kM = 8192, kN = 7168, kK = 5120;
-
-struct Gemm {
-  Gemm() {
-    for (auto [pointer, bytes] : {std::pair{&a, kM * kK * 2}, {&b, kN * kK * 2}, {&c, kM * kN * 2}}) {
-      if (cudaMalloc(pointer, std::size_t(bytes)) != cudaSuccess) throw util::Fatal("cudaMalloc");
-      cudaMemset(*pointer, 0x3c, std::size_t(bytes));
-    }
-  }
-  ~Gemm() {
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
-  }
-  Gemm(const Gemm&) = delete;
-  Gemm& operator=(const Gemm&) = delete;
-  int operator()(cudaStream_t stream) const {
-    run(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
-        static_cast<__nv_bfloat16*>(c), kM, stream);
-    return int(cudaGetLastError());
-  }
-  void reset(cudaStream_t stream) const { cudaMemsetAsync(c, 0xFF, kM * kN * 2, stream); }
-  void* a = nullptr;
-  void* b = nullptr;
-  void* c = nullptr;
-};
+using Gemm = bench::WgmmaGemmCall;
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-std::string steps_text(const std::vector<util::Phase>& steps) {
-  std::string out;
-  for (const util::Phase& step : steps)
-    out += fmt::format("{}{} {:.1f}", out.empty() ? "" : ", ", step.name,
-                       static_cast<double>(step.elapsed.count()) / 1000.0);
-  return out;
 }
 
 struct Bench {
@@ -92,7 +58,7 @@ struct Bench {
       return;
     }
     fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.6g} | {} |\n", cycle, label, counts->pass_ms,
-               counts->gmma, counts->hgmma_bf16_flops, steps_text(counts->steps));
+               counts->gmma, counts->hgmma_bf16_flops, bench::phases_text(counts->steps));
   }
 };
 
@@ -147,7 +113,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--late-load") == 0) {
     auto warm = bench.counter.open_session(measure::launch_warmup_kernel, bench.stream);
     if (!warm) throw util::Fatal(warm.error().message);
-    fmt::print("late-load: session open ({}), GEMM module not loaded yet\n", steps_text(*warm));
+    fmt::print("late-load: session open ({}), GEMM module not loaded yet\n", bench::phases_text(*warm));
     fmt::print("| | session | wall ms | GMMA | hgmma bf16 FLOPs | steps |\n|---|---|---|---|---|---|\n");
     std::vector<double> open_trials{bench.trial(), bench.trial()};
     bench.count("open, module loaded after the session", 0);
@@ -191,7 +157,7 @@ int main(int argc, char** argv) {
       continue;
     }
     session_rows.push_back(fmt::format("| {} | {:.1f} | {} |", cycle, ms_since(opened),
-                                       steps_text(*warm)));
+                                       bench::phases_text(*warm)));
     open.push_back(bench.trial());
     bench.count("open, first count", cycle);
     bench.count("open, second count", cycle);

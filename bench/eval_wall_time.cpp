@@ -18,6 +18,7 @@
 // prints a markdown report on stdout. --gap-ms idles between evaluations (a service's gaps:
 // the spare child is then prepared in the background; column "child": ready = it was).
 #include "bench/bench_evaluator.hpp"
+#include "bench/phase_text.hpp"
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 
@@ -101,14 +102,6 @@ double minimum_s(const exec::EvalOptions& o, const exec::Evaluation& ev) {
          1000.0;
 }
 
-std::string phases_text(const exec::Evaluation& ev) {
-  std::string out;
-  for (const util::Phase& p : ev.phases)
-    out += fmt::format("{}{} {:.0f}", out.empty() ? "" : ", ", p.name,
-                       static_cast<double>(p.elapsed.count()) / 1000.0);
-  return out;
-}
-
 std::string json_ms(const trace::Json& object) {
   std::string out;
   for (const auto& [name, value] : object.items())
@@ -130,7 +123,7 @@ void print_rows(const std::vector<Row>& rows) {
                t.candidate_ms, t.reference_ms,
                t.reference_ms / t.candidate_ms, mean(t.candidate_event_ms) / t.candidate_ms,
                mean(t.reference_event_ms) / t.reference_ms, rows[i].wall_s, rows[i].minimum_s,
-               rows[i].wall_s / rows[i].minimum_s, phases_text(ev));
+               rows[i].wall_s / rows[i].minimum_s, bench::phases_text(ev.phases, 0));
   }
 }
 
@@ -151,11 +144,7 @@ void print_summary(const std::vector<Row>& rows) {
                *std::min_element(warm_ratio.begin(), warm_ratio.end()),
                *std::max_element(warm_ratio.begin(), warm_ratio.end()), 100.0 * cv(warm_candidate));
   const exec::Evaluation& last = rows.back().ev;
-  std::string check;
-  for (const util::Phase& p : last.check.phases)
-    check += fmt::format("{}{} {:.1f}", check.empty() ? "" : ", ", p.name,
-                         static_cast<double>(p.elapsed.count()) / 1000.0);
-  fmt::print("\nlast evaluation: check steps (ms): {}\n", check);
+  fmt::print("\nlast evaluation: check steps (ms): {}\n", bench::phases_text(last.check.phases));
   fmt::print("last evaluation: child start-up (ms): {}\n", json_ms(last.child_startup));
   if (last.dynamic && last.dynamic->raw) {
     const trace::Json& raw = *last.dynamic->raw;

@@ -7,6 +7,8 @@
 //   verification_cost --breakdown       where a counting pass's time goes: create() and count()
 //                                       step by step, kernel vs user replay, and a one-pass
 //                                       hardware-counter metric set for comparison
+#include "bench/phase_text.hpp"
+#include "bench/wgmma_gemm_call.hpp"
 #include "measure/instruction_counter.hpp"
 #include "measure/ncu_audit.hpp"
 #include "measure/nvml_monitor.hpp"
@@ -24,35 +26,11 @@
 #include <filesystem>
 #include <vector>
 
-void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
-         cudaStream_t stream);
-
 namespace {
 
 using namespace ptxbench;
-constexpr std::int64_t kM = 8192, kN = 7168, kK = 5120;
-
-struct Gemm {
-  Gemm() {
-    for (auto [pointer, bytes] : {std::pair{&a, kM * kK * 2}, {&b, kN * kK * 2}, {&c, kM * kN * 2}}) {
-      if (cudaMalloc(pointer, std::size_t(bytes)) != cudaSuccess) throw util::Fatal("cudaMalloc");
-      cudaMemset(*pointer, 0x3c, std::size_t(bytes)); // bf16 0.0115: counts do not depend on values
-    }
-  }
-  ~Gemm() {
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
-  }
-  int operator()(cudaStream_t stream) const {
-    run(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
-        static_cast<__nv_bfloat16*>(c), kM, stream);
-    return int(cudaGetLastError());
-  }
-  void* a = nullptr;
-  void* b = nullptr;
-  void* c = nullptr;
-};
+constexpr std::int64_t kM = bench::kGemmM, kN = bench::kGemmN, kK = bench::kGemmK;
+using Gemm = bench::WgmmaGemmCall;
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -89,14 +67,6 @@ void in_process(int repeats) {
                counts->tma_reduce, counts->hgmma_bf16_flops,
                counts->hgmma_bf16_flops == 2.0 * kM * kN * kK ? "yes" : "no");
   }
-}
-
-std::string steps_text(const std::vector<util::Phase>& steps) {
-  std::string out;
-  for (const util::Phase& step : steps)
-    out += fmt::format("{}{} {:.1f}", out.empty() ? "" : ", ", step.name,
-                       static_cast<double>(step.elapsed.count()) / 1000.0);
-  return out;
 }
 
 // The hardware-counter alternative to the SASS-instruction metrics: one pass, no SASS
@@ -143,10 +113,10 @@ void breakdown() {
     }
     fmt::print("| {} | {} | create | {:.1f} | {} | | {} | |\n", setting.name,
                to_string(setting.replay), ms_since(created), counter->passes(),
-               steps_text(counter->setup_steps()));
+               bench::phases_text(counter->setup_steps()));
     for (int i = 0; i < 3; ++i) {
       auto counts = counter->count([&](cudaStream_t s) { return gemm(s); }, nullptr,
-                                   [&](cudaStream_t s) { cudaMemsetAsync(gemm.c, 0xFF, kM * kN * 2, s); });
+                                   [&](cudaStream_t s) { gemm.reset(s); });
       if (!counts) {
         fmt::print("| {} | {} | {} | error: {} | | | | |\n", setting.name,
                    to_string(setting.replay), i, counts.error().message);
@@ -154,7 +124,7 @@ void breakdown() {
       }
       fmt::print("| {} | {} | {} | {:.1f} | {} | {} | {} | {} |\n", setting.name,
                  to_string(counts->replay), i, counts->pass_ms, counts->passes, counts->calls,
-                 steps_text(counts->steps), metrics_text(*counts));
+                 bench::phases_text(counts->steps), metrics_text(*counts));
     }
   }
 }
