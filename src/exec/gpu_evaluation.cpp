@@ -100,12 +100,9 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   if (audit_wanted)
     m_phases.time("ncu_audit", [&] {
       // ncu needs the counters our own child may still hold while it ends in the background.
-      const bool claimed = m_warm.spares.claim_counter_session(m_options.tool_timeout);
-      {
-        std::unique_lock gpu(m_warm.lock); // hardware counters, like the counting pass
-        audit(binary, **files);
-      }
-      if (claimed) m_warm.spares.release_counter_session();
+      const CounterSessionClaim counters(m_warm.spares, m_options.tool_timeout);
+      std::unique_lock gpu(m_warm.lock); // hardware counters, like the counting pass
+      audit(binary, **files);
     });
 }
 

@@ -49,13 +49,6 @@ double mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
-}
-
 trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
   if (!monitor) return "unavailable";
   auto snap = monitor->snapshot();
@@ -228,14 +221,7 @@ bool GpuEvaluation::timing() {
   // count closed it, or it is closed now), and the right to open one is held until the trials
   // end, waited for outside the GPU lock (spare_child.hpp "The counter session").
   if (!end_counter_session()) return false;
-  const bool claimed = m_warm.spares.claim_counter_session(m_options.tool_timeout);
-  struct GiveBack {
-    SpareChildren& spares;
-    bool claimed;
-    ~GiveBack() {
-      if (claimed) spares.release_counter_session();
-    }
-  } give_back{m_warm.spares, claimed};
+  const CounterSessionClaim no_session(m_warm.spares, m_options.tool_timeout);
   std::unique_lock gpu(m_warm.lock);
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;

@@ -117,6 +117,23 @@ private:
   std::thread m_spawner;   // last: started after everything it uses
 };
 
+// The counter-session right claimed for a scope (waiting at most `patience`) and given back
+// when the scope ends, if it was taken. Never construct it with the GPU lock held.
+class CounterSessionClaim {
+public:
+  CounterSessionClaim(SpareChildren& spares, std::chrono::milliseconds patience)
+      : m_spares(spares), m_claimed(spares.claim_counter_session(patience)) {}
+  ~CounterSessionClaim() {
+    if (m_claimed) m_spares.release_counter_session();
+  }
+  CounterSessionClaim(const CounterSessionClaim&) = delete;
+  CounterSessionClaim& operator=(const CounterSessionClaim&) = delete;
+
+private:
+  SpareChildren& m_spares;
+  bool m_claimed;
+};
+
 // A fresh, private log file path for one child.
 std::filesystem::path fresh_child_log_path();
 

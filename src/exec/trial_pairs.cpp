@@ -5,6 +5,13 @@
 
 namespace ptxbench::exec {
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
+}
+
 std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
                                     const std::vector<double>& candidate_ms, double limit) {
   if (reference_ms.size() < 3 || reference_ms.size() != candidate_ms.size()) return std::nullopt;
@@ -13,14 +20,10 @@ std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
     if (!(reference_ms[i] > 0.0) || !(candidate_ms[i] > 0.0)) return std::nullopt;
     ratios.push_back(reference_ms[i] / candidate_ms[i]);
   }
-  std::vector<double> sorted = ratios;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t mid = sorted.size() / 2;
-  const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0;
   StrayPair worst;
-  worst.median = median;
+  worst.median = median(ratios);
   for (std::size_t i = 0; i < ratios.size(); ++i) {
-    const double stray = ratios[i] / median - 1.0;
+    const double stray = ratios[i] / worst.median - 1.0;
     if (std::abs(stray) > std::abs(worst.stray)) {
       worst.index = i;
       worst.ratio = ratios[i];

@@ -14,6 +14,9 @@ struct StrayPair {
   double stray = 0.0;  // ratio / median - 1
 };
 
+// The median of `values` (0 when empty): per-trial medians of CUDA events, pairs' ratios.
+double median(std::vector<double> values);
+
 // The pair whose reference/candidate ratio strays most from the median ratio, if it strays
 // by more than `limit` (a fraction); none with fewer than three pairs, mismatched lists or a
 // non-positive latency.

@@ -138,6 +138,7 @@ struct InstructionCounter::Impl {
                           ProfilerSession& session, std::vector<std::uint8_t>& image,
                           InstructionCounts& counts);
   util::Status evaluate(const std::vector<std::uint8_t>& image, InstructionCounts& counts);
+  util::Status warm_session(const CallFn& warm, cudaStream_t stream, InstructionCounts& counts);
 };
 
 util::Status InstructionCounter::Impl::initialise_profiler(CounterAvailability query) {
@@ -449,25 +450,32 @@ util::Expected<std::vector<util::Phase>> InstructionCounter::open_session(const 
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
   if (auto enabled = enable_session(m_impl->kept); !enabled) return enabled.take_error();
   step(counts.steps, "enable", since);
-  auto image = counter_data_image(m_impl->kept, c_strings(m_impl->metrics));
+  if (auto warmed = m_impl->warm_session(warm, stream, counts); !warmed) {
+    m_impl->kept.disable(); // no half-open session is left behind
+    return warmed.take_error();
+  }
+  return std::move(counts.steps);
+}
+
+// The enabled session's first pass over `warm`, and the counter data image of the next count.
+util::Status InstructionCounter::Impl::warm_session(const CallFn& warm, cudaStream_t stream,
+                                                    InstructionCounts& counts) {
+  auto since = Clock::now();
+  auto image = counter_data_image(kept, c_strings(metrics));
   if (!image) return image.take_error();
   step(counts.steps, "counter_data_image", since);
-  auto ran = m_impl->run_passes(warm, stream, {}, m_impl->kept, *image, counts);
+  if (auto ran = run_passes(warm, stream, {}, kept, *image, counts); !ran) return ran;
   since = Clock::now();
-  if (ran && counts.call_status != 0)
-    ran = util::make_error(kFailure, fmt::format("the warm-up call failed: {}",
-                                                 cudaGetErrorString(cudaError_t(counts.call_status))));
-  if (ran) ran = decode(m_impl->kept);
-  if (!ran) {
-    m_impl->kept.disable();
-    return ran.take_error();
-  }
+  if (counts.call_status != 0)
+    return util::make_error(kFailure, fmt::format("the warm-up call failed: {}",
+                                                  cudaGetErrorString(cudaError_t(counts.call_status))));
+  if (auto decoded = decode(kept); !decoded) return decoded;
   step(counts.steps, "decode", since);
-  auto next = counter_data_image(m_impl->kept, c_strings(m_impl->metrics));
+  auto next = counter_data_image(kept, c_strings(metrics));
   if (!next) return next.take_error();
-  m_impl->next_image = std::move(*next);
+  next_image = std::move(*next);
   step(counts.steps, "next_counter_data_image", since);
-  return std::move(counts.steps);
+  return util::Ok{};
 }
 
 util::Phase InstructionCounter::close_session() {
