@@ -17,6 +17,7 @@
 //
 //   aa_speedup --candidate PATH [--problems a,b] [--repeats N] [--kernels DIR]
 //              [--timing batched|strict]   (default: EvalOptions' default, strict)
+//              [--interleave-calls N]      (default: EvalOptions' default; 0: whole trials)
 // prints a markdown report on stdout.
 #include "bench/bench_evaluator.hpp"
 #include "exec/buffers.hpp"
@@ -48,7 +49,11 @@ struct Arguments {
   std::vector<std::string> problems{"gemm_n7168_k5120", "mha_with_lse_d128"};
   int repeats = 3;
   std::string kernels = PTXBENCH_AA_KERNELS;
-  measure::TimingMode timing = exec::EvalOptions{}.timing_mode;
+  exec::EvalOptions options = [] {
+    exec::EvalOptions o; // the paper's protocol, no counting pass (A/A times only)
+    o.dynamic_counts = false;
+    return o;
+  }();
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -74,7 +79,11 @@ Arguments parse(int argc, char** argv) {
     else if (flag == "--kernels")
       args.kernels = value;
     else if (flag == "--timing" && (value == "batched" || value == "strict"))
-      args.timing = value == "batched" ? measure::TimingMode::batched : measure::TimingMode::strict;
+      args.options.timing_mode =
+          value == "batched" ? measure::TimingMode::batched : measure::TimingMode::strict;
+    else if (flag == "--interleave-calls")
+      args.options.interleave_calls = std::stoi(value);
+
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -123,19 +132,17 @@ std::string joined(const std::vector<std::string>& items, std::string_view separ
 }
 
 // One evaluation of the A/A candidate with the paper protocol (3 sets, 3 trials × (10 + 50)
-// calls, reference trials interleaved); prints its table row and returns it.
+// calls, reference trials interleaved in chunks of `options.interleave_calls`); prints its
+// table row and returns it.
 util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
                                                const suite::Problem& problem,
                                                const std::string& source, int repeat,
-                                               measure::TimingMode timing) {
-  exec::EvalOptions options;
-  options.dynamic_counts = false;
-  options.timing_mode = timing;
+                                               const exec::EvalOptions& options) {
   auto ev = bench.evaluator->evaluate(source, problem, options);
   if (!ev)
     return ev;
   if (ev->status != trace::EvaluationStatus::passed || !ev->timing) {
-    fmt::print("| {} | {} | {} | {} | | | | | |\n", problem.name(), repeat,
+    fmt::print("| {} | {} | {} | {} | | | | | | |\n", problem.name(), repeat,
                trace::to_string(ev->status), ev->message);
     return ev;
   }
@@ -143,26 +150,29 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
   std::vector<double> ratios;
   for (std::size_t i = 0; i < t.candidate_trial_ms.size() && i < t.reference_trial_ms.size(); ++i)
     ratios.push_back(t.reference_trial_ms[i] / t.candidate_trial_ms[i]);
-  fmt::print("| {} | {} | PASSED ({}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} |\n",
+  double timing_ms = 0.0;
+  for (const util::Phase& phase : ev->phases)
+    if (phase.name == "timing") timing_ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
+  fmt::print("| {} | {} | PASSED ({}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} | {:.0f} |\n",
              problem.name(), repeat, t.mode, number_list(t.reference_trial_ms),
-             number_list(t.candidate_trial_ms),
-             t.reference_ms, t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios));
+             number_list(t.candidate_trial_ms), t.reference_ms, t.candidate_ms,
+             t.reference_ms / t.candidate_ms, number_list(ratios), timing_ms);
   for (const std::string& retimed : t.retimed_pairs)
-    fmt::print("|  | {} | re-timed {} | | | | | | |\n", repeat, retimed);
+    fmt::print("|  | {} | re-timed {} | | | | | | | |\n", repeat, retimed);
   return ev;
 }
 
 // Every repeat of one problem; true when every speedup is within 1.00 ± 0.01.
 bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
-                 const std::string& source, int repeats, measure::TimingMode timing) {
+                 const std::string& source, int repeats, const exec::EvalOptions& options) {
   fmt::print("## {}\n\n| problem | repeat | status | reference trial ms | candidate trial ms | "
-             "reference ms | candidate ms | speedup | per-trial ratio |\n"
-             "|---|---|---|---|---|---|---|---|---|\n",
+             "reference ms | candidate ms | speedup | per-trial ratio | timing phase ms |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n",
              problem.name());
   std::vector<double> speedups;
   std::optional<exec::Evaluation> first;
   for (int repeat = 0; repeat < repeats; ++repeat) {
-    auto ev = evaluate_once(bench, problem, source, repeat, timing);
+    auto ev = evaluate_once(bench, problem, source, repeat, options);
     if (!ev)
       throw util::Fatal(ev.error().message);
     const bool timed = ev->status == trace::EvaluationStatus::passed && ev->timing;
@@ -202,8 +212,9 @@ int main(int argc, char** argv) {
     cudaDeviceProp props{};
     cudaGetDeviceProperties(&props, 0);
     fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
-               "{}\n\n",
-               props.name, args.candidate);
+               "{}, {} timing, reference and candidate handing over every {} timed calls\n\n",
+               props.name, args.candidate, measure::to_string(args.options.timing_mode),
+               args.options.interleave_calls);
     bool all_ok = true;
     for (const std::string& name : args.problems) {
       auto problem = bench.suite->find(name);
@@ -212,7 +223,7 @@ int main(int argc, char** argv) {
       auto source = util::read_file(args.kernels + "/" + name + ".cu");
       if (!source)
         throw util::Fatal(source.error().message);
-      all_ok = run_problem(bench, **problem, *source, args.repeats, args.timing) && all_ok;
+      all_ok = run_problem(bench, **problem, *source, args.repeats, args.options) && all_ok;
     }
     fmt::print("A/A result: {}\n", all_ok ? "every speedup within 1.00 ± 0.01" : "FAILED");
     return all_ok ? 0 : 1;

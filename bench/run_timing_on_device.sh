@@ -7,7 +7,9 @@
 # back_to_back; EXEC_FILTER narrows test_exec_gpu (gtest filter); TIMING (batched, the
 # default here; strict) is passed to eval_wall_time and aa_speedup; REFERENCE (interleave, the
 # default; cached) and GAP_MS (500) to eval_wall_time; COUNT (26) to back_to_back;
-# COUNTER_SESSION=1 adds counter_session.
+# COUNTER_SESSION=1 adds counter_session; INTERLEAVE (1) lists the --interleave-calls values
+# the A/A runs with, one run each, AA_REPEATS (3) evaluations per problem and run, AA_PROBLEMS
+# (the GEMM and the MHA forward) the problems.
 # Every log lands in OUT_DIR/logs.tgz.
 set -u
 BIN=$(realpath "$1")
@@ -65,8 +67,15 @@ if want wall_gap; then
 fi
 if want aa; then
   step "A/A"
-  timeout 120 "$BIN/aa_speedup" --candidate "$BIN/ptxbench-candidate-aa" --repeats 3 --timing "${TIMING:-batched}" \
-    > "$L/aa_speedup.md" 2>&1; echo "rc=$?" >> "$L/aa_speedup.md"
+  run=0
+  for interleave in ${INTERLEAVE:-1}; do
+    run=$((run + 1))
+    log="$L/aa_speedup_${run}_interleave_$interleave.md"
+    timeout 180 "$BIN/aa_speedup" --candidate "$BIN/ptxbench-candidate-aa" --repeats "${AA_REPEATS:-3}" \
+      --problems "${AA_PROBLEMS:-gemm_n7168_k5120,mha_with_lse_d128}" --timing "${TIMING:-batched}" \
+      --interleave-calls "$interleave" > "$log" 2>&1
+    echo "rc=$?" >> "$log"
+  done
 fi
 if want tests_exec; then
   step "exec GPU tests"

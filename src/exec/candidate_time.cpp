@@ -37,7 +37,7 @@ Reply CandidateServer::time(const Request& request) {
   int current = 0;
   const int sets = static_cast<int>(m_sets.size());
   auto before_each = [&](int call_index) {
-    current = call_index % sets;
+    current = (request.first_call + call_index) % sets;
     reset_outputs(current, m_stream);
   };
   auto call = [&](cudaStream_t stream) { return invoke(current, stream); };

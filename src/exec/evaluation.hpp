@@ -81,6 +81,7 @@ struct TimingReport {
   bool inputs_warm = false;                // input sets and reference outputs were reused
   double preheat_ms = 0.0;                 // untimed reference calls before the first trial
   std::vector<std::string> retimed_pairs;  // pairs timed again, and why (gpu_timing.cpp)
+  int interleave_calls = 0;                // timed calls per hand-over within a pair; 0: none
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a

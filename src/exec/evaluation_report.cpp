@@ -65,6 +65,7 @@ Json timing_json(const TimingReport& t) {
            {"mode", t.mode},
            {"inputs_warm", t.inputs_warm},
            {"preheat_ms", t.preheat_ms},
+           {"interleave_calls", t.interleave_calls},
            {"kernels", t.kernels}};
   if (!t.strict_reason.empty()) out["strict_reason"] = t.strict_reason;
   if (!t.retimed_pairs.empty()) out["retimed_pairs"] = t.retimed_pairs;

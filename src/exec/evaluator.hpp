@@ -78,6 +78,10 @@ struct EvalOptions {
   int trials = 3;
   int warmup = 10;
   int iterations = 50;
+  // Within a pair of trials the reference and the candidate hand over every this many timed
+  // calls (0: whole trials one after the other). One by one, both sides run under the same
+  // clocks when a power-capped GPU drifts or dips (docs/evaluation.md "Timing").
+  int interleave_calls = 1;
   std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // per child request
   ReferenceTiming reference_timing = ReferenceTiming::interleave;
   std::optional<std::uint64_t> seed; // secret random seed when unset

@@ -10,6 +10,7 @@
 #include "exec/evaluation.hpp"
 #include "exec/evaluator.hpp"
 #include "exec/tool_passes.hpp"
+#include "exec/trial_pairs.hpp"
 #include "exec/warm_state.hpp"
 #include "measure/timing.hpp"
 #include "reference/reference.hpp"
@@ -26,6 +27,12 @@ inline constexpr std::chrono::milliseconds kPreheat{120};
 // ratio of the evaluation's pairs is timed again, at most kMaxRetimedPairs times (gpu_timing.cpp).
 inline constexpr double kPairOutlier = 0.015;
 inline constexpr int kMaxRetimedPairs = 2;
+// One side's calls of a trial, gathered over its chunks.
+struct TrialSamples {
+  std::vector<double> latencies_ms; // CUPTI, one per timed call
+  std::vector<double> event_ms;     // CUDA events, one per timed call
+  int calls = 0;                    // calls made, warm-ups included: the input-set rotation
+};
 
 class GpuEvaluation {
 public:
@@ -52,11 +59,12 @@ private:
   bool timing();
   measure::L2Flusher& flusher();
   void preheat();
-  measure::Trial reference_trial(measure::TimingMode mode);
+  void reference_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples);
+  bool candidate_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples);
   // `slot`: the trial entry to write; none appends one.
-  bool candidate_trial(int trial, std::optional<std::size_t> slot);
-  void reference_step(int trial, std::optional<std::size_t> slot);
   bool trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot = {});
+  void store_trial(std::optional<std::size_t> slot, const TrialSamples* reference,
+                   const TrialSamples* candidate);
   bool retime_outlier_pairs();
   void switch_to_strict(std::string reason);
   bool recheck();

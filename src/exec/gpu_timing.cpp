@@ -1,6 +1,18 @@
 // The timing phase of one evaluation: reference trials in the supervisor and candidate trials
-// in the child, interleaved in pairs whose order alternates (reference-candidate,
+// in the child, in pairs, interleaved in chunks whose order alternates (reference-candidate,
 // candidate-reference, …) under the exclusive GPU lock, NVML clocks before and after.
+//
+// Chunks. Within a pair the two trials hand over every EvalOptions::interleave_calls timed
+// calls, by default 1: each side first makes its 10 warm-up calls and one timed call, then
+// the reference and the candidate alternate call by call until each has its 50; each side's
+// trial median is over its 50 timed calls. The GPU's clocks under its power cap drift and dip
+// over hundreds of milliseconds, so calls that alternate see the same clocks. Measured on an
+// H200, A/A of cuDNN attention, strict, 8-13 evaluations per setting over 2-3 runs
+// (bench/results/aa_speedup_h200.md, stop 11): whole trials one after the other read
+// 0.967-1.021, chunks of 10 calls 0.980-1.010, of 5 0.989-1.005, of 2 0.997-1.003, one by one
+// 1.0000-1.0024. A hand-over costs a request to the child (one already per call in strict
+// mode) and no untimed call: an extra warm-up call after each hand-over changed nothing (chunks
+// of 2: 0.998-1.003 with it, 0.999-1.003 without, and its timing phase 27 % longer).
 //
 // Pre-heat. Back to back (batched mode) a power-hungry kernel drives the GPU into its power
 // cap within ~100 ms; a trial that starts on a GPU that was idle runs its first calls at
@@ -13,9 +25,9 @@
 // Mode. EvalOptions::timing_mode, strict by default. In batched mode (measure/timing.hpp),
 // when either side's batch cannot be attributed — a candidate that launches on another stream
 // without waiting for the call stream, leaves work running, or launches from other threads —
-// that trial was timed strictly and every later trial of the evaluation, on both sides, is
-// timed strictly too; the other trial of the same pair, if already timed batched, is timed
-// again strictly, so each pair compares like with like. The reason is recorded with the
+// that chunk was timed strictly and every later trial of the evaluation, on both sides, is
+// timed strictly too; the pair it belongs to is timed again strictly from its start, so each
+// pair compares like with like. The reason is recorded with the
 // timing. Both sides reset their outputs to the sentinel before every call (the reference its
 // scratch outputs), so both do the same work around each call.
 //
@@ -27,7 +39,8 @@
 // ratio strays more than kPairOutlier from the median of all pairs' ratios is timed again,
 // in its own order, at most kMaxRetimedPairs times per evaluation; the new pair replaces it
 // and the trace lists what was re-timed and why. The protocol is unchanged: every trial is
-// still 10 + 50 calls, median per trial, mean over the trials kept.
+// still 10 warm-up + 50 timed calls (and one untimed call per later chunk), median per
+// trial, mean over the trials kept.
 #include "exec/gpu_evaluation.hpp"
 
 #include "exec/cuda_check.hpp"
@@ -94,26 +107,33 @@ void GpuEvaluation::preheat() {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-measure::Trial GpuEvaluation::reference_trial(measure::TimingMode mode) {
+// One chunk of a reference trial in the supervisor, its calls appended to `samples`.
+void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples) {
   auto timer = measure::cupti_call_timer();
   if (!timer) throw util::Fatal("reference timing: " + timer.error().message);
   int current = 0;
   const int sets = m_buffers->set_count();
   // As the child does before every candidate call: next set, outputs reset to the sentinel.
   auto before_each = [&](int index) {
-    current = index % sets;
+    current = (samples.calls + index) % sets;
     m_buffers->fill_timing_outputs_sentinel(m_stream->get());
   };
   auto call = [&](cudaStream_t stream) {
     auto status = m_reference->reference->run(m_buffers->timing_call(current, stream));
     return status ? 0 : -1;
   };
-  auto trial = measure::run_trial(**timer, flusher(), call, before_each, m_stream->get(),
-                                  {m_options.warmup, m_options.iterations, mode});
-  if (!trial || trial->call_status != 0)
+  const measure::TimingMode requested = m_mode;
+  auto timed = measure::run_trial(**timer, flusher(), call, before_each, m_stream->get(),
+                                  {chunk.warmup, chunk.iterations, requested});
+  if (!timed || timed->call_status != 0)
     throw util::Fatal("the reference failed while timing: " +
-                      (trial ? cuda_error_text(trial->call_status) : trial.error().message));
-  return std::move(*trial);
+                      (timed ? cuda_error_text(timed->call_status) : timed.error().message));
+  if (timed->mode != requested)
+    switch_to_strict(fmt::format("reference trial {}: {}", trial, timed->strict_reason));
+  samples.calls += chunk.warmup + chunk.iterations;
+  samples.latencies_ms.insert(samples.latencies_ms.end(), timed->latencies_ms.begin(),
+                              timed->latencies_ms.end());
+  samples.event_ms.insert(samples.event_ms.end(), timed->event_ms.begin(), timed->event_ms.end());
 }
 
 void GpuEvaluation::switch_to_strict(std::string reason) {
@@ -123,18 +143,19 @@ void GpuEvaluation::switch_to_strict(std::string reason) {
   m_result.timing->strict_reason = std::move(reason);
 }
 
-bool GpuEvaluation::candidate_trial(int trial, std::optional<std::size_t> slot) {
+// One chunk of a candidate trial in the child, its calls appended to `samples`.
+bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples) {
   Request time;
   time.op = RequestOp::time;
-  time.warmup = m_options.warmup;
-  time.iterations = m_options.iterations;
+  time.warmup = chunk.warmup;
+  time.iterations = chunk.iterations;
+  time.first_call = samples.calls;
   time.mode = m_mode;
   const auto start = std::chrono::steady_clock::now();
   auto reply = ask(time);
   if (!reply) return false;
   const double wall_ms = std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - start).count();
-  TimingReport& timing = *m_result.timing;
   if (reply->late_work) {
     m_result.violations.push_back("late work");
     fail(Status::runtime_error,
@@ -149,55 +170,57 @@ bool GpuEvaluation::candidate_trial(int trial, std::optional<std::size_t> slot) 
     m_result.violations.push_back(fmt::format(
         "trial {}: reported GPU time {:.3f} ms exceeds the request's wall time {:.3f} ms", trial,
         reported, wall_ms));
-  if (!slot) {
-    slot = timing.candidate_trial_ms.size();
-    timing.candidate_trial_ms.push_back(0.0);
-    timing.candidate_event_ms.push_back(0.0);
-  }
-  timing.candidate_trial_ms.at(*slot) = reply->median_ms;
-  timing.candidate_event_ms.at(*slot) = median(reply->event_ms);
+  samples.calls += chunk.warmup + chunk.iterations;
+  samples.latencies_ms.insert(samples.latencies_ms.end(), reply->latencies_ms.begin(),
+                              reply->latencies_ms.end());
+  samples.event_ms.insert(samples.event_ms.end(), reply->event_ms.begin(), reply->event_ms.end());
+  TimingReport& timing = *m_result.timing;
   timing.kernels.clear();
   for (const KernelSeen& k : reply->kernels) timing.kernels.push_back(k.name);
   m_last_set = reply->last_set;
   return true;
 }
 
-void GpuEvaluation::reference_step(int trial, std::optional<std::size_t> slot) {
+// Writes one trial's medians into entry `slot` (none: a new entry) of each side given.
+void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamples* reference,
+                                const TrialSamples* candidate) {
   TimingReport& timing = *m_result.timing;
-  const measure::TimingMode requested = m_mode;
-  const measure::Trial reference = reference_trial(requested);
-  if (reference.mode != requested)
-    switch_to_strict(fmt::format("reference trial {}: {}", trial, reference.strict_reason));
-  if (!slot) {
-    slot = timing.reference_trial_ms.size();
-    timing.reference_trial_ms.push_back(0.0);
-    timing.reference_event_ms.push_back(0.0);
-  }
-  timing.reference_trial_ms.at(*slot) = reference.median_ms;
-  timing.reference_event_ms.at(*slot) = median(reference.event_ms);
+  auto store = [&](const TrialSamples& samples, std::vector<double>& trial_ms,
+                   std::vector<double>& event_ms) {
+    const std::size_t index = slot.value_or(trial_ms.size());
+    trial_ms.resize(std::max(trial_ms.size(), index + 1));
+    event_ms.resize(trial_ms.size());
+    trial_ms[index] = median(samples.latencies_ms);
+    event_ms[index] = median(samples.event_ms);
+  };
+  if (reference) store(*reference, timing.reference_trial_ms, timing.reference_event_ms);
+  if (candidate) store(*candidate, timing.candidate_trial_ms, timing.candidate_event_ms);
 }
 
-// One pair of trials. Pairs alternate their order (R C, C R, R C, …): a
-// drift of the GPU's clocks over the timing phase (the power cap engaging as it heats)
-// favours the earlier trial of a pair, and alternating spreads that over both sides. When the
-// pair's second trial fell back to strict mode, its first is timed again strictly. The
-// reference writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
+// One pair of trials, in chunks (see the top). Chunk j of pair t runs the reference first when
+// t + j is even, so the order goes R C, C R, R C, …: a drift of the GPU's clocks favours the
+// earlier side of a chunk, and alternating cancels it. When a chunk falls back to strict mode
+// the whole pair is timed again strictly, so each pair compares like with like. The reference
+// writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
 bool GpuEvaluation::trial_pair(int trial, bool measure_reference,
                                std::optional<std::size_t> slot) {
-  if (!measure_reference) return candidate_trial(trial, slot);
-  const std::size_t index = slot.value_or(m_result.timing->candidate_trial_ms.size());
-  const bool reference_first = trial % 2 == 0;
-  const measure::TimingMode before = m_mode;
-  if (reference_first) {
-    reference_step(trial, slot);
-    if (!candidate_trial(trial, slot)) return false;
-    if (m_mode != before) reference_step(trial, index);
+  const int interleave = measure_reference ? m_options.interleave_calls : 0;
+  const auto chunks = trial_chunks(m_options.warmup, m_options.iterations, interleave);
+  for (;;) {
+    const measure::TimingMode mode = m_mode;
+    TrialSamples reference, candidate;
+    for (std::size_t j = 0; j < chunks.size() && m_mode == mode; ++j) {
+      const bool reference_first = (static_cast<std::size_t>(trial) + j) % 2 == 0;
+      if (measure_reference && reference_first) reference_chunk(trial, chunks[j], reference);
+      if (m_mode != mode) break;
+      if (!candidate_chunk(trial, chunks[j], candidate)) return false;
+      if (m_mode != mode) break;
+      if (measure_reference && !reference_first) reference_chunk(trial, chunks[j], reference);
+    }
+    if (m_mode != mode) continue; // fell back to strict: strict never falls back again
+    store_trial(slot, measure_reference ? &reference : nullptr, &candidate);
     return true;
   }
-  if (!candidate_trial(trial, slot)) return false;
-  const measure::TimingMode middle = m_mode;
-  reference_step(trial, slot);
-  return m_mode == middle || candidate_trial(trial, index);
 }
 
 // Times again, in its own order, the pair whose ratio strays most beyond kPairOutlier from the
@@ -234,6 +257,9 @@ bool GpuEvaluation::timing() {
   auto cached = m_cache.get(m_problem.name(), m_result.gpu, cache_library);
   const bool measure_reference =
       m_options.reference_timing == ReferenceTiming::interleave || !cached;
+  if (measure_reference &&
+      trial_chunks(m_options.warmup, m_options.iterations, m_options.interleave_calls).size() > 1)
+    timing.interleave_calls = m_options.interleave_calls;
   if (!m_warm.monitor_tried) {
     m_warm.monitor_tried = true;
     if (auto created = measure::GpuMonitor::create(0)) m_warm.monitor = std::move(*created);
@@ -247,8 +273,11 @@ bool GpuEvaluation::timing() {
   // times its own reference.
   const bool fell_back = m_mode != m_options.timing_mode;
   const bool time_reference_now = !measure_reference && fell_back;
-  for (int trial = 0; time_reference_now && trial < m_options.trials; ++trial)
-    reference_step(trial, std::nullopt);
+  for (int trial = 0; time_reference_now && trial < m_options.trials; ++trial) {
+    TrialSamples reference;
+    reference_chunk(trial, {m_options.warmup, m_options.iterations}, reference);
+    store_trial(std::nullopt, &reference, nullptr);
+  }
   m_result.clocks["after"] = snapshot_json(m_warm.monitor);
   timing.candidate_ms = mean(timing.candidate_trial_ms);
   timing.reference_cached = !measure_reference && !time_reference_now;

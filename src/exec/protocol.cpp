@@ -128,6 +128,7 @@ std::string encode(const Request& request) {
   case RequestOp::time:
     j["warmup"] = request.warmup;
     j["iterations"] = request.iterations;
+    j["first_call"] = request.first_call;
     j["mode"] = to_string(request.mode);
     break;
   case RequestOp::prepare: j["counter_session"] = request.counter_session; break;
@@ -170,6 +171,7 @@ util::Expected<Request> decode_request(std::string_view line) {
     if (r.op == RequestOp::time) {
       r.warmup = j.at("warmup").get<int>();
       r.iterations = j.at("iterations").get<int>();
+      r.first_call = j.at("first_call").get<int>();
       r.mode = parse_mode(j.at("mode").get<std::string>());
     }
     if (r.op == RequestOp::prepare) r.counter_session = j.value("counter_session", false);

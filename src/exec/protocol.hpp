@@ -16,8 +16,10 @@
 //                                whether the session is open (`counter_session_open`)
 //   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes}
 //   call  {set}                  one call on input set `set`, then a device synchronise
-//   time  {warmup, iterations, mode}  one measure::run_trial, rotating the sets; mode is
-//                                batched or strict; the reply says which mode timed it
+//   time  {warmup, iterations, first_call, mode}  one measure::run_trial, rotating the sets
+//                                from call `first_call` on (a trial timed in chunks keeps
+//                                its rotation); mode is batched or strict; the reply says
+//                                which mode timed it
 //   count {set}                  dynamic instruction counts of one call (separate pass); a
 //                                session opened at `prepare` is closed after it
 //   end_session {}               close the range profiler's session opened at `prepare`
@@ -116,6 +118,7 @@ struct Request {
   // time
   int warmup = 10;
   int iterations = 50;
+  int first_call = 0; // the rotation's position: call i uses set (first_call + i) % sets
   measure::TimingMode mode = measure::TimingMode::batched;
   // prepare
   bool counter_session = false;

@@ -5,6 +5,14 @@
 
 namespace ptxbench::exec {
 
+std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_calls) {
+  if (interleave_calls <= 0 || interleave_calls >= iterations) return {{warmup, iterations}};
+  std::vector<TrialChunk> chunks{{warmup, interleave_calls}};
+  for (int timed = interleave_calls; timed < iterations; timed += interleave_calls)
+    chunks.push_back({0, std::min(interleave_calls, iterations - timed)});
+  return chunks;
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;
   std::sort(values.begin(), values.end());

@@ -1,4 +1,5 @@
-// Which pair of interleaved trials strays from the others (gpu_timing.cpp "Outlier pairs").
+// How a pair of trials is cut into interleaved chunks (gpu_timing.cpp "Chunks"), and which
+// pair of trials strays from the others (gpu_timing.cpp "Outlier pairs").
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,19 @@ struct StrayPair {
   double median = 0.0; // median ratio over all pairs
   double stray = 0.0;  // ratio / median - 1
 };
+
+// One side's stretch of a trial between two hand-overs: `warmup` untimed calls, then
+// `iterations` timed ones.
+struct TrialChunk {
+  int warmup = 0;
+  int iterations = 0;
+};
+
+// The chunks of one side's trial of `warmup` + `iterations` calls when the sides hand over
+// every `interleave_calls` timed calls: the first chunk carries the trial's warm-up, the later
+// ones only timed calls. `interleave_calls` <= 0 or >= `iterations` gives the whole trial as
+// one chunk.
+std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_calls);
 
 // The median of `values` (0 when empty): per-trial medians of CUDA events, pairs' ratios.
 double median(std::vector<double> values);

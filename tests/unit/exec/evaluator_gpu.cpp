@@ -50,6 +50,7 @@ TEST(EvaluatorGpu, WgmmaTmaKernelPassesWithTargetInstructionsExecuted) {
   ASSERT_TRUE(ev.timing);
   EXPECT_EQ(ev.timing->candidate_trial_ms.size(), 3u);
   EXPECT_EQ(ev.timing->reference_trial_ms.size(), 3u);
+  EXPECT_EQ(ev.timing->interleave_calls, 1); // the default: the sides alternate call by call
   EXPECT_GT(ev.timing->reference_ms, 0.0);
   EXPECT_TRUE(ev.foreign_kernels.empty());
   EXPECT_TRUE(ev.violations.empty()) << ev.violations.front();

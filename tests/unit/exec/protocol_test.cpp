@@ -35,10 +35,14 @@ TEST(Protocol, CallAndTimeRequestsKeepTheirArguments) {
   time.op = RequestOp::time;
   time.warmup = 3;
   time.iterations = 7;
+  time.first_call = 13;
   auto decoded = decode_request(encode(time));
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->warmup, 3);
   EXPECT_EQ(decoded->iterations, 7);
+  EXPECT_EQ(decoded->first_call, 13);
+  // A time request without its rotation position is malformed, not silently position 0.
+  EXPECT_FALSE(decode_request(R"({"op":"time","warmup":1,"iterations":2,"mode":"strict"})"));
 }
 
 TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareAsksForTheCounterSessionOrNot) {
@@ -56,7 +60,8 @@ TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareAsksForTheCounterSession
   EXPECT_TRUE(decode_request(encode(prepare))->counter_session);
   EXPECT_FALSE(decode_request(R"({"op":"prepare"})")->counter_session);
   EXPECT_FALSE(decode_request(R"({"op":"prepare","counter_session":"yes"})"));
-  EXPECT_FALSE(decode_request(R"({"op":"time","warmup":1,"iterations":2,"mode":"sloppy"})"));
+  EXPECT_FALSE(
+      decode_request(R"({"op":"time","warmup":1,"iterations":2,"first_call":0,"mode":"sloppy"})"));
 }
 
 TEST(Protocol, TimeReplySaysWhichModeTimedTheTrialAndWhy) {

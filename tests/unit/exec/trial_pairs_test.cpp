@@ -37,5 +37,41 @@ TEST(StrayPair, TooFewPairsMismatchedListsOrNoLatencyGiveNothing) {
   EXPECT_FALSE(stray_pair({1.0, -1.0, 2.0}, {1.0, 1.0, 1.0}, 0.03));
 }
 
+int timed_calls(const std::vector<TrialChunk>& chunks) {
+  int timed = 0;
+  for (const TrialChunk& c : chunks) timed += c.iterations;
+  return timed;
+}
+
+TEST(TrialChunks, OneByOneTheFirstChunkCarriesTheWarmUpAndEveryOtherOneTimedCall) {
+  const auto chunks = trial_chunks(10, 50, 1);
+  ASSERT_EQ(chunks.size(), 50u);
+  EXPECT_EQ(chunks[0].warmup, 10);
+  EXPECT_EQ(chunks[0].iterations, 1);
+  for (std::size_t i = 1; i < chunks.size(); ++i) {
+    EXPECT_EQ(chunks[i].warmup, 0) << i;
+    EXPECT_EQ(chunks[i].iterations, 1) << i;
+  }
+}
+
+TEST(TrialChunks, AnUnevenLastChunkKeepsTheTrialsTimedCallCount) {
+  const auto chunks = trial_chunks(10, 50, 15);
+  ASSERT_EQ(chunks.size(), 4u);
+  EXPECT_EQ(chunks.front().warmup, 10);
+  EXPECT_EQ(chunks.back().warmup, 0);
+  EXPECT_EQ(chunks.back().iterations, 5);
+  EXPECT_EQ(timed_calls(chunks), 50);
+  EXPECT_EQ(timed_calls(trial_chunks(3, 7, 2)), 7);
+}
+
+TEST(TrialChunks, NoInterleavingOrChunksAsLongAsTheTrialGiveTheWholeTrial) {
+  for (int interleave : {0, -1, 50, 80}) {
+    const auto chunks = trial_chunks(10, 50, interleave);
+    ASSERT_EQ(chunks.size(), 1u) << interleave;
+    EXPECT_EQ(chunks[0].warmup, 10);
+    EXPECT_EQ(chunks[0].iterations, 50);
+  }
+}
+
 } // namespace
 } // namespace ptxbench::exec
