@@ -123,18 +123,27 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(EvaluatorGpu, WorkOnAnotherStreamInsideTheCallIsCharged) {
   EvalOptions batched = quick();
   batched.timing_mode = measure::TimingMode::batched;
+  EvalOptions strict = quick();
+  strict.timing_mode = measure::TimingMode::strict;
   const Evaluation same_stream = evaluate(read_kernel("gemm_bad_variants.cu", 0), batched);
-  const Evaluation side_stream = evaluate(read_kernel("gemm_bad_variants.cu", 8), batched);
+  const Evaluation side_batched = evaluate(read_kernel("gemm_bad_variants.cu", 8), batched);
+  const Evaluation side_strict = evaluate(read_kernel("gemm_bad_variants.cu", 8), strict);
   ASSERT_EQ(same_stream.status, Status::passed) << same_stream.message;
-  ASSERT_EQ(side_stream.status, Status::passed) << side_stream.message;
-  EXPECT_GT(side_stream.timing->candidate_ms, 0.7 * same_stream.timing->candidate_ms);
-  // Its own stream does not wait for the call stream: the batch cannot be attributed, so the
-  // evaluation is timed strictly, reference included, and says why.
-  std::printf("side stream: mode %s (%s)\n", side_stream.timing->mode.c_str(),
-              side_stream.timing->strict_reason.c_str());
-  EXPECT_EQ(side_stream.timing->mode, "strict");
-  EXPECT_FALSE(side_stream.timing->strict_reason.empty());
+  ASSERT_EQ(side_batched.status, Status::passed) << side_batched.message;
+  ASSERT_EQ(side_strict.status, Status::passed) << side_strict.message;
   EXPECT_EQ(same_stream.timing->mode, "batched") << same_stream.timing->strict_reason;
+  // Strict windows synchronise the device around every call: the side stream's work is in.
+  EXPECT_GT(side_strict.timing->candidate_ms, 0.7 * same_stream.timing->candidate_ms);
+  // Batched, the side stream does not wait for the call stream's boundary (output reset, L2
+  // flush). Whether its kernel starts before that boundary ends is a race: when it does, the
+  // batch cannot be attributed and the evaluation is timed strictly and says why; when it does
+  // not, the kernel lies inside its call's window and is charged there. Both happen on the
+  // H200 (strict in whole-binary runs, batched in the stop-11 ctest run, one process per test).
+  // Either way it is charged.
+  std::printf("side stream, batched: mode %s (%s)\n", side_batched.timing->mode.c_str(),
+              side_batched.timing->strict_reason.c_str());
+  EXPECT_GT(side_batched.timing->candidate_ms, 0.7 * same_stream.timing->candidate_ms);
+  EXPECT_EQ(side_batched.timing->mode == "strict", !side_batched.timing->strict_reason.empty());
 }
 
 TEST(EvaluatorGpu, SameSeedReusesWarmInputsAndReferenceOutputs) {
