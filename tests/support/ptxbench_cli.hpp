@@ -2,7 +2,10 @@
 // so its cuobjdump is found, as the CLI end-to-end tests all need.
 #pragma once
 
+#include "support/scratch_dir.hpp"
 #include "util/subprocess.hpp"
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -24,6 +27,20 @@ run_ptxbench(std::vector<std::string> args,
   options.extra_env.insert(options.extra_env.end(), extra_env.begin(), extra_env.end());
   util::PosixProcessRunner runner;
   return runner.run(args, options);
+}
+
+// The environment entry that gives ptxbench its own cache folder (compile cache, reference
+// latencies, service state), so that tests neither share nor leave one.
+inline std::string cache_env(const ScratchDir& cache) {
+  return "PTXBENCH_CACHE=" + cache.path().string();
+}
+
+// `ptxbench ARGS` with its cache in `cache` and a 5-minute limit; a binary that could not be
+// started fails the calling test and gives an empty result.
+inline util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
+  auto result = run_ptxbench(std::move(args), std::chrono::minutes(5), {cache_env(cache)});
+  EXPECT_TRUE(result) << result.error().message;
+  return result ? *result : util::ProcessResult{};
 }
 
 } // namespace ptxbench::test_support

@@ -19,20 +19,11 @@ using namespace ptxbench;
 using namespace ptxbench::agent::testing;
 using test_support::chat_body;
 using test_support::ScratchDir;
+using test_support::cache_env;
+using test_support::run_ptxbench;
 using test_support::write_registry;
 
 namespace {
-
-std::string cache_env(const ScratchDir& cache) {
-  return "PTXBENCH_CACHE=" + cache.path().string();
-}
-
-util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
-  auto result =
-      test_support::run_ptxbench(std::move(args), std::chrono::minutes(5), {cache_env(cache)});
-  EXPECT_TRUE(result) << result.error().message;
-  return result ? *result : util::ProcessResult{};
-}
 
 // Started in the background so that the test can kill it.
 pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchDir& cache) {

@@ -21,20 +21,11 @@ using namespace ptxbench::service::testing;
 using agent::testing::LoopbackServer;
 using agent::testing::reply_json;
 using test_support::chat_body;
+using test_support::cache_env;
+using test_support::run_ptxbench;
 using test_support::write_registry;
 
 namespace {
-
-std::string cache_env(const ScratchDir& cache) {
-  return "PTXBENCH_CACHE=" + cache.path().string();
-}
-
-util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
-  auto result =
-      test_support::run_ptxbench(std::move(args), std::chrono::minutes(5), {cache_env(cache)});
-  EXPECT_TRUE(result) << result.error().message;
-  return result ? *result : util::ProcessResult{};
-}
 
 // `ptxbench serve --port 0` in the background; the URL is its first line on stdout.
 class ServeProcess {
