@@ -58,7 +58,6 @@ Reply CandidateServer::time(const Request& request) {
   Reply reply;
   reply.latencies_ms = trial->latencies_ms;
   reply.event_ms = trial->event_ms;
-  reply.median_ms = trial->median_ms;
   reply.late_work = trial->late_work;
   reply.last_set = current;
   reply.kernels = kernels_of(trial->last_call_activities);

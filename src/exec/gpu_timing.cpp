@@ -45,6 +45,7 @@
 
 #include "exec/cuda_check.hpp"
 #include "exec/trial_pairs.hpp"
+#include "util/stats.hpp"
 
 #include <fmt/format.h>
 
@@ -190,8 +191,8 @@ void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamp
     const std::size_t index = slot.value_or(trial_ms.size());
     trial_ms.resize(std::max(trial_ms.size(), index + 1));
     event_ms.resize(trial_ms.size());
-    trial_ms[index] = median(samples.latencies_ms);
-    event_ms[index] = median(samples.event_ms);
+    trial_ms[index] = util::median(samples.latencies_ms);
+    event_ms[index] = util::median(samples.event_ms);
   };
   if (reference) store(*reference, timing.reference_trial_ms, timing.reference_event_ms);
   if (candidate) store(*candidate, timing.candidate_trial_ms, timing.candidate_event_ms);

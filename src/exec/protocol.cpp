@@ -82,7 +82,6 @@ Reply reply_from(const Json& j) {
   const Json& t = j.at("time");
   r.latencies_ms = t.at("latencies_ms").get<std::vector<double>>();
   r.event_ms = t.at("event_ms").get<std::vector<double>>();
-  r.median_ms = t.at("median_ms").get<double>();
   r.late_work = t.at("late_work").get<bool>();
   r.last_set = t.at("last_set").get<int>();
   r.mode = parse_mode(t.at("mode").get<std::string>());
@@ -146,9 +145,9 @@ std::string encode(const Reply& reply) {
          {"cuda_error", reply.cuda_error}};
   if (reply.last_set >= 0)
     j["time"] = {{"latencies_ms", reply.latencies_ms}, {"event_ms", reply.event_ms},
-                 {"median_ms", reply.median_ms},       {"late_work", reply.late_work},
-                 {"last_set", reply.last_set},         {"kernels", kernels_json(reply.kernels)},
-                 {"mode", to_string(reply.mode)},      {"strict_reason", reply.strict_reason}};
+                 {"late_work", reply.late_work},       {"last_set", reply.last_set},
+                 {"kernels", kernels_json(reply.kernels)}, {"mode", to_string(reply.mode)},
+                 {"strict_reason", reply.strict_reason}};
   if (reply.counts) j["counts"] = *reply.counts;
   if (reply.startup) j["startup"] = *reply.startup;
   if (reply.counter_session_open) j["counter_session_open"] = true;

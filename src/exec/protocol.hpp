@@ -139,7 +139,6 @@ struct Reply {
   // time
   std::vector<double> latencies_ms;
   std::vector<double> event_ms;
-  double median_ms = 0.0;
   bool late_work = false;
   int last_set = -1;
   std::vector<KernelSeen> kernels;

@@ -1,5 +1,7 @@
 #include "exec/trial_pairs.hpp"
 
+#include "util/stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -13,13 +15,6 @@ std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_
   return chunks;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
-}
-
 std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
                                     const std::vector<double>& candidate_ms, double limit) {
   if (reference_ms.size() < 3 || reference_ms.size() != candidate_ms.size()) return std::nullopt;
@@ -29,7 +24,7 @@ std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
     ratios.push_back(reference_ms[i] / candidate_ms[i]);
   }
   StrayPair worst;
-  worst.median = median(ratios);
+  worst.median = util::median(ratios);
   for (std::size_t i = 0; i < ratios.size(); ++i) {
     const double stray = ratios[i] / worst.median - 1.0;
     if (std::abs(stray) > std::abs(worst.stray)) {

@@ -28,9 +28,6 @@ struct TrialChunk {
 // one chunk.
 std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_calls);
 
-// The median of `values` (0 when empty): per-trial medians of CUDA events, pairs' ratios.
-double median(std::vector<double> values);
-
 // The pair whose reference/candidate ratio strays most from the median ratio, if it strays
 // by more than `limit` (a fraction); none with fewer than three pairs, mismatched lists or a
 // non-positive latency.

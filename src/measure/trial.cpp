@@ -9,23 +9,13 @@
 // late work, and the reason is kept with the trial.
 #include "measure/check.hpp"
 #include "measure/timing.hpp"
+#include "util/stats.hpp"
 
 #include <algorithm>
 #include <optional>
 
 namespace ptxbench::measure {
 namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  const std::size_t middle = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(middle),
-                   values.end());
-  const double upper = values[middle];
-  if (values.size() % 2 == 1) return upper;
-  return (*std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(middle)) +
-          upper) / 2.0;
-}
 
 // The batched trial; nullopt (with `reason`) when it must be timed strictly.
 util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& flusher,
@@ -57,7 +47,7 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
     trial.event_ms.push_back(timing.event_ms);
   }
   if (!timed->timed.empty()) trial.last_call_activities = std::move(timed->timed.back().activities);
-  trial.median_ms = median(trial.latencies_ms);
+  trial.median_ms = util::median(trial.latencies_ms);
   return std::optional<Trial>(std::move(trial));
 }
 
@@ -93,7 +83,7 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
     trial.late_work = trial.late_work || timing->late_work;
     trial.last_call_activities = std::move(timing->activities);
   }
-  trial.median_ms = median(trial.latencies_ms);
+  trial.median_ms = util::median(trial.latencies_ms);
   return trial;
 }
 
