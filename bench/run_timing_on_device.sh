@@ -54,7 +54,7 @@ if want wall; then
     --problem mha_with_lse_d128 --n 10 --timing "${TIMING:-batched}" --reference "${REFERENCE:-interleave}" > "$L/wall_mha.md" 2>&1; echo "rc=$?" >> "$L/wall_mha.md"
 fi
 if want wall_gap; then
-  step "wall time: wgmma GEMM, 500 ms between evaluations"
+  step "wall time: wgmma GEMM, ${GAP_MS:-500} ms between evaluations"
   timeout 120 "$BIN/eval_wall_time" --kernel tests/kernels/sm90_wgmma_tma_gemm.cu \
     --problem gemm_n7168_k5120 --n ${GAP_N:-10} --gap-ms "${GAP_MS:-500}" --timing "${TIMING:-batched}" \
     --reference "${REFERENCE:-interleave}" > "$L/wall_gemm_gap.md" 2>&1

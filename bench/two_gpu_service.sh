@@ -5,8 +5,9 @@
 # Starts one `ptxbench serve` per GPU (CUDA_VISIBLE_DEVICES=N, its own state folder), sends
 # each the same two evaluations (the wgmma test GEMM and the MHA forward example) at once,
 # samples `nvidia-smi --query-compute-apps` while they run, and reports per task the server,
-# verdict, latencies and speedup, and which GPUs ran candidate processes. Exits 0 only when
-# every task PASSED and candidate processes ran on both GPUs.
+# verdict, latencies and speedup, and which GPUs ran candidate processes. Then one agent run
+# (the demo model) is given both URLs. Exits 0 only when every task PASSED, candidate processes
+# ran on both GPUs, and the agent run ended well with turns evaluated by both servers.
 #
 #   bench/two_gpu_service.sh BIN_DIR OUT_DIR     (from the repository root, on the GPU machine)
 # BIN_DIR holds ptxbench and ptxbench-candidate (gpu preset) and, in lib/, shared libraries
@@ -95,6 +96,22 @@ print(f"\n{passed} of {len(tasks)} tasks PASSED")
 sys.exit(0 if passed == len(tasks) else 1)
 EOF
 tasks_ok=$?
+
+# The client side of the layout: one agent run given both servers' URLs spreads its turns over
+# them (agent/remote_executor.cpp picks the server with the shortest queue).
+before0=$(grep -c ' task ' "$OUT/serve_0.log")
+before1=$(grep -c ' task ' "$OUT/serve_1.log")
+"$BIN/ptxbench" run --model demo --trajectories 4 --jobs 4 --turns 3 \
+  --eval-service "$URL0" --eval-service "$URL1" --out "$OUT/run_two_urls" \
+  > "$OUT/run_two_urls.log" 2>&1
+run_rc=$?
+served0=$(( $(grep -c ' task ' "$OUT/serve_0.log") - before0 ))
+served1=$(( $(grep -c ' task ' "$OUT/serve_1.log") - before1 ))
+{ echo; echo "## One agent run with both URLs (--model demo --trajectories 4 --jobs 4 --turns 3)"
+  echo; echo "exit code $run_rc; tasks finished by the server on GPU 0: $served0, on GPU 1: $served1"
+  echo; echo '```'; tail -15 "$OUT/run_two_urls.log"; echo '```'; } >> "$REPORT"
+run_ok=1
+[ "$run_rc" = 0 ] && [ "$served0" -gt 0 ] && [ "$served1" -gt 0 ] && run_ok=0
 kill "$sampler" 2>/dev/null
 used=$(grep -i ptxbench-candidate "$OUT/compute_apps.csv" | cut -d, -f2 | sort -u | wc -l)
 { echo; echo "GPUs that ran a ptxbench-candidate process (sampled every 0.5 s): $used"
@@ -104,4 +121,4 @@ trap - EXIT
 { echo; echo "after the servers stopped:"; nvidia-smi --query-gpu=index,memory.used --format=csv
   pgrep -fa ptxbench || echo "(no ptxbench process left)"; } >> "$REPORT" 2>&1
 rm -rf "$STATE"
-[ "$tasks_ok" = 0 ] && [ "$used" = 2 ]
+[ "$tasks_ok" = 0 ] && [ "$used" = 2 ] && [ "$run_ok" = 0 ]
