@@ -18,7 +18,11 @@
 //   aa_speedup --candidate PATH [--problems a,b] [--repeats N] [--kernels DIR]
 //              [--timing batched|strict]   (default: EvalOptions' default, strict)
 //              [--interleave-calls N]      (default: EvalOptions' default; 0: whole trials)
-// prints a markdown report on stdout.
+//              [--reference interleave|cached] [--gap-ms G]
+// prints a markdown report on stdout. With --reference cached the first repeat of a problem
+// times the reference (the cache is empty) and the later ones reuse that latency, as
+// `ptxbench eval --cached-reference` does: their speedups show what reuse costs in accuracy.
+// --gap-ms idles before every repeat but the first (a service's gaps between requests).
 #include "bench/bench_evaluator.hpp"
 #include "exec/buffers.hpp"
 #include "exec/device_buffer.hpp"
@@ -34,6 +38,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef PTXBENCH_AA_KERNELS
@@ -49,6 +54,7 @@ struct Arguments {
   std::vector<std::string> problems{"gemm_n7168_k5120", "mha_with_lse_d128"};
   int repeats = 3;
   std::string kernels = PTXBENCH_AA_KERNELS;
+  int gap_ms = 0; // idle before every repeat but the first
   exec::EvalOptions options = [] {
     exec::EvalOptions o; // the paper's protocol, no counting pass (A/A times only)
     o.dynamic_counts = false;
@@ -83,7 +89,11 @@ Arguments parse(int argc, char** argv) {
           value == "batched" ? measure::TimingMode::batched : measure::TimingMode::strict;
     else if (flag == "--interleave-calls")
       args.options.interleave_calls = std::stoi(value);
-
+    else if (flag == "--reference" && (value == "interleave" || value == "cached"))
+      args.options.reference_timing =
+          value == "cached" ? exec::ReferenceTiming::cached : exec::ReferenceTiming::interleave;
+    else if (flag == "--gap-ms")
+      args.gap_ms = std::stoi(value);
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -153,8 +163,9 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
   double timing_ms = 0.0;
   for (const util::Phase& phase : ev->phases)
     if (phase.name == "timing") timing_ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
-  fmt::print("| {} | {} | PASSED ({}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} | {:.0f} |\n",
-             problem.name(), repeat, t.mode, number_list(t.reference_trial_ms),
+  fmt::print("| {} | {} | PASSED ({}{}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} | {:.0f} |\n",
+             problem.name(), repeat, t.mode, t.reference_cached ? ", reference cached" : "",
+             number_list(t.reference_trial_ms),
              number_list(t.candidate_trial_ms), t.reference_ms, t.candidate_ms,
              t.reference_ms / t.candidate_ms, number_list(ratios), timing_ms);
   for (const std::string& retimed : t.retimed_pairs)
@@ -164,7 +175,8 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
 
 // Every repeat of one problem; true when every speedup is within 1.00 ± 0.01.
 bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
-                 const std::string& source, int repeats, const exec::EvalOptions& options) {
+                 const std::string& source, int repeats, int gap_ms,
+                 const exec::EvalOptions& options) {
   fmt::print("## {}\n\n| problem | repeat | status | reference trial ms | candidate trial ms | "
              "reference ms | candidate ms | speedup | per-trial ratio | timing phase ms |\n"
              "|---|---|---|---|---|---|---|---|---|---|\n",
@@ -172,6 +184,7 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
   std::vector<double> speedups;
   std::optional<exec::Evaluation> first;
   for (int repeat = 0; repeat < repeats; ++repeat) {
+    if (repeat > 0 && gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
     auto ev = evaluate_once(bench, problem, source, repeat, options);
     if (!ev)
       throw util::Fatal(ev.error().message);
@@ -211,10 +224,14 @@ int main(int argc, char** argv) {
     bench::BenchEvaluator bench(args.candidate);
     cudaDeviceProp props{};
     cudaGetDeviceProperties(&props, 0);
+    const bool cached = args.options.reference_timing == exec::ReferenceTiming::cached;
     fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
-               "{}, {} timing, reference and candidate handing over every {} timed calls\n\n",
+               "{}, {} timing, reference and candidate handing over every {} timed calls, "
+               "reference {}, {} ms idle between repeats\n\n",
                props.name, args.candidate, measure::to_string(args.options.timing_mode),
-               args.options.interleave_calls);
+               args.options.interleave_calls,
+               cached ? "cached (timed in the first repeat, reused after)" : "interleaved",
+               args.gap_ms);
     bool all_ok = true;
     for (const std::string& name : args.problems) {
       auto problem = bench.suite->find(name);
@@ -223,7 +240,8 @@ int main(int argc, char** argv) {
       auto source = util::read_file(args.kernels + "/" + name + ".cu");
       if (!source)
         throw util::Fatal(source.error().message);
-      all_ok = run_problem(bench, **problem, *source, args.repeats, args.options) && all_ok;
+      all_ok = run_problem(bench, **problem, *source, args.repeats, args.gap_ms, args.options) &&
+               all_ok;
     }
     fmt::print("A/A result: {}\n", all_ok ? "every speedup within 1.00 ± 0.01" : "FAILED");
     return all_ok ? 0 : 1;

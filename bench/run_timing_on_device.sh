@@ -6,7 +6,8 @@
 # steps (default: counting tests_measure wall aa tests_exec): any of those and wall_gap,
 # back_to_back; EXEC_FILTER narrows test_exec_gpu (gtest filter); TIMING (batched, the
 # default here; strict) is passed to eval_wall_time and aa_speedup; REFERENCE (interleave, the
-# default; cached) and GAP_MS (500) to eval_wall_time; COUNT (26) to back_to_back;
+# default; cached) to eval_wall_time and aa_speedup, GAP_MS (500) to eval_wall_time and
+# AA_GAP_MS (0) to aa_speedup; COUNT (26) to back_to_back;
 # COUNTER_SESSION=1 adds counter_session; INTERLEAVE (1) lists the --interleave-calls values
 # the A/A runs with, one run each, AA_REPEATS (3) evaluations per problem and run, AA_PROBLEMS
 # (the GEMM and the MHA forward) the problems.
@@ -70,10 +71,11 @@ if want aa; then
   run=0
   for interleave in ${INTERLEAVE:-1}; do
     run=$((run + 1))
-    log="$L/aa_speedup_${run}_interleave_$interleave.md"
+    log="$L/aa_speedup_${run}_interleave_${interleave}_${REFERENCE:-interleave}.md"
     timeout 180 "$BIN/aa_speedup" --candidate "$BIN/ptxbench-candidate-aa" --repeats "${AA_REPEATS:-3}" \
       --problems "${AA_PROBLEMS:-gemm_n7168_k5120,mha_with_lse_d128}" --timing "${TIMING:-batched}" \
-      --interleave-calls "$interleave" > "$log" 2>&1
+      --interleave-calls "$interleave" --reference "${REFERENCE:-interleave}" \
+      --gap-ms "${AA_GAP_MS:-0}" > "$log" 2>&1
     echo "rc=$?" >> "$log"
   done
 fi
