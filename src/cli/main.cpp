@@ -16,7 +16,13 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));
     actions.emplace_back(sub, command.setup(*sub));
   }
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help, which is not an error); every command-line
+    // error exits with our usage code, as the README promises, not CLI11's own numbers.
+    return app.exit(e) == 0 ? static_cast<int>(ExitCode::ok) : static_cast<int>(ExitCode::usage);
+  }
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return static_cast<int>(action());

@@ -35,12 +35,18 @@ inline std::string cache_env(const ScratchDir& cache) {
   return "PTXBENCH_CACHE=" + cache.path().string();
 }
 
-// `ptxbench ARGS` with its cache in `cache` and a 5-minute limit; a binary that could not be
-// started fails the calling test and gives an empty result.
-inline util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
-  auto result = run_ptxbench(std::move(args), std::chrono::minutes(5), {cache_env(cache)});
+// `ptxbench ARGS` with a 5-minute limit; a binary that could not be started fails the calling
+// test and gives an empty result.
+inline util::ProcessResult ptxbench_result(std::vector<std::string> args,
+                                           std::vector<std::string> extra_env = {}) {
+  auto result = run_ptxbench(std::move(args), std::chrono::minutes(5), std::move(extra_env));
   EXPECT_TRUE(result) << result.error().message;
   return result ? *result : util::ProcessResult{};
+}
+
+// The same with its cache in `cache`.
+inline util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
+  return ptxbench_result(std::move(args), {cache_env(cache)});
 }
 
 } // namespace ptxbench::test_support

@@ -1,5 +1,6 @@
 // `ptxbench check` and `ptxbench show` end to end: the real binary, the real nvcc and
 // cuobjdump, the built-in problems.
+#include "support/golden.hpp"
 #include "support/ptxbench_cli.hpp"
 #include "util/fs.hpp"
 #include "util/subprocess.hpp"
@@ -99,13 +100,7 @@ TEST(CheckCli, MissingKernelFileIsABadInput) {
 TEST(ShowCli, PrintsTheGeneratedSignatureAndBaseline) {
   auto result = run_ptxbench({"show", "gemm_n7168_k5120"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  auto golden_path = std::filesystem::path(PTXBENCH_TEST_DATA) / "cli" / "show_gemm.txt";
-  if (std::getenv("PTXBENCH_UPDATE_GOLDEN") != nullptr) {
-    ASSERT_TRUE(ptxbench::util::write_file_atomic(golden_path, result.out));
-  }
-  auto golden = ptxbench::util::read_file(golden_path);
-  ASSERT_TRUE(golden) << golden.error().message;
-  EXPECT_EQ(result.out, *golden);
+  ptxbench::test_support::expect_golden("cli/show_gemm.txt", result.out);
 }
 
 } // namespace

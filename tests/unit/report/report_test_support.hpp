@@ -2,6 +2,7 @@
 // metric can be worked out by hand (metrics_test.cpp shows the arithmetic).
 #pragma once
 
+#include "support/golden.hpp"
 #include "support/scratch_dir.hpp"
 
 #include "report/model.hpp"
@@ -11,9 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -210,16 +209,7 @@ inline Report synthetic_report(const std::filesystem::path& dir) {
 
 // Compares with tests/data/report/`name`; PTXBENCH_UPDATE_GOLDEN=1 rewrites the file instead.
 inline void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(PTXBENCH_TEST_DATA) + "/report/" + name;
-  if (std::getenv("PTXBENCH_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream golden(path, std::ios::binary);
-  ASSERT_TRUE(golden) << path << " missing; run with PTXBENCH_UPDATE_GOLDEN=1";
-  std::stringstream expected;
-  expected << golden.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "regenerate with PTXBENCH_UPDATE_GOLDEN=1";
+  test_support::expect_golden(std::filesystem::path("report") / name, actual);
 }
 
 } // namespace ptxbench::report::testing

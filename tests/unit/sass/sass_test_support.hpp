@@ -6,6 +6,7 @@
 
 #include "sass/disassemble.hpp"
 #include "sass/report.hpp"
+#include "support/golden.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 #include "util/subprocess.hpp"
@@ -22,9 +23,6 @@ namespace ptxbench::sass::testing {
 
 inline std::filesystem::path kernels_dir() {
   return PTXBENCH_TEST_KERNELS;
-}
-inline std::filesystem::path golden_dir() {
-  return std::filesystem::path(PTXBENCH_TEST_DATA) / "sass";
 }
 
 inline std::filesystem::path nvcc_path() {
@@ -101,23 +99,9 @@ inline StaticReport report_for(const std::string& name, const std::vector<std::s
   return reports[key] = std::move(report).value();
 }
 
-inline bool update_goldens() {
-  const char* value = std::getenv("PTXBENCH_UPDATE_GOLDEN");
-  return value != nullptr && std::string(value) == "1";
-}
-
 // Compares `actual` with tests/data/sass/<file>, or rewrites the file when updating.
 inline void expect_golden(const std::string& file, const std::string& actual) {
-  const std::filesystem::path path = golden_dir() / file;
-  if (update_goldens()) {
-    ASSERT_TRUE(util::write_file_atomic(path, actual).has_value()) << path;
-    return;
-  }
-  const util::Expected<std::string> expected = util::read_file(path);
-  ASSERT_TRUE(expected.has_value())
-      << path << " is missing; run with PTXBENCH_UPDATE_GOLDEN=1 to create it";
-  EXPECT_EQ(*expected, actual) << "golden " << path
-                               << " differs; rerun with PTXBENCH_UPDATE_GOLDEN=1 if intended";
+  test_support::expect_golden(std::filesystem::path("sass") / file, actual);
 }
 
 } // namespace ptxbench::sass::testing

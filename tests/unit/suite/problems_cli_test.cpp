@@ -1,35 +1,20 @@
+// `ptxbench problems` end to end: the JSON listing, the text against its golden file, and
+// command-line errors, which exit with the usage code 2 whatever CLI11 calls them.
+#include "support/golden.hpp"
+#include "support/ptxbench_cli.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace {
 
-struct CommandResult {
-  int status = -1;
-  std::string out;
-};
-
-CommandResult run_binary(const std::string& arguments) {
-  CommandResult run;
-  const std::string command = std::string(PTXBENCH_BINARY) + " " + arguments;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  run.status = ::pclose(pipe);
-  return run;
-}
+using ptxbench::test_support::ptxbench_result;
 
 TEST(ProblemsCommand, JsonListsSixteenProblems) {
-  const CommandResult run = run_binary("problems --json");
-  ASSERT_EQ(run.status, 0) << run.out;
+  const auto run = ptxbench_result({"problems", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::ordered_json::parse(run.out, nullptr, false);
   ASSERT_TRUE(json.is_array()) << run.out;
   ASSERT_EQ(json.size(), 16u);
@@ -43,23 +28,30 @@ TEST(ProblemsCommand, JsonListsSixteenProblems) {
 }
 
 TEST(ProblemsCommand, TextMatchesGolden) {
-  const CommandResult run = run_binary("problems");
-  ASSERT_EQ(run.status, 0) << run.out;
-  const std::string golden_path = std::string(PTXBENCH_TEST_DATA) + "/suite/problems.txt";
-  if (std::getenv("PTXBENCH_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(golden_path, std::ios::binary) << run.out;
-    GTEST_SKIP() << "rewrote " << golden_path;
-  }
-  std::ifstream golden(golden_path, std::ios::binary);
-  ASSERT_TRUE(golden) << golden_path << " missing; run with PTXBENCH_UPDATE_GOLDEN=1";
-  std::stringstream expected;
-  expected << golden.rdbuf();
-  EXPECT_EQ(run.out, expected.str());
+  const auto run = ptxbench_result({"problems"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ptxbench::test_support::expect_golden("suite/problems.txt", run.out);
 }
 
 TEST(ProblemsCommand, UnknownOptionIsAUsageError) {
-  const CommandResult run = run_binary("problems --no-such-flag 2>&1");
-  EXPECT_NE(run.status, 0);
+  const auto run = ptxbench_result({"problems", "--no-such-flag"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--no-such-flag"), std::string::npos) << run.err;
+}
+
+TEST(Cli, EveryCommandLineErrorExitsWithTheUsageCode) {
+  // CLI11 has its own code per kind of error (106 for a missing argument, 109 for an extra
+  // one); scripts get 2 for all of them.
+  EXPECT_EQ(ptxbench_result({}).exit_code, 2);
+  EXPECT_EQ(ptxbench_result({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(ptxbench_result({"eval"}).exit_code, 2);
+  EXPECT_EQ(ptxbench_result({"problems", "extra"}).exit_code, 2);
+}
+
+TEST(Cli, HelpIsNotAnError) {
+  const auto run = ptxbench_result({"problems", "--help"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("problems"), std::string::npos) << run.out;
 }
 
 } // namespace
