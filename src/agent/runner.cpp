@@ -145,6 +145,15 @@ std::int64_t RunSummary::unfinished() const {
   return static_cast<std::int64_t>(trajectories.size()) - finished();
 }
 
+util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
+                        const pack::Manifest& manifest, const ModelRegistry& registry) {
+  if (auto status = check_models(plan, registry); !status)
+    return status;
+  if (auto planned = expand(plan, suite, manifest); !planned)
+    return planned.take_error();
+  return util::Ok{};
+}
+
 util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
   if (deps.store == nullptr || deps.executor == nullptr || deps.suite == nullptr ||
       deps.manifest == nullptr || deps.registry == nullptr)

@@ -55,6 +55,11 @@ struct RunSummary {
   std::int64_t unfinished() const; // stopped (cancelled, infra) or failed: resumable
 };
 
+// not_found when the plan names a model that is not in the registry, or a problem, suite or
+// prompt variant that does not exist; run_plan checks the same before anything runs.
+util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
+                        const pack::Manifest& manifest, const ModelRegistry& registry);
+
 // Errors before anything runs: a plan naming an unknown model, problem or variant.
 util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps);
 

@@ -135,10 +135,12 @@ std::filesystem::path default_run_dir(std::string_view prefix) {
 }
 
 ExitCode run_job(RunJob job, std::string_view command) {
-  auto store = open_store(job);
-  if (!store) return report_error(command, store.error());
+  std::unique_ptr<store::RunStore> store;
   if (job.mode == RunMode::resume) {
-    auto plan = stored_plan(**store, job);
+    auto opened = open_store(job);
+    if (!opened) return report_error(command, opened.error());
+    store = std::move(*opened);
+    auto plan = stored_plan(*store, job);
     if (!plan) return report_error(command, plan.error());
     job.plan = std::move(*plan);
   }
@@ -152,6 +154,15 @@ ExitCode run_job(RunJob job, std::string_view command) {
   if (!suite) return report_error(command, suite.error());
   auto checker = tools.checker();
   if (!checker) return report_error(command, checker.error());
+  // A new run's folder is made only for a plan that names what exists, so a mistyped model
+  // leaves nothing behind that the corrected command would refuse.
+  if (auto checked = agent::check_plan(job.plan, **suite, *manifest, *registry); !checked)
+    return report_error(command, checked.error());
+  if (!store) {
+    auto opened = open_store(job);
+    if (!opened) return report_error(command, opened.error());
+    store = std::move(*opened);
+  }
 
   agent::RunDeps deps;
   auto transport = agent::make_curl_transport();
@@ -173,7 +184,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
   }
   StopSignals signals;
   g_cancel.store(false);
-  deps.store = store->get();
+  deps.store = store.get();
   deps.executor = executor.get();
   deps.suite = *suite;
   deps.manifest = &*manifest;
@@ -188,9 +199,9 @@ ExitCode run_job(RunJob job, std::string_view command) {
   auto summary = agent::run_plan(job.plan, deps);
   if (!summary) return report_error(command, summary.error());
   if (job.show_turns)
-    if (auto status = print_turns(**store); !status) return report_error(command, status.error());
+    if (auto status = print_turns(*store); !status) return report_error(command, status.error());
   fmt::print("{}", agent::render_summary(*summary));
-  auto files = report::export_run(**store, job.dir / "exports");
+  auto files = report::export_run(*store, job.dir / "exports");
   if (!files) return report_error(command, files.error());
   print_exports(*files, job.dir);
   return exit_code(*summary);

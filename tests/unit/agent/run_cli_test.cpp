@@ -153,7 +153,7 @@ TEST(RunCli, ANewRunRefusesAFolderThatHoldsOneAndPointsToResume) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "again" / "traces.jsonl"));
 }
 
-TEST(RunCli, BadPlansAndUnknownModelsGetClearMessages) {
+TEST(RunCli, BadPlansAndUnknownModelsGetClearMessagesAndLeaveNoRunBehind) {
   ScratchDir dir, cache;
   auto plan = dir.path() / "plan.json";
   ASSERT_TRUE(util::write_file_atomic(plan, R"({"models": ["demo"], "turns": "eight"})"));
@@ -166,6 +166,15 @@ TEST(RunCli, BadPlansAndUnknownModelsGetClearMessages) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("\"no-such-model\" is not in the registry"), std::string::npos)
       << unknown.err;
+  // Nothing is left behind that the corrected command would refuse as an existing run.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "u" / "run.sqlite"));
+  auto problem = run_ptxbench({"run", "--model", "demo", "--problem", "no-such-problem", "--out",
+                               (dir.path() / "u").string()},
+                              cache);
+  EXPECT_EQ(problem.exit_code, 2);
+  EXPECT_NE(problem.err.find("no-such-problem"), std::string::npos) << problem.err;
+  EXPECT_EQ(problem.err.find("already holds a run"), std::string::npos) << problem.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "u" / "run.sqlite"));
   auto none = run_ptxbench({"run", "--out", (dir.path() / "n").string()}, cache);
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("name a model"), std::string::npos) << none.err;
