@@ -48,6 +48,14 @@ TEST(Cli, EveryCommandLineErrorExitsWithTheUsageCode) {
   EXPECT_EQ(ptxbench_result({"problems", "extra"}).exit_code, 2);
 }
 
+TEST(Cli, VersionNamesTheToolchainAndTheGpuOrWhyNot) {
+  const auto run = ptxbench_result({"version"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("ptxbench  ", 0), 0u) << run.out;
+  for (const char* line : {"\nnvcc      ", "\ncuobjdump ", "\nGPU       "})
+    EXPECT_NE(run.out.find(line), std::string::npos) << line << " in\n" << run.out;
+}
+
 TEST(Cli, HelpIsNotAnError) {
   const auto run = ptxbench_result({"problems", "--help"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
