@@ -155,10 +155,15 @@ util::Expected<const Problem*> Suite::find(std::string_view name) const {
 }
 
 std::string closest_name(std::string_view name, const std::vector<std::string>& names) {
+  // A typo is a few edits; a name that shares nothing gets no suggestion ("nosuch" is not
+  // "mha_bwd_d64"). A prefix of a known name counts as close whatever its length.
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
   std::string best;
   std::size_t best_distance = 0;
   for (const std::string& candidate : names) {
     const std::size_t distance = edit_distance(name, candidate);
+    const bool prefix = name.size() >= 3 && std::string_view(candidate).starts_with(name);
+    if (distance > limit && !prefix) continue;
     if (best.empty() || distance < best_distance) {
       best = candidate;
       best_distance = distance;

@@ -39,7 +39,8 @@ private:
 util::Expected<std::vector<std::filesystem::path>> regenerate_blobs(
     const std::filesystem::path& root);
 
-// The known name closest to `name` by edit distance ("" when `names` is empty).
+// The known name closest to `name` by edit distance, when it is close enough to be a typo (at
+// most max(2, length / 3) edits) or `name` is a prefix of it; "" otherwise.
 std::string closest_name(std::string_view name, const std::vector<std::string>& names);
 
 } // namespace ptxbench::suite

@@ -207,6 +207,20 @@ TEST(Suite, UnknownNameSuggestsTheClosest) {
             "unknown problem 'gemm_n7168_k512'; did you mean 'gemm_n7168_k5120'?");
 }
 
+TEST(Suite, ANameThatIsNoTypoGetsNoSuggestion) {
+  auto found = suite().find("nosuch");
+  ASSERT_FALSE(found);
+  EXPECT_EQ(found.error().message, "unknown problem 'nosuch'");
+}
+
+TEST(Suite, APrefixOfAKnownNameSuggestsIt) {
+  EXPECT_EQ(closest_name("mha_bwd", {"gemm_n7168_k5120", "mha_bwd_d64"}), "mha_bwd_d64");
+  EXPECT_EQ(closest_name("gemm_n7168_k5121", {"gemm_n7168_k5120", "mha_bwd_d64"}),
+            "gemm_n7168_k5120");
+  EXPECT_EQ(closest_name("xyz", {"gemm_n7168_k5120", "mha_bwd_d64"}), "");
+  EXPECT_EQ(closest_name("gemm", {}), "");
+}
+
 std::filesystem::path temp_copy(const std::string& tag) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("ptxbench_suite_" + tag + "_" + std::to_string(::getpid()));
