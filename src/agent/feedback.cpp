@@ -23,6 +23,10 @@ std::string resources_lines(const compile::CompileResult& build) {
 
 std::string compile_error_lines(const compile::CompileResult& build) {
   std::string out = "Compilation FAILED.\n";
+  // Our own diagnostic (the expected `run` signature) says more than the linker's line.
+  if (!build.first_errors.empty() && !build.diagnostic.empty() &&
+      !build.diagnostic_restates_first_error())
+    out += clip(build.diagnostic, kMaxMessageChars) + "\n";
   std::size_t shown = 0;
   for (const auto& error : build.first_errors) {
     if (shown++ == kMaxCompileErrors)

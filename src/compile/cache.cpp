@@ -86,7 +86,9 @@ util::Status write_entry_files(const fs::path& dir, const CompileResult& result)
 } // namespace
 
 std::string compile_cache_key(const CompileKeyParts& parts) {
-  std::string buffer = "ptxbench-compile-cache-v1\n";
+  // The entry keeps what was read out of the log (first_errors, diagnostic), so the version
+  // changes when that reading does. v2: ptxas errors located in the generated PTX are listed.
+  std::string buffer = "ptxbench-compile-cache-v2\n";
   add_part(buffer, parts.source);
   add_part(buffer, parts.shim);
   add_part(buffer, std::to_string(parts.flags.size()));

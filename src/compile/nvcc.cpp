@@ -40,12 +40,14 @@ const ArchInfo& info(Arch arch) {
 
 constexpr std::chrono::seconds kVersionTimeout{60};
 
+constexpr std::string_view kFailedHeader = "Compilation failed:\n";
+
 std::string failure_diagnostic(const CompileResult& result, int exit_code,
                                std::string_view expected_signature) {
   if (auto link = run_link_diagnostic(result.log, expected_signature))
     return *link;
   if (!result.first_errors.empty())
-    return fmt::format("Compilation failed:\n{}", result.first_errors.front());
+    return std::string(kFailedHeader) + result.first_errors.front();
   return fmt::format("nvcc failed with exit status {} and printed no error line.", exit_code);
 }
 
@@ -123,6 +125,10 @@ CompileRequest CompileRequest::for_candidate(std::string source, const Signature
   request.expected_signature = signature.one_line();
   request.arch = arch;
   return request;
+}
+
+bool CompileResult::diagnostic_restates_first_error() const {
+  return !first_errors.empty() && diagnostic == std::string(kFailedHeader) + first_errors.front();
 }
 
 fs::path default_nvcc() {

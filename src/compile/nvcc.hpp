@@ -57,6 +57,11 @@ struct CompileResult {
   std::string cache_key;
   bool cache_hit = false;
   std::chrono::milliseconds compile_time{0}; // of the nvcc run that produced the result
+
+  // True when `diagnostic` only repeats the first error line ("Compilation failed:\n" + it);
+  // false when it says something the error lines do not (the expected `run` signature, or
+  // that nvcc printed no error line), so a reader should see it beside them.
+  bool diagnostic_restates_first_error() const;
 };
 
 class Compiler {

@@ -86,11 +86,17 @@ void apply_frame(KernelResources& kernel, std::string_view line) {
   kernel.spill_load_bytes = number_before(line, " bytes spill loads");
 }
 
+// ptxas names the PTX file it assembles: "ptxas /tmp/…/x.ptx, line 349; error   : message".
+bool is_ptxas_located_error(std::string_view line) {
+  return line.starts_with("ptxas ") && (contains(line, "; error") || contains(line, "; fatal"));
+}
+
 bool is_error_line(std::string_view line) {
   if (contains(line, "errors detected in the compilation") ||
-      contains(line, "error detected in the compilation") || contains(line, "ld returned"))
+      contains(line, "error detected in the compilation") || contains(line, "ld returned") ||
+      contains(line, "Ptx assembly aborted due to errors"))
     return false;
-  return contains(line, "): error") || contains(line, ": error:") ||
+  return is_ptxas_located_error(line) || contains(line, "): error") || contains(line, ": error:") ||
          contains(line, "catastrophic error") || contains(line, "fatal error") ||
          line.starts_with("ptxas error") || line.starts_with("ptxas fatal") ||
          line.starts_with("nvlink error") || line.starts_with("nvlink fatal") ||
@@ -98,11 +104,18 @@ bool is_error_line(std::string_view line) {
          contains(line, "undefined reference to") || contains(line, "multiple definition of");
 }
 
-// Linker lines carry temporary object names; keep the part a reader can act on.
+// Linker and assembler lines carry temporary file names; keep the part a reader can act on.
+// A located ptxas error loses its file and line (a line of the generated PTX, not of the
+// source) and reads like ptxas's other errors, so one message repeated over many PTX lines is
+// listed once.
 std::string clean_error(std::string_view line) {
   for (std::string_view marker : {"undefined reference to", "multiple definition of"})
     if (std::size_t at = line.find(marker); at != std::string_view::npos)
       return std::string(line.substr(at));
+  if (is_ptxas_located_error(line)) {
+    const std::size_t semicolon = line.find("; ");
+    return "ptxas " + std::string(util::trim(line.substr(semicolon + 2)));
+  }
   return std::string(line);
 }
 

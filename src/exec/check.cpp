@@ -144,7 +144,7 @@ std::string render_text(const CheckReport& report) {
   out += fmt::format("compile   {} ({}{} ms)\n", build.ok ? "ok" : "FAILED",
                      build.cache_hit ? "cache hit, built in " : "", build.compile_time.count());
   if (!build.ok) {
-    out += build.diagnostic + "\n";
+    if (!build.diagnostic_restates_first_error()) out += build.diagnostic + "\n";
     for (const auto& error : build.first_errors) out += error + "\n";
     return out;
   }

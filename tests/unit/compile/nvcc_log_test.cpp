@@ -63,6 +63,31 @@ TEST(NvccLog, FirstErrorsKeepContextAndSkipSummaries) {
   EXPECT_EQ(first_errors(log, 1).size(), 1u);
 }
 
+TEST(NvccLog, PtxasErrorsInTheGeneratedPtxAreListedOnceEachWithoutTheTemporaryFile) {
+  // nvcc 13.0 assembling Hopper wgmma for sm_100a (tests/kernels/sm90_wgmma_tma_gemm.cu).
+  const std::string ptx = "ptxas /root/.cache/ptxbench/compile/.staging/build-Div2Jp/"
+                          "tmpxft_00002ce3_00000000-6_kernel.ptx, ";
+  std::string log =
+      ptx + "line 349; error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'\n" +
+      ptx + "line 349; error   : Instruction 'wgmma.fence' cannot be compiled for architecture "
+            "'sm_100a'\n" +
+      ptx + "line 374; error   : Instruction 'wgmma.mma_async with floating point types' not "
+            "supported on .target 'sm_100a'\n" +
+      ptx + "line 401; error   : Instruction 'wgmma.mma_async with floating point types' not "
+            "supported on .target 'sm_100a'\n" +
+      ptx + "line 12; warning : an unused warning\n"
+            "ptxas fatal   : Ptx assembly aborted due to errors\n";
+  auto errors = first_errors(log);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "ptxas error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'");
+  EXPECT_EQ(errors[1],
+            "ptxas error   : Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_100a'");
+  EXPECT_EQ(errors[2], "ptxas error   : Instruction 'wgmma.mma_async with floating point types' "
+                       "not supported on .target 'sm_100a'");
+  EXPECT_EQ(first_errors(ptx + "line 3; fatal   : Parsing error near 'x': syntax error\n"),
+            std::vector<std::string>{"ptxas fatal   : Parsing error near 'x': syntax error"});
+}
+
 TEST(NvccLog, RunLinkErrorBecomesAnExpectedSignatureMessage) {
   auto message = run_link_diagnostic("x.cpp:(.text+0x1d): undefined reference to `run(int)'\n",
                                      "void run(int64_t N, cudaStream_t stream)");

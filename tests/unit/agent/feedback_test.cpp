@@ -1,0 +1,58 @@
+// The feedback a model gets after a failed build: our own diagnostic (the expected `run`
+// signature) beside the compiler's error lines, and no line twice.
+#include "agent/feedback.hpp"
+#include "exec/check.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ptxbench::agent {
+namespace {
+
+exec::CheckReport failed_build(std::string diagnostic, std::vector<std::string> errors) {
+  exec::CheckReport report;
+  report.outcome = exec::CheckOutcome::compile_error;
+  compile::CompileResult build;
+  build.diagnostic = std::move(diagnostic);
+  build.first_errors = std::move(errors);
+  build.log = "the whole nvcc log";
+  report.build = std::move(build);
+  return report;
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
+TEST(CompileFeedback, TheExpectedSignatureComesWithTheLinkerLine) {
+  const std::string signature_message =
+      "Link error: the host function `run` is not defined with the expected signature. Define "
+      "it exactly as\n    void run(const float* x);";
+  const auto report = failed_build(signature_message, {"undefined reference to `run(int)'"});
+  const std::string feedback = check_feedback(report);
+  EXPECT_NE(feedback.find("Define it exactly as"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("undefined reference to `run(int)'"), std::string::npos) << feedback;
+  const std::string text = exec::render_text(report);
+  EXPECT_NE(text.find("Define it exactly as"), std::string::npos) << text;
+}
+
+TEST(CompileFeedback, ADiagnosticThatRepeatsTheFirstErrorIsNotShownTwice) {
+  const std::string error = "ptxas error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'";
+  const auto report = failed_build("Compilation failed:\n" + error, {error, "ptxas error   : other"});
+  EXPECT_TRUE(report.build->diagnostic_restates_first_error());
+  EXPECT_EQ(count(check_feedback(report), error), 1u) << check_feedback(report);
+  EXPECT_EQ(count(exec::render_text(report), error), 1u) << exec::render_text(report);
+}
+
+TEST(CompileFeedback, WithoutErrorLinesTheDiagnosticIsShown) {
+  const auto report = failed_build("nvcc failed with exit status 1 and printed no error line.", {});
+  EXPECT_FALSE(report.build->diagnostic_restates_first_error());
+  EXPECT_NE(check_feedback(report).find("printed no error line"), std::string::npos);
+}
+
+} // namespace
+} // namespace ptxbench::agent
