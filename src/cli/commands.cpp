@@ -7,7 +7,8 @@ namespace ptxbench::cli {
 
 std::span<const Command> commands() {
   static constexpr std::array kCommands{
-      Command{"version", "print the ptxbench version, its nvcc and cuobjdump, and the GPU", setup_version},
+      Command{"version", "print the ptxbench version, its nvcc and cuobjdump, and the GPU",
+              setup_version},
       Command{"problems", "list the benchmark problems with shapes, FLOPs and baselines",
               setup_problems},
       Command{"show", "print a problem's definition, C ABI signature and baseline", setup_show},

@@ -41,8 +41,10 @@ TEST(CompileFeedback, TheExpectedSignatureComesWithTheLinkerLine) {
 }
 
 TEST(CompileFeedback, ADiagnosticThatRepeatsTheFirstErrorIsNotShownTwice) {
-  const std::string error = "ptxas error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'";
-  const auto report = failed_build("Compilation failed:\n" + error, {error, "ptxas error   : other"});
+  const std::string error =
+      "ptxas error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'";
+  const auto report =
+      failed_build("Compilation failed:\n" + error, {error, "ptxas error   : other"});
   EXPECT_TRUE(report.build->diagnostic_restates_first_error());
   EXPECT_EQ(count(check_feedback(report), error), 1u) << check_feedback(report);
   EXPECT_EQ(count(exec::render_text(report), error), 1u) << exec::render_text(report);

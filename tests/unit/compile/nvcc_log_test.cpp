@@ -79,9 +79,10 @@ TEST(NvccLog, PtxasErrorsInTheGeneratedPtxAreListedOnceEachWithoutTheTemporaryFi
             "ptxas fatal   : Ptx assembly aborted due to errors\n";
   auto errors = first_errors(log);
   ASSERT_EQ(errors.size(), 3u);
-  EXPECT_EQ(errors[0], "ptxas error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'");
-  EXPECT_EQ(errors[1],
-            "ptxas error   : Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_100a'");
+  EXPECT_EQ(errors[0],
+            "ptxas error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'");
+  EXPECT_EQ(errors[1], "ptxas error   : Instruction 'wgmma.fence' cannot be compiled for "
+                       "architecture 'sm_100a'");
   EXPECT_EQ(errors[2], "ptxas error   : Instruction 'wgmma.mma_async with floating point types' "
                        "not supported on .target 'sm_100a'");
   EXPECT_EQ(first_errors(ptx + "line 3; fatal   : Parsing error near 'x': syntax error\n"),
