@@ -89,6 +89,7 @@ Action setup_report(CLI::App& sub) {
                "--out; report.md then links the SVGs")
       ->needs(out);
   sub.add_option("--fast-p", options->fast_p, "speedup thresholds p for Fast_p")
+      ->check(at_least(0))
       ->capture_default_str();
   return [options] { return run_report(*options); };
 }

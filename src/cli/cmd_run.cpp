@@ -104,13 +104,19 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("--variant", o->variants,
                  "knowledge-pack variant(s), or paper (the kind's three), default, none");
   sub.add_option("--registry", o->registry, "model registry JSON (default config/models.json)");
-  sub.add_option("--trajectories", o->trajectories, "trajectories per model × problem × variant");
-  sub.add_option("--turns", o->turns, "counted turns per trajectory (default 8)");
+  // Counts given on the command line must be ≥ 1: 0 is how "not given" is kept, so a 0 or a
+  // negative value would otherwise fall back to the plan's number silently.
+  sub.add_option("--trajectories", o->trajectories, "trajectories per model × problem × variant")
+      ->check(at_least(1));
+  sub.add_option("--turns", o->turns, "counted turns per trajectory (default 8)")
+      ->check(at_least(1));
   sub.add_option("--target-speedup", o->target_speedup,
-                 "stop a trajectory at this speedup (default 1.2; 0: never stop early)");
+                 "stop a trajectory at this speedup (default 1.2; 0: never stop early)")
+      ->check(at_least(0));
   sub.add_option("--context", o->context, "full or latest-pair (default full)");
   sub.add_option("--arch", o->arch, "sm_90a or sm_100a (default sm_90a)");
-  sub.add_option("--jobs", o->jobs, "trajectories in flight at once (default 4)");
+  sub.add_option("--jobs", o->jobs, "trajectories in flight at once (default 4)")
+      ->check(at_least(1));
   sub.add_option("--eval-service", o->eval_service,
                  "run the GPU step on evaluation service(s) (`ptxbench serve`) instead of a local "
                  "GPU: URL[,URL] — each turn goes to the one with the shortest queue; bearer "

@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace ptxbench::cli {
@@ -28,5 +30,19 @@ struct Command {
 };
 
 std::span<const Command> commands();
+
+// An option check whose message a person can read ("--turns: must be a number >= 1, got 0");
+// CLI11's own range validators print the limits of a double.
+inline CLI::Validator at_least(int minimum) {
+  return CLI::Validator(
+      [minimum](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !(value >= minimum))
+          return "must be a number >= " + std::to_string(minimum) + ", got " + text;
+        return {};
+      },
+      ">= " + std::to_string(minimum));
+}
 
 } // namespace ptxbench::cli

@@ -175,6 +175,20 @@ TEST(RunCli, BadPlansAndUnknownModelsGetClearMessagesAndLeaveNoRunBehind) {
   EXPECT_NE(problem.err.find("no-such-problem"), std::string::npos) << problem.err;
   EXPECT_EQ(problem.err.find("already holds a run"), std::string::npos) << problem.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "u" / "run.sqlite"));
+  // Counts of 0 or below are usage errors, not a silent fall-back to the plan's numbers.
+  for (const char* flag : {"--turns", "--trajectories", "--jobs"}) {
+    auto zero = run_ptxbench({"run", "--model", "demo", flag, "0", "--out",
+                              (dir.path() / "z").string()},
+                             cache);
+    EXPECT_EQ(zero.exit_code, 2) << flag << ": " << zero.err;
+    EXPECT_NE(zero.err.find(flag), std::string::npos) << zero.err;
+  }
+  EXPECT_EQ(run_ptxbench({"run", "--model", "demo", "--target-speedup", "-2", "--out",
+                          (dir.path() / "z").string()},
+                         cache)
+                .exit_code,
+            2);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "z" / "run.sqlite"));
   auto none = run_ptxbench({"run", "--out", (dir.path() / "n").string()}, cache);
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("name a model"), std::string::npos) << none.err;

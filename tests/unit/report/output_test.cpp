@@ -3,9 +3,9 @@
 #include "report/format.hpp"
 #include "report/report.hpp"
 #include "report_test_support.hpp"
+#include "support/ptxbench_cli.hpp"
 
 #include <array>
-#include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -111,29 +111,24 @@ TEST(LoadRuns, MergesRunsWithDistinctTrajectoryNumbers) {
   EXPECT_EQ(run->turns.back().trajectory, 9);
 }
 
+// `ptxbench report ARGS` with stdout and stderr together, as a person sees them.
 struct CommandResult {
-  int status = -1;
+  int exit_code = -1;
   std::string out;
 };
 
-CommandResult run_binary(const std::string& arguments) {
-  CommandResult run;
-  const std::string command = std::string(PTXBENCH_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  run.status = ::pclose(pipe);
-  return run;
+CommandResult run_report(std::vector<std::string> args) {
+  args.insert(args.begin(), "report");
+  const util::ProcessResult run = test_support::ptxbench_result(std::move(args));
+  return {run.exit_code, run.out + run.err};
 }
 
 TEST(ReportCommand, WritesEveryCsvFileUnderOut) {
   ScratchDir dir;
   testing::write_synthetic_run(dir.path() / "run");
-  const auto result = run_binary("report " + (dir.path() / "run").string() + " --format csv --out " +
-                                 (dir.path() / "out").string());
-  ASSERT_EQ(result.status, 0) << result.out;
+  const auto result = run_report(
+      {(dir.path() / "run").string(), "--format", "csv", "--out", (dir.path() / "out").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
   for (const char* name : {"table1.csv", "table7.csv", "summary.csv", "metrics.csv", "turns.csv",
                            "categories.csv", "transitions.csv", "fast_p_curves.csv", "usage.csv"})
     EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / name)) << name;
@@ -151,9 +146,9 @@ TEST(ReportCommand, HtmlWithOutWritesThePageAndEveryFigureAsPngAndSvg) {
   ScratchDir dir;
   testing::write_synthetic_run(dir.path() / "run");
   const auto out = dir.path() / "out";
-  const auto result = run_binary("report " + (dir.path() / "run").string() +
-                                 " --format html --out " + out.string());
-  ASSERT_EQ(result.status, 0) << result.out;
+  const auto result =
+      run_report({(dir.path() / "run").string(), "--format", "html", "--out", out.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
   EXPECT_NE(read_file(out / "report.html").find("<svg"), std::string::npos);
   for (const char* stem : {"fast_p_inst", "fast_p", "transitions"}) {
     EXPECT_TRUE(read_file(out / (std::string(stem) + ".png")).starts_with("\x89PNG")) << stem;
@@ -166,9 +161,9 @@ TEST(ReportCommand, FiguresFlagAddsFigureFilesAndMarkdownLinksThem) {
   ScratchDir dir;
   testing::write_synthetic_run(dir.path() / "run");
   const auto out = dir.path() / "out";
-  const auto result = run_binary("report " + (dir.path() / "run").string() +
-                                 " --format md --figures --out " + out.string());
-  ASSERT_EQ(result.status, 0) << result.out;
+  const auto result = run_report(
+      {(dir.path() / "run").string(), "--format", "md", "--figures", "--out", out.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
   const std::string md = read_file(out / "report.md");
   EXPECT_NE(md.find("](fast_p_inst.svg)"), std::string::npos);
   EXPECT_NE(md.find("](transitions.svg)"), std::string::npos);
@@ -178,19 +173,28 @@ TEST(ReportCommand, FiguresFlagAddsFigureFilesAndMarkdownLinksThem) {
 TEST(ReportCommand, FiguresFlagNeedsOut) {
   ScratchDir dir;
   testing::write_synthetic_run(dir.path() / "run");
-  const auto result = run_binary("report " + (dir.path() / "run").string() + " --figures");
-  EXPECT_NE(WEXITSTATUS(result.status), 0);
+  const auto result = run_report({(dir.path() / "run").string(), "--figures"});
+  EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.out.find("--out"), std::string::npos) << result.out;
+}
+
+TEST(ReportCommand, ANegativeFastPThresholdIsAUsageError) {
+  ScratchDir dir;
+  testing::write_synthetic_run(dir.path() / "run");
+  const auto result = run_report({(dir.path() / "run").string(), "--fast-p", "0", "-1"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("--fast-p: must be a number >= 0, got -1"), std::string::npos)
+      << result.out;
 }
 
 TEST(ReportCommand, MissingAndEmptyRunsExitWithUsageAndAMessage) {
   ScratchDir dir;
-  const auto missing = run_binary("report " + (dir.path() / "absent").string());
-  EXPECT_EQ(WEXITSTATUS(missing.status), 2);
+  const auto missing = run_report({(dir.path() / "absent").string()});
+  EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
   testing::create_run(dir.path() / "empty");
-  const auto empty = run_binary("report " + (dir.path() / "empty").string());
-  EXPECT_EQ(WEXITSTATUS(empty.status), 2);
+  const auto empty = run_report({(dir.path() / "empty").string()});
+  EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.out.find("nothing to report"), std::string::npos) << empty.out;
 }
 
