@@ -11,6 +11,8 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
+
 namespace ptxbench::cli {
 namespace {
 
@@ -27,9 +29,10 @@ Action setup_version(CLI::App& /*sub*/) {
   return [] {
     fmt::print("ptxbench  {}\n", PTXBENCH_VERSION);
     util::PosixProcessRunner runner;
-    compile::NvccCompiler nvcc(runner);
+    const std::filesystem::path nvcc_path = compile::default_nvcc();
+    compile::NvccCompiler nvcc(runner, {.nvcc = nvcc_path, .cache_dir = {}});
     if (auto version = nvcc.version())
-      fmt::print("nvcc      {} ({})\n", release_line(*version), compile::default_nvcc().string());
+      fmt::print("nvcc      {} ({})\n", release_line(*version), nvcc_path.string());
     else
       fmt::print("nvcc      not found: {}\n", version.error().message);
     if (auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment()))
