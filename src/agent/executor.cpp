@@ -72,6 +72,10 @@ store::TurnCategory category_of(const exec::CheckReport& report) {
 store::TurnCategory category_of(const exec::Evaluation& evaluation) {
   if (evaluation.check.outcome != exec::CheckOutcome::ok || !evaluation.gpu_ran)
     return category_of(evaluation.check);
+  // A library reached at run time is the banned-library rule, however it was reached.
+  if (evaluation.broken_rule && evaluation.status == trace::EvaluationStatus::runtime_error &&
+      evaluation.broken_rule->rule != exec::Rule::inconsistent_work)
+    return store::TurnCategory::banned_library;
   switch (evaluation.status) {
   case trace::EvaluationStatus::passed:
     return store::TurnCategory::correct;

@@ -75,7 +75,7 @@ std::string gpu_lines(const exec::Evaluation& ev) {
     out += clip(ev.message, kMaxMessageChars) + "\n";
   if (ev.correctness)
     out += correctness_line(*ev.correctness);
-  if (ev.timing)
+  if (ev.timing && !ev.timing->candidate_trial_ms.empty())
     out +=
         fmt::format("Latency: kernel {:.4f} ms, {} baseline {:.4f} ms\n", ev.timing->candidate_ms,
                     ev.library.empty() ? "library" : ev.library, ev.timing->reference_ms);
@@ -83,6 +83,8 @@ std::string gpu_lines(const exec::Evaluation& ev) {
     out += fmt::format("Speedup over the baseline: {:.3f}x\n", *speedup);
   if (ev.dynamic)
     out += dynamic_line(*ev.dynamic);
+  if (ev.sanitizer && ev.sanitizer->ran && ev.sanitizer->finding.empty())
+    out += "Memory check (compute-sanitizer memcheck, one call): no errors\n";
   for (const auto& violation : ev.violations)
     out += "Violation: " + clip(violation, kMaxFeedbackLineChars) + "\n";
   return out;
@@ -97,8 +99,8 @@ std::string clip(std::string_view text, std::size_t limit) {
 }
 
 std::string check_feedback(const exec::CheckReport& report) {
-  if (report.outcome == exec::CheckOutcome::banned_library && report.banned)
-    return report.banned->message() + "\n";
+  if (report.outcome == exec::CheckOutcome::banned_library)
+    return report.banned_message() + "\n";
   if (!report.build)
     return "The kernel was not built.\n";
   if (report.outcome == exec::CheckOutcome::compile_error)

@@ -95,6 +95,7 @@ private:
   util::Status refresh();
   util::Expected<TurnWork> model_turn(store::TurnHandle turn);
   TurnWork evaluate_reply(const ChatResponse& reply);
+  util::Expected<TurnResult> evaluate_candidate(const std::string& code);
   util::Status commit(store::TurnHandle turn, const TurnWork& work);
   util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
   TrajectoryResult stopped(std::string why) const;
@@ -237,7 +238,7 @@ TurnWork Trajectory::evaluate_reply(const ChatResponse& reply) {
     return work;
   }
   work.outcome.kernel_source = candidate->code;
-  auto result = m_deps.executor->evaluate(candidate->code, *m_task.problem, m_options.arch);
+  auto result = evaluate_candidate(candidate->code);
   if (!result) {
     work.outcome.category = TurnCategory::infra;
     work.outcome.counting = store::Counting::not_counted;
@@ -249,6 +250,17 @@ TurnWork Trajectory::evaluate_reply(const ChatResponse& reply) {
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);
   return work;
+}
+
+// The executor at the turn boundary: whatever the evaluation of one candidate throws is this
+// turn's infra failure, never the end of the run.
+util::Expected<TurnResult> Trajectory::evaluate_candidate(const std::string& code) {
+  try {
+    return m_deps.executor->evaluate(code, *m_task.problem, m_options.arch);
+  } catch (const std::exception& error) {
+    return util::make_error(util::ErrorKind::subprocess,
+                            std::string("the evaluator raised an exception: ") + error.what());
+  }
 }
 
 util::Status Trajectory::commit(store::TurnHandle turn, const TurnWork& work) {

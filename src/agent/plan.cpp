@@ -13,8 +13,8 @@ constexpr std::array<std::string_view, 12> kPlanKeys{
     "trajectories", "turns",    "target_speedup",
     "context",      "arch",     "jobs",
     "registry",     "eval",     "max_infra_retries"};
-constexpr std::array<std::string_view, 6> kEvalKeys{"sets",       "trials",    "warmup",
-                                                    "iterations", "timeout_s", "service"};
+constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup", "iterations",
+                                                    "timeout_s", "service", "memcheck"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
 
 int as_int(std::optional<std::int64_t> value, int fallback) {
@@ -31,6 +31,7 @@ void read_eval(Fields& parent, const Json* json, const std::string& origin, Eval
   eval.warmup = as_int(f.integer("warmup", 0), eval.warmup);
   eval.iterations = as_int(f.integer("iterations", 1), eval.iterations);
   eval.timeout_s = f.number("timeout_s", 1, 86400).value_or(eval.timeout_s);
+  eval.memcheck = f.boolean("memcheck").value_or(eval.memcheck);
   if (auto service = f.strings("service")) {
     if (auto urls = check_service_urls(*service); !urls)
       f.fail(key_path(f.path(), "service"), urls.error().message);
@@ -164,7 +165,8 @@ Json plan_to_json(const RunPlan& plan) {
                   {"trials", plan.eval.trials},
                   {"warmup", plan.eval.warmup},
                   {"iterations", plan.eval.iterations},
-                  {"timeout_s", plan.eval.timeout_s}};
+                  {"timeout_s", plan.eval.timeout_s},
+                  {"memcheck", plan.eval.memcheck}};
   if (!plan.eval.service.empty())
     json["eval"]["service"] = plan.eval.service;
   return json;
@@ -178,6 +180,7 @@ exec::EvalOptions eval_options(const RunPlan& plan) {
   options.warmup = plan.eval.warmup;
   options.iterations = plan.eval.iterations;
   options.timeout = std::chrono::milliseconds(static_cast<long long>(plan.eval.timeout_s * 1000));
+  options.sanitize = plan.eval.memcheck ? exec::Sanitize::memcheck : exec::Sanitize::off;
   return options;
 }
 

@@ -5,7 +5,7 @@
 //    "trajectories": 4, "turns": 8, "target_speedup": 1.2, "context": "full",
 //    "arch": "sm_90a", "jobs": 4, "registry": "config/models.json",
 //    "eval": {"sets": 3, "trials": 3, "warmup": 10, "iterations": 50, "timeout_s": 60,
-//             "service": ["http://gpu-host:8000"]}}
+//             "memcheck": true, "service": ["http://gpu-host:8000"]}}
 //
 // problems: names, or the suites "primary", "generalization", "all". prompt_variants: variant
 // names from knowledge/packs.json, or "paper" (the problem kind's three variants, the paper's
@@ -35,6 +35,9 @@ struct EvalSettings {
   int warmup = 10;
   int iterations = 50;
   double timeout_s = 60;
+  // compute-sanitizer memcheck on every evaluated turn, as the paper's protocol does (a finding
+  // is RUNTIME_ERROR); `run --no-memcheck` or "memcheck": false turns it off
+  bool memcheck = true;
   std::vector<std::string> service; // evaluation service URLs; empty: local GPU or static
 };
 

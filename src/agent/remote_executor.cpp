@@ -115,7 +115,10 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
                                                    compile::Arch arch) {
   exec::EvalOptions options = m_options.eval;
   options.arch = arch;
-  auto reply = exchange(HttpMethod::post, url + "/evaluate",
+  // Memory checking (the run's default) is the service's /sanitize: /evaluate plus memcheck.
+  const std::string endpoint =
+      options.sanitize == exec::Sanitize::memcheck ? "/sanitize" : "/evaluate";
+  auto reply = exchange(HttpMethod::post, url + endpoint,
                         evaluate_request(source, problem, options)
                             .dump(-1, ' ', false, Json::error_handler_t::replace),
                         m_options.request_timeout);
@@ -123,7 +126,7 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
     return reply.take_error();
   if (!reply->is_object() || !(*reply)["task_id"].is_string())
     return util::make_error(util::ErrorKind::bad_response,
-                            "POST " + redact_url(url) + "/evaluate: no task_id in the answer");
+                            "POST " + redact_url(url) + endpoint + ": no task_id in the answer");
   return (*reply)["task_id"].get<std::string>();
 }
 

@@ -55,8 +55,9 @@ exec::TimingReport timing_of(const Json& t) {
   out.candidate_trial_ms = numbers(t.at("candidate_trial_ms"));
   out.reference_trial_ms = numbers(t.at("reference_trial_ms"));
   out.candidate_event_ms = numbers(t.at("candidate_event_trial_ms"));
-  out.candidate_ms = number(t.at("candidate_ms"));
-  out.reference_ms = number(t.at("reference_ms"));
+  // null: nothing was timed (the timing phase failed before its first trial ended)
+  out.candidate_ms = t.at("candidate_ms").is_null() ? 0.0 : number(t.at("candidate_ms"));
+  out.reference_ms = t.at("reference_ms").is_null() ? 0.0 : number(t.at("reference_ms"));
   out.reference_cached = t.at("reference_cached").get<bool>();
   out.kernels = t.at("kernels").get<std::vector<std::string>>();
   return out;
@@ -76,6 +77,14 @@ sass::Family family_named(const std::string& name) {
   throw BadShape("unknown instruction family \"" + name + "\"");
 }
 
+exec::Rule rule_named(const std::string& name) {
+  for (exec::Rule rule : {exec::Rule::runtime_loading, exec::Rule::foreign_kernel,
+                          exec::Rule::inconsistent_work})
+    if (exec::to_string(rule) == name)
+      return rule;
+  throw BadShape("unknown rule \"" + name + "\"");
+}
+
 exec::DynamicReport dynamic_of(const Json& d) {
   exec::DynamicReport out;
   out.verdict = state_named(d.at("verdict").get<std::string>());
@@ -84,7 +93,11 @@ exec::DynamicReport dynamic_of(const Json& d) {
                             number(f.at("executed")),
                             state_named(f.at("state").get<std::string>())});
   out.tensor_flops = number(d.at("tensor_flops"));
-  out.coverage = number(d.at("tensor_path_coverage"));
+  if (d.at("tensor_path_coverage").is_null())
+    out.coverage_unknown = d.value("coverage_unknown", std::string("unknown"));
+  else
+    out.coverage = number(d.at("tensor_path_coverage"));
+  out.foreign_ranges = d.value("foreign_kernels_not_credited", 0);
   if (d.contains("reason"))
     out.reason = d["reason"].get<std::string>();
   if (d.contains("counter"))
@@ -123,6 +136,9 @@ void read_evaluation(const trace::Evaluation& e, exec::Evaluation& ev) {
     ev.violations = x["violations"].get<std::vector<std::string>>();
   if (x.contains("foreign_kernels"))
     ev.foreign_kernels = x["foreign_kernels"].get<std::vector<std::string>>();
+  if (x.contains("rule") && !x["rule"].is_null())
+    ev.broken_rule = exec::BrokenRule{rule_named(x["rule"].get<std::string>()), ev.message,
+                                      ev.foreign_kernels};
 }
 
 util::Error bad_result(const std::string& what) {

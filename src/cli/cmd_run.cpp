@@ -26,6 +26,7 @@ struct RunCliOptions {
   int jobs = 0;
   double target_speedup = -1;
   bool static_only = false;
+  bool no_memcheck = false;
   bool quiet = false;
 };
 
@@ -38,6 +39,7 @@ util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
   if (o.trajectories > 0) plan.trajectories = o.trajectories;
   if (o.turns > 0) plan.loop.max_turns = o.turns;
   if (o.jobs > 0) plan.jobs = o.jobs;
+  if (o.no_memcheck) plan.eval.memcheck = false;
   if (o.target_speedup == 0) plan.loop.target_speedup.reset();
   if (o.target_speedup > 0) plan.loop.target_speedup = o.target_speedup;
   if (!o.context.empty()) {
@@ -124,6 +126,9 @@ Action setup_run(CLI::App& sub) {
       ->delimiter(',');
   sub.add_flag("--static-only", o->static_only,
                "never run the GPU step, even on a GPU machine (turns end as static_only)");
+  sub.add_flag("--no-memcheck", o->no_memcheck,
+               "skip the compute-sanitizer memcheck pass that every evaluated turn gets by "
+               "default (plan key eval.memcheck)");
   sub.add_flag("--quiet", o->quiet, "no progress line");
   return [o] {
     auto job = make_job(*o);

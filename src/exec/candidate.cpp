@@ -1,11 +1,13 @@
 #include "exec/candidate.hpp"
 
 #include "exec/cuda_check.hpp"
+#include "exec/entry_point_guard.hpp"
 #include "measure/timing.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -122,6 +124,7 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
     auto request = decode_request(line);
     Reply reply = request ? handle(*request)
                           : Reply::failure(ChildError::protocol, request.error().message);
+    reply.refused = refused_entry_points();
     if (!write_line(reply_fd, encode(reply))) return 1;
     if (request && request->op == RequestOp::exit) return 0;
     // A CUDA error after a call may be sticky: this process is done for.
@@ -238,7 +241,32 @@ Reply CandidateServer::after_call(int status) {
   return reply;
 }
 
-Reply CandidateServer::call(int set) { return after_call(invoke(set, m_stream)); }
+Reply CandidateServer::plain_call(int set) { return after_call(invoke(set, m_stream)); }
+
+// One call inside a CUPTI window when tracing works (its latency and kernels go back for the
+// evaluator's checks between calls), else a plain call; either way synchronised after.
+Reply CandidateServer::call(int set) {
+  auto timer = measure::cupti_call_timer();
+  if (!timer) return plain_call(set);
+  (void)cudaDeviceSynchronize(); // the window's precondition; errors surface in after_call
+  auto traced = (*timer)->time_call([&](cudaStream_t stream) { return invoke(set, stream); },
+                                    m_stream);
+  if (!traced) return Reply::failure(ChildError::timer, traced.error().message);
+  Reply reply = after_call(traced->call_status);
+  if (!reply.ok) return reply;
+  reply.call_ms = traced->latency_ms;
+  // In launch order (correlation ids follow the API calls): the counting pass's ranges, which
+  // CUPTI numbers 1, 2, … in the same order, are matched to these names.
+  std::vector<measure::GpuActivity> kernels;
+  for (const measure::GpuActivity& a : traced->activities)
+    if (a.kind == measure::GpuActivity::Kind::kernel) kernels.push_back(a);
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
+    return a.correlation_id < b.correlation_id;
+  });
+  for (const measure::GpuActivity& a : kernels)
+    reply.kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
+  return reply;
+}
 
 void CandidateServer::reset_outputs(int set, cudaStream_t stream) {
   const Set& s = m_sets[static_cast<std::size_t>(set)];

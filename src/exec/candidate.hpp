@@ -79,7 +79,8 @@ private:
   Reply load_library(const Request& request);
   Reply load_own_set(const SetHandles& handles, const std::filesystem::path& inputs);
   Reply create_stream();
-  Reply call(int set);
+  Reply call(int set);       // traced by CUPTI: its latency and kernels go back
+  Reply plain_call(int set); // untraced: under compute-sanitizer and ncu, which own CUPTI
   Reply time(const Request& request);
   Reply count(int set);
   PtxbenchCall record(int set);

@@ -95,7 +95,7 @@ int CandidateServer::single_call(const Request& spec, const std::filesystem::pat
     return print_reply(setup, kSingleCallSetupFailed);
   for (int i = 0; i < options.warmup; ++i) {
     reset_outputs(0, m_stream);
-    if (Reply reply = call(0); !reply.ok)
+    if (Reply reply = plain_call(0); !reply.ok)
       return print_reply(reply, kSingleCallFailed);
   }
   reset_outputs(0, m_stream);
@@ -103,7 +103,7 @@ int CandidateServer::single_call(const Request& spec, const std::filesystem::pat
     return print_reply(Reply::failure(ChildError::cuda, "output reset failed"), kSingleCallFailed);
   if (!options.nvtx_range.empty())
     nvtxRangePushA(options.nvtx_range.c_str());
-  const Reply reply = call(0);
+  const Reply reply = plain_call(0);
   if (!options.nvtx_range.empty())
     nvtxRangePop();
   return print_reply(reply, reply.ok ? kSingleCallOk : kSingleCallFailed);

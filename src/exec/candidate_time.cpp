@@ -3,12 +3,15 @@
 // or strict): before every call (warm-up and timed alike) the next input set in rotation is
 // chosen and its outputs are reset to the NaN sentinel, outside the call's window; the L2 is
 // flushed by run_trial. The reply names the set of the last timed call so the supervisor can
-// check that output again, lists the kernels of the last call for the foreign-kernel check,
-// and says which mode timed the trial. Counting resets the outputs before every run of the
-// call (user replay runs it once per hardware pass).
+// check that output again, lists the kernels of every timed call (grouped) for the checks
+// between calls and on foreign kernels, and says which mode timed the trial. Counting resets
+// the outputs before every run of the call (user replay runs it once per hardware pass) and
+// reports each profiled range's kernel and values, so only the candidate's own are credited.
 #include "exec/candidate.hpp"
 
 #include "exec/cuda_check.hpp"
+
+#include <algorithm>
 
 namespace ptxbench::exec {
 namespace {
@@ -20,6 +23,29 @@ std::vector<KernelSeen> kernels_of(const std::vector<measure::GpuActivity>& acti
     kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
   }
   return kernels;
+}
+
+std::vector<KernelSet> group(const std::vector<std::vector<std::string>>& calls) {
+  std::vector<KernelSet> sets;
+  for (const auto& kernels : calls) {
+    auto same = std::find_if(sets.begin(), sets.end(),
+                             [&](const KernelSet& set) { return set.kernels == kernels; });
+    if (same == sets.end()) sets.push_back({kernels, 1});
+    else ++same->calls;
+  }
+  return sets;
+}
+
+// Per profiled range: its kernel and each metric's value.
+trace::Json ranges_json(const measure::InstructionCounts& counts) {
+  trace::Json ranges = trace::Json::array();
+  for (std::size_t r = 0; r < counts.kernels.size() && r < counts.range_values.size(); ++r) {
+    trace::Json values = trace::Json::object();
+    for (std::size_t m = 0; m < counts.metrics.size() && m < counts.range_values[r].size(); ++m)
+      values[counts.metrics[m].name] = wire_number(counts.range_values[r][m]);
+    ranges.push_back({{"kernel", counts.kernels[r]}, {"metrics", values}});
+  }
+  return ranges;
 }
 
 } // namespace
@@ -61,6 +87,7 @@ Reply CandidateServer::time(const Request& request) {
   reply.late_work = trial->late_work;
   reply.last_set = current;
   reply.kernels = kernels_of(trial->last_call_activities);
+  reply.kernel_sets = group(trial->call_kernels);
   reply.mode = trial->mode;
   reply.strict_reason = trial->strict_reason;
   return reply;
@@ -90,21 +117,22 @@ Reply CandidateServer::count(int set) {
     return reply;
   }
   trace::Json metrics = trace::Json::object();
-  for (const measure::MetricValue& m : counts->metrics) metrics[m.name] = m.value;
+  for (const measure::MetricValue& m : counts->metrics) metrics[m.name] = wire_number(m.value);
   trace::Json steps = trace::Json::object();
   for (const util::Phase& step : counts->steps)
     steps[step.name] = steps.value(step.name, 0.0) + static_cast<double>(step.elapsed.count()) / 1000.0;
   reply.counts = trace::Json{{"available", true},
-                             {"gmma", counts->gmma},
-                             {"tma_load", counts->tma_load},
-                             {"tma_store", counts->tma_store},
-                             {"tma_reduce", counts->tma_reduce},
-                             {"hgmma_bf16_flops", counts->hgmma_bf16_flops},
+                             {"gmma", wire_number(counts->gmma)},
+                             {"tma_load", wire_number(counts->tma_load)},
+                             {"tma_store", wire_number(counts->tma_store)},
+                             {"tma_reduce", wire_number(counts->tma_reduce)},
+                             {"hgmma_bf16_flops", wire_number(counts->hgmma_bf16_flops)},
                              {"metrics", metrics},
+                             {"ranges", ranges_json(*counts)},
                              {"rejected_metrics", m_counter->rejected_metrics()},
                              {"kernels", counts->kernels},
                              {"passes", counts->passes},
-                             {"pass_ms", counts->pass_ms},
+                             {"pass_ms", wire_number(counts->pass_ms)},
                              {"replay", to_string(counts->replay)},
                              {"calls", counts->calls},
                              {"session", prepared ? "opened at prepare" : "opened by this count"},

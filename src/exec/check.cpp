@@ -69,6 +69,12 @@ std::string_view to_string(CheckOutcome outcome) {
   return "unknown";
 }
 
+std::string CheckReport::banned_message() const {
+  if (outcome != CheckOutcome::banned_library) return "";
+  if (banned) return banned->message();
+  return forbidden ? forbidden->message() : "ERROR: banned-library rule";
+}
+
 std::optional<sass::Verdict> CheckReport::verdict() const {
   if (!sass) return std::nullopt;
   const sass::ArchReport* arch_report = sass::find_arch(*sass, compile::to_string(arch));
@@ -102,6 +108,16 @@ util::Expected<CheckReport> Checker::check(const std::string& source,
     report.phases = phases.phases();
     return report;
   }
+  if (m_imports == ImportCheck::enforce) {
+    auto imports = phases.time("imports", [&] { return compile::read_imports(report.build->library); });
+    if (!imports) return imports.take_error();
+    report.forbidden = compile::find_forbidden_import(*imports);
+    if (report.forbidden) {
+      report.outcome = CheckOutcome::banned_library;
+      report.phases = phases.phases();
+      return report;
+    }
+  }
   auto sass_report = phases.time(
       "sass", [&] { return sass::analyze_binary(m_disassembler, report.build->library); });
   if (!sass_report) return sass_report.take_error();
@@ -120,6 +136,11 @@ nlohmann::ordered_json to_json(const CheckReport& report) {
                            {"line", report.banned->line},
                            {"message", report.banned->message()}}
                     : Json(nullptr);
+  out["forbidden_import"] =
+      report.forbidden ? Json{{"rule", compile::to_string(report.forbidden->rule)},
+                              {"name", report.forbidden->name},
+                              {"message", report.forbidden->message()}}
+                       : Json(nullptr);
   out["build"] = report.build ? build_json(*report.build) : Json(nullptr);
   auto verdict = report.verdict();
   out["static_verdict"] = verdict ? Json(sass::to_string(*verdict)) : Json(nullptr);
@@ -148,6 +169,10 @@ std::string render_text(const CheckReport& report) {
     for (const auto& error : build.first_errors) out += error + "\n";
     return out;
   }
+  if (report.forbidden)
+    return out + fmt::format("imports   REJECTED ({} `{}`)\n{}\n",
+                             compile::to_string(report.forbidden->rule), report.forbidden->name,
+                             report.forbidden->message());
   out += kernels_text(build.kernels) + "\n" + sass::render_text(*report.sass) + "\n";
   return out + verdict_text(report);
 }

@@ -5,6 +5,7 @@
 
 #include "exec/check.hpp"
 #include "exec/gpu_ops.hpp"
+#include "exec/launch_rules.hpp"
 #include "measure/ncu_audit.hpp"
 #include "measure/sanitizer.hpp"
 #include "sass/families.hpp"
@@ -62,8 +63,10 @@ struct DynamicReport {
   DynamicState verdict = DynamicState::unknown; // over the arch's target families
   std::string reason;                           // why unknown
   std::vector<FamilyDynamic> families;
-  double tensor_flops = 0.0;
-  double coverage = 0.0; // tensor FLOPs executed / problem FLOPs
+  double tensor_flops = 0.0;             // of the candidate's own kernels
+  double coverage = 0.0;                 // tensor FLOPs executed / problem FLOPs
+  std::string coverage_unknown;          // why the tensor FLOPs could not be read, or empty
+  int foreign_ranges = 0;                // profiled kernels not in kernel.so: left out above
   std::optional<trace::Json> raw;
 };
 
@@ -134,7 +137,9 @@ struct Evaluation {
   CheckReport check;
   std::string problem;
   std::string solution_name;
-  std::optional<CompareStats> correctness;
+  std::optional<CompareStats> correctness; // summed over every comparison below
+  std::vector<std::string> comparisons;    // each output comparison made, in order
+  double atol = 0.0, rtol = 0.0;           // the problem's tolerances (suite/correctness.hpp)
   // The problem's rule (suite/correctness.hpp): the share of a set's elements that must pass,
   // and the finite misses that rule let pass over the sets checked.
   double required_matched_ratio = 1.0;
@@ -144,6 +149,10 @@ struct Evaluation {
   std::optional<SanitizerPass> sanitizer; // --sanitize
   std::optional<NcuAuditPass> ncu_audit;  // --audit ncu
   std::vector<std::string> foreign_kernels;
+  // What the candidate launched in each phase, and the rule it broke (launch_rules.hpp);
+  // a broken rule sets the status (RUNTIME_ERROR) and the message.
+  LaunchEvidence launches;
+  std::optional<BrokenRule> broken_rule;
   std::vector<std::string> violations;
   std::uint64_t seed = 0;
   int sets = 0;

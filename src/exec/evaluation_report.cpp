@@ -48,18 +48,28 @@ Json dynamic_json(const DynamicReport& dyn) {
     families[std::string(sass::to_string(f.family))] = {
         {"static", f.static_count}, {"executed", f.executed}, {"state", to_string(f.state)}};
   Json out{{"verdict", to_string(dyn.verdict)}, {"families", families},
-           {"tensor_flops", dyn.tensor_flops}, {"tensor_path_coverage", dyn.coverage}};
+           {"tensor_flops", dyn.tensor_flops},
+           {"tensor_path_coverage",
+            dyn.coverage_unknown.empty() ? Json(dyn.coverage) : Json(nullptr)}};
   if (!dyn.reason.empty()) out["reason"] = dyn.reason;
+  if (!dyn.coverage_unknown.empty()) out["coverage_unknown"] = dyn.coverage_unknown;
+  if (dyn.foreign_ranges > 0) out["foreign_kernels_not_credited"] = dyn.foreign_ranges;
   if (dyn.raw) out["counter"] = *dyn.raw;
   return out;
+}
+
+// A latency only where trials were timed: a timing phase that failed before its first trial
+// finished measured nothing, and 0.0 would read as a measurement.
+Json latency_json(double mean_ms, const std::vector<double>& trials, bool cached) {
+  return trials.empty() && !cached ? Json(nullptr) : Json(mean_ms);
 }
 
 Json timing_json(const TimingReport& t) {
   Json out{{"candidate_trial_ms", t.candidate_trial_ms},
            {"reference_trial_ms", t.reference_trial_ms},
            {"candidate_event_trial_ms", t.candidate_event_ms},
-           {"candidate_ms", t.candidate_ms},
-           {"reference_ms", t.reference_ms},
+           {"candidate_ms", latency_json(t.candidate_ms, t.candidate_trial_ms, false)},
+           {"reference_ms", latency_json(t.reference_ms, t.reference_trial_ms, t.reference_cached)},
            {"reference_cached", t.reference_cached},
            {"reference_event_trial_ms", t.reference_event_ms},
            {"mode", t.mode},
@@ -77,9 +87,26 @@ Json timing_json(const TimingReport& t) {
   return out;
 }
 
+Json launches_json(const LaunchEvidence& launches) {
+  Json calls = Json::array();
+  for (const TracedCall& call : launches.correctness)
+    calls.push_back({{"set", call.set},
+                     {"repeat", call.repeat},
+                     {"kernels", call.kernels},
+                     {"latency_ms", call.latency_ms ? Json(*call.latency_ms) : Json(nullptr)}});
+  Json timed = Json::array();
+  for (const KernelSet& set : launches.timed)
+    timed.push_back({{"kernels", set.kernels}, {"calls", set.calls}});
+  return {{"correctness_calls", calls},
+          {"timed_calls", timed},
+          {"counted_kernels", launches.counted},
+          {"refused_entry_points", launches.refused}};
+}
+
 Json correctness_json(const Evaluation& ev) {
   const CompareStats& c = *ev.correctness;
-  return {{"elements", c.elements},
+  return {{"comparisons", ev.comparisons},
+          {"elements", c.elements},
           {"failed", c.failed},
           {"candidate_nan", c.candidate_nan},
           {"candidate_inf", c.candidate_inf},
@@ -106,11 +133,48 @@ std::string target_text(const Evaluation& ev) {
                          f.executed, to_string(f.state));
     out += fmt::format("; dynamic {} [{}]", to_string(ev.dynamic->verdict), dyn);
     if (ev.dynamic->verdict == DynamicState::unknown) out += " — " + ev.dynamic->reason;
+    else if (!ev.dynamic->coverage_unknown.empty())
+      out += "; tensor-path coverage unknown (" + ev.dynamic->coverage_unknown + ")";
     else out += fmt::format("; tensor-path coverage {:.1f}%", 100.0 * ev.dynamic->coverage);
+    if (ev.dynamic->foreign_ranges > 0)
+      out += fmt::format(" (counts of the candidate's own kernels; {} other kernel launch(es) "
+                         "not credited)", ev.dynamic->foreign_ranges);
   } else if (!ev.gpu_ran) {
     out += "; dynamic: not measured (needs a GPU)";
   }
   return out + "\n";
+}
+
+// Why a status is what it is when its name alone would mislead.
+std::string status_note(const Evaluation& ev) {
+  if (ev.check.outcome == CheckOutcome::banned_library) return " (banned-library rule)";
+  if (ev.broken_rule) return fmt::format(" (rule: {})", to_string(ev.broken_rule->rule));
+  return "";
+}
+
+// The errors and what they were measured over: every comparison adds all output elements once.
+std::string correctness_text(const Evaluation& ev) {
+  const CompareStats& c = *ev.correctness;
+  std::string over = ev.comparisons.size() == 1
+                         ? ev.comparisons[0]
+                         : fmt::format("{} comparisons of the outputs", ev.comparisons.size());
+  std::string out = fmt::format("  max abs error {:.4g}, max rel error {:.4g} ({} of {} elements "
+                                "failed, over {})\n",
+                                c.reported_abs_error(), c.reported_rel_error(), c.failed,
+                                c.elements, over);
+  if (ev.comparisons.size() > 1) {
+    std::string list;
+    for (const std::string& when : ev.comparisons) list += (list.empty() ? "" : "; ") + when;
+    out += "  compared: " + list + "\n";
+  }
+  // A relative error far above rtol beside PASSED: elements whose reference is near zero, which
+  // pass on the absolute tolerance (an element fails only if it misses both).
+  if (ev.status == Status::passed && std::isfinite(c.reported_rel_error()) &&
+      c.reported_rel_error() > ev.rtol && ev.rtol > 0)
+    out += fmt::format("  (the max relative error is at elements whose reference value is near "
+                       "zero: they are within the absolute tolerance {} — an element fails only "
+                       "when it misses both atol {} and rtol {})\n", ev.atol, ev.atol, ev.rtol);
+  return out;
 }
 
 } // namespace
@@ -142,6 +206,8 @@ Json extras_json(const Evaluation& ev) {
   if (ev.sanitizer) out["sanitizer"] = to_json(*ev.sanitizer);
   if (ev.ncu_audit) out["ncu_audit"] = to_json(*ev.ncu_audit);
   out["clocks"] = ev.clocks;
+  if (ev.gpu_ran) out["launches"] = launches_json(ev.launches);
+  out["rule"] = ev.broken_rule ? Json(to_string(ev.broken_rule->rule)) : Json(nullptr);
   out["foreign_kernels"] = ev.foreign_kernels;
   out["violations"] = ev.violations;
   Json phases = Json::object();
@@ -193,12 +259,9 @@ std::string render_text(const Evaluation& ev) {
     out += "  static check: built and disassembled\n" + target_text(ev);
     return out;
   }
-  out += fmt::format("status: {}\n", trace::to_string(ev.status));
+  out += fmt::format("status: {}{}\n", trace::to_string(ev.status), status_note(ev));
   if (!ev.message.empty()) out += "  " + ev.message + "\n";
-  if (ev.correctness)
-    out += fmt::format("  max abs error {:.4g}, max rel error {:.4g} ({} of {} elements failed, {} input sets)\n",
-                       ev.correctness->reported_abs_error(), ev.correctness->reported_rel_error(),
-                       ev.correctness->failed, ev.correctness->elements, ev.sets);
+  if (ev.correctness) out += correctness_text(ev);
   if (ev.tolerated_failures > 0)
     out += fmt::format("  {} finite misses tolerated: this problem requires a matched ratio of "
                        "{} per input set, not 1\n",

@@ -1,5 +1,6 @@
 #include "exec/evaluator.hpp"
 
+#include "exec/dynamic_report.hpp"
 #include "exec/gpu_evaluation.hpp"
 
 #include <cuda_runtime.h>
@@ -57,61 +58,28 @@ util::Expected<std::string> usable_gpu(compile::Arch arch) {
   return std::string(props.name);
 }
 
-DynamicState state_of(std::size_t static_count, double executed) {
-  if (executed > 0) return DynamicState::present;
-  return static_count == 0 ? DynamicState::absent : DynamicState::not_executed;
-}
-
-double executed_of(sass::Family family, const trace::Json& raw) {
-  auto value = [&](const char* key) { return raw.value(key, 0.0); };
-  if (family == sass::Family::gmma) return value("gmma");
-  if (family == sass::Family::tma) return value("tma_load") + value("tma_store") + value("tma_reduce");
-  return -1.0; // no counter for this family
-}
-
-void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
-  if (!ev.dynamic || !ev.check.sass) return;
-  DynamicReport& dyn = *ev.dynamic;
-  const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch));
-  const bool available = dyn.raw && dyn.raw->value("available", false);
-  if (!available && dyn.reason.empty())
-    dyn.reason = dyn.raw ? dyn.raw->value("reason", std::string("no counts")) : "no counts";
-  bool any_present = false, any_unknown = false;
-  for (sass::Family family : sass::target_families_for(compile::to_string(ev.check.arch))) {
-    FamilyDynamic f{family, arch ? arch->totals[sass::index_of(family)] : 0, 0.0, DynamicState::unknown};
-    const double executed = available ? executed_of(family, *dyn.raw) : -1.0;
-    if (executed >= 0) {
-      f.executed = executed;
-      f.state = state_of(f.static_count, executed);
-    }
-    any_present = any_present || f.state == DynamicState::present;
-    any_unknown = any_unknown || f.state == DynamicState::unknown;
-    dyn.families.push_back(f);
+// A broken launch rule (launch_rules.hpp) decides the status of a call that otherwise passed
+// or only got its numbers wrong (inconsistent work only one that passed); otherwise it is
+// recorded beside the status as a violation. `broken_rule` is set only when it decided.
+void apply_launch_rules(Evaluation& ev) {
+  const sass::ArchReport* arch =
+      ev.check.sass ? sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch)) : nullptr;
+  ev.foreign_kernels = foreign_kernels(ev.launches, arch);
+  ev.broken_rule = judge_launches(ev.launches, arch);
+  if (!ev.broken_rule) return;
+  const bool decides = ev.status == Status::passed ||
+                       (ev.status == Status::incorrect_numerical &&
+                        ev.broken_rule->rule != Rule::inconsistent_work);
+  if (!decides) { // the status stands; the rule is one more thing found
+    ev.violations.push_back(std::string(to_string(ev.broken_rule->rule)) + ": " +
+                            ev.broken_rule->message);
+    ev.broken_rule.reset();
+    return;
   }
-  const bool all_absent = std::all_of(dyn.families.begin(), dyn.families.end(),
-                                      [](const FamilyDynamic& f) { return f.state == DynamicState::absent; });
-  dyn.verdict = any_present ? DynamicState::present
-                : any_unknown ? DynamicState::unknown
-                : all_absent  ? DynamicState::absent
-                              : DynamicState::not_executed;
-  if (available) {
-    dyn.tensor_flops = dyn.raw->value("hgmma_bf16_flops", 0.0);
-    dyn.coverage = problem.flops > 0 ? dyn.tensor_flops / static_cast<double>(problem.flops) : 0.0;
-  }
-}
-
-void find_foreign_kernels(Evaluation& ev) {
-  if (!ev.timing || !ev.check.sass) return;
-  const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch));
-  for (const std::string& kernel : ev.timing->kernels) {
-    bool own = false;
-    for (const auto& f : arch ? arch->functions : std::vector<sass::FunctionReport>{})
-      own = own || f.mangled_name == kernel || f.demangled_name == kernel;
-    if (!own) ev.foreign_kernels.push_back(kernel);
-  }
-  if (!ev.foreign_kernels.empty())
-    ev.violations.push_back(fmt::format("{} kernel(s) launched that are not in the candidate's "
-                                         "kernel.so", ev.foreign_kernels.size()));
+  std::string message = ev.broken_rule->message;
+  if (ev.status != Status::passed) message += " — besides: " + ev.message;
+  ev.status = Status::runtime_error;
+  ev.message = std::move(message);
 }
 
 void fill_libs(Evaluation& ev) {
@@ -128,7 +96,10 @@ void fill_libs(Evaluation& ev) {
 void verdict_from_check(Evaluation& ev) {
   if (ev.check.outcome == CheckOutcome::banned_library) {
     ev.status = Status::compile_error;
-    ev.message = ev.check.banned->message();
+    ev.message = ev.check.banned_message();
+    if (ev.check.banned)
+      ev.message += fmt::format(" (source line {}: {})", ev.check.banned->line,
+                                ev.check.banned->excerpt);
   } else if (ev.check.outcome == CheckOutcome::compile_error) {
     ev.status = Status::compile_error;
     ev.message = ev.check.build ? ev.check.build->diagnostic : "compile error";
@@ -164,6 +135,29 @@ int Evaluator::spare_processes() const { return m_warm->spares.count(); }
 
 void Evaluator::settle() { m_warm->spares.settle(); }
 
+// The GPU part. No behaviour of a candidate may raise past here: what the supervisor's own code
+// throws (a CUDA error in its context, a reply it could not read) becomes an error that names
+// the phase, so a run records an infra turn and goes on.
+util::Status Evaluator::gpu_phases(Evaluation& ev, const suite::Problem& problem,
+                                   const EvalOptions& options, util::PhaseLog& phases) {
+  try {
+    detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
+                              m_tool_runner);
+    if (auto status = run.run(m_candidate_binary, ev.check.build->library); !status)
+      return status;
+    phases.time("verdicts", [&] {
+      derive_dynamic(ev, problem);
+      apply_launch_rules(ev);
+    });
+    return util::Ok{};
+  } catch (const std::exception& error) {
+    const std::string phase = phases.phases().empty() ? "start" : phases.phases().back().name;
+    return util::make_error(util::ErrorKind::subprocess,
+                            fmt::format("the evaluator failed in phase '{}': {}", phase,
+                                        error.what()));
+  }
+}
+
 util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
                                                const suite::Problem& problem,
                                                const EvalOptions& options) {
@@ -180,22 +174,19 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   if (ev.check.outcome == CheckOutcome::ok) {
     auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch); });
     if (!gpu) {
-      const bool tools = options.sanitize != Sanitize::off || options.audit != Audit::none;
+      std::string tools;
+      if (options.sanitize != Sanitize::off) tools += ", the memory check";
+      if (options.audit != Audit::none) tools += ", the ncu audit";
       ev.needs_gpu = fmt::format("correctness, timing{} and dynamic instruction counts need a "
                                  "GPU: {}",
-                                 tools ? ", the sanitizer and ncu audit passes" : "",
-                                 gpu.error().message);
+                                 tools, gpu.error().message);
     } else {
       ev.gpu_ran = true;
       ev.gpu = *gpu;
       ev.seed = options.seed ? *options.seed
                              : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-      detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm,
-                                phases, m_tool_runner);
-      if (auto status = run.run(m_candidate_binary, ev.check.build->library); !status)
+      if (auto status = gpu_phases(ev, problem, options, phases); !status)
         return status.take_error();
-      derive_dynamic(ev, problem);
-      find_foreign_kernels(ev);
     }
   }
   fill_libs(ev);

@@ -19,7 +19,9 @@
 //   counts    dynamic instruction counts, a separate pass
 //   sanitizer on request: compute-sanitizer memcheck around one call  → RUNTIME_ERROR
 //   audit     on request: the paper's ncu source-counter audit, compared with `counts`
-//   verdicts  status, dynamic states, tensor-path coverage, foreign kernels, violations
+//   verdicts  dynamic states and tensor-path coverage of the candidate's own kernels; the
+//             launch rules (launch_rules.hpp): a refused run-time load, a foreign kernel or
+//             work that differs between calls        → RUNTIME_ERROR
 // A deadline passing kills the child's process group (TIMEOUT); a dead child, a CUDA error
 // in it or a protocol violation is RUNTIME_ERROR with the error text and the child's log.
 //
@@ -32,15 +34,17 @@
 // inputs are (looked up or) made.
 //
 // Concurrency. evaluate() may be called from several threads for one GPU. A reader/writer
-// lock (gpu_lock.hpp) orders their GPU work: timing and counting hold it exclusively (nothing
-// else the supervisor controls runs on the GPU while a trial is timed or counted), every other
-// GPU phase — inputs and reference outputs, a child's context, correctness, re-check,
-// sanitizer — holds it shared; the ncu audit holds it exclusively. Checks (nvcc) hold nothing.
+// lock (gpu_lock.hpp) orders their GPU work: timing, counting and the correctness calls after
+// the first hold it exclusively (nothing else the supervisor controls runs on the GPU while a
+// trial is timed or counted, or while the calls the launch rules time against it run), every
+// other GPU phase — inputs and reference outputs, a child's context, the first correctness
+// call, re-check, sanitizer — holds it shared; the ncu audit holds it exclusively. Checks
+// (nvcc) hold nothing.
 //
 // Invariants. The supervisor's context never runs candidate code, so it survives every
 // failure and the next evaluation starts clean; every status comes with a message; late work
 // after a timed call is RUNTIME_ERROR (a call that has not finished when it returns cannot be
-// timed honestly); foreign kernels are reported as violations with their names. Leased input
+// timed honestly); a foreign kernel fails the evaluation with its name. Leased input
 // sets are verified against their digest before each use, so a corrupted lease is rebuilt.
 #pragma once
 
@@ -115,8 +119,9 @@ public:
             EvaluatorOptions evaluator_options = {});
   ~Evaluator();
 
-  // Errors only when no verdict exists (nvcc missing, a broken set-up); everything the
-  // candidate does is an Evaluation. Safe to call from several threads.
+  // Errors only when no verdict exists (nvcc missing, a broken set-up, the supervisor's own
+  // failure, named by phase); everything the candidate does is an Evaluation. Never throws
+  // for a candidate's behaviour. Safe to call from several threads.
   util::Expected<Evaluation> evaluate(const std::string& source, const suite::Problem& problem,
                                       const EvalOptions& options);
 
@@ -128,6 +133,9 @@ public:
   void settle();
 
 private:
+  util::Status gpu_phases(Evaluation& ev, const suite::Problem& problem,
+                          const EvalOptions& options, util::PhaseLog& phases);
+
   const Checker& m_checker;
   const suite::Suite& m_suite;
   std::filesystem::path m_candidate_binary;

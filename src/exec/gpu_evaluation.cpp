@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <mutex>
@@ -47,7 +48,10 @@ GpuEvaluation::~GpuEvaluation() {
 
 util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
                                 const std::filesystem::path& library) {
-  m_result.required_matched_ratio = suite::correctness_rule(m_problem).required_matched_ratio;
+  const suite::CorrectnessRule rule = suite::correctness_rule(m_problem);
+  m_result.required_matched_ratio = rule.required_matched_ratio;
+  m_result.atol = rule.atol;
+  m_result.rtol = rule.rtol;
   // While an evaluation runs, the spare child is not prepared in the background.
   struct Running {
     SpareChildren& spares;
@@ -202,6 +206,7 @@ void GpuEvaluation::fail(Status status, std::string message) {
 
 std::optional<Reply> GpuEvaluation::ask(const Request& request) {
   auto reply = m_child->request(request, m_options.timeout);
+  if (reply && !reply->refused.empty()) m_result.launches.refused = reply->refused;
   if (!reply) {
     const bool timeout = reply.error().kind == util::ErrorKind::timeout;
     fail(timeout ? Status::timeout : Status::runtime_error, reply.error().message);
@@ -295,6 +300,7 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
   for (const CompareStats& output : m_buffers->compare(set, m_stream->get())) stats.merge(output);
   if (!m_result.correctness) m_result.correctness = CompareStats{};
   m_result.correctness->merge(stats);
+  m_result.comparisons.push_back(fmt::format("{} (input set {})", when, set));
   const SetJudgement judgement = judge_set(stats, m_result.required_matched_ratio);
   if (judgement.correct) {
     m_result.tolerated_failures += judgement.tolerated;
@@ -310,19 +316,43 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
   return false;
 }
 
+// One correctness call on `set`: sentinel, call, inputs unchanged, outputs compared; the
+// child's trace of it goes into the launch evidence.
+bool GpuEvaluation::correctness_call(int set, bool repeat) {
+  m_buffers->fill_outputs_sentinel(set, m_stream->get());
+  PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+  Request call;
+  call.op = RequestOp::call;
+  call.set = set;
+  auto reply = ask(call);
+  if (!reply) return false;
+  TracedCall traced{set, repeat, {}, reply->call_ms, {}};
+  for (const KernelSeen& k : reply->kernels) traced.launches.push_back(k.name);
+  traced.kernels = traced.launches;
+  std::sort(traced.kernels.begin(), traced.kernels.end());
+  m_result.launches.correctness.push_back(std::move(traced));
+  const std::string when = repeat ? fmt::format("repeated call on input set {} (the same inputs "
+                                                "as the call before it)", set)
+                                  : fmt::format("call on input set {}", set);
+  if (!inputs_unchanged(when)) return false;
+  return outputs_match(set, repeat ? "repeated correctness call (the same inputs again)"
+                                   : "correctness call");
+}
+
+// Every set once, then the last one again at once: a candidate that skips or replays work
+// when it sees the same inputs twice shows it here (launch_rules.hpp). The calls after the
+// first hold the GPU alone, as timed calls do: their latencies are what the launch rules hold
+// the timed calls against, and a call sharing the GPU with another evaluation reads slower.
 bool GpuEvaluation::correctness() {
-  std::shared_lock gpu(m_warm.lock);
-  for (int set = 0; set < m_buffers->set_count(); ++set) {
-    m_buffers->fill_outputs_sentinel(set, m_stream->get());
-    PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
-    Request call;
-    call.op = RequestOp::call;
-    call.set = set;
-    if (!ask(call)) return false;
-    if (!inputs_unchanged(fmt::format("call on input set {}", set))) return false;
-    if (!outputs_match(set, "correctness call")) return false;
+  const int sets = m_buffers->set_count();
+  {
+    std::shared_lock gpu(m_warm.lock);
+    if (!correctness_call(0, false)) return false;
   }
-  return true;
+  std::unique_lock gpu(m_warm.lock);
+  for (int set = 1; set < sets; ++set)
+    if (!correctness_call(set, false)) return false;
+  return correctness_call(sets - 1, true);
 }
 
 bool GpuEvaluation::recheck() {
@@ -359,7 +389,31 @@ bool GpuEvaluation::counts() {
   if (borrowed || m_child_holds_counter_session) m_warm.spares.release_counter_session();
   m_child_holds_counter_session = false;
   m_result.dynamic->raw = reply->counts;
-  return true;
+  record_counted_kernels();
+  const trace::Json& raw = *m_result.dynamic->raw;
+  const bool ran = raw.is_object() && raw.contains("available") && raw["available"].is_boolean() &&
+                   raw["available"].get<bool>();
+  if (!ran) return true; // no count, so no call
+
+  // The counting pass called the candidate again on input set 0 (once per hardware pass), its
+  // outputs reset before each: what it left must still be right.
+  std::shared_lock gpu(m_warm.lock);
+  return outputs_match(0, "counting-pass call (input set 0 again, after the correctness calls)");
+}
+
+void GpuEvaluation::record_counted_kernels() {
+  const auto& raw = m_result.dynamic->raw;
+  if (!raw || !raw->is_object() || !raw->contains("kernels") || !(*raw)["kernels"].is_array())
+    return;
+  LaunchEvidence& launches = m_result.launches;
+  launches.counted_launches = (*raw)["kernels"].size();
+  const auto& names = (*raw)["kernels"];
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!names[i].is_string()) continue;
+    const std::string kernel =
+        range_kernel(names[i].get<std::string>(), i, reference_launches(launches));
+    if (!kernel.empty()) launches.counted.push_back(kernel);
+  }
 }
 
 bool GpuEvaluation::end_counter_session() {

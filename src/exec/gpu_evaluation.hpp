@@ -56,6 +56,8 @@ private:
   std::optional<std::string> prepare_child(StartedChild started);
   bool load_child(const std::filesystem::path& library);
   bool correctness();
+  bool correctness_call(int set, bool repeat);
+  void record_counted_kernels();
   bool timing();
   measure::L2Flusher& flusher();
   void preheat();

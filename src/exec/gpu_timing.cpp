@@ -178,6 +178,7 @@ bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSam
   TimingReport& timing = *m_result.timing;
   timing.kernels.clear();
   for (const KernelSeen& k : reply->kernels) timing.kernels.push_back(k.name);
+  m_result.launches.add_timed(reply->kernel_sets);
   m_last_set = reply->last_set;
   return true;
 }
@@ -283,6 +284,7 @@ bool GpuEvaluation::timing() {
   timing.candidate_ms = mean(timing.candidate_trial_ms);
   timing.reference_cached = !measure_reference && !time_reference_now;
   timing.reference_ms = timing.reference_cached ? *cached : mean(timing.reference_trial_ms);
+  m_result.launches.timed_ms = timing.candidate_ms;
   if (measure_reference && !fell_back)
     m_cache.put(m_problem.name(), m_result.gpu, cache_library, timing.reference_ms);
   return true;

@@ -1,6 +1,9 @@
 #include "exec/protocol.hpp"
 
 #include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <utility>
 
 namespace ptxbench::exec {
@@ -67,7 +70,51 @@ ChildError parse_child_error(const std::string& name) {
 Json kernels_json(const std::vector<KernelSeen>& kernels) {
   Json out = Json::array();
   for (const KernelSeen& k : kernels)
-    out.push_back({{"name", k.name}, {"stream", k.stream_id}, {"duration_ms", k.duration_ms}});
+    out.push_back(
+        {{"name", k.name}, {"stream", k.stream_id}, {"duration_ms", wire_number(k.duration_ms)}});
+  return out;
+}
+
+Json numbers_json(const std::vector<double>& values) {
+  Json out = Json::array();
+  for (double value : values) out.push_back(wire_number(value));
+  return out;
+}
+
+double number_at(const Json& j, const char* key) {
+  auto value = number_from_wire(j.at(key));
+  if (!value) throw std::invalid_argument(std::string("\"") + key + "\" is not a number");
+  return *value;
+}
+
+std::vector<double> numbers_from(const Json& j) {
+  std::vector<double> out;
+  for (const Json& value : j) {
+    auto number = number_from_wire(value);
+    if (!number) throw std::invalid_argument("a list holds " + value.dump() + ", not a number");
+    out.push_back(*number);
+  }
+  return out;
+}
+
+std::vector<KernelSeen> kernels_from(const Json& j) {
+  std::vector<KernelSeen> out;
+  for (const Json& k : j)
+    out.push_back({k.at("name").get<std::string>(), k.at("stream").get<std::uint32_t>(),
+                   number_at(k, "duration_ms")});
+  return out;
+}
+
+Json kernel_sets_json(const std::vector<KernelSet>& sets) {
+  Json out = Json::array();
+  for (const KernelSet& set : sets) out.push_back({{"kernels", set.kernels}, {"calls", set.calls}});
+  return out;
+}
+
+std::vector<KernelSet> kernel_sets_from(const Json& j) {
+  std::vector<KernelSet> out;
+  for (const Json& set : j)
+    out.push_back({set.at("kernels").get<std::vector<std::string>>(), set.at("calls").get<int>()});
   return out;
 }
 
@@ -78,21 +125,42 @@ Reply reply_from(const Json& j) {
   r.message = j.at("message").get<std::string>();
   r.invoke_status = j.at("invoke_status").get<int>();
   r.cuda_error = j.at("cuda_error").get<std::string>();
+  if (j.contains("refused")) r.refused = j.at("refused").get<std::vector<std::string>>();
+  if (j.contains("call")) {
+    const Json& c = j.at("call");
+    r.call_ms = number_at(c, "latency_ms");
+    r.kernels = kernels_from(c.at("kernels"));
+  }
   if (!j.contains("time")) return r;
   const Json& t = j.at("time");
-  r.latencies_ms = t.at("latencies_ms").get<std::vector<double>>();
-  r.event_ms = t.at("event_ms").get<std::vector<double>>();
+  r.latencies_ms = numbers_from(t.at("latencies_ms"));
+  r.event_ms = numbers_from(t.at("event_ms"));
   r.late_work = t.at("late_work").get<bool>();
   r.last_set = t.at("last_set").get<int>();
   r.mode = parse_mode(t.at("mode").get<std::string>());
   r.strict_reason = t.at("strict_reason").get<std::string>();
-  for (const Json& k : t.at("kernels"))
-    r.kernels.push_back({k.at("name").get<std::string>(), k.at("stream").get<std::uint32_t>(),
-                         k.at("duration_ms").get<double>()});
+  r.kernels = kernels_from(t.at("kernels"));
+  r.kernel_sets = kernel_sets_from(t.at("kernel_sets"));
   return r;
 }
 
 } // namespace
+
+Json wire_number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
+std::optional<double> number_from_wire(const Json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (!value.is_string()) return std::nullopt;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "Infinity") return std::numeric_limits<double>::infinity();
+  if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
 
 std::string_view to_string(RequestOp op) {
   for (const auto& [value, spelling] : kOps)
@@ -143,10 +211,18 @@ std::string encode(const Reply& reply) {
          {"message", reply.message},
          {"invoke_status", reply.invoke_status},
          {"cuda_error", reply.cuda_error}};
+  if (!reply.refused.empty()) j["refused"] = reply.refused;
+  if (reply.call_ms)
+    j["call"] = {{"latency_ms", wire_number(*reply.call_ms)},
+                 {"kernels", kernels_json(reply.kernels)}};
   if (reply.last_set >= 0)
-    j["time"] = {{"latencies_ms", reply.latencies_ms}, {"event_ms", reply.event_ms},
-                 {"late_work", reply.late_work},       {"last_set", reply.last_set},
-                 {"kernels", kernels_json(reply.kernels)}, {"mode", to_string(reply.mode)},
+    j["time"] = {{"latencies_ms", numbers_json(reply.latencies_ms)},
+                 {"event_ms", numbers_json(reply.event_ms)},
+                 {"late_work", reply.late_work},
+                 {"last_set", reply.last_set},
+                 {"kernels", kernels_json(reply.kernels)},
+                 {"kernel_sets", kernel_sets_json(reply.kernel_sets)},
+                 {"mode", to_string(reply.mode)},
                  {"strict_reason", reply.strict_reason}};
   if (reply.counts) j["counts"] = *reply.counts;
   if (reply.startup) j["startup"] = *reply.startup;
@@ -184,7 +260,11 @@ util::Expected<Reply> decode_reply(std::string_view line) {
   try {
     const Json j = Json::parse(line);
     Reply r = reply_from(j);
-    if (j.contains("counts")) r.counts = j.at("counts");
+    if (j.contains("counts")) {
+      if (!j.at("counts").is_object()) return bad("malformed reply from the candidate process",
+                                                  "\"counts\" is not an object");
+      r.counts = j.at("counts");
+    }
     if (j.contains("startup")) r.startup = j.at("startup");
     if (j.contains("counter_session_open"))
       r.counter_session_open = j.at("counter_session_open").get<bool>();

@@ -27,8 +27,12 @@
 // The child does nothing with CUDA before its first request: a spare child can be started
 // while another evaluation is being timed; everything CUDA waits for `prepare`.
 // Replies carry ok, an error kind and message, the ptxbench_invoke status and the CUDA error
-// text, plus the op's data. Decoding is strict: a reply that is not this shape is
-// bad_response, which the supervisor treats as a misbehaving candidate.
+// text, the driver entry points refused so far, plus the op's data: `call` its latency and
+// kernels, `time` its latencies and the kernels of every timed call. Numbers that are not
+// finite travel as the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers, and a
+// NaN dumped by the JSON library would arrive as null). Decoding is strict: a reply that is
+// not this shape is bad_response, which the supervisor treats as a misbehaving candidate;
+// decoding never throws.
 //
 // Invariants. Replies are advisory for speed only: correctness is always decided by the
 // supervisor from the buffers it owns. Scalars travel as the 64 raw bits of PtxbenchScalar.
@@ -130,6 +134,13 @@ struct KernelSeen {
   double duration_ms = 0.0;
 };
 
+// The kernels a call launched (names, sorted) and how many timed calls of a trial launched
+// exactly those.
+struct KernelSet {
+  std::vector<std::string> kernels;
+  int calls = 0;
+};
+
 struct Reply {
   bool ok = true;
   ChildError error = ChildError::none;
@@ -141,9 +152,15 @@ struct Reply {
   std::vector<double> event_ms;
   bool late_work = false;
   int last_set = -1;
-  std::vector<KernelSeen> kernels;
+  std::vector<KernelSeen> kernels;   // time: of the last timed call; call: of the call
+  std::vector<KernelSet> kernel_sets; // time: every timed call's kernels, grouped
   measure::TimingMode mode = measure::TimingMode::strict; // the mode that timed the trial
   std::string strict_reason; // why a batched request was timed strictly
+  // call: the call's CUPTI latency (last end − first start of its GPU work), when traced
+  std::optional<double> call_ms;
+  // every reply: the driver entry points the process refused to hand out so far
+  // (entry_point_guard.hpp)
+  std::vector<std::string> refused;
   // count: the counter's own JSON (families, tensor FLOPs) or why there is none
   std::optional<trace::Json> counts;
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})
@@ -152,6 +169,12 @@ struct Reply {
 
   static Reply failure(ChildError error, std::string message);
 };
+
+// A double as it travels: a number, or "NaN" / "Infinity" / "-Infinity".
+trace::Json wire_number(double value);
+// The double a wire value holds: a number or one of those strings; nullopt for anything else
+// (null, text, an object).
+std::optional<double> number_from_wire(const trace::Json& value);
 
 // One line each, without the newline.
 std::string encode(const Request& request);

@@ -336,6 +336,7 @@ util::Status InstructionCounter::Impl::evaluate(const std::vector<std::uint8_t>&
     eval.pMetricValues = values.data();
     PTXBENCH_CUPTI_TRY(cuptiProfilerHostEvaluateToGpuValues(&eval), kFailure);
     for (std::size_t m = 0; m < values.size(); ++m) counts.metrics[m].value += values[m];
+    counts.range_values.push_back(values);
   }
   return util::Ok{};
 }

@@ -3,8 +3,9 @@
 // hit cudaErrorLaunchFailure …") followed by indented lines: "at <function>+0x<pc> in
 // <file>:<line>" (file and line only with -lineinfo), "by thread (…) in block (…)", "Access to
 // 0x… is out of bounds" / "Address 0x… is out of bounds", further detail, then host backtraces.
-// The report ends with "ERROR SUMMARY: N error(s)". Only the first error is parsed (the command
-// limits printing to one); the count comes from the summary.
+// The report ends with "ERROR SUMMARY: N error(s)", a count of every kind together: 32 bad
+// writes of one warp and the 5 API calls that then fail make "37 errors". Only the first error
+// is parsed in full; every printed headline is counted by kind, so the two can be told apart.
 #include "measure/sanitizer.hpp"
 
 #include "util/strings.hpp"
@@ -91,7 +92,8 @@ bool is_headline(std::string_view line) {
 std::vector<std::string> sanitizer_command(const std::vector<std::string>& app_argv,
                                            const SanitizerOptions& options) {
   std::vector<std::string> argv{options.sanitizer, "--tool", options.tool, "--error-exitcode",
-                                std::to_string(kSanitizerErrorExitCode), "--print-limit", "1"};
+                                std::to_string(kSanitizerErrorExitCode), "--print-limit",
+                                std::to_string(kSanitizerPrintLimit)};
   argv.insert(argv.end(), app_argv.begin(), app_argv.end());
   return argv;
 }
@@ -110,10 +112,14 @@ SanitizerReport parse_sanitizer_output(std::string_view text) {
       std::from_chars(count.data(), count.data() + count.size(), value);
       report.error_count = std::max(report.error_count, value);
       in_first_error = false;
-    } else if (!report.first_error && is_headline(line)) {
-      report.first_error.emplace();
-      parse_headline(line, *report.first_error);
-      in_first_error = true;
+    } else if (is_headline(line)) {
+      ++report.printed_errors;
+      if (starts_with(line, "Program hit ")) ++report.api_errors;
+      in_first_error = !report.first_error;
+      if (in_first_error) {
+        report.first_error.emplace();
+        parse_headline(line, *report.first_error);
+      }
     } else if (in_first_error) {
       if (starts_with(line, "Saved host backtrace")) in_first_error = false;
       else parse_error_line(line, *report.first_error);

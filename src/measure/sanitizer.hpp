@@ -15,6 +15,8 @@
 namespace ptxbench::measure {
 
 inline constexpr int kSanitizerErrorExitCode = 99;
+// Errors printed in full: enough to tell memory accesses from the API errors that follow them.
+inline constexpr int kSanitizerPrintLimit = 256;
 
 struct SanitizerOptions {
   std::string sanitizer = "compute-sanitizer";
@@ -37,13 +39,16 @@ struct SanitizerError {
 struct SanitizerReport {
   bool clean = false;           // no error reported and the program exited 0
   int exit_code = 0;
-  std::size_t error_count = 0;  // from "ERROR SUMMARY: N errors"
+  std::size_t error_count = 0;  // from "ERROR SUMMARY: N errors": every kind together
+  std::size_t printed_errors = 0; // headlines printed (at most kSanitizerPrintLimit)
+  std::size_t api_errors = 0;     // of those, CUDA API calls that returned an error ("Program
+                                  // hit …"): the aftermath of a fault, not memory accesses
   std::optional<SanitizerError> first_error;
   std::string log;              // the sanitizer's lines (prefix "========= ")
   double wall_ms = 0.0;
 };
 
-// `compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 1 argv…`.
+// `compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 256 argv…`.
 std::vector<std::string> sanitizer_command(const std::vector<std::string>& app_argv,
                                            const SanitizerOptions& options);
 

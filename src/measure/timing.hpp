@@ -139,10 +139,16 @@ struct Trial {
   bool late_work = false;
   int call_status = 0; // first failing call's status; the trial stops there
   std::vector<GpuActivity> last_call_activities;
+  // Per timed call, the names of the kernels it launched, sorted: what the evaluator compares
+  // between calls (the same call on other inputs must launch the same kernels).
+  std::vector<std::vector<std::string>> call_kernels;
   TimingMode mode = TimingMode::strict; // the mode the latencies come from
   std::string strict_reason;            // why a batched trial was timed strictly instead
   std::uint64_t min_gap_ns = 0;         // batched: closest approach to a boundary
 };
+
+// The names of the kernels among `activities`, sorted.
+std::vector<std::string> kernel_names(const std::vector<GpuActivity>& activities);
 
 // `before_each(i)` runs before every call (warm-up and timed), outside the window: the
 // caller rotates input sets and resets outputs there, enqueueing memsets on `stream` only

@@ -45,6 +45,7 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
   for (CallTiming& timing : timed->timed) {
     trial.latencies_ms.push_back(timing.latency_ms);
     trial.event_ms.push_back(timing.event_ms);
+    trial.call_kernels.push_back(kernel_names(timing.activities));
   }
   if (!timed->timed.empty()) trial.last_call_activities = std::move(timed->timed.back().activities);
   trial.median_ms = util::median(trial.latencies_ms);
@@ -52,6 +53,14 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
 }
 
 } // namespace
+
+std::vector<std::string> kernel_names(const std::vector<GpuActivity>& activities) {
+  std::vector<std::string> names;
+  for (const GpuActivity& activity : activities)
+    if (activity.kind == GpuActivity::Kind::kernel) names.push_back(activity.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const CallFn& call,
                                 const std::function<void(int call_index)>& before_each,
@@ -81,6 +90,7 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
     trial.latencies_ms.push_back(timing->latency_ms);
     trial.event_ms.push_back(timing->event_ms);
     trial.late_work = trial.late_work || timing->late_work;
+    trial.call_kernels.push_back(kernel_names(timing->activities));
     trial.last_call_activities = std::move(timing->activities);
   }
   trial.median_ms = util::median(trial.latencies_ms);

@@ -180,10 +180,26 @@ std::string traces_jsonl(const std::vector<Loaded>& all) {
   return out;
 }
 
+// Wall time of the compute-sanitizer memcheck passes of a turn's evaluations (ms), from the
+// `phases` of each trace's ptxbench extras; nullopt when no trace had one.
+std::optional<double> memcheck_ms(const FinishedTurn& turn) {
+  std::optional<double> total;
+  for (const auto& evaluation : turn.evaluations)
+    for (const auto& trace : evaluation.traces) {
+      if (!trace.evaluation || !trace.evaluation->ptxbench) continue;
+      const auto& extras = *trace.evaluation->ptxbench;
+      if (!extras.is_object() || !extras.contains("phases") || !extras["phases"].is_object())
+        continue;
+      const auto& phase = extras["phases"].value("sanitizer_ms", trace::Json());
+      if (phase.is_number()) total = total.value_or(0.0) + phase.get<double>();
+    }
+  return total;
+}
+
 std::string turns_csv_of(const std::vector<Loaded>& all) {
   std::string out = "model,problem,prompt_variant,trajectory,turn,counted_turn,category,counted,"
                     "speedup,static_verdict,dynamic_verdict,input_tokens,output_tokens,"
-                    "reasoning_tokens,cost_usd,started_at,finished_at\n";
+                    "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms\n";
   for (const auto& item : all) {
     std::int64_t counted = 0;
     for (std::size_t i = 0; i < item.turns.size(); ++i) {
@@ -198,13 +214,14 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
       }
       const auto& key = item.record.key;
       out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
           csv_field(key.problem), csv_field(key.prompt_variant), key.sample, turn.index,
           is_counted ? std::to_string(counted) : "",
           store::enum_name(store::kTurnCategories, turn.category), is_counted ? 1 : 0,
           csv_number(turn_speedup(turn)), csv_field(static_verdict), csv_field(dynamic_verdict),
           usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
-          csv_number(usage.cost_usd), turn.started_at, turn.finished_at);
+          csv_number(usage.cost_usd), turn.started_at, turn.finished_at,
+          csv_number(memcheck_ms(turn)));
     }
   }
   return out;

@@ -14,11 +14,38 @@
 //  11 oob_tail       only writes one element past the end of C          → RUNTIME_ERROR under
 //                    --sanitize, memcheck naming the line (no GEMM: memcheck stays fast);
 //                    without it, whatever the memory after C allows
+//  12 skip_repeat    computes, but returns at once when called again on the same A
+//                    (the counting pass used to read NaN counters and crash the evaluator)
+//                                                                        → INCORRECT_NUMERICAL
+//  13 replay_copy    computes on the first sight of each A, then copies the cached C
+//                    (cudaMemcpyAsync, no kernel)                        → RUNTIME_ERROR (rule)
+//  14 replay_kernel  as 13, but the GEMM kernel itself does the copy (same kernel, other work)
+//                                                                        → RUNTIME_ERROR (rule)
+//  17 bf16_acc       accumulates in bf16 instead of fp32 (precision downcast) → INCORRECT_NUMERICAL
+// Reaching code that is not the candidate's at run time, without a word the source gate reads:
+//  15 cublas_dlopen  dlopen/dlsym under asm labels; cublasGemmEx computes C → the import rule
+//                    rejects kernel.so (COMPILE_ERROR, banned library); with the import rule
+//                    off, cuBLAS's kernel in the call fails it             → RUNTIME_ERROR (rule)
+//  16 module_by_name asks cudaGetDriverEntryPointByVersion for cuModuleLoadData (the name
+//                    put together at run time), launches the loaded kernel, computes C with
+//                    its own kernel → the candidate process refuses the lookup
+//                                                                        → RUNTIME_ERROR (rule)
+//                                                                        → RUNTIME_ERROR (rule)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+
+#if PTXBENCH_VARIANT == 15
+// The loader under other names: no identifier the gate bans, the same imports in the binary.
+extern "C" void* open_library(const char* file, int mode) __asm__("dl" "open");
+extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl" "sym");
+#endif
+#if PTXBENCH_VARIANT == 16
+#include <cuda.h>
+#endif
 
 #ifndef PTXBENCH_VARIANT
 #define PTXBENCH_VARIANT 0
@@ -35,10 +62,19 @@ static_assert(kN % kTile == 0 && kK % kStep == 0, "tile divisibility");
 static_assert(kTile * kStep == 4 * kThreads, "each thread stages 4 elements per operand");
 
 // 64x64 tile of C per CTA; thread (ty, tx) owns rows 4ty.. and columns 4tx.. of the tile.
-// With `b_is_kn` the B operand is indexed as [K, N] (the transpose bug).
+// With `b_is_kn` the B operand is indexed as [K, N] (the transpose bug). With `replay` the
+// kernel only copies that cached C into C (variant 14: the same kernel, other work).
 __global__ void __launch_bounds__(kThreads)
     tiled_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M,
-               bool b_is_kn) {
+               bool b_is_kn, const __nv_bfloat16* replay) {
+  if (replay != nullptr) {
+    const int64_t total = int64_t(M) * kN;
+    const int64_t stride = int64_t(gridDim.x) * gridDim.y * kThreads;
+    for (int64_t i = (int64_t(blockIdx.y) * gridDim.x + blockIdx.x) * kThreads + threadIdx.x;
+         i < total; i += stride)
+      C[i] = replay[i];
+    return;
+  }
   __shared__ float a_tile[kStep][kTile + 4];
   __shared__ float b_tile[kStep][kTile + 4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -55,7 +91,12 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     for (int k = 0; k < kStep; ++k)
       for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) acc[i][j] += a_tile[k][4 * ty + i] * b_tile[k][4 * tx + j];
+        for (int j = 0; j < 4; ++j) {
+          acc[i][j] += a_tile[k][4 * ty + i] * b_tile[k][4 * tx + j];
+#if PTXBENCH_VARIANT == 17
+          acc[i][j] = __bfloat162float(__float2bfloat16_rn(acc[i][j])); // a bf16 accumulator
+#endif
+        }
     __syncthreads();
   }
   for (int i = 0; i < 4; ++i) {
@@ -78,9 +119,9 @@ __global__ void tail_write(__nv_bfloat16* c, int64_t elements) {
 }
 
 void launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
-            cudaStream_t stream, bool b_is_kn = false) {
+            cudaStream_t stream, bool b_is_kn = false, const __nv_bfloat16* replay = nullptr) {
   const dim3 grid(kN / kTile, unsigned((M + kTile - 1) / kTile));
-  tiled_gemm<<<grid, kThreads, 0, stream>>>(A, B, C, int(M), b_is_kn);
+  tiled_gemm<<<grid, kThreads, 0, stream>>>(A, B, C, int(M), b_is_kn, replay);
 }
 
 cudaStream_t side_stream() {
@@ -91,6 +132,66 @@ cudaStream_t side_stream() {
   }();
   return stream;
 }
+
+#if PTXBENCH_VARIANT == 15
+// C = A·Bᵀ by the vendor library, reached through the loader. Column-major view: Cᵀ[N×M] =
+// op(B as K×N, transposed)·(A as K×M), leading dimensions K, K and N.
+bool library_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
+                  cudaStream_t stream) {
+  using Create = int (*)(void**);
+  using SetStream = int (*)(void*, cudaStream_t);
+  using GemmEx = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int,
+                         const void*, int, int, const void*, void*, int, int, int, int);
+  static void* handle = nullptr;
+  static GemmEx gemm = nullptr;
+  static SetStream set_stream = nullptr;
+  if (gemm == nullptr) {
+    void* lib = nullptr;
+    for (const char* path : {"libcu" "blas.so.13", "/usr/local/cuda/lib64/libcu" "blas.so.13",
+                             "libcu" "blas.so"})
+      if (lib == nullptr) lib = open_library(path, 2 /* RTLD_NOW */);
+    if (lib == nullptr) return false;
+    auto create = reinterpret_cast<Create>(find_symbol(lib, "cu" "blasCreate_v2"));
+    set_stream = reinterpret_cast<SetStream>(find_symbol(lib, "cu" "blasSetStream_v2"));
+    gemm = reinterpret_cast<GemmEx>(find_symbol(lib, "cu" "blasGemmEx"));
+    if (create == nullptr || set_stream == nullptr || gemm == nullptr || create(&handle) != 0) {
+      gemm = nullptr;
+      return false;
+    }
+  }
+  const float one = 1.0f, zero = 0.0f;
+  constexpr int kBf16 = 14, kCompute32F = 68, kDefaultAlgo = -1, kOpN = 0, kOpT = 1;
+  return set_stream(handle, stream) == 0 &&
+         gemm(handle, kOpT, kOpN, kN, int(M), kK, &one, B, kBf16, kK, A, kBf16, kK, &zero, C,
+              kBf16, kN, kCompute32F, kDefaultAlgo) == 0;
+}
+#endif
+
+#if PTXBENCH_VARIANT == 16
+// A kernel from a module loaded by name at run time (a one-thread kernel that does nothing).
+void launch_loaded_module(cudaStream_t stream) {
+  char load_name[32] = "cuModule";
+  std::strcat(load_name, "LoadData");
+  char get_name[32] = "cuModule";
+  std::strcat(get_name, "GetFunction");
+  void* load = nullptr;
+  void* get = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  cudaGetDriverEntryPointByVersion(load_name, &load, 12000, cudaEnableDefault, &found);
+  cudaGetDriverEntryPointByVersion(get_name, &get, 12000, cudaEnableDefault, &found);
+  if (load == nullptr || get == nullptr) return;
+  static const char kPtx[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+                             ".visible .entry touch()\n{\n  ret;\n}\n";
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  if (reinterpret_cast<CUresult (*)(CUmodule*, const void*)>(load)(&module, kPtx) != CUDA_SUCCESS)
+    return;
+  if (reinterpret_cast<CUresult (*)(CUfunction*, CUmodule, const char*)>(get)(&function, module,
+                                                                              "touch") != CUDA_SUCCESS)
+    return;
+  cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr);
+}
+#endif
 
 }  // namespace
 
@@ -141,6 +242,39 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 #elif PTXBENCH_VARIANT == 11
   (void)A, (void)B;
   tail_write<<<1, 1, 0, stream>>>(C, M * kN);
+#elif PTXBENCH_VARIANT == 12
+  static const void* last = nullptr;
+  if (A == last) return;
+  last = A;
+  launch(A, B, C, M, stream);
+#elif PTXBENCH_VARIANT == 13 || PTXBENCH_VARIANT == 14
+  // One cached C per input A (the evaluator's input sets), made on first sight.
+  struct Cached { const void* a; __nv_bfloat16* c; };
+  static Cached cached[8] = {};
+  const size_t bytes = size_t(M) * kN * sizeof(__nv_bfloat16);
+  Cached* hit = nullptr;
+  for (Cached& slot : cached)
+    if (slot.a == A) hit = &slot;
+  if (hit == nullptr) {
+    for (Cached& slot : cached)
+      if (slot.a == nullptr && hit == nullptr) hit = &slot;
+    if (hit == nullptr) hit = &cached[0];
+    if (hit->c == nullptr) cudaMalloc(&hit->c, bytes);
+    hit->a = A;
+    launch(A, B, C, M, stream);
+    cudaMemcpyAsync(hit->c, C, bytes, cudaMemcpyDeviceToDevice, stream);
+    return;
+  }
+#if PTXBENCH_VARIANT == 13
+  cudaMemcpyAsync(C, hit->c, bytes, cudaMemcpyDeviceToDevice, stream);
+#else
+  launch(A, B, C, M, stream, false, hit->c);
+#endif
+#elif PTXBENCH_VARIANT == 15
+  (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
+#elif PTXBENCH_VARIANT == 16
+  launch_loaded_module(stream);
+  launch(A, B, C, M, stream);
 #else
   launch(A, B, C, M, stream);
 #endif

@@ -146,6 +146,18 @@ TEST(AgentLoop, ExecutorFailuresAreInfraTurns) {
   EXPECT_EQ(result.counted_turns, 3);
 }
 
+TEST(AgentLoop, AnEvaluatorThatRaisesIsAnInfraTurnAndTheTrajectoryGoesOn) {
+  Harness h(replies(4), {ScriptedExecutor::Throw{"type must be number, but is null"},
+                         numerical(), numerical(), numerical()});
+  TrajectoryResult result;
+  ASSERT_NO_THROW(result = h.run());
+  auto turns = h.finished(result);
+  ASSERT_EQ(turns.size(), 4u);
+  EXPECT_EQ(turns[0].category, TurnCategory::infra);
+  EXPECT_EQ(result.exit, store::ExitReason::turn_budget);
+  EXPECT_EQ(result.counted_turns, 3);
+}
+
 TEST(AgentLoop, PersistentInfrastructureFailureStopsTheTrajectoryResumably) {
   std::vector<ScriptedClient::Step> steps;
   for (int i = 0; i < 3; ++i)

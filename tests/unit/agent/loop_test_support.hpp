@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <mutex>
+#include <stdexcept>
 #include <variant>
 
 namespace ptxbench::agent::testing {
@@ -103,7 +104,11 @@ public:
     store::TurnCategory category = store::TurnCategory::numerical;
     std::optional<double> speedup;
   };
-  using Step = std::variant<Verdict, util::Error>;
+  // An evaluator that raises (as the JSON library did on a null counter: the verdict issue).
+  struct Throw {
+    std::string what;
+  };
+  using Step = std::variant<Verdict, util::Error, Throw>;
   explicit ScriptedExecutor(std::vector<Step> steps) : m_steps(steps.begin(), steps.end()) {}
 
   util::Expected<TurnResult> evaluate(const std::string& source, const suite::Problem&,
@@ -116,6 +121,8 @@ public:
     m_steps.pop_front();
     if (auto* error = std::get_if<util::Error>(&step))
       return *error;
+    if (auto* raise = std::get_if<Throw>(&step))
+      throw std::runtime_error(raise->what);
     const auto& verdict = std::get<Verdict>(step);
     TurnResult result;
     result.category = verdict.category;

@@ -146,3 +146,14 @@ TEST(RunPlan, EvaluationServicesAreStoredWithThePlanAndMustBeHttpUrls) {
                 .find("$.eval.service: evaluation service \"gpu-a:8000\": expected an http://"),
             std::string::npos);
 }
+
+TEST(RunPlan, EveryEvaluatedTurnIsMemoryCheckedUnlessThePlanSaysOtherwise) {
+  const RunPlan plain = parse_ok(R"({"models": ["demo"]})");
+  EXPECT_TRUE(plain.eval.memcheck);
+  EXPECT_EQ(eval_options(plain).sanitize, exec::Sanitize::memcheck);
+  EXPECT_EQ(plan_to_json(plain)["eval"]["memcheck"], true);
+  const RunPlan off = parse_ok(R"({"models": ["demo"], "eval": {"memcheck": false}})");
+  EXPECT_FALSE(off.eval.memcheck);
+  EXPECT_EQ(eval_options(off).sanitize, exec::Sanitize::off);
+  EXPECT_FALSE(parse_ok(plan_to_json(off).dump()).eval.memcheck);
+}

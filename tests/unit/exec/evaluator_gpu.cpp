@@ -115,10 +115,41 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{6, Status::timeout, "did not answer"},
                     BadCase{7, Status::runtime_error, "exited with status 0"},
                     BadCase{9, Status::runtime_error, "still running"},
-                    BadCase{10, Status::incorrect_numerical, "modified its inputs"}),
+                    BadCase{10, Status::incorrect_numerical, "modified its inputs"},
+                    BadCase{12, Status::incorrect_numerical, "repeated correctness call"},
+                    BadCase{13, Status::runtime_error, "work differs between calls"},
+                    BadCase{14, Status::runtime_error, "under 50 % of the"},
+                    BadCase{15, Status::compile_error, "banned-library rule"},
+                    BadCase{16, Status::runtime_error, "cuModuleLoadData"},
+                    BadCase{17, Status::incorrect_numerical, "elements wrong"}),
     [](const ::testing::TestParamInfo<BadCase>& param) {
       return "variant_" + std::to_string(param.param.variant);
     });
+
+// The run-time rule on its own: with the import rule off (only tests can), the candidate that
+// reaches cuBLAS through the loader runs, and cuBLAS's kernel in its calls fails it; the
+// library's GMMA is not credited to the candidate.
+TEST(EvaluatorGpu, AKernelThatIsNotTheCandidatesFailsTheCallEvenWhenTheImportsPass) {
+  Checker lenient(supervisor().compiler, *supervisor().disassembler, ImportCheck::skip);
+  Evaluator evaluator(lenient, *supervisor().suite, std::filesystem::path{},
+                      std::filesystem::path{});
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem);
+  auto ev = evaluator.evaluate(read_kernel("gemm_bad_variants.cu", 15), **problem, quick());
+  ASSERT_TRUE(ev) << ev.error().message;
+  std::printf("%s", render_text(*ev).c_str());
+  ASSERT_EQ(ev->status, Status::runtime_error) << ev->message << ev->child_log;
+  ASSERT_TRUE(ev->broken_rule);
+  EXPECT_EQ(ev->broken_rule->rule, Rule::foreign_kernel);
+  ASSERT_FALSE(ev->foreign_kernels.empty());
+  EXPECT_NE(ev->message.find(ev->foreign_kernels.front()), std::string::npos) << ev->message;
+  ASSERT_TRUE(ev->dynamic);
+  if (ev->dynamic->verdict != DynamicState::unknown) {
+    EXPECT_NE(ev->dynamic->verdict, DynamicState::present);
+    EXPECT_EQ(ev->dynamic->coverage, 0.0);
+    EXPECT_GT(ev->dynamic->foreign_ranges, 0);
+  }
+}
 
 TEST(EvaluatorGpu, WorkOnAnotherStreamInsideTheCallIsCharged) {
   EvalOptions batched = quick();
@@ -144,6 +175,19 @@ TEST(EvaluatorGpu, WorkOnAnotherStreamInsideTheCallIsCharged) {
               side_batched.timing->strict_reason.c_str());
   EXPECT_GT(side_batched.timing->candidate_ms, 0.7 * same_stream.timing->candidate_ms);
   EXPECT_EQ(side_batched.timing->mode == "strict", !side_batched.timing->strict_reason.empty());
+}
+
+TEST(EvaluatorGpu, EachEvaluationDrawsItsOwnSecretSeed) {
+  // A candidate cannot know its inputs ahead: without a caller's seed, none repeats.
+  EvalOptions options = quick();
+  options.dynamic_counts = false;
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  const Evaluation first = evaluate(source, options);
+  const Evaluation second = evaluate(source, options);
+  ASSERT_EQ(first.status, Status::passed) << first.message;
+  ASSERT_EQ(second.status, Status::passed) << second.message;
+  EXPECT_NE(first.seed, second.seed);
+  EXPECT_FALSE(second.timing->inputs_warm); // a secret seed's inputs are never reused
 }
 
 TEST(EvaluatorGpu, SameSeedReusesWarmInputsAndReferenceOutputs) {

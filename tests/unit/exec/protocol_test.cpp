@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace ptxbench::exec {
 namespace {
 
@@ -135,10 +138,53 @@ TEST(Protocol, CountsTravelAsJson) {
   EXPECT_EQ((*decoded->counts)["gmma"].get<double>(), 9175040.0);
 }
 
+TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
+  // The JSON library writes a NaN as null, which the supervisor then could not read as a number
+  // (the verdict issue: "type must be number, but is null").
+  Reply reply;
+  reply.last_set = 0;
+  reply.latencies_ms = {0.5, std::numeric_limits<double>::quiet_NaN(),
+                        std::numeric_limits<double>::infinity()};
+  reply.counts = trace::Json{{"available", true}, {"gmma", wire_number(std::nan(""))}};
+  const std::string line = encode(reply);
+  EXPECT_EQ(line.find("null"), std::string::npos) << line;
+  auto decoded = decode_reply(line);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  ASSERT_EQ(decoded->latencies_ms.size(), 3u);
+  EXPECT_TRUE(std::isnan(decoded->latencies_ms[1]));
+  EXPECT_TRUE(std::isinf(decoded->latencies_ms[2]));
+  EXPECT_TRUE(std::isnan(*number_from_wire((*decoded->counts)["gmma"])));
+  EXPECT_FALSE(number_from_wire(trace::Json(nullptr)));
+  EXPECT_FALSE(number_from_wire(trace::Json("lots")));
+}
+
+TEST(Protocol, ACallReplyCarriesItsLatencyKernelsAndTheRefusedLookups) {
+  Reply reply;
+  reply.call_ms = 1.25;
+  reply.kernels = {{"_Z4gemmv", 13, 1.2}};
+  reply.refused = {"cuModuleLoadData"};
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->call_ms, 1.25);
+  ASSERT_EQ(decoded->kernels.size(), 1u);
+  EXPECT_EQ(decoded->kernels[0].name, "_Z4gemmv");
+  EXPECT_EQ(decoded->refused, std::vector<std::string>{"cuModuleLoadData"});
+  Reply timed;
+  timed.last_set = 1;
+  timed.kernel_sets = {{{"_Z4gemmv"}, 49}, {{}, 1}};
+  auto sets = decode_reply(encode(timed));
+  ASSERT_TRUE(sets);
+  ASSERT_EQ(sets->kernel_sets.size(), 2u);
+  EXPECT_EQ(sets->kernel_sets[1].calls, 1);
+  EXPECT_TRUE(sets->kernel_sets[1].kernels.empty());
+}
+
 TEST(Protocol, MalformedRepliesAreBadResponses) {
   for (const char* line : {"", "not json", "{}", R"({"ok":true})",
                            R"({"ok":true,"error":"bogus","message":"","invoke_status":0,"cuda_error":""})",
-                           R"({"ok":"yes","error":"none","message":"","invoke_status":0,"cuda_error":""})"}) {
+                           R"({"ok":"yes","error":"none","message":"","invoke_status":0,"cuda_error":""})",
+                           R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","counts":null})",
+                           R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","call":{"latency_ms":null,"kernels":[]}})"}) {
     auto decoded = decode_reply(line);
     ASSERT_FALSE(decoded) << line;
     EXPECT_EQ(decoded.error().kind, util::ErrorKind::bad_response);

@@ -20,7 +20,7 @@ TEST(NcuAuditCommand, UsesSourcePageNvtxRangeApplicationReplayAndTheTwoMetrics) 
 TEST(SanitizerCommand, SetsErrorExitCodeAndPrintLimit) {
   const auto argv = sanitizer_command({"./oob"}, SanitizerOptions{});
   const std::vector<std::string> expected{"compute-sanitizer", "--tool", "memcheck",
-                                          "--error-exitcode", "99", "--print-limit", "1",
+                                          "--error-exitcode", "99", "--print-limit", "256",
                                           "./oob"};
   EXPECT_EQ(argv, expected);
 }

@@ -124,8 +124,9 @@ TEST(ServeCli, TheDemoRunsItsGpuStepThroughTheService) {
   ASSERT_TRUE(store);
   auto turns = *(*store)->finished_turns((*(*store)->trajectories())[0].id);
   ASSERT_EQ(turns.size(), 3u);
-  EXPECT_NE(turns[2].feedback.value_or("").find("Not run: correctness, timing and dynamic "
-                                                "instruction counts need a GPU"),
+  // Through the service too, every evaluated turn is memory-checked (POST /sanitize).
+  EXPECT_NE(turns[2].feedback.value_or("").find("Not run: correctness, timing, the memory check "
+                                                "and dynamic instruction counts need a GPU"),
             std::string::npos)
       << turns[2].feedback.value_or("");
   ASSERT_EQ(turns[2].evaluations.size(), 1u);

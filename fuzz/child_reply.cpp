@@ -1,0 +1,59 @@
+// Replies of the candidate child (untrusted bytes: the candidate's code runs in that process
+// and can write to its pipes): the supervisor's whole reading of one reply — the protocol
+// decoder, then what the evaluator takes from a decoded reply: the counts into the dynamic
+// verdict and the kernels into the launch rules. Invariants beyond "no crash, no exception": a
+// decoded reply re-encodes and decodes to the same ok/error, and a dynamic verdict always
+// comes with its reason when it is unknown.
+#include "exec/dynamic_report.hpp"
+#include "exec/launch_rules.hpp"
+#include "exec/protocol.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+namespace {
+
+using namespace ptxbench;
+using namespace ptxbench::exec;
+
+Evaluation with_counts(const trace::Json& counts) {
+  Evaluation ev;
+  sass::ArchReport arch;
+  arch.arch = "sm_90a";
+  arch.target_families = sass::target_families_for("sm_90a");
+  arch.functions.push_back({"_Z4gemmv", "gemm()", 1, {}, {}});
+  ev.check.sass = sass::StaticReport{"", {arch}};
+  ev.dynamic = DynamicReport{};
+  ev.dynamic->raw = counts;
+  return ev;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view line(reinterpret_cast<const char*>(data), size);
+  auto reply = decode_reply(line);
+  if (!reply) {
+    if (reply.error().message.empty()) std::abort();
+    return 0;
+  }
+  auto again = decode_reply(encode(*reply));
+  if (!again || again->ok != reply->ok || again->error != reply->error) std::abort();
+  if (reply->counts) {
+    Evaluation ev = with_counts(*reply->counts);
+    suite::Problem problem;
+    problem.flops = 1000;
+    derive_dynamic(ev, problem);
+    if (ev.dynamic->verdict == DynamicState::unknown && ev.dynamic->reason.empty()) std::abort();
+  }
+  LaunchEvidence evidence;
+  TracedCall call{0, false, {}, reply->call_ms, {}};
+  for (const KernelSeen& k : reply->kernels) call.launches.push_back(k.name);
+  call.kernels = call.launches;
+  evidence.correctness = {call, call};
+  evidence.add_timed(reply->kernel_sets);
+  evidence.refused = reply->refused;
+  (void)judge_launches(evidence, nullptr);
+  return 0;
+}

@@ -1,0 +1,246 @@
+// Reading a kernel.so's imports from its ELF file, and the import rule.
+//
+// Problem: the guarantee that a candidate computed its result with its own kernels must not
+// depend on how the source spells things. What a shared object can reach at run time is fixed
+// when it is linked: the libraries in its DT_NEEDED entries and the undefined symbols of its
+// dynamic symbol table (.dynsym), which the dynamic linker binds when it is loaded.
+//
+// Approach: parse the file with the structures of <elf.h> — section headers, the SHT_DYNSYM
+// table and its linked string table, the SHT_DYNAMIC section and its string table — checking
+// every offset and size against the file before it is read, so a malformed or hostile file is
+// an error, never a crash. Then apply the rule: needed libraries only from an allow-list (the
+// CUDA runtime and driver, the C and C++ runtimes that nvcc's host compiler links), and no
+// undefined symbol of the loader, of CUDA's run-time code loading, of process control or of a
+// vendor library.
+//
+// Invariants: the first forbidden import in a fixed order (needed libraries, then symbols in
+// table order) is reported, so the same binary always gets the same message.
+#include "compile/imports.hpp"
+
+#include "util/fs.hpp"
+
+#include <elf.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+namespace ptxbench::compile {
+namespace {
+
+util::Error malformed(std::string_view what) {
+  return util::make_error(util::ErrorKind::invalid_input,
+                          fmt::format("not a readable ELF64 shared object: {}", what));
+}
+
+// Bounds-checked access to the bytes of the file.
+class Image {
+public:
+  explicit Image(std::span<const std::byte> bytes) : m_bytes(bytes) {}
+
+  bool holds(std::uint64_t offset, std::uint64_t size) const {
+    return offset <= m_bytes.size() && size <= m_bytes.size() - offset;
+  }
+  template <typename T> bool read(std::uint64_t offset, T& out) const {
+    if (!holds(offset, sizeof(T))) return false;
+    std::memcpy(&out, m_bytes.data() + offset, sizeof(T));
+    return true;
+  }
+  // The NUL-terminated string at `offset` of the string table [table, table + size).
+  std::optional<std::string> string_at(std::uint64_t table, std::uint64_t size,
+                                       std::uint64_t offset) const {
+    if (!holds(table, size) || offset >= size) return std::nullopt;
+    const char* begin = reinterpret_cast<const char*>(m_bytes.data() + table + offset);
+    const void* end = std::memchr(begin, '\0', size - offset);
+    if (end == nullptr) return std::nullopt;
+    return std::string(begin, static_cast<const char*>(end));
+  }
+
+private:
+  std::span<const std::byte> m_bytes;
+};
+
+util::Expected<std::vector<Elf64_Shdr>> section_headers(const Image& image) {
+  Elf64_Ehdr header{};
+  if (!image.read(0, header)) return malformed("shorter than an ELF header");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return malformed("no ELF magic");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+    return malformed("not 64-bit little-endian");
+  if (header.e_type != ET_DYN) return malformed("not a shared object");
+  if (header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0)
+    return malformed("no section headers");
+  std::vector<Elf64_Shdr> sections(header.e_shnum);
+  for (std::size_t i = 0; i < sections.size(); ++i)
+    if (!image.read(header.e_shoff + i * sizeof(Elf64_Shdr), sections[i]))
+      return malformed("section headers outside the file");
+  return sections;
+}
+
+// The string table a section links to.
+util::Expected<Elf64_Shdr> linked_strings(const std::vector<Elf64_Shdr>& sections,
+                                          const Elf64_Shdr& section) {
+  if (section.sh_link >= sections.size() || sections[section.sh_link].sh_type != SHT_STRTAB)
+    return malformed("a table links to no string table");
+  return sections[section.sh_link];
+}
+
+util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sections,
+                         const Elf64_Shdr& table, BinaryImports& out) {
+  auto strings = linked_strings(sections, table);
+  if (!strings) return strings.take_error();
+  if (table.sh_entsize != sizeof(Elf64_Sym) || !image.holds(table.sh_offset, table.sh_size))
+    return malformed("dynamic symbol table outside the file");
+  for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table.sh_size;
+       offset += sizeof(Elf64_Sym)) {
+    Elf64_Sym symbol{};
+    image.read(table.sh_offset + offset, symbol);
+    if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0) continue;
+    auto name = image.string_at(strings->sh_offset, strings->sh_size, symbol.st_name);
+    if (!name) return malformed("a symbol name outside its string table");
+    out.undefined_symbols.push_back(std::move(*name));
+  }
+  return util::Ok{};
+}
+
+util::Status read_dynamic(const Image& image, const std::vector<Elf64_Shdr>& sections,
+                          const Elf64_Shdr& dynamic, BinaryImports& out) {
+  auto strings = linked_strings(sections, dynamic);
+  if (!strings) return strings.take_error();
+  if (!image.holds(dynamic.sh_offset, dynamic.sh_size))
+    return malformed("dynamic section outside the file");
+  for (std::uint64_t offset = 0; offset + sizeof(Elf64_Dyn) <= dynamic.sh_size;
+       offset += sizeof(Elf64_Dyn)) {
+    Elf64_Dyn entry{};
+    image.read(dynamic.sh_offset + offset, entry);
+    if (entry.d_tag == DT_NULL) break;
+    if (entry.d_tag != DT_NEEDED) continue;
+    auto name = image.string_at(strings->sh_offset, strings->sh_size, entry.d_un.d_val);
+    if (!name) return malformed("a needed library's name outside its string table");
+    out.needed.push_back(std::move(*name));
+  }
+  return util::Ok{};
+}
+
+// Sonames a kernel.so may need: the CUDA runtime and driver, and what the host compiler links.
+bool allowed_library(std::string_view soname) {
+  constexpr std::array<std::string_view, 9> kAllowed{
+      "libcudart.so.", "libcuda.so.",    "libstdc++.so.", "libm.so.",      "libgcc_s.so.",
+      "libc.so.",      "libpthread.so.", "librt.so.",     "ld-linux-x86-64.so."};
+  for (std::string_view prefix : kAllowed)
+    if (soname.starts_with(prefix)) return true;
+  return false;
+}
+
+constexpr std::array<std::string_view, 14> kLoaderSymbols{
+    "dlopen",           "dlmopen",        "dlsym",         "dlvsym",
+    "dlinfo",           "dladdr1",        "dl_iterate_phdr", "__libc_dlopen_mode",
+    "__libc_dlsym",     "__libc_dlvsym",  "_dl_open",      "_dl_sym",
+    "_dl_vsym",         "__libc_dlclose"};
+
+constexpr std::array<std::string_view, 20> kProcessSymbols{
+    "system",  "popen",   "fork",        "vfork",        "execv",   "execve",  "execvp",
+    "execvpe", "execl",   "execle",      "execlp",       "fexecve", "posix_spawn",
+    "posix_spawnp", "clone", "clone3",   "ptrace",       "syscall", "process_vm_writev",
+    "process_vm_readv"};
+
+// Prefixes of the vendor libraries' symbols (and of the JIT compilers).
+constexpr std::array<std::string_view, 12> kVendorPrefixes{
+    "cublas", "cudnn", "nvrtc", "nvJitLink", "cufft", "curand", "cusparse", "cusolver", "nccl",
+    "nvPTXCompiler", "cutensor", "cuDLA"};
+
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view name) {
+  for (std::string_view entry : list)
+    if (entry == name) return true;
+  return false;
+}
+
+std::optional<ImportRule> rule_for_symbol(std::string_view name) {
+  if (listed(kLoaderSymbols, name)) return ImportRule::dynamic_loading;
+  if (listed(kProcessSymbols, name)) return ImportRule::process;
+  if (loads_gpu_code(name)) return ImportRule::module_loading;
+  for (std::string_view prefix : kVendorPrefixes)
+    if (name.starts_with(prefix)) return ImportRule::vendor_library;
+  return std::nullopt;
+}
+
+} // namespace
+
+util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
+  const Image image(elf);
+  auto sections = section_headers(image);
+  if (!sections) return sections.take_error();
+  BinaryImports imports;
+  bool has_dynsym = false;
+  for (const Elf64_Shdr& section : *sections) {
+    if (section.sh_type == SHT_DYNSYM) {
+      if (auto read = read_dynsym(image, *sections, section, imports); !read)
+        return read.take_error();
+      has_dynsym = true;
+    } else if (section.sh_type == SHT_DYNAMIC) {
+      if (auto read = read_dynamic(image, *sections, section, imports); !read)
+        return read.take_error();
+    }
+  }
+  if (!has_dynsym) return malformed("no dynamic symbol table");
+  return imports;
+}
+
+util::Expected<BinaryImports> read_imports(const std::filesystem::path& file) {
+  auto bytes = util::read_file(file);
+  if (!bytes) return bytes.take_error();
+  auto imports = read_imports(std::as_bytes(std::span(bytes->data(), bytes->size())));
+  if (!imports)
+    return util::make_error(imports.error().kind,
+                            fmt::format("{}: {}", file.string(), imports.error().message));
+  return imports;
+}
+
+std::string_view to_string(ImportRule rule) {
+  switch (rule) {
+  case ImportRule::library: return "library";
+  case ImportRule::dynamic_loading: return "dynamic_loading";
+  case ImportRule::module_loading: return "module_loading";
+  case ImportRule::process: return "process";
+  case ImportRule::vendor_library: return "vendor_library";
+  }
+  return "unknown";
+}
+
+std::string ForbiddenImport::message() const {
+  std::string why;
+  switch (rule) {
+  case ImportRule::library:
+    why = fmt::format("needs the shared library {}; a kernel.so may link only the CUDA runtime "
+                      "and driver", name);
+    break;
+  case ImportRule::dynamic_loading:
+    why = fmt::format("imports `{}`: loading libraries or looking up symbols at run time is not "
+                      "allowed", name);
+    break;
+  case ImportRule::module_loading:
+    why = fmt::format("imports `{}`: loading or linking GPU code at run time, or reaching driver "
+                      "functions by name, is not allowed", name);
+    break;
+  case ImportRule::process:
+    why = fmt::format("imports `{}`: starting programs, tracing processes and raw system calls "
+                      "are not allowed", name);
+    break;
+  case ImportRule::vendor_library:
+    why = fmt::format("imports `{}` from a vendor library", name);
+    break;
+  }
+  return "ERROR: banned-library rule: the built kernel.so " + why +
+         ". Your kernel must compute the result with its own kernels — cuBLAS, cuDNN, and other "
+         "library shortcuts are not allowed.";
+}
+
+std::optional<ForbiddenImport> find_forbidden_import(const BinaryImports& imports) {
+  for (const std::string& soname : imports.needed)
+    if (!allowed_library(soname)) return ForbiddenImport{ImportRule::library, soname};
+  for (const std::string& symbol : imports.undefined_symbols)
+    if (auto rule = rule_for_symbol(symbol)) return ForbiddenImport{*rule, symbol};
+  return std::nullopt;
+}
+
+} // namespace ptxbench::compile

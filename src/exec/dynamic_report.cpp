@@ -1,0 +1,170 @@
+#include "exec/dynamic_report.hpp"
+
+#include "measure/instruction_counter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+namespace ptxbench::exec {
+namespace {
+
+using Json = trace::Json;
+
+// Metric name → value summed over the candidate's own ranges; a metric whose value was not a
+// finite number in some own range is absent from `sums` and named in `broken`.
+struct OwnSums {
+  std::map<std::string, double> sums;
+  std::map<std::string, std::string> broken; // metric → why
+  std::vector<std::string> accepted;         // metrics the counter measured (the totals' keys)
+  int foreign_ranges = 0;
+  std::string unattributed; // why no range could be matched to a kernel, or empty
+};
+
+bool own_kernel(const std::string& name, const sass::ArchReport* arch) {
+  return arch != nullptr &&
+         std::any_of(arch->functions.begin(), arch->functions.end(), [&](const auto& f) {
+           return f.mangled_name == name || f.demangled_name == name;
+         });
+}
+
+void add_value(OwnSums& out, const std::string& metric, const Json& value, const std::string& where) {
+  if (out.broken.contains(metric)) return;
+  const auto number = number_from_wire(value);
+  if (!number || !std::isfinite(*number)) {
+    out.broken[metric] = fmt::format("{} is {} for {}", metric, value.dump(), where);
+    out.sums.erase(metric);
+    return;
+  }
+  out.sums[metric] += *number;
+}
+
+// From the per-range values when the counts carry them, else from the totals. Ranges are
+// matched to kernels by launch order (launch_rules.hpp range_kernel).
+OwnSums own_sums(const Json& raw, const sass::ArchReport* arch,
+                 const std::vector<std::string>& launches) {
+  OwnSums out;
+  if (raw.contains("metrics") && raw["metrics"].is_object())
+    for (const auto& [metric, value] : raw["metrics"].items()) out.accepted.push_back(metric);
+  const Json* ranges = raw.contains("ranges") && raw["ranges"].is_array() ? &raw["ranges"] : nullptr;
+  if (ranges == nullptr) {
+    if (raw.contains("metrics") && raw["metrics"].is_object())
+      for (const auto& [metric, value] : raw["metrics"].items())
+        add_value(out, metric, value, "the call");
+    return out;
+  }
+  if (ranges->size() != launches.size()) {
+    out.unattributed = fmt::format("the counting pass launched {} kernel(s), the correctness calls "
+                                   "{}: its counts cannot be matched to kernels",
+                                   ranges->size(), launches.size());
+    return out;
+  }
+  for (std::size_t index = 0; index < ranges->size(); ++index) {
+    const Json& range = (*ranges)[index];
+    const std::string name =
+        range.is_object() && range.value("kernel", Json()).is_string() ? range["kernel"].get<std::string>() : "";
+    const std::string kernel = range_kernel(name, index, launches);
+    if (!own_kernel(kernel, arch)) {
+      ++out.foreign_ranges;
+      continue;
+    }
+    if (!range.contains("metrics") || !range["metrics"].is_object()) continue;
+    for (const auto& [metric, value] : range["metrics"].items())
+      add_value(out, metric, value, "kernel " + kernel);
+  }
+  return out;
+}
+
+// The executed count of `family`, or why it is unknown.
+std::optional<double> executed_of(sass::Family family, const OwnSums& own, std::string& why) {
+  if (!own.unattributed.empty()) {
+    why = own.unattributed;
+    return std::nullopt;
+  }
+  std::vector<const char*> metrics;
+  if (family == sass::Family::gmma) metrics = {measure::kMetricGmma};
+  else if (family == sass::Family::tma)
+    metrics = {measure::kMetricTmaLoad, measure::kMetricTmaStore, measure::kMetricTmaReduce};
+  else {
+    why = "no counter for this family";
+    return std::nullopt;
+  }
+  auto measured = [&](const char* metric) {
+    return std::find(own.accepted.begin(), own.accepted.end(), metric) != own.accepted.end();
+  };
+  if (std::none_of(metrics.begin(), metrics.end(), measured)) {
+    why = fmt::format("the counter did not measure {}", metrics.front());
+    return std::nullopt;
+  }
+  double total = 0.0;
+  for (const char* metric : metrics) {
+    if (auto broken = own.broken.find(metric); broken != own.broken.end()) {
+      why = "the range profiler's value " + broken->second +
+            " (its passes disagree: the repeated call launched other work)";
+      return std::nullopt;
+    }
+    if (auto sum = own.sums.find(metric); sum != own.sums.end()) total += sum->second;
+  }
+  return total;
+}
+
+DynamicState state_of(std::size_t static_count, double executed) {
+  if (executed > 0) return DynamicState::present;
+  return static_count == 0 ? DynamicState::absent : DynamicState::not_executed;
+}
+
+DynamicState overall(const std::vector<FamilyDynamic>& families) {
+  auto any = [&](DynamicState state) {
+    return std::any_of(families.begin(), families.end(),
+                       [&](const FamilyDynamic& f) { return f.state == state; });
+  };
+  if (any(DynamicState::present)) return DynamicState::present;
+  if (any(DynamicState::unknown)) return DynamicState::unknown;
+  const bool all_absent = std::all_of(families.begin(), families.end(), [](const FamilyDynamic& f) {
+    return f.state == DynamicState::absent;
+  });
+  return all_absent ? DynamicState::absent : DynamicState::not_executed;
+}
+
+} // namespace
+
+void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
+  if (!ev.dynamic || !ev.check.sass) return;
+  DynamicReport& dyn = *ev.dynamic;
+  const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch));
+  const Json* raw = dyn.raw && dyn.raw->is_object() ? &*dyn.raw : nullptr;
+  const Json available = raw ? raw->value("available", Json(false)) : Json(false);
+  const bool counted = available.is_boolean() && available.get<bool>();
+  if (!counted && dyn.reason.empty()) {
+    const Json reason = raw ? raw->value("reason", Json("no counts")) : Json("no counts");
+    dyn.reason = reason.is_string() ? reason.get<std::string>() : "no counts";
+  }
+  const OwnSums own = counted ? own_sums(*raw, arch, reference_launches(ev.launches)) : OwnSums{};
+  dyn.foreign_ranges = own.foreign_ranges;
+  for (sass::Family family : sass::target_families_for(compile::to_string(ev.check.arch))) {
+    FamilyDynamic f{family, arch ? arch->totals[sass::index_of(family)] : 0, 0.0, DynamicState::unknown};
+    std::string why;
+    if (const auto executed = counted ? executed_of(family, own, why) : std::nullopt) {
+      f.executed = *executed;
+      f.state = state_of(f.static_count, *executed);
+    } else if (counted && dyn.reason.empty()) {
+      dyn.reason = why;
+    }
+    dyn.families.push_back(f);
+  }
+  dyn.verdict = overall(dyn.families);
+  if (!counted) return;
+  if (!own.unattributed.empty()) {
+    dyn.coverage_unknown = own.unattributed;
+  } else if (auto flops = own.sums.find(measure::kMetricHgmmaBf16Flops); flops != own.sums.end()) {
+    dyn.tensor_flops = flops->second;
+    dyn.coverage = problem.flops > 0 ? dyn.tensor_flops / static_cast<double>(problem.flops) : 0.0;
+  } else if (auto broken = own.broken.find(measure::kMetricHgmmaBf16Flops); broken != own.broken.end()) {
+    dyn.coverage_unknown = broken->second;
+  }
+}
+
+} // namespace ptxbench::exec

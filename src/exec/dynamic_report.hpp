@@ -1,0 +1,21 @@
+// The dynamic target-instruction verdict from the child's counts (DESIGN.md §4,
+// docs/evaluation.md "Dynamic verification").
+//
+// The counting pass reports every profiled range — one per kernel the call launched — with the
+// value of each metric. Only the candidate's own kernels are credited: ranges whose kernel is
+// not in the candidate's kernel.so are left out of the executed counts and the tensor-path
+// coverage (and make the evaluation fail on their own, launch_rules.hpp). The counts come from
+// another process and are read defensively: a missing, non-numeric or non-finite value makes
+// its family `unknown` with the reason, never an exception and never a number.
+#pragma once
+
+#include "exec/evaluation.hpp"
+#include "suite/problem.hpp"
+
+namespace ptxbench::exec {
+
+// Fills evaluation.dynamic's families, verdict, tensor FLOPs and coverage from its raw counts
+// and the static report; a no-op without counts or a static report.
+void derive_dynamic(Evaluation& evaluation, const suite::Problem& problem);
+
+} // namespace ptxbench::exec

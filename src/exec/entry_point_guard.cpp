@@ -1,0 +1,110 @@
+#include "exec/entry_point_guard.hpp"
+
+#include "compile/imports.hpp"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <mutex>
+
+// The runtime header maps these names to their _ptsz variants under per-thread default
+// streams; the guard defines every spelling itself.
+#undef cudaGetDriverEntryPoint
+#undef cudaGetDriverEntryPointByVersion
+
+namespace ptxbench::exec {
+namespace {
+
+std::mutex g_mutex;
+std::vector<std::string>& refused() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+// Whether `symbol` may be looked up; records and reports it when not.
+bool allowed(const char* symbol, void** function, cudaDriverEntryPointQueryResult* status) {
+  if (symbol == nullptr || !compile::loads_gpu_code(symbol)) return true;
+  {
+    std::lock_guard lock(g_mutex);
+    refused().emplace_back(symbol);
+  }
+  std::fprintf(stderr, "ptxbench-candidate: refused the driver entry point %s (loading GPU "
+                       "code at run time is not allowed)\n", symbol);
+  if (function != nullptr) *function = nullptr;
+  if (status != nullptr) *status = cudaDriverEntryPointSymbolNotFound;
+  return false;
+}
+
+template <typename Fn> Fn next(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+using ByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned long long,
+                                    cudaDriverEntryPointQueryResult*);
+using PlainFn = cudaError_t (*)(const char*, void**, unsigned long long,
+                                cudaDriverEntryPointQueryResult*);
+
+cudaError_t by_version(const char* real, const char* symbol, void** function,
+                       unsigned int version, unsigned long long flags,
+                       cudaDriverEntryPointQueryResult* status) {
+  if (!allowed(symbol, function, status)) return cudaErrorSymbolNotFound;
+  static const ByVersionFn plain = next<ByVersionFn>("cudaGetDriverEntryPointByVersion");
+  static const ByVersionFn ptsz = next<ByVersionFn>("cudaGetDriverEntryPointByVersion_ptsz");
+  const ByVersionFn target = real[std::char_traits<char>::length(real) - 1] == 'z' ? ptsz : plain;
+  return target != nullptr ? target(symbol, function, version, flags, status)
+                           : cudaErrorSymbolNotFound;
+}
+
+cudaError_t unversioned(const char* real, const char* symbol, void** function,
+                        unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+  if (!allowed(symbol, function, status)) return cudaErrorSymbolNotFound;
+  static const PlainFn plain = next<PlainFn>("cudaGetDriverEntryPoint");
+  static const PlainFn ptsz = next<PlainFn>("cudaGetDriverEntryPoint_ptsz");
+  const PlainFn target = real[std::char_traits<char>::length(real) - 1] == 'z' ? ptsz : plain;
+  return target != nullptr ? target(symbol, function, flags, status) : cudaErrorSymbolNotFound;
+}
+
+} // namespace
+
+std::vector<std::string> refused_entry_points() {
+  std::lock_guard lock(g_mutex);
+  return refused();
+}
+
+} // namespace ptxbench::exec
+
+// The exported definitions (see the header). C linkage and default visibility: these are the
+// names a kernel.so's undefined symbols carry.
+extern "C" {
+
+__attribute__((visibility("default"))) cudaError_t
+cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int version,
+                                 unsigned long long flags,
+                                 cudaDriverEntryPointQueryResult* status) {
+  return ptxbench::exec::by_version("cudaGetDriverEntryPointByVersion", symbol, function, version,
+                                    flags, status);
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** function, unsigned int version,
+                                      unsigned long long flags,
+                                      cudaDriverEntryPointQueryResult* status) {
+  return ptxbench::exec::by_version("cudaGetDriverEntryPointByVersion_ptsz", symbol, function,
+                                    version, flags, status);
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaGetDriverEntryPoint(const char* symbol, void** function, unsigned long long flags,
+                        cudaDriverEntryPointQueryResult* status) {
+  return ptxbench::exec::unversioned("cudaGetDriverEntryPoint", symbol, function, flags, status);
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaGetDriverEntryPoint_ptsz(const char* symbol, void** function, unsigned long long flags,
+                             cudaDriverEntryPointQueryResult* status) {
+  return ptxbench::exec::unversioned("cudaGetDriverEntryPoint_ptsz", symbol, function, flags,
+                                     status);
+}
+
+} // extern "C"

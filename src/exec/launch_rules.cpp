@@ -1,0 +1,167 @@
+#include "exec/launch_rules.hpp"
+
+#include "util/stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ptxbench::exec {
+namespace {
+
+bool own_kernel(const std::string& name, const sass::ArchReport* own) {
+  if (own == nullptr) return false;
+  return std::any_of(own->functions.begin(), own->functions.end(), [&](const auto& f) {
+    return f.mangled_name == name || f.demangled_name == name;
+  });
+}
+
+void add_unique(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+std::string list_text(const std::vector<std::string>& kernels) {
+  if (kernels.empty()) return "no kernel";
+  std::string out;
+  for (const std::string& k : kernels) out += (out.empty() ? "" : ", ") + k;
+  return "[" + out + "]";
+}
+
+// The kernels the correctness calls after the first launched, when they agree; nullopt when
+// there is no such call or they disagree among themselves (then `why` says how).
+std::optional<std::vector<std::string>> settled_kernels(const LaunchEvidence& evidence,
+                                                        std::string& why) {
+  std::optional<std::vector<std::string>> settled;
+  for (std::size_t i = 1; i < evidence.correctness.size(); ++i) {
+    const TracedCall& call = evidence.correctness[i];
+    if (!settled) {
+      settled = call.kernels;
+    } else if (call.kernels != *settled) {
+      why = fmt::format("the {} on input set {} launched {}, the correctness calls before it {}",
+                        call.repeat ? "repeated call (the same inputs again)" : "call", call.set,
+                        list_text(call.kernels), list_text(*settled));
+      return std::nullopt;
+    }
+  }
+  return settled;
+}
+
+std::optional<BrokenRule> inconsistent(std::string message) {
+  return BrokenRule{Rule::inconsistent_work,
+                    "the candidate's work differs between calls (same shapes, other or the same "
+                    "input values): " + std::move(message) +
+                        ". Every call must compute its outputs from its inputs (no skipped, "
+                        "cached or replayed results)",
+                    {}};
+}
+
+// The median CUPTI latency of the first-sight correctness calls after the first call.
+std::optional<double> first_sight_ms(const LaunchEvidence& evidence) {
+  std::vector<double> latencies;
+  for (std::size_t i = 1; i < evidence.correctness.size(); ++i) {
+    const TracedCall& call = evidence.correctness[i];
+    if (!call.repeat && call.latency_ms) latencies.push_back(*call.latency_ms);
+  }
+  if (latencies.empty() && !evidence.correctness.empty() && evidence.correctness[0].latency_ms)
+    latencies.push_back(*evidence.correctness[0].latency_ms);
+  if (latencies.empty()) return std::nullopt;
+  return util::median(latencies);
+}
+
+std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
+  std::string why;
+  const auto settled = settled_kernels(evidence, why);
+  if (!settled) return why.empty() ? std::nullopt : inconsistent(why);
+  if (evidence.counted_launches && *evidence.counted_launches != settled->size())
+    return inconsistent(fmt::format("the counting pass's call on input set 0 launched {} kernel(s), "
+                                    "the correctness calls {} ({})",
+                                    *evidence.counted_launches, settled->size(),
+                                    list_text(*settled)));
+  int timed_calls = 0;
+  for (const KernelSet& set : evidence.timed) timed_calls += set.calls;
+  for (const KernelSet& set : evidence.timed)
+    if (set.kernels != *settled)
+      return inconsistent(fmt::format("{} of the {} timed calls launched {}, the correctness calls "
+                                      "{}", set.calls, timed_calls, list_text(set.kernels),
+                                      list_text(*settled)));
+  const auto reference_ms = first_sight_ms(evidence);
+  if (reference_ms && evidence.timed_ms && *reference_ms > 0 &&
+      *evidence.timed_ms < kReplayRatio * *reference_ms)
+    return inconsistent(fmt::format("the timed calls took {:.4f} ms, under {:.0f} % of the {:.4f} "
+                                    "ms the same call took on inputs it saw for the first time",
+                                    *evidence.timed_ms, 100 * kReplayRatio, *reference_ms));
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string range_kernel(const std::string& name, std::size_t index,
+                         const std::vector<std::string>& launches) {
+  const bool number = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  if (!number) return name;
+  return index < launches.size() ? launches[index] : std::string();
+}
+
+const std::vector<std::string>& reference_launches(const LaunchEvidence& evidence) {
+  static const std::vector<std::string> none;
+  return evidence.correctness.empty() ? none : evidence.correctness.back().launches;
+}
+
+void LaunchEvidence::add_timed(const std::vector<KernelSet>& sets) {
+  for (const KernelSet& set : sets) {
+    auto same = std::find_if(timed.begin(), timed.end(),
+                             [&](const KernelSet& known) { return known.kernels == set.kernels; });
+    if (same == timed.end()) timed.push_back(set);
+    else same->calls += set.calls;
+  }
+}
+
+std::string_view to_string(Rule rule) {
+  switch (rule) {
+  case Rule::runtime_loading: return "runtime_loading";
+  case Rule::foreign_kernel: return "foreign_kernel";
+  case Rule::inconsistent_work: return "inconsistent_work";
+  }
+  return "unknown";
+}
+
+std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
+                                         const sass::ArchReport* own) {
+  std::vector<std::string> all;
+  for (const TracedCall& call : evidence.correctness)
+    for (const std::string& k : call.kernels) add_unique(all, k);
+  for (const KernelSet& set : evidence.timed)
+    for (const std::string& k : set.kernels) add_unique(all, k);
+  for (const std::string& k : evidence.counted) add_unique(all, k);
+  std::vector<std::string> foreign;
+  for (const std::string& k : all)
+    if (!own_kernel(k, own)) foreign.push_back(k);
+  return foreign;
+}
+
+std::optional<BrokenRule> judge_launches(const LaunchEvidence& evidence,
+                                         const sass::ArchReport* own) {
+  if (!evidence.refused.empty()) {
+    std::vector<std::string> names;
+    for (const std::string& name : evidence.refused) add_unique(names, name);
+    return BrokenRule{Rule::runtime_loading,
+                      fmt::format("banned-library rule: the candidate asked the CUDA runtime for "
+                                  "the driver function(s) {} at run time; loading or linking GPU "
+                                  "code at run time is not allowed (the lookups were refused)",
+                                  list_text(names)),
+                      {}};
+  }
+  if (auto foreign = foreign_kernels(evidence, own); !foreign.empty())
+    return BrokenRule{Rule::foreign_kernel,
+                      fmt::format("banned-library rule: {} kernel(s) ran inside the candidate's "
+                                  "calls that are not in its kernel.so: {}. Only the candidate's "
+                                  "own kernels may compute the result (cuBLAS, cuDNN and other "
+                                  "libraries are not allowed, however they are reached)",
+                                  foreign.size(), list_text(foreign)),
+                      foreign};
+  return judge_consistency(evidence);
+}
+
+} // namespace ptxbench::exec

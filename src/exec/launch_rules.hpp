@@ -1,0 +1,101 @@
+// What the candidate launched, and the rules it must keep (docs/evaluation.md "What counts as
+// the candidate's work").
+//
+// Problem. A correct result with the right instructions counts only if the candidate's own
+// kernels computed it, every time it was called. Three things can break that while the numbers
+// still come out right: a kernel from somewhere else ran in the call (a library reached at run
+// time, a module loaded by name); the candidate asked the runtime for a driver function that
+// loads GPU code; or the candidate did different work when called again — it computed once and
+// then skipped, copied or replayed (cheats 4, 5 and 23 of the catalogue).
+//
+// Approach. The supervisor gathers the evidence as the phases run (LaunchEvidence: the kernels
+// of every correctness call and the repeat of the last one, of every timed call grouped by
+// kernel list, of the counting pass's profiled ranges; the child's refused entry-point lookups)
+// and judge_launches() decides, after the phases, in this order:
+//   runtime_loading    any refused lookup                          → RUNTIME_ERROR
+//   foreign_kernel     any kernel that is not in the candidate's    → RUNTIME_ERROR
+//                      kernel.so (CUPTI names against the SASS report's function names)
+//   inconsistent_work  a timed call, or the repeat of the last       → RUNTIME_ERROR
+//                      correctness call, launched other kernels than the correctness calls
+//                      after the first (which may also run one-time set-up kernels), or the
+//                      counting pass launched another number of kernels; or the
+//                      timed calls took under kReplayRatio of the time the same call took on
+//                      inputs it saw for the first time (a same-named kernel that copies a
+//                      cached result instead of computing it)
+// The run store files the first two under banned_library and the third under runtime.
+//
+// Invariants. Timed calls run with a cold L2 and correctness calls do not, so an honest kernel's
+// timed calls are never faster than its first-sight correctness calls by anything near 2×; the
+// first call of the process is never a reference for latency or kernels (lazy module loading,
+// one-time set-up).
+#pragma once
+
+#include "exec/protocol.hpp"
+#include "sass/report.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::exec {
+
+// Timed calls faster than this share of the first-sight correctness calls did other work.
+inline constexpr double kReplayRatio = 0.5;
+
+// One correctness-phase call as the child traced it.
+struct TracedCall {
+  int set = 0;
+  bool repeat = false;                   // the same inputs as the call before it
+  std::vector<std::string> kernels;      // sorted names
+  std::optional<double> latency_ms;      // CUPTI span; absent when the child could not trace
+  std::vector<std::string> launches;     // the names in launch order
+};
+
+struct LaunchEvidence {
+  std::vector<TracedCall> correctness;   // in call order
+  std::vector<KernelSet> timed;          // every timed call's kernels, grouped
+  // The counting pass's profiled ranges, one per launch. CUPTI numbers them 1, 2, … in launch
+  // order; a range name that is not such a number is kept as a kernel name.
+  std::optional<std::size_t> counted_launches;
+  std::vector<std::string> counted;
+  std::vector<std::string> refused;      // driver entry points the child refused
+  std::optional<double> timed_ms;        // the timing phase's candidate latency (mean of medians)
+
+  void add_timed(const std::vector<KernelSet>& sets);
+};
+
+// Which rule a candidate broke. Persisted in the trace's ptxbench extras: explicit values.
+enum class Rule : std::uint8_t { runtime_loading = 1, foreign_kernel = 2, inconsistent_work = 3 };
+
+std::string_view to_string(Rule rule);
+
+struct BrokenRule {
+  Rule rule = Rule::foreign_kernel;
+  std::string message;                 // the sentence for the model, naming what was seen
+  std::vector<std::string> kernels;    // foreign_kernel: the kernels, as CUPTI names them
+};
+
+// Every distinct kernel name the evidence holds that is not one of the candidate's functions
+// (mangled or demangled SASS names of the evaluated arch), in first-seen order.
+std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
+                                         const sass::ArchReport* own);
+
+// The kernel behind the profiled range at `index` (0-based, in the order CUPTI lists them) of
+// the counting pass, whose name is `name`: CUPTI's auto ranges are named by a running number
+// (which does not restart with every pass: a session opened ahead of the count has used some),
+// so a numeric name stands for the launch at the same position in `launches`; any other name
+// is taken as the kernel's own. Empty when there is no launch at that position.
+std::string range_kernel(const std::string& name, std::size_t index,
+                         const std::vector<std::string>& launches);
+
+// The launches of the correctness call the counting pass is matched against (the last one:
+// the repeat of the same inputs); empty without one.
+const std::vector<std::string>& reference_launches(const LaunchEvidence& evidence);
+
+// The first rule the evidence shows broken, in the order of the header; nullopt when none.
+std::optional<BrokenRule> judge_launches(const LaunchEvidence& evidence,
+                                         const sass::ArchReport* own);
+
+} // namespace ptxbench::exec

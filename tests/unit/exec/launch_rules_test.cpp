@@ -1,0 +1,202 @@
+// The launch rules and the dynamic verdict on hand-built evidence: what the child reported in
+// each phase, decided without a GPU. The H200 side of the same rules is evaluator_gpu.cpp.
+#include "exec/dynamic_report.hpp"
+#include "exec/launch_rules.hpp"
+#include "measure/instruction_counter.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ptxbench;
+using namespace ptxbench::exec;
+
+namespace {
+
+const std::string kGemm = "_Z10tiled_gemmPK13__nv_bfloat16S1_PS_ibS1_";
+const std::string kInit = "_Z10zero_fillPf";
+const std::string kCublas = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+
+sass::ArchReport own_functions(std::vector<std::string> mangled) {
+  sass::ArchReport arch;
+  arch.arch = "sm_90a";
+  for (auto& name : mangled) arch.functions.push_back({name, name + "(demangled)", 0, {}, {}});
+  return arch;
+}
+
+// Three first-sight correctness calls, the repeat, timed calls, all launching `kernels`.
+LaunchEvidence honest(std::vector<std::string> kernels, double call_ms = 2.0) {
+  LaunchEvidence e;
+  for (int set = 0; set < 3; ++set) e.correctness.push_back({set, false, kernels, call_ms, kernels});
+  e.correctness.push_back({2, true, kernels, call_ms * 0.9, kernels});
+  e.timed.push_back({kernels, 150});
+  e.counted = kernels;
+  e.counted_launches = kernels.size();
+  e.timed_ms = call_ms * 1.05; // cold L2: a little slower than the correctness calls
+  return e;
+}
+
+TEST(LaunchRules, AnHonestCandidateBreaksNoRule) {
+  const auto own = own_functions({kGemm, kInit});
+  EXPECT_FALSE(judge_launches(honest({kGemm}), &own));
+  // A one-time set-up kernel in the process's first call is allowed.
+  LaunchEvidence setup = honest({kGemm});
+  setup.correctness[0].kernels = {kGemm, kInit};
+  EXPECT_FALSE(judge_launches(setup, &own));
+}
+
+TEST(LaunchRules, AKernelFromAnotherLibraryFailsAndIsNamed) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kCublas});
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::foreign_kernel);
+  EXPECT_EQ(broken->kernels, std::vector<std::string>{kCublas});
+  EXPECT_NE(broken->message.find(kCublas), std::string::npos) << broken->message;
+  EXPECT_NE(broken->message.find("banned-library rule"), std::string::npos);
+  // Seen only in the counting pass, it still counts.
+  LaunchEvidence counted = honest({kGemm});
+  counted.counted.push_back(kCublas);
+  EXPECT_EQ(foreign_kernels(counted, &own), std::vector<std::string>{kCublas});
+}
+
+TEST(LaunchRules, ARefusedEntryPointLookupFailsBeforeAnythingElse) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm});
+  e.refused = {"cuModuleLoadData"};
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::runtime_loading);
+  EXPECT_NE(broken->message.find("cuModuleLoadData"), std::string::npos);
+}
+
+TEST(LaunchRules, TimedCallsThatLaunchOtherKernelsAreInconsistentWork) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm});
+  e.timed = {{{kGemm}, 10}, {{}, 140}}; // 140 calls copied a cached result instead
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::inconsistent_work);
+  EXPECT_NE(broken->message.find("140 of the 150 timed calls launched no kernel"),
+            std::string::npos)
+      << broken->message;
+}
+
+TEST(LaunchRules, ARepeatedCallThatLaunchesNothingIsInconsistentWork) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm});
+  e.correctness.back().kernels.clear();
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::inconsistent_work);
+  EXPECT_NE(broken->message.find("repeated call"), std::string::npos) << broken->message;
+}
+
+TEST(LaunchRules, TheSameKernelFarFasterWhenTimedIsInconsistentWork) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm}, 40.0);
+  e.timed_ms = 0.06; // a copy of a cached C, by the GEMM kernel itself
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::inconsistent_work);
+  EXPECT_NE(broken->message.find("0.0600 ms"), std::string::npos) << broken->message;
+  // At kReplayRatio of the first-sight time and above, it is not.
+  e.timed_ms = 40.0 * kReplayRatio;
+  EXPECT_FALSE(judge_launches(e, &own));
+}
+
+// The counting pass's raw counts as the child sends them (candidate_time.cpp): CUPTI names the
+// ranges 1, 2, … in launch order.
+trace::Json counts(const std::vector<std::pair<std::string, trace::Json>>& ranges) {
+  trace::Json list = trace::Json::array();
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    list.push_back({{"kernel", std::to_string(i + 2)}, // a session's warm-up took range 1
+                    {"metrics", {{measure::kMetricGmma, ranges[i].second},
+                                 {measure::kMetricTmaLoad, 0.0},
+                                 {measure::kMetricHgmmaBf16Flops, 1e9}}}});
+  const trace::Json totals{{measure::kMetricGmma, 0.0},
+                           {measure::kMetricTmaLoad, 0.0},
+                           {measure::kMetricHgmmaBf16Flops, 0.0}};
+  return {{"available", true}, {"metrics", totals}, {"ranges", list},
+          {"kernels", trace::Json::array()}};
+}
+
+// `launches`: the kernels the correctness calls launched, in order.
+Evaluation gemm_evaluation(trace::Json raw, std::size_t static_gmma,
+                           std::vector<std::string> launches = {kGemm}) {
+  Evaluation ev;
+  ev.launches.correctness.push_back({2, true, launches, 1.0, launches});
+  ev.check.arch = compile::Arch::sm_90a;
+  sass::ArchReport arch = own_functions({kGemm});
+  arch.target_families = sass::target_families_for("sm_90a");
+  arch.totals[sass::index_of(sass::Family::gmma)] = static_gmma;
+  ev.check.sass = sass::StaticReport{"", {arch}};
+  ev.dynamic = DynamicReport{};
+  ev.dynamic->raw = std::move(raw);
+  return ev;
+}
+
+suite::Problem gemm_problem() {
+  suite::Problem problem;
+  problem.flops = 2'000'000'000;
+  return problem;
+}
+
+TEST(DynamicReport, OnlyTheCandidatesOwnKernelsAreCredited) {
+  // cuBLAS's GMMA ran in the call; the candidate's own kernel has none.
+  Evaluation ev = gemm_evaluation(counts({{kGemm, 0.0}, {kCublas, 4096.0}}), 0, {kGemm, kCublas});
+  derive_dynamic(ev, gemm_problem());
+  EXPECT_EQ(ev.dynamic->verdict, DynamicState::absent);
+  EXPECT_EQ(ev.dynamic->foreign_ranges, 1);
+  EXPECT_DOUBLE_EQ(ev.dynamic->tensor_flops, 1e9); // the own range's only
+  EXPECT_DOUBLE_EQ(ev.dynamic->coverage, 0.5);
+}
+
+TEST(DynamicReport, RangesAreMatchedToKernelsByLaunchOrder) {
+  // The second launch is the candidate's GEMM; the first and third are its own small kernels.
+  Evaluation ev = gemm_evaluation(counts({{kInit, 0.0}, {kGemm, 512.0}}), 12, {kInit, kGemm});
+  sass::ArchReport& arch = ev.check.sass->arches[0];
+  arch.functions.push_back({kInit, kInit + "(demangled)", 0, {}, {}});
+  derive_dynamic(ev, gemm_problem());
+  EXPECT_EQ(ev.dynamic->verdict, DynamicState::present);
+  EXPECT_EQ(ev.dynamic->families[0].executed, 512.0);
+  EXPECT_EQ(ev.dynamic->foreign_ranges, 0);
+  // A counting pass that launched another number of kernels cannot be matched.
+  Evaluation other = gemm_evaluation(counts({{kGemm, 512.0}}), 12, {kInit, kGemm});
+  derive_dynamic(other, gemm_problem());
+  EXPECT_EQ(other.dynamic->verdict, DynamicState::unknown);
+  EXPECT_NE(other.dynamic->reason.find("launched 1 kernel(s), the correctness calls 2"),
+            std::string::npos)
+      << other.dynamic->reason;
+}
+
+TEST(LaunchRules, ACountingPassThatLaunchesAnotherNumberOfKernelsIsInconsistentWork) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm});
+  e.counted_launches = 0; // the repeat on input set 0 launched nothing
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::inconsistent_work);
+  EXPECT_NE(broken->message.find("counting pass"), std::string::npos) << broken->message;
+  // CUPTI's running range number (2 here: the session's warm-up took 1) is not an index.
+  EXPECT_EQ(range_kernel("2", 0, {kGemm}), kGemm);
+  EXPECT_EQ(range_kernel("3", 1, {kGemm}), "");
+  EXPECT_EQ(range_kernel(kGemm, 5, {}), kGemm);
+}
+
+TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
+  // Today's child sent a NaN as null; the new one sends "NaN". Neither may throw.
+  for (const trace::Json& bad : {trace::Json(nullptr), trace::Json("NaN"), trace::Json("lots")}) {
+    Evaluation ev = gemm_evaluation(counts({{kGemm, bad}}), 12);
+    ASSERT_NO_THROW(derive_dynamic(ev, gemm_problem()));
+    EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown) << bad.dump();
+    EXPECT_NE(ev.dynamic->reason.find(measure::kMetricGmma), std::string::npos) << ev.dynamic->reason;
+  }
+  // Counts that are not even an object, or totals with null (the old reply shape).
+  for (const trace::Json& raw :
+       {trace::Json(7), trace::Json{{"available", true}, {"gmma", nullptr}},
+        trace::Json{{"available", "yes"}}, trace::Json{{"available", true}, {"metrics", 3}}}) {
+    Evaluation ev = gemm_evaluation(raw, 12);
+    ASSERT_NO_THROW(derive_dynamic(ev, gemm_problem())) << raw.dump();
+  }
+}
+
+} // namespace
