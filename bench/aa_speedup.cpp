@@ -58,6 +58,7 @@ struct Arguments {
   exec::EvalOptions options = [] {
     exec::EvalOptions o; // the paper's protocol, no counting pass (A/A times only)
     o.dynamic_counts = false;
+    o.launch_rules = exec::LaunchRules::report; // the candidate is the library baseline itself
     return o;
   }();
 };

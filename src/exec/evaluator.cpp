@@ -61,15 +61,16 @@ util::Expected<std::string> usable_gpu(compile::Arch arch) {
 // A broken launch rule (launch_rules.hpp) decides the status of a call that otherwise passed
 // or only got its numbers wrong (inconsistent work only one that passed); otherwise it is
 // recorded beside the status as a violation. `broken_rule` is set only when it decided.
-void apply_launch_rules(Evaluation& ev) {
+void apply_launch_rules(Evaluation& ev, LaunchRules mode) {
   const sass::ArchReport* arch =
       ev.check.sass ? sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch)) : nullptr;
   ev.foreign_kernels = foreign_kernels(ev.launches, arch);
   ev.broken_rule = judge_launches(ev.launches, arch);
   if (!ev.broken_rule) return;
-  const bool decides = ev.status == Status::passed ||
-                       (ev.status == Status::incorrect_numerical &&
-                        ev.broken_rule->rule != Rule::inconsistent_work);
+  const bool decides = mode == LaunchRules::enforce &&
+                       (ev.status == Status::passed ||
+                        (ev.status == Status::incorrect_numerical &&
+                         ev.broken_rule->rule != Rule::inconsistent_work));
   if (!decides) { // the status stands; the rule is one more thing found
     ev.violations.push_back(std::string(to_string(ev.broken_rule->rule)) + ": " +
                             ev.broken_rule->message);
@@ -147,7 +148,7 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const suite::Problem& problem
       return status;
     phases.time("verdicts", [&] {
       derive_dynamic(ev, problem);
-      apply_launch_rules(ev);
+      apply_launch_rules(ev, options.launch_rules);
     });
     return util::Ok{};
   } catch (const std::exception& error) {

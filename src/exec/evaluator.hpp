@@ -73,6 +73,11 @@ enum class ReferenceTiming : std::uint8_t { interleave = 1, cached = 2 };
 // on input set 0; a finding is RUNTIME_ERROR).
 enum class Sanitize : std::uint8_t { off = 1, memcheck = 2 };
 
+// Whether a broken launch rule (launch_rules.hpp) decides the status. `report` only records it
+// as a violation: for bench/aa_speedup alone, whose candidate is the library baseline itself.
+// Not reachable from the command line or the service.
+enum class LaunchRules : std::uint8_t { enforce = 1, report = 2 };
+
 // Whether the paper's Nsight Compute source-counter audit reproduces the dynamic counts.
 enum class Audit : std::uint8_t { none = 1, ncu = 2 };
 
@@ -95,6 +100,7 @@ struct EvalOptions {
   measure::TimingMode timing_mode = measure::TimingMode::strict;
   Sanitize sanitize = Sanitize::off;
   Audit audit = Audit::none;
+  LaunchRules launch_rules = LaunchRules::enforce;
   // Deadline of each external-tool run (instrumentation slows the candidate many times).
   std::chrono::milliseconds tool_timeout{std::chrono::minutes(10)};
 };

@@ -22,6 +22,9 @@
 //  14 replay_kernel  as 13, but the GEMM kernel itself does the copy (same kernel, other work)
 //                                                                        → RUNTIME_ERROR (rule)
 //  17 bf16_acc       accumulates in bf16 instead of fp32 (precision downcast) → INCORRECT_NUMERICAL
+//  18 drift          correct for its first 8 calls (correctness, repeat, counting pass), then
+//                    reads B transposed: only the re-check of the last timed call sees it
+//                                                                        → INCORRECT_NUMERICAL
 // Reaching code that is not the candidate's at run time, without a word the source gate reads:
 //  15 cublas_dlopen  dlopen/dlsym under asm labels; cublasGemmEx computes C → the import rule
 //                    rejects kernel.so (COMPILE_ERROR, banned library); with the import rule
@@ -270,6 +273,9 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 #else
   launch(A, B, C, M, stream, false, hit->c);
 #endif
+#elif PTXBENCH_VARIANT == 18
+  static int calls = 0;
+  launch(A, B, C, M, stream, ++calls > 8);
 #elif PTXBENCH_VARIANT == 15
   (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
 #elif PTXBENCH_VARIANT == 16

@@ -2,6 +2,7 @@
 // signature) beside the compiler's error lines, and no line twice.
 #include "agent/feedback.hpp"
 #include "exec/check.hpp"
+#include "exec/evaluation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,26 @@ TEST(CompileFeedback, WithoutErrorLinesTheDiagnosticIsShown) {
   const auto report = failed_build("nvcc failed with exit status 1 and printed no error line.", {});
   EXPECT_FALSE(report.build->diagnostic_restates_first_error());
   EXPECT_NE(check_feedback(report).find("printed no error line"), std::string::npos);
+}
+
+TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
+  // The catalogue's class 27: the model learns its verdict, never what would let it predict
+  // or read the inputs of a later evaluation.
+  exec::Evaluation ev;
+  ev.gpu_ran = true;
+  ev.check.outcome = exec::CheckOutcome::ok;
+  compile::CompileResult build;
+  build.ok = true;
+  ev.check.build = build;
+  ev.status = trace::EvaluationStatus::incorrect_numerical;
+  ev.message = "correctness call on input set 1: 5 of 100 elements wrong";
+  ev.seed = 0x1234'5678'9abc'def0;
+  ev.child_log = "the candidate printed this";
+  const std::string feedback = evaluation_feedback(ev);
+  EXPECT_NE(feedback.find("5 of 100 elements wrong"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find(std::to_string(ev.seed)), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("123456789abcdef0"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("the candidate printed this"), std::string::npos) << feedback;
 }
 
 } // namespace

@@ -121,7 +121,8 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{14, Status::runtime_error, "under 50 % of the"},
                     BadCase{15, Status::compile_error, "banned-library rule"},
                     BadCase{16, Status::runtime_error, "cuModuleLoadData"},
-                    BadCase{17, Status::incorrect_numerical, "elements wrong"}),
+                    BadCase{17, Status::incorrect_numerical, "elements wrong"},
+                    BadCase{18, Status::incorrect_numerical, "last timed call"}),
     [](const ::testing::TestParamInfo<BadCase>& param) {
       return "variant_" + std::to_string(param.param.variant);
     });
