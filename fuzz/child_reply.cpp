@@ -35,21 +35,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view line(reinterpret_cast<const char*>(data), size);
   auto reply = decode_reply(line);
   if (!reply) {
-    if (reply.error().message.empty()) std::abort();
+    if (reply.error().message.empty())
+      std::abort();
     return 0;
   }
   auto again = decode_reply(encode(*reply));
-  if (!again || again->ok != reply->ok || again->error != reply->error) std::abort();
+  if (!again || again->ok != reply->ok || again->error != reply->error)
+    std::abort();
   if (reply->counts) {
     Evaluation ev = with_counts(*reply->counts);
     suite::Problem problem;
     problem.flops = 1000;
     derive_dynamic(ev, problem);
-    if (ev.dynamic->verdict == DynamicState::unknown && ev.dynamic->reason.empty()) std::abort();
+    if (ev.dynamic->verdict == DynamicState::unknown && ev.dynamic->reason.empty())
+      std::abort();
   }
   LaunchEvidence evidence;
   TracedCall call{0, false, {}, reply->call_ms, {}};
-  for (const KernelSeen& k : reply->kernels) call.launches.push_back(k.name);
+  for (const KernelSeen& k : reply->kernels)
+    call.launches.push_back(k.name);
   call.kernels = call.launches;
   evidence.correctness = {call, call};
   evidence.add_timed(reply->kernel_sets);

@@ -11,10 +11,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto imports = ptxbench::compile::read_imports(
       std::as_bytes(std::span(reinterpret_cast<const char*>(data), size)));
   if (!imports) {
-    if (imports.error().message.empty()) std::abort();
+    if (imports.error().message.empty())
+      std::abort();
     return 0;
   }
   if (auto forbidden = ptxbench::compile::find_forbidden_import(*imports))
-    if (forbidden->message().empty()) std::abort();
+    if (forbidden->message().empty())
+      std::abort();
   return 0;
 }

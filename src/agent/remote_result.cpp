@@ -78,10 +78,9 @@ sass::Family family_named(const std::string& name) {
 }
 
 exec::Rule rule_named(const std::string& name) {
-  for (exec::Rule rule : {exec::Rule::runtime_loading, exec::Rule::foreign_kernel,
-                          exec::Rule::inconsistent_work})
-    if (exec::to_string(rule) == name)
-      return rule;
+  for (const exec::RuleInfo& info : exec::kRules)
+    if (info.name == name)
+      return info.rule;
   throw BadShape("unknown rule \"" + name + "\"");
 }
 

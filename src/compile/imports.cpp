@@ -19,11 +19,10 @@
 
 #include "util/fs.hpp"
 
-#include <elf.h>
-#include <fmt/format.h>
-
 #include <array>
 #include <cstring>
+#include <elf.h>
+#include <fmt/format.h>
 
 namespace ptxbench::compile {
 namespace {
@@ -42,17 +41,20 @@ public:
     return offset <= m_bytes.size() && size <= m_bytes.size() - offset;
   }
   template <typename T> bool read(std::uint64_t offset, T& out) const {
-    if (!holds(offset, sizeof(T))) return false;
+    if (!holds(offset, sizeof(T)))
+      return false;
     std::memcpy(&out, m_bytes.data() + offset, sizeof(T));
     return true;
   }
   // The NUL-terminated string at `offset` of the string table [table, table + size).
   std::optional<std::string> string_at(std::uint64_t table, std::uint64_t size,
                                        std::uint64_t offset) const {
-    if (!holds(table, size) || offset >= size) return std::nullopt;
+    if (!holds(table, size) || offset >= size)
+      return std::nullopt;
     const char* begin = reinterpret_cast<const char*>(m_bytes.data() + table + offset);
     const void* end = std::memchr(begin, '\0', size - offset);
-    if (end == nullptr) return std::nullopt;
+    if (end == nullptr)
+      return std::nullopt;
     return std::string(begin, static_cast<const char*>(end));
   }
 
@@ -62,11 +64,14 @@ private:
 
 util::Expected<std::vector<Elf64_Shdr>> section_headers(const Image& image) {
   Elf64_Ehdr header{};
-  if (!image.read(0, header)) return malformed("shorter than an ELF header");
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return malformed("no ELF magic");
+  if (!image.read(0, header))
+    return malformed("shorter than an ELF header");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    return malformed("no ELF magic");
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
     return malformed("not 64-bit little-endian");
-  if (header.e_type != ET_DYN) return malformed("not a shared object");
+  if (header.e_type != ET_DYN)
+    return malformed("not a shared object");
   if (header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0)
     return malformed("no section headers");
   std::vector<Elf64_Shdr> sections(header.e_shnum);
@@ -87,16 +92,19 @@ util::Expected<Elf64_Shdr> linked_strings(const std::vector<Elf64_Shdr>& section
 util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sections,
                          const Elf64_Shdr& table, BinaryImports& out) {
   auto strings = linked_strings(sections, table);
-  if (!strings) return strings.take_error();
+  if (!strings)
+    return strings.take_error();
   if (table.sh_entsize != sizeof(Elf64_Sym) || !image.holds(table.sh_offset, table.sh_size))
     return malformed("dynamic symbol table outside the file");
   for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table.sh_size;
        offset += sizeof(Elf64_Sym)) {
     Elf64_Sym symbol{};
     image.read(table.sh_offset + offset, symbol);
-    if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0) continue;
+    if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0)
+      continue;
     auto name = image.string_at(strings->sh_offset, strings->sh_size, symbol.st_name);
-    if (!name) return malformed("a symbol name outside its string table");
+    if (!name)
+      return malformed("a symbol name outside its string table");
     out.undefined_symbols.push_back(std::move(*name));
   }
   return util::Ok{};
@@ -105,17 +113,21 @@ util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sect
 util::Status read_dynamic(const Image& image, const std::vector<Elf64_Shdr>& sections,
                           const Elf64_Shdr& dynamic, BinaryImports& out) {
   auto strings = linked_strings(sections, dynamic);
-  if (!strings) return strings.take_error();
+  if (!strings)
+    return strings.take_error();
   if (!image.holds(dynamic.sh_offset, dynamic.sh_size))
     return malformed("dynamic section outside the file");
   for (std::uint64_t offset = 0; offset + sizeof(Elf64_Dyn) <= dynamic.sh_size;
        offset += sizeof(Elf64_Dyn)) {
     Elf64_Dyn entry{};
     image.read(dynamic.sh_offset + offset, entry);
-    if (entry.d_tag == DT_NULL) break;
-    if (entry.d_tag != DT_NEEDED) continue;
+    if (entry.d_tag == DT_NULL)
+      break;
+    if (entry.d_tag != DT_NEEDED)
+      continue;
     auto name = image.string_at(strings->sh_offset, strings->sh_size, entry.d_un.d_val);
-    if (!name) return malformed("a needed library's name outside its string table");
+    if (!name)
+      return malformed("a needed library's name outside its string table");
     out.needed.push_back(std::move(*name));
   }
   return util::Ok{};
@@ -124,44 +136,101 @@ util::Status read_dynamic(const Image& image, const std::vector<Elf64_Shdr>& sec
 // Sonames a kernel.so may need: the CUDA runtime and driver, and what the host compiler links.
 bool allowed_library(std::string_view soname) {
   constexpr std::array<std::string_view, 9> kAllowed{
-      "libcudart.so.", "libcuda.so.",    "libstdc++.so.", "libm.so.",      "libgcc_s.so.",
+      "libcudart.so.", "libcuda.so.",    "libstdc++.so.", "libm.so.",           "libgcc_s.so.",
       "libc.so.",      "libpthread.so.", "librt.so.",     "ld-linux-x86-64.so."};
   for (std::string_view prefix : kAllowed)
-    if (soname.starts_with(prefix)) return true;
+    if (soname.starts_with(prefix))
+      return true;
   return false;
 }
 
 constexpr std::array<std::string_view, 14> kLoaderSymbols{
-    "dlopen",           "dlmopen",        "dlsym",         "dlvsym",
-    "dlinfo",           "dladdr1",        "dl_iterate_phdr", "__libc_dlopen_mode",
-    "__libc_dlsym",     "__libc_dlvsym",  "_dl_open",      "_dl_sym",
-    "_dl_vsym",         "__libc_dlclose"};
+    "dlopen",       "dlmopen",       "dlsym",           "dlvsym",
+    "dlinfo",       "dladdr1",       "dl_iterate_phdr", "__libc_dlopen_mode",
+    "__libc_dlsym", "__libc_dlvsym", "_dl_open",        "_dl_sym",
+    "_dl_vsym",     "__libc_dlclose"};
 
-constexpr std::array<std::string_view, 20> kProcessSymbols{
-    "system",  "popen",   "fork",        "vfork",        "execv",   "execve",  "execvp",
-    "execvpe", "execl",   "execle",      "execlp",       "fexecve", "posix_spawn",
-    "posix_spawnp", "clone", "clone3",   "ptrace",       "syscall", "process_vm_writev",
-    "process_vm_readv"};
+constexpr std::array<std::string_view, 20> kProcessSymbols{"system",
+                                                           "popen",
+                                                           "fork",
+                                                           "vfork",
+                                                           "execv",
+                                                           "execve",
+                                                           "execvp",
+                                                           "execvpe",
+                                                           "execl",
+                                                           "execle",
+                                                           "execlp",
+                                                           "fexecve",
+                                                           "posix_spawn",
+                                                           "posix_spawnp",
+                                                           "clone",
+                                                           "clone3",
+                                                           "ptrace",
+                                                           "syscall",
+                                                           "process_vm_writev",
+                                                           "process_vm_readv"};
 
 // Prefixes of the vendor libraries' symbols (and of the JIT compilers).
 constexpr std::array<std::string_view, 12> kVendorPrefixes{
-    "cublas", "cudnn", "nvrtc", "nvJitLink", "cufft", "curand", "cusparse", "cusolver", "nccl",
-    "nvPTXCompiler", "cutensor", "cuDLA"};
+    "cublas",   "cudnn",    "nvrtc", "nvJitLink",     "cufft",    "curand",
+    "cusparse", "cusolver", "nccl",  "nvPTXCompiler", "cutensor", "cuDLA"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& list, std::string_view name) {
   for (std::string_view entry : list)
-    if (entry == name) return true;
+    if (entry == name)
+      return true;
   return false;
 }
 
 std::optional<ImportRule> rule_for_symbol(std::string_view name) {
-  if (listed(kLoaderSymbols, name)) return ImportRule::dynamic_loading;
-  if (listed(kProcessSymbols, name)) return ImportRule::process;
-  if (loads_gpu_code(name)) return ImportRule::module_loading;
+  if (listed(kLoaderSymbols, name))
+    return ImportRule::dynamic_loading;
+  if (listed(kProcessSymbols, name))
+    return ImportRule::process;
+  if (loads_gpu_code(name))
+    return ImportRule::module_loading;
   for (std::string_view prefix : kVendorPrefixes)
-    if (name.starts_with(prefix)) return ImportRule::vendor_library;
+    if (name.starts_with(prefix))
+      return ImportRule::vendor_library;
   return std::nullopt;
+}
+
+// Each rule's name and the reason the feedback gives ({} is the soname or symbol).
+struct ImportRuleInfo {
+  ImportRule rule;
+  std::string_view name;
+  std::string_view why;
+};
+
+constexpr std::array kImportRules{
+    ImportRuleInfo{ImportRule::library, "library",
+                   "needs the shared library {}; a kernel.so may link only the CUDA runtime and "
+                   "driver"},
+    ImportRuleInfo{ImportRule::dynamic_loading, "dynamic_loading",
+                   "imports `{}`: loading libraries or looking up symbols at run time is not "
+                   "allowed"},
+    ImportRuleInfo{ImportRule::module_loading, "module_loading",
+                   "imports `{}`: loading or linking GPU code at run time, or reaching driver "
+                   "functions by name, is not allowed"},
+    ImportRuleInfo{ImportRule::process, "process",
+                   "imports `{}`: starting programs, tracing processes and raw system calls are "
+                   "not allowed"},
+    ImportRuleInfo{ImportRule::vendor_library, "vendor_library",
+                   "imports `{}` from a vendor library"},
+};
+
+consteval bool import_rules_complete() {
+  for (std::size_t i = 0; i < kImportRules.size(); ++i)
+    if (static_cast<std::size_t>(kImportRules[i].rule) != i + 1)
+      return false;
+  return static_cast<std::size_t>(ImportRule::vendor_library) == kImportRules.size();
+}
+static_assert(import_rules_complete(), "kImportRules must list every ImportRule in value order");
+
+std::size_t index_of(ImportRule rule) {
+  return static_cast<std::size_t>(rule) - 1;
 }
 
 } // namespace
@@ -169,7 +238,8 @@ std::optional<ImportRule> rule_for_symbol(std::string_view name) {
 util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
   const Image image(elf);
   auto sections = section_headers(image);
-  if (!sections) return sections.take_error();
+  if (!sections)
+    return sections.take_error();
   BinaryImports imports;
   bool has_dynsym = false;
   for (const Elf64_Shdr& section : *sections) {
@@ -182,13 +252,15 @@ util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
         return read.take_error();
     }
   }
-  if (!has_dynsym) return malformed("no dynamic symbol table");
+  if (!has_dynsym)
+    return malformed("no dynamic symbol table");
   return imports;
 }
 
 util::Expected<BinaryImports> read_imports(const std::filesystem::path& file) {
   auto bytes = util::read_file(file);
-  if (!bytes) return bytes.take_error();
+  if (!bytes)
+    return bytes.take_error();
   auto imports = read_imports(std::as_bytes(std::span(bytes->data(), bytes->size())));
   if (!imports)
     return util::make_error(imports.error().kind,
@@ -197,49 +269,23 @@ util::Expected<BinaryImports> read_imports(const std::filesystem::path& file) {
 }
 
 std::string_view to_string(ImportRule rule) {
-  switch (rule) {
-  case ImportRule::library: return "library";
-  case ImportRule::dynamic_loading: return "dynamic_loading";
-  case ImportRule::module_loading: return "module_loading";
-  case ImportRule::process: return "process";
-  case ImportRule::vendor_library: return "vendor_library";
-  }
-  return "unknown";
+  return kImportRules[index_of(rule)].name;
 }
 
 std::string ForbiddenImport::message() const {
-  std::string why;
-  switch (rule) {
-  case ImportRule::library:
-    why = fmt::format("needs the shared library {}; a kernel.so may link only the CUDA runtime "
-                      "and driver", name);
-    break;
-  case ImportRule::dynamic_loading:
-    why = fmt::format("imports `{}`: loading libraries or looking up symbols at run time is not "
-                      "allowed", name);
-    break;
-  case ImportRule::module_loading:
-    why = fmt::format("imports `{}`: loading or linking GPU code at run time, or reaching driver "
-                      "functions by name, is not allowed", name);
-    break;
-  case ImportRule::process:
-    why = fmt::format("imports `{}`: starting programs, tracing processes and raw system calls "
-                      "are not allowed", name);
-    break;
-  case ImportRule::vendor_library:
-    why = fmt::format("imports `{}` from a vendor library", name);
-    break;
-  }
-  return "ERROR: banned-library rule: the built kernel.so " + why +
+  return "ERROR: banned-library rule: the built kernel.so " +
+         fmt::format(fmt::runtime(kImportRules[index_of(rule)].why), name) +
          ". Your kernel must compute the result with its own kernels — cuBLAS, cuDNN, and other "
          "library shortcuts are not allowed.";
 }
 
 std::optional<ForbiddenImport> find_forbidden_import(const BinaryImports& imports) {
   for (const std::string& soname : imports.needed)
-    if (!allowed_library(soname)) return ForbiddenImport{ImportRule::library, soname};
+    if (!allowed_library(soname))
+      return ForbiddenImport{ImportRule::library, soname};
   for (const std::string& symbol : imports.undefined_symbols)
-    if (auto rule = rule_for_symbol(symbol)) return ForbiddenImport{*rule, symbol};
+    if (auto rule = rule_for_symbol(symbol))
+      return ForbiddenImport{*rule, symbol};
   return std::nullopt;
 }
 

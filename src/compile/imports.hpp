@@ -32,7 +32,7 @@ util::Expected<BinaryImports> read_imports(const std::filesystem::path& file);
 
 // Why an import breaks the rule. Persisted in JSON: explicit values.
 enum class ImportRule : std::uint8_t {
-  library = 1,         // a shared library other than the CUDA runtime, the driver and the C/C++ runtime
+  library = 1, // a shared library other than the CUDA runtime, the driver and the C/C++ runtime
   dynamic_loading = 2, // the loader: dlopen, dlsym and their relatives
   module_loading = 3,  // CUDA calls that load or link GPU code at run time, or reach the
                        // driver's entry points by name
@@ -59,12 +59,19 @@ std::optional<ForbiddenImport> find_forbidden_import(const BinaryImports& import
 // names asked of cudaGetDriverEntryPoint*, which the knowledge packs use (legitimately) for
 // cuTensorMapEncodeTiled. Header-only: the candidate process links no compile/ code.
 constexpr bool loads_gpu_code(std::string_view symbol) {
-  constexpr std::string_view kPrefixes[] = {
-      "cuModuleLoad",   "cuModuleGetFunction", "cuLibrary",          "cuKernelGet",
-      "cuLink",         "cuGetProcAddress",    "cuGetExportTable",   "cudaLibrary",
-      "cudaGetExportTable", "cuModuleUnload"};
+  constexpr std::string_view kPrefixes[] = {"cuModuleLoad",
+                                            "cuModuleGetFunction",
+                                            "cuLibrary",
+                                            "cuKernelGet",
+                                            "cuLink",
+                                            "cuGetProcAddress",
+                                            "cuGetExportTable",
+                                            "cudaLibrary",
+                                            "cudaGetExportTable",
+                                            "cuModuleUnload"};
   for (std::string_view prefix : kPrefixes)
-    if (symbol.starts_with(prefix)) return true;
+    if (symbol.starts_with(prefix))
+      return true;
   return false;
 }
 

@@ -264,7 +264,8 @@ Reply CandidateServer::call(int set) {
     return a.correlation_id < b.correlation_id;
   });
   for (const measure::GpuActivity& a : kernels)
-    reply.kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
+    reply.kernels.push_back(
+        {a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
   return reply;
 }
 

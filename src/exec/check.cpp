@@ -109,7 +109,8 @@ util::Expected<CheckReport> Checker::check(const std::string& source,
     return report;
   }
   if (m_imports == ImportCheck::enforce) {
-    auto imports = phases.time("imports", [&] { return compile::read_imports(report.build->library); });
+    auto imports =
+        phases.time("imports", [&] { return compile::read_imports(report.build->library); });
     if (!imports) return imports.take_error();
     report.forbidden = compile::find_forbidden_import(*imports);
     if (report.forbidden) {

@@ -2,10 +2,9 @@
 
 #include "measure/instruction_counter.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <map>
 #include <optional>
 
@@ -31,8 +30,10 @@ bool own_kernel(const std::string& name, const sass::ArchReport* arch) {
          });
 }
 
-void add_value(OwnSums& out, const std::string& metric, const Json& value, const std::string& where) {
-  if (out.broken.contains(metric)) return;
+void add_value(OwnSums& out, const std::string& metric, const Json& value,
+               const std::string& where) {
+  if (out.broken.contains(metric))
+    return;
   const auto number = number_from_wire(value);
   if (!number || !std::isfinite(*number)) {
     out.broken[metric] = fmt::format("{} is {} for {}", metric, value.dump(), where);
@@ -48,8 +49,10 @@ OwnSums own_sums(const Json& raw, const sass::ArchReport* arch,
                  const std::vector<std::string>& launches) {
   OwnSums out;
   if (raw.contains("metrics") && raw["metrics"].is_object())
-    for (const auto& [metric, value] : raw["metrics"].items()) out.accepted.push_back(metric);
-  const Json* ranges = raw.contains("ranges") && raw["ranges"].is_array() ? &raw["ranges"] : nullptr;
+    for (const auto& [metric, value] : raw["metrics"].items())
+      out.accepted.push_back(metric);
+  const Json* ranges =
+      raw.contains("ranges") && raw["ranges"].is_array() ? &raw["ranges"] : nullptr;
   if (ranges == nullptr) {
     if (raw.contains("metrics") && raw["metrics"].is_object())
       for (const auto& [metric, value] : raw["metrics"].items())
@@ -64,14 +67,16 @@ OwnSums own_sums(const Json& raw, const sass::ArchReport* arch,
   }
   for (std::size_t index = 0; index < ranges->size(); ++index) {
     const Json& range = (*ranges)[index];
-    const std::string name =
-        range.is_object() && range.value("kernel", Json()).is_string() ? range["kernel"].get<std::string>() : "";
+    const std::string name = range.is_object() && range.value("kernel", Json()).is_string()
+                                 ? range["kernel"].get<std::string>()
+                                 : "";
     const std::string kernel = range_kernel(name, index, launches);
     if (!own_kernel(kernel, arch)) {
       ++out.foreign_ranges;
       continue;
     }
-    if (!range.contains("metrics") || !range["metrics"].is_object()) continue;
+    if (!range.contains("metrics") || !range["metrics"].is_object())
+      continue;
     for (const auto& [metric, value] : range["metrics"].items())
       add_value(out, metric, value, "kernel " + kernel);
   }
@@ -85,7 +90,8 @@ std::optional<double> executed_of(sass::Family family, const OwnSums& own, std::
     return std::nullopt;
   }
   std::vector<const char*> metrics;
-  if (family == sass::Family::gmma) metrics = {measure::kMetricGmma};
+  if (family == sass::Family::gmma)
+    metrics = {measure::kMetricGmma};
   else if (family == sass::Family::tma)
     metrics = {measure::kMetricTmaLoad, measure::kMetricTmaStore, measure::kMetricTmaReduce};
   else {
@@ -106,13 +112,15 @@ std::optional<double> executed_of(sass::Family family, const OwnSums& own, std::
             " (its passes disagree: the repeated call launched other work)";
       return std::nullopt;
     }
-    if (auto sum = own.sums.find(metric); sum != own.sums.end()) total += sum->second;
+    if (auto sum = own.sums.find(metric); sum != own.sums.end())
+      total += sum->second;
   }
   return total;
 }
 
 DynamicState state_of(std::size_t static_count, double executed) {
-  if (executed > 0) return DynamicState::present;
+  if (executed > 0)
+    return DynamicState::present;
   return static_count == 0 ? DynamicState::absent : DynamicState::not_executed;
 }
 
@@ -121,8 +129,10 @@ DynamicState overall(const std::vector<FamilyDynamic>& families) {
     return std::any_of(families.begin(), families.end(),
                        [&](const FamilyDynamic& f) { return f.state == state; });
   };
-  if (any(DynamicState::present)) return DynamicState::present;
-  if (any(DynamicState::unknown)) return DynamicState::unknown;
+  if (any(DynamicState::present))
+    return DynamicState::present;
+  if (any(DynamicState::unknown))
+    return DynamicState::unknown;
   const bool all_absent = std::all_of(families.begin(), families.end(), [](const FamilyDynamic& f) {
     return f.state == DynamicState::absent;
   });
@@ -132,7 +142,8 @@ DynamicState overall(const std::vector<FamilyDynamic>& families) {
 } // namespace
 
 void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
-  if (!ev.dynamic || !ev.check.sass) return;
+  if (!ev.dynamic || !ev.check.sass)
+    return;
   DynamicReport& dyn = *ev.dynamic;
   const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch));
   const Json* raw = dyn.raw && dyn.raw->is_object() ? &*dyn.raw : nullptr;
@@ -145,7 +156,8 @@ void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
   const OwnSums own = counted ? own_sums(*raw, arch, reference_launches(ev.launches)) : OwnSums{};
   dyn.foreign_ranges = own.foreign_ranges;
   for (sass::Family family : sass::target_families_for(compile::to_string(ev.check.arch))) {
-    FamilyDynamic f{family, arch ? arch->totals[sass::index_of(family)] : 0, 0.0, DynamicState::unknown};
+    FamilyDynamic f{family, arch ? arch->totals[sass::index_of(family)] : 0, 0.0,
+                    DynamicState::unknown};
     std::string why;
     if (const auto executed = counted ? executed_of(family, own, why) : std::nullopt) {
       f.executed = *executed;
@@ -156,13 +168,15 @@ void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
     dyn.families.push_back(f);
   }
   dyn.verdict = overall(dyn.families);
-  if (!counted) return;
+  if (!counted)
+    return;
   if (!own.unattributed.empty()) {
     dyn.coverage_unknown = own.unattributed;
   } else if (auto flops = own.sums.find(measure::kMetricHgmmaBf16Flops); flops != own.sums.end()) {
     dyn.tensor_flops = flops->second;
     dyn.coverage = problem.flops > 0 ? dyn.tensor_flops / static_cast<double>(problem.flops) : 0.0;
-  } else if (auto broken = own.broken.find(measure::kMetricHgmmaBf16Flops); broken != own.broken.end()) {
+  } else if (auto broken = own.broken.find(measure::kMetricHgmmaBf16Flops);
+             broken != own.broken.end()) {
     dyn.coverage_unknown = broken->second;
   }
 }

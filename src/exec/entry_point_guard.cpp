@@ -2,10 +2,9 @@
 
 #include "compile/imports.hpp"
 
+#include <cstdio>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
-
-#include <cstdio>
 #include <mutex>
 
 // The runtime header maps these names to their _ptsz variants under per-thread default
@@ -24,15 +23,20 @@ std::vector<std::string>& refused() {
 
 // Whether `symbol` may be looked up; records and reports it when not.
 bool allowed(const char* symbol, void** function, cudaDriverEntryPointQueryResult* status) {
-  if (symbol == nullptr || !compile::loads_gpu_code(symbol)) return true;
+  if (symbol == nullptr || !compile::loads_gpu_code(symbol))
+    return true;
   {
     std::lock_guard lock(g_mutex);
     refused().emplace_back(symbol);
   }
-  std::fprintf(stderr, "ptxbench-candidate: refused the driver entry point %s (loading GPU "
-                       "code at run time is not allowed)\n", symbol);
-  if (function != nullptr) *function = nullptr;
-  if (status != nullptr) *status = cudaDriverEntryPointSymbolNotFound;
+  std::fprintf(stderr,
+               "ptxbench-candidate: refused the driver entry point %s (loading GPU "
+               "code at run time is not allowed)\n",
+               symbol);
+  if (function != nullptr)
+    *function = nullptr;
+  if (status != nullptr)
+    *status = cudaDriverEntryPointSymbolNotFound;
   return false;
 }
 
@@ -45,10 +49,10 @@ using ByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned 
 using PlainFn = cudaError_t (*)(const char*, void**, unsigned long long,
                                 cudaDriverEntryPointQueryResult*);
 
-cudaError_t by_version(const char* real, const char* symbol, void** function,
-                       unsigned int version, unsigned long long flags,
-                       cudaDriverEntryPointQueryResult* status) {
-  if (!allowed(symbol, function, status)) return cudaErrorSymbolNotFound;
+cudaError_t by_version(const char* real, const char* symbol, void** function, unsigned int version,
+                       unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+  if (!allowed(symbol, function, status))
+    return cudaErrorSymbolNotFound;
   static const ByVersionFn plain = next<ByVersionFn>("cudaGetDriverEntryPointByVersion");
   static const ByVersionFn ptsz = next<ByVersionFn>("cudaGetDriverEntryPointByVersion_ptsz");
   const ByVersionFn target = real[std::char_traits<char>::length(real) - 1] == 'z' ? ptsz : plain;
@@ -58,7 +62,8 @@ cudaError_t by_version(const char* real, const char* symbol, void** function,
 
 cudaError_t unversioned(const char* real, const char* symbol, void** function,
                         unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
-  if (!allowed(symbol, function, status)) return cudaErrorSymbolNotFound;
+  if (!allowed(symbol, function, status))
+    return cudaErrorSymbolNotFound;
   static const PlainFn plain = next<PlainFn>("cudaGetDriverEntryPoint");
   static const PlainFn ptsz = next<PlainFn>("cudaGetDriverEntryPoint_ptsz");
   const PlainFn target = real[std::char_traits<char>::length(real) - 1] == 'z' ? ptsz : plain;

@@ -2,28 +2,31 @@
 
 #include "util/stats.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace ptxbench::exec {
 namespace {
 
 bool own_kernel(const std::string& name, const sass::ArchReport* own) {
-  if (own == nullptr) return false;
+  if (own == nullptr)
+    return false;
   return std::any_of(own->functions.begin(), own->functions.end(), [&](const auto& f) {
     return f.mangled_name == name || f.demangled_name == name;
   });
 }
 
 void add_unique(std::vector<std::string>& names, const std::string& name) {
-  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    names.push_back(name);
 }
 
 std::string list_text(const std::vector<std::string>& kernels) {
-  if (kernels.empty()) return "no kernel";
+  if (kernels.empty())
+    return "no kernel";
   std::string out;
-  for (const std::string& k : kernels) out += (out.empty() ? "" : ", ") + k;
+  for (const std::string& k : kernels)
+    out += (out.empty() ? "" : ", ") + k;
   return "[" + out + "]";
 }
 
@@ -49,7 +52,8 @@ std::optional<std::vector<std::string>> settled_kernels(const LaunchEvidence& ev
 std::optional<BrokenRule> inconsistent(std::string message) {
   return BrokenRule{Rule::inconsistent_work,
                     "the candidate's work differs between calls (same shapes, other or the same "
-                    "input values): " + std::move(message) +
+                    "input values): " +
+                        std::move(message) +
                         ". Every call must compute its outputs from its inputs (no skipped, "
                         "cached or replayed results)",
                     {}};
@@ -60,29 +64,34 @@ std::optional<double> first_sight_ms(const LaunchEvidence& evidence) {
   std::vector<double> latencies;
   for (std::size_t i = 1; i < evidence.correctness.size(); ++i) {
     const TracedCall& call = evidence.correctness[i];
-    if (!call.repeat && call.latency_ms) latencies.push_back(*call.latency_ms);
+    if (!call.repeat && call.latency_ms)
+      latencies.push_back(*call.latency_ms);
   }
   if (latencies.empty() && !evidence.correctness.empty() && evidence.correctness[0].latency_ms)
     latencies.push_back(*evidence.correctness[0].latency_ms);
-  if (latencies.empty()) return std::nullopt;
+  if (latencies.empty())
+    return std::nullopt;
   return util::median(latencies);
 }
 
 std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
   std::string why;
   const auto settled = settled_kernels(evidence, why);
-  if (!settled) return why.empty() ? std::nullopt : inconsistent(why);
+  if (!settled)
+    return why.empty() ? std::nullopt : inconsistent(why);
   if (evidence.counted_launches && *evidence.counted_launches != settled->size())
-    return inconsistent(fmt::format("the counting pass's call on input set 0 launched {} kernel(s), "
-                                    "the correctness calls {} ({})",
-                                    *evidence.counted_launches, settled->size(),
-                                    list_text(*settled)));
+    return inconsistent(
+        fmt::format("the counting pass's call on input set 0 launched {} kernel(s), "
+                    "the correctness calls {} ({})",
+                    *evidence.counted_launches, settled->size(), list_text(*settled)));
   int timed_calls = 0;
-  for (const KernelSet& set : evidence.timed) timed_calls += set.calls;
+  for (const KernelSet& set : evidence.timed)
+    timed_calls += set.calls;
   for (const KernelSet& set : evidence.timed)
     if (set.kernels != *settled)
       return inconsistent(fmt::format("{} of the {} timed calls launched {}, the correctness calls "
-                                      "{}", set.calls, timed_calls, list_text(set.kernels),
+                                      "{}",
+                                      set.calls, timed_calls, list_text(set.kernels),
                                       list_text(*settled)));
   const auto reference_ms = first_sight_ms(evidence);
   if (reference_ms && evidence.timed_ms && *reference_ms > 0 &&
@@ -97,10 +106,10 @@ std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
 
 std::string range_kernel(const std::string& name, std::size_t index,
                          const std::vector<std::string>& launches) {
-  const bool number = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
-  if (!number) return name;
+  const bool number = !name.empty() && std::all_of(name.begin(), name.end(),
+                                                   [](char c) { return c >= '0' && c <= '9'; });
+  if (!number)
+    return name;
   return index < launches.size() ? launches[index] : std::string();
 }
 
@@ -113,31 +122,32 @@ void LaunchEvidence::add_timed(const std::vector<KernelSet>& sets) {
   for (const KernelSet& set : sets) {
     auto same = std::find_if(timed.begin(), timed.end(),
                              [&](const KernelSet& known) { return known.kernels == set.kernels; });
-    if (same == timed.end()) timed.push_back(set);
-    else same->calls += set.calls;
+    if (same == timed.end())
+      timed.push_back(set);
+    else
+      same->calls += set.calls;
   }
 }
 
 std::string_view to_string(Rule rule) {
-  switch (rule) {
-  case Rule::runtime_loading: return "runtime_loading";
-  case Rule::foreign_kernel: return "foreign_kernel";
-  case Rule::inconsistent_work: return "inconsistent_work";
-  }
-  return "unknown";
+  return kRules[static_cast<std::size_t>(rule) - 1].name;
 }
 
 std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
                                          const sass::ArchReport* own) {
   std::vector<std::string> all;
   for (const TracedCall& call : evidence.correctness)
-    for (const std::string& k : call.kernels) add_unique(all, k);
+    for (const std::string& k : call.kernels)
+      add_unique(all, k);
   for (const KernelSet& set : evidence.timed)
-    for (const std::string& k : set.kernels) add_unique(all, k);
-  for (const std::string& k : evidence.counted) add_unique(all, k);
+    for (const std::string& k : set.kernels)
+      add_unique(all, k);
+  for (const std::string& k : evidence.counted)
+    add_unique(all, k);
   std::vector<std::string> foreign;
   for (const std::string& k : all)
-    if (!own_kernel(k, own)) foreign.push_back(k);
+    if (!own_kernel(k, own))
+      foreign.push_back(k);
   return foreign;
 }
 
@@ -145,7 +155,8 @@ std::optional<BrokenRule> judge_launches(const LaunchEvidence& evidence,
                                          const sass::ArchReport* own) {
   if (!evidence.refused.empty()) {
     std::vector<std::string> names;
-    for (const std::string& name : evidence.refused) add_unique(names, name);
+    for (const std::string& name : evidence.refused)
+      add_unique(names, name);
     return BrokenRule{Rule::runtime_loading,
                       fmt::format("banned-library rule: the candidate asked the CUDA runtime for "
                                   "the driver function(s) {} at run time; loading or linking GPU "

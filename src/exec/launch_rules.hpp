@@ -33,6 +33,7 @@
 #include "exec/protocol.hpp"
 #include "sass/report.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,21 +48,21 @@ inline constexpr double kReplayRatio = 0.5;
 // One correctness-phase call as the child traced it.
 struct TracedCall {
   int set = 0;
-  bool repeat = false;                   // the same inputs as the call before it
-  std::vector<std::string> kernels;      // sorted names
-  std::optional<double> latency_ms;      // CUPTI span; absent when the child could not trace
-  std::vector<std::string> launches;     // the names in launch order
+  bool repeat = false;               // the same inputs as the call before it
+  std::vector<std::string> kernels;  // sorted names
+  std::optional<double> latency_ms;  // CUPTI span; absent when the child could not trace
+  std::vector<std::string> launches; // the names in launch order
 };
 
 struct LaunchEvidence {
-  std::vector<TracedCall> correctness;   // in call order
-  std::vector<KernelSet> timed;          // every timed call's kernels, grouped
+  std::vector<TracedCall> correctness; // in call order
+  std::vector<KernelSet> timed;        // every timed call's kernels, grouped
   // The counting pass's profiled ranges, one per launch. CUPTI numbers them 1, 2, … in launch
   // order; a range name that is not such a number is kept as a kernel name.
   std::optional<std::size_t> counted_launches;
   std::vector<std::string> counted;
-  std::vector<std::string> refused;      // driver entry points the child refused
-  std::optional<double> timed_ms;        // the timing phase's candidate latency (mean of medians)
+  std::vector<std::string> refused; // driver entry points the child refused
+  std::optional<double> timed_ms;   // the timing phase's candidate latency (mean of medians)
 
   void add_timed(const std::vector<KernelSet>& sets);
 };
@@ -69,12 +70,31 @@ struct LaunchEvidence {
 // Which rule a candidate broke. Persisted in the trace's ptxbench extras: explicit values.
 enum class Rule : std::uint8_t { runtime_loading = 1, foreign_kernel = 2, inconsistent_work = 3 };
 
+struct RuleInfo {
+  Rule rule;
+  std::string_view name;
+};
+
+inline constexpr std::array kRules{
+    RuleInfo{Rule::runtime_loading, "runtime_loading"},
+    RuleInfo{Rule::foreign_kernel, "foreign_kernel"},
+    RuleInfo{Rule::inconsistent_work, "inconsistent_work"},
+};
+
+consteval bool rules_complete() {
+  for (std::size_t i = 0; i < kRules.size(); ++i)
+    if (static_cast<std::size_t>(kRules[i].rule) != i + 1)
+      return false;
+  return static_cast<std::size_t>(Rule::inconsistent_work) == kRules.size();
+}
+static_assert(rules_complete(), "kRules must list every Rule in value order");
+
 std::string_view to_string(Rule rule);
 
 struct BrokenRule {
   Rule rule = Rule::foreign_kernel;
-  std::string message;                 // the sentence for the model, naming what was seen
-  std::vector<std::string> kernels;    // foreign_kernel: the kernels, as CUPTI names them
+  std::string message;              // the sentence for the model, naming what was seen
+  std::vector<std::string> kernels; // foreign_kernel: the kernels, as CUPTI names them
 };
 
 // Every distinct kernel name the evidence holds that is not one of the candidate's functions

@@ -6,9 +6,8 @@
 #include "util/fs.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace ptxbench;
@@ -25,15 +24,17 @@ std::string kernel_text(const std::string& name, int variant = 0) {
 }
 
 // A registry with one replay model answering `replies` in order.
-std::filesystem::path replay_registry(const ScratchDir& dir, const std::vector<std::string>& replies) {
+std::filesystem::path replay_registry(const ScratchDir& dir,
+                                      const std::vector<std::string>& replies) {
   std::string lines;
   for (const std::string& reply : replies)
     lines += nlohmann::json{{"text", "```cuda\n" + reply + "```\n"}}.dump() + "\n";
   EXPECT_TRUE(util::write_file_atomic(dir.path() / "replies.jsonl", lines));
-  const nlohmann::json model{{"provider", "replay"}, {"model", "replay"},
-                             {"replay_file", "replies.jsonl"}};
+  const nlohmann::json model{
+      {"provider", "replay"}, {"model", "replay"}, {"replay_file", "replies.jsonl"}};
   const auto path = dir.path() / "models.json";
-  EXPECT_TRUE(util::write_file_atomic(path, nlohmann::json{{"models", {{"scripted", model}}}}.dump()));
+  EXPECT_TRUE(
+      util::write_file_atomic(path, nlohmann::json{{"models", {{"scripted", model}}}}.dump()));
   return path;
 }
 
@@ -48,8 +49,10 @@ std::vector<std::map<std::string, std::string>> turns_csv(const std::filesystem:
   auto split = [](const std::string& l) {
     std::vector<std::string> cells;
     std::stringstream cell(l);
-    for (std::string c; std::getline(cell, c, ',');) cells.push_back(c);
-    if (!l.empty() && l.back() == ',') cells.emplace_back();
+    for (std::string c; std::getline(cell, c, ',');)
+      cells.push_back(c);
+    if (!l.empty() && l.back() == ',')
+      cells.emplace_back();
     return cells;
   };
   while (std::getline(in, line)) {
@@ -59,7 +62,8 @@ std::vector<std::map<std::string, std::string>> turns_csv(const std::filesystem:
     }
     const auto cells = split(line);
     std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
+      row[header[i]] = cells[i];
     rows.push_back(std::move(row));
   }
   return rows;

@@ -4,13 +4,13 @@
 #include "compile/imports.hpp"
 #include "compile/nvcc.hpp"
 #include "definitions.hpp"
+#include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <gtest/gtest.h>
 
 using namespace ptxbench;
 using namespace ptxbench::compile;
@@ -27,7 +27,8 @@ std::string candidate(const std::string& extra, const std::string& in_run) {
          "  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n"
          "  if (i < n) y[i] = a * x[i] + y[i];\n}\n"
          "void run(const float* x, float alpha, float* y, int64_t N, cudaStream_t stream) {\n" +
-         in_run + "\n  axpy_kernel<<<unsigned((N + 127) / 128), 128, 0, stream>>>(x, alpha, y, N);\n}\n";
+         in_run +
+         "\n  axpy_kernel<<<unsigned((N + 127) / 128), 128, 0, stream>>>(x, alpha, y, N);\n}\n";
 }
 
 class ImportsTest : public ::testing::Test {
@@ -35,16 +36,10 @@ protected:
   void SetUp() override {
     if (default_nvcc().empty())
       GTEST_SKIP() << "nvcc not found";
-    std::string pattern = (fs::temp_directory_path() / "ptxbench_imports_test_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    m_dir = pattern;
-    ::setenv("PTXBENCH_CACHE", m_dir.c_str(), 1);
+    ::setenv("PTXBENCH_CACHE", m_scratch.path().c_str(), 1); // a compile cache of its own
+    m_dir = m_scratch.path();
   }
-  void TearDown() override {
-    ::unsetenv("PTXBENCH_CACHE");
-    if (!m_dir.empty())
-      fs::remove_all(m_dir);
-  }
+  void TearDown() override { ::unsetenv("PTXBENCH_CACHE"); }
 
   // Builds `source` as the ABI build does and reads the kernel.so's imports.
   BinaryImports built(const std::string& source) {
@@ -58,16 +53,17 @@ protected:
     return imports ? *imports : BinaryImports{};
   }
 
+  test_support::ScratchDir m_scratch;
   fs::path m_dir;
   util::PosixProcessRunner m_runner;
 };
 
 TEST_F(ImportsTest, AnHonestKernelImportsOnlyTheRuntimeAndPassesTheRule) {
   // The knowledge packs' TMA helper looks up cuTensorMapEncodeTiled this way: allowed.
-  const BinaryImports imports = built(candidate(
-      "", "  void* fn = nullptr; cudaDriverEntryPointQueryResult q{};\n"
-          "  cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", &fn, 12000, "
-          "cudaEnableDefault, &q);"));
+  const BinaryImports imports = built(
+      candidate("", "  void* fn = nullptr; cudaDriverEntryPointQueryResult q{};\n"
+                    "  cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", &fn, 12000, "
+                    "cudaEnableDefault, &q);"));
   EXPECT_FALSE(imports.needed.empty());
   EXPECT_NE(std::find(imports.undefined_symbols.begin(), imports.undefined_symbols.end(),
                       "cudaGetDriverEntryPointByVersion"),
@@ -78,11 +74,11 @@ TEST_F(ImportsTest, AnHonestKernelImportsOnlyTheRuntimeAndPassesTheRule) {
 
 TEST_F(ImportsTest, TheLoaderUnderAnAsmLabelPassesTheGateButNotTheImportRule) {
   // The hole of the verdict issue: the source never spells dlopen or dlsym.
-  const std::string source = candidate(
-      "extern \"C\" void* open_library(const char*, int) __asm__(\"dl\" \"open\");\n"
-      "extern \"C\" void* find_symbol(void*, const char*) __asm__(\"dl\" \"sym\");\n",
-      "  static void* lib = open_library(\"libcu\" \"blas.so.13\", 2);\n"
-      "  if (lib) (void)find_symbol(lib, \"cu\" \"blasGemmEx\");");
+  const std::string source =
+      candidate("extern \"C\" void* open_library(const char*, int) __asm__(\"dl\" \"open\");\n"
+                "extern \"C\" void* find_symbol(void*, const char*) __asm__(\"dl\" \"sym\");\n",
+                "  static void* lib = open_library(\"libcu\" \"blas.so.13\", 2);\n"
+                "  if (lib) (void)find_symbol(lib, \"cu\" \"blasGemmEx\");");
   EXPECT_FALSE(find_banned_library(source)) << "the source gate cannot see this";
   const auto forbidden = find_forbidden_import(built(source));
   ASSERT_TRUE(forbidden);
@@ -94,16 +90,17 @@ TEST_F(ImportsTest, TheLoaderUnderAnAsmLabelPassesTheGateButNotTheImportRule) {
 }
 
 TEST_F(ImportsTest, ModuleLoadingAndProcessCallsAreCaughtByTheirSymbols) {
-  const auto module = find_forbidden_import(built(candidate(
-      "#include <cuda.h>\n"
-      "extern \"C\" CUresult load_code(CUmodule*, const void*) __asm__(\"cuModule\" \"LoadData\");\n",
-      "  CUmodule m; static const char ptx[] = \"\"; (void)load_code(&m, ptx);")));
+  const auto module = find_forbidden_import(
+      built(candidate("#include <cuda.h>\n"
+                      "extern \"C\" CUresult load_code(CUmodule*, const void*) "
+                      "__asm__(\"cuModule\" \"LoadData\");\n",
+                      "  CUmodule m; static const char ptx[] = \"\"; (void)load_code(&m, ptx);")));
   ASSERT_TRUE(module);
   EXPECT_EQ(module->rule, ImportRule::module_loading);
   EXPECT_EQ(module->name, "cuModuleLoadData");
-  const auto process = find_forbidden_import(built(candidate(
-      "extern \"C\" int shell(const char*) __asm__(\"sys\" \"tem\");\n",
-      "  (void)shell(\"true\");")));
+  const auto process = find_forbidden_import(
+      built(candidate("extern \"C\" int shell(const char*) __asm__(\"sys\" \"tem\");\n",
+                      "  (void)shell(\"true\");")));
   ASSERT_TRUE(process);
   EXPECT_EQ(process->rule, ImportRule::process);
   EXPECT_EQ(process->name, "system");
@@ -112,8 +109,9 @@ TEST_F(ImportsTest, ModuleLoadingAndProcessCallsAreCaughtByTheirSymbols) {
 TEST_F(ImportsTest, ALibraryBeyondTheRuntimeIsRejectedByName) {
   // g++ links a shared object against libsqlite3, as a kernel.so linked against cuBLAS would be.
   const fs::path source = m_dir / "uses_sqlite.cpp";
-  ASSERT_TRUE(util::write_file_atomic(source, "extern \"C\" const char* sqlite3_libversion();\n"
-                                       "const char* version() { return sqlite3_libversion(); }\n"));
+  ASSERT_TRUE(util::write_file_atomic(source,
+                                      "extern \"C\" const char* sqlite3_libversion();\n"
+                                      "const char* version() { return sqlite3_libversion(); }\n"));
   const fs::path so = m_dir / "uses_sqlite.so";
   auto linked = m_runner.run({"g++", "-shared", "-fPIC", "-Wl,--no-as-needed", source.string(),
                               "-o", so.string(), "-lsqlite3"},
@@ -149,9 +147,9 @@ TEST(Imports, MalformedFilesAreErrorsNotCrashes) {
 }
 
 TEST(Imports, EntryPointNamesThatLoadCodeAreTheOnesRefused) {
-  for (const char* name : {"cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleGetFunction",
-                           "cuLibraryLoadData", "cuLinkCreate_v2", "cuGetProcAddress_v2",
-                           "cudaLibraryLoadData", "cuKernelGetFunction"})
+  for (const char* name :
+       {"cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleGetFunction", "cuLibraryLoadData",
+        "cuLinkCreate_v2", "cuGetProcAddress_v2", "cudaLibraryLoadData", "cuKernelGetFunction"})
     EXPECT_TRUE(loads_gpu_code(name)) << name;
   for (const char* name : {"cuTensorMapEncodeTiled", "cuLaunchKernelEx", "cuCtxGetCurrent",
                            "cuGetErrorString", "cuFuncSetAttribute", "__cudaGetKernel"})

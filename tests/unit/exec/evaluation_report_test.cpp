@@ -54,9 +54,12 @@ TEST(EvaluationReport, ErrorsSayOverWhichComparisonsTheyWereTaken) {
   ev.status = Status::passed;
   ev.correctness->elements = 600;
   ev.correctness->failed = 0;
-  ev.comparisons = {"correctness call (input set 0)", "correctness call (input set 1)",
-                    "correctness call (input set 2)", "repeated correctness call (input set 2)",
-                    "counting-pass call (input set 0)", "last timed call (input set 1)"};
+  ev.comparisons = {"correctness call (input set 0)",
+                    "correctness call (input set 1)",
+                    "correctness call (input set 2)",
+                    "repeated correctness call (input set 2)",
+                    "counting-pass call (again, after the correctness calls) (input set 0)",
+                    "last timed call (input set 1)"};
   const std::string six = render_text(ev);
   EXPECT_TRUE(contains(six, "0 of 600 elements failed, over 6 comparisons")) << six;
   EXPECT_TRUE(contains(six, "compared: correctness call (input set 0); ")) << six;
@@ -100,7 +103,8 @@ TEST(SanitizerCount, MemoryErrorsAreToldApartFromTheApiErrorsThatFollowThem) {
   // compute-sanitizer (CUDA 13.0, H200) on one warp writing out of bounds
   // (tests/data/measure/warp_oob.cu): its summary counts the 32 invalid writes and the 3 API
   // calls that then returned the launch failure.
-  auto text = util::read_file(std::string(PTXBENCH_TEST_DATA) + "/measure/sanitizer_memcheck_warp_oob.txt");
+  auto text =
+      util::read_file(std::string(PTXBENCH_TEST_DATA) + "/measure/sanitizer_memcheck_warp_oob.txt");
   ASSERT_TRUE(text) << text.error().message;
   util::ProcessResult process;
   process.exit_code = 99;

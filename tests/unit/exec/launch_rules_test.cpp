@@ -18,14 +18,16 @@ const std::string kCublas = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize12
 sass::ArchReport own_functions(std::vector<std::string> mangled) {
   sass::ArchReport arch;
   arch.arch = "sm_90a";
-  for (auto& name : mangled) arch.functions.push_back({name, name + "(demangled)", 0, {}, {}});
+  for (auto& name : mangled)
+    arch.functions.push_back({name, name + "(demangled)", 0, {}, {}});
   return arch;
 }
 
 // Three first-sight correctness calls, the repeat, timed calls, all launching `kernels`.
 LaunchEvidence honest(std::vector<std::string> kernels, double call_ms = 2.0) {
   LaunchEvidence e;
-  for (int set = 0; set < 3; ++set) e.correctness.push_back({set, false, kernels, call_ms, kernels});
+  for (int set = 0; set < 3; ++set)
+    e.correctness.push_back({set, false, kernels, call_ms, kernels});
   e.correctness.push_back({2, true, kernels, call_ms * 0.9, kernels});
   e.timed.push_back({kernels, 150});
   e.counted = kernels;
@@ -109,13 +111,16 @@ trace::Json counts(const std::vector<std::pair<std::string, trace::Json>>& range
   trace::Json list = trace::Json::array();
   for (std::size_t i = 0; i < ranges.size(); ++i)
     list.push_back({{"kernel", std::to_string(i + 2)}, // a session's warm-up took range 1
-                    {"metrics", {{measure::kMetricGmma, ranges[i].second},
-                                 {measure::kMetricTmaLoad, 0.0},
-                                 {measure::kMetricHgmmaBf16Flops, 1e9}}}});
+                    {"metrics",
+                     {{measure::kMetricGmma, ranges[i].second},
+                      {measure::kMetricTmaLoad, 0.0},
+                      {measure::kMetricHgmmaBf16Flops, 1e9}}}});
   const trace::Json totals{{measure::kMetricGmma, 0.0},
                            {measure::kMetricTmaLoad, 0.0},
                            {measure::kMetricHgmmaBf16Flops, 0.0}};
-  return {{"available", true}, {"metrics", totals}, {"ranges", list},
+  return {{"available", true},
+          {"metrics", totals},
+          {"ranges", list},
           {"kernels", trace::Json::array()}};
 }
 
@@ -188,7 +193,8 @@ TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
     Evaluation ev = gemm_evaluation(counts({{kGemm, bad}}), 12);
     ASSERT_NO_THROW(derive_dynamic(ev, gemm_problem()));
     EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown) << bad.dump();
-    EXPECT_NE(ev.dynamic->reason.find(measure::kMetricGmma), std::string::npos) << ev.dynamic->reason;
+    EXPECT_NE(ev.dynamic->reason.find(measure::kMetricGmma), std::string::npos)
+        << ev.dynamic->reason;
   }
   // Counts that are not even an object, or totals with null (the old reply shape).
   for (const trace::Json& raw :
