@@ -103,6 +103,11 @@ TEST(LaunchRules, TheSameKernelFarFasterWhenTimedIsInconsistentWork) {
   // At kReplayRatio of the first-sight time and above, it is not.
   e.timed_ms = 40.0 * kReplayRatio;
   EXPECT_FALSE(judge_launches(e, &own));
+  // With one input set there is no first-sight call but the process's first: no time rule.
+  LaunchEvidence one = honest({kGemm}, 40.0);
+  one.correctness = {{0, false, {kGemm}, 40.0, {kGemm}}, {0, true, {kGemm}, 39.0, {kGemm}}};
+  one.timed_ms = 0.06;
+  EXPECT_FALSE(judge_launches(one, &own));
 }
 
 // The counting pass's raw counts as the child sends them (candidate_time.cpp): CUPTI names the
