@@ -18,7 +18,7 @@ struct CheckOptions {
 };
 
 ExitCode run_check(const CheckOptions& options) {
-  auto source = util::read_file(options.kernel);
+  auto source = read_candidate(options.kernel);
   if (!source) return report_error("check", source.error());
   Toolchain tools;
   auto checker = tools.checker();

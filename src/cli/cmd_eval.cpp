@@ -59,7 +59,7 @@ ExitCode exit_code(const exec::Evaluation& ev) {
 ExitCode run_eval(const EvalCliOptions& o) {
   auto options = eval_options(o);
   if (!options) return report_error("eval", options.error());
-  auto source = util::read_file(o.kernel);
+  auto source = read_candidate(o.kernel);
   if (!source) return report_error("eval", source.error());
   Toolchain tools;
   auto problem = tools.problem(o.problem);

@@ -1,5 +1,6 @@
 #include "cli/tools.hpp"
 
+#include "util/fs.hpp"
 #include "util/paths.hpp"
 
 #include <fmt/core.h>
@@ -32,6 +33,20 @@ util::Expected<exec::Checker*> Toolchain::checker() {
     m_checker = std::make_unique<exec::Checker>(*m_compiler, *m_disassembler);
   }
   return m_checker.get();
+}
+
+util::Expected<std::string> read_candidate(const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    return util::make_error(util::ErrorKind::invalid_input,
+                            path.string() + " is a folder; give the candidate's .cu file");
+  auto text = util::read_file(path);
+  if (!text) return text;
+  if (text->find('\0') != std::string::npos)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            path.string() + " is not source text (it holds NUL bytes); give the "
+                                            "candidate's .cu file");
+  return text;
 }
 
 ExitCode report_error(std::string_view command, const util::Error& error) {

@@ -10,6 +10,7 @@
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -29,6 +30,11 @@ private:
   std::unique_ptr<sass::Disassembler> m_disassembler;
   std::unique_ptr<exec::Checker> m_checker;
 };
+
+// The text of a candidate file: invalid_input for a folder, or for a file that is not source
+// text (a NUL byte: an object file, an archive), which would otherwise be compiled as an empty
+// or garbled candidate.
+util::Expected<std::string> read_candidate(const std::filesystem::path& path);
 
 // Prints "ptxbench <command>: <message>" to stderr and maps the error kind to an exit code.
 ExitCode report_error(std::string_view command, const util::Error& error);

@@ -97,6 +97,17 @@ TEST(CheckCli, MissingKernelFileIsABadInput) {
   EXPECT_NE(result.err.find("/nonexistent/kernel.cu"), std::string::npos);
 }
 
+TEST(CheckCli, AFolderOrABinaryFileIsABadInputNotAnEmptyCandidate) {
+  // `check DIR` used to compile an empty file and report a link error with exit 1.
+  auto folder = run_ptxbench({"check", PTXBENCH_TEST_KERNELS, "--problem", "gemm_n7168_k5120"});
+  EXPECT_EQ(folder.exit_code, 2) << folder.out << folder.err;
+  EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
+  auto binary = run_ptxbench({"check", PTXBENCH_BINARY, "--problem", "gemm_n7168_k5120"});
+  EXPECT_EQ(binary.exit_code, 2) << binary.out << binary.err;
+  EXPECT_NE(binary.err.find("is not source text"), std::string::npos) << binary.err;
+  EXPECT_TRUE(binary.out.empty()) << "nothing of the binary is echoed";
+}
+
 TEST(ShowCli, PrintsTheGeneratedSignatureAndBaseline) {
   auto result = run_ptxbench({"show", "gemm_n7168_k5120"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
