@@ -51,10 +51,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
   }
   LaunchEvidence evidence;
-  TracedCall call{0, false, {}, reply->call_ms, {}};
+  TracedCall call{0, false, {}, reply->call_ms};
   for (const KernelSeen& k : reply->kernels)
     call.launches.push_back(k.name);
-  call.kernels = call.launches;
   evidence.correctness = {call, call};
   evidence.add_timed(reply->kernel_sets);
   evidence.refused = reply->refused;

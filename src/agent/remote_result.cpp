@@ -4,8 +4,6 @@
 #include "exec/evaluation.hpp"
 #include "trace/json_io.hpp"
 
-#include <cmath>
-#include <limits>
 #include <stdexcept>
 
 namespace ptxbench::agent {
@@ -20,14 +18,8 @@ struct BadShape : std::runtime_error {
 
 // A number, or the strings exec writes for non-finite values ("NaN", "Infinity").
 double number(const Json& value) {
-  if (value.is_number())
-    return value.get<double>();
-  if (value == "Infinity")
-    return std::numeric_limits<double>::infinity();
-  if (value == "-Infinity")
-    return -std::numeric_limits<double>::infinity();
-  if (value == "NaN")
-    return std::numeric_limits<double>::quiet_NaN();
+  if (auto read = exec::number_from_wire(value))
+    return *read;
   throw BadShape("expected a number, found " + value.dump());
 }
 

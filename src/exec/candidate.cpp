@@ -241,6 +241,19 @@ Reply CandidateServer::after_call(int status) {
   return reply;
 }
 
+std::vector<KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activities) {
+  std::erase_if(activities, [](const measure::GpuActivity& a) {
+    return a.kind != measure::GpuActivity::Kind::kernel;
+  });
+  std::stable_sort(activities.begin(), activities.end(), [](const auto& a, const auto& b) {
+    return a.correlation_id < b.correlation_id;
+  });
+  std::vector<KernelSeen> kernels;
+  for (const measure::GpuActivity& a : activities)
+    kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
+  return kernels;
+}
+
 Reply CandidateServer::plain_call(int set) { return after_call(invoke(set, m_stream)); }
 
 // One call inside a CUPTI window when tracing works (its latency and kernels go back for the
@@ -255,17 +268,7 @@ Reply CandidateServer::call(int set) {
   Reply reply = after_call(traced->call_status);
   if (!reply.ok) return reply;
   reply.call_ms = traced->latency_ms;
-  // In launch order (correlation ids follow the API calls): the counting pass's ranges, which
-  // CUPTI numbers 1, 2, … in the same order, are matched to these names.
-  std::vector<measure::GpuActivity> kernels;
-  for (const measure::GpuActivity& a : traced->activities)
-    if (a.kind == measure::GpuActivity::Kind::kernel) kernels.push_back(a);
-  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
-    return a.correlation_id < b.correlation_id;
-  });
-  for (const measure::GpuActivity& a : kernels)
-    reply.kernels.push_back(
-        {a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
+  reply.kernels = kernels_seen(traced->activities);
   return reply;
 }
 

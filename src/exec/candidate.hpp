@@ -47,6 +47,10 @@ inline constexpr int kSingleCallOk = 0;
 inline constexpr int kSingleCallSetupFailed = 3; // spec, library, signature or inputs
 inline constexpr int kSingleCallFailed = 4;      // the call (or a warm-up call) failed
 
+// The kernels among `activities` in launch order (correlation ids follow the API calls): the
+// counting pass's ranges, which CUPTI numbers in the same order, are matched to these names.
+std::vector<KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activities);
+
 class CandidateServer {
 public:
   CandidateServer() = default;

@@ -16,15 +16,6 @@
 namespace ptxbench::exec {
 namespace {
 
-std::vector<KernelSeen> kernels_of(const std::vector<measure::GpuActivity>& activities) {
-  std::vector<KernelSeen> kernels;
-  for (const measure::GpuActivity& a : activities) {
-    if (a.kind != measure::GpuActivity::Kind::kernel) continue;
-    kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
-  }
-  return kernels;
-}
-
 std::vector<KernelSet> group(const std::vector<std::vector<std::string>>& calls) {
   std::vector<KernelSet> sets;
   for (const auto& kernels : calls) {
@@ -86,7 +77,7 @@ Reply CandidateServer::time(const Request& request) {
   reply.event_ms = trial->event_ms;
   reply.late_work = trial->late_work;
   reply.last_set = current;
-  reply.kernels = kernels_of(trial->last_call_activities);
+  reply.kernels = kernels_seen(trial->last_call_activities);
   reply.kernel_sets = group(trial->call_kernels);
   reply.mode = trial->mode;
   reply.strict_reason = trial->strict_reason;

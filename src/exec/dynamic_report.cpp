@@ -23,13 +23,6 @@ struct OwnSums {
   std::string unattributed; // why no range could be matched to a kernel, or empty
 };
 
-bool own_kernel(const std::string& name, const sass::ArchReport* arch) {
-  return arch != nullptr &&
-         std::any_of(arch->functions.begin(), arch->functions.end(), [&](const auto& f) {
-           return f.mangled_name == name || f.demangled_name == name;
-         });
-}
-
 void add_value(OwnSums& out, const std::string& metric, const Json& value,
                const std::string& where) {
   if (out.broken.contains(metric))

@@ -40,34 +40,29 @@ bool allowed(const char* symbol, void** function, cudaDriverEntryPointQueryResul
   return false;
 }
 
-template <typename Fn> Fn next(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
-
 using ByVersionFn = cudaError_t (*)(const char*, void**, unsigned int, unsigned long long,
                                     cudaDriverEntryPointQueryResult*);
 using PlainFn = cudaError_t (*)(const char*, void**, unsigned long long,
                                 cudaDriverEntryPointQueryResult*);
 
-cudaError_t by_version(const char* real, const char* symbol, void** function, unsigned int version,
-                       unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
-  if (!allowed(symbol, function, status))
-    return cudaErrorSymbolNotFound;
-  static const ByVersionFn plain = next<ByVersionFn>("cudaGetDriverEntryPointByVersion");
-  static const ByVersionFn ptsz = next<ByVersionFn>("cudaGetDriverEntryPointByVersion_ptsz");
-  const ByVersionFn target = real[std::char_traits<char>::length(real) - 1] == 'z' ? ptsz : plain;
-  return target != nullptr ? target(symbol, function, version, flags, status)
-                           : cudaErrorSymbolNotFound;
+// libcudart's own `name`, looked up once per exported function (the caller's static).
+template <typename Fn> Fn real(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
-cudaError_t unversioned(const char* real, const char* symbol, void** function,
-                        unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
-  if (!allowed(symbol, function, status))
+cudaError_t by_version(ByVersionFn real_fn, const char* symbol, void** function,
+                       unsigned int version, unsigned long long flags,
+                       cudaDriverEntryPointQueryResult* status) {
+  if (!allowed(symbol, function, status) || real_fn == nullptr)
     return cudaErrorSymbolNotFound;
-  static const PlainFn plain = next<PlainFn>("cudaGetDriverEntryPoint");
-  static const PlainFn ptsz = next<PlainFn>("cudaGetDriverEntryPoint_ptsz");
-  const PlainFn target = real[std::char_traits<char>::length(real) - 1] == 'z' ? ptsz : plain;
-  return target != nullptr ? target(symbol, function, flags, status) : cudaErrorSymbolNotFound;
+  return real_fn(symbol, function, version, flags, status);
+}
+
+cudaError_t unversioned(PlainFn real_fn, const char* symbol, void** function,
+                        unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+  if (!allowed(symbol, function, status) || real_fn == nullptr)
+    return cudaErrorSymbolNotFound;
+  return real_fn(symbol, function, flags, status);
 }
 
 } // namespace
@@ -87,29 +82,34 @@ __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int version,
                                  unsigned long long flags,
                                  cudaDriverEntryPointQueryResult* status) {
-  return ptxbench::exec::by_version("cudaGetDriverEntryPointByVersion", symbol, function, version,
-                                    flags, status);
+  using namespace ptxbench::exec;
+  static const auto next = real<ByVersionFn>("cudaGetDriverEntryPointByVersion");
+  return by_version(next, symbol, function, version, flags, status);
 }
 
 __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** function, unsigned int version,
                                       unsigned long long flags,
                                       cudaDriverEntryPointQueryResult* status) {
-  return ptxbench::exec::by_version("cudaGetDriverEntryPointByVersion_ptsz", symbol, function,
-                                    version, flags, status);
+  using namespace ptxbench::exec;
+  static const auto next = real<ByVersionFn>("cudaGetDriverEntryPointByVersion_ptsz");
+  return by_version(next, symbol, function, version, flags, status);
 }
 
 __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPoint(const char* symbol, void** function, unsigned long long flags,
                         cudaDriverEntryPointQueryResult* status) {
-  return ptxbench::exec::unversioned("cudaGetDriverEntryPoint", symbol, function, flags, status);
+  using namespace ptxbench::exec;
+  static const auto next = real<PlainFn>("cudaGetDriverEntryPoint");
+  return unversioned(next, symbol, function, flags, status);
 }
 
 __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPoint_ptsz(const char* symbol, void** function, unsigned long long flags,
                              cudaDriverEntryPointQueryResult* status) {
-  return ptxbench::exec::unversioned("cudaGetDriverEntryPoint_ptsz", symbol, function, flags,
-                                     status);
+  using namespace ptxbench::exec;
+  static const auto next = real<PlainFn>("cudaGetDriverEntryPoint_ptsz");
+  return unversioned(next, symbol, function, flags, status);
 }
 
 } // extern "C"

@@ -1,5 +1,6 @@
 #include "exec/evaluation.hpp"
 
+#include "exec/protocol.hpp"
 #include "exec/tool_passes.hpp"
 #include "trace/json_io.hpp"
 
@@ -14,12 +15,6 @@ using Json = trace::Json;
 using Status = trace::EvaluationStatus;
 
 constexpr std::size_t kMaxLogBytes = 5u << 20;
-
-Json number(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
 
 std::string evaluation_log(const Evaluation& ev) {
   std::string log = ev.message;
@@ -92,7 +87,7 @@ Json launches_json(const LaunchEvidence& launches) {
   for (const TracedCall& call : launches.correctness)
     calls.push_back({{"set", call.set},
                      {"repeat", call.repeat},
-                     {"kernels", call.kernels},
+                     {"kernels", call.launches},
                      {"latency_ms", call.latency_ms ? Json(*call.latency_ms) : Json(nullptr)}});
   Json timed = Json::array();
   for (const KernelSet& set : launches.timed)
@@ -111,8 +106,8 @@ Json correctness_json(const Evaluation& ev) {
           {"candidate_nan", c.candidate_nan},
           {"candidate_inf", c.candidate_inf},
           {"reference_nonfinite", c.reference_nonfinite},
-          {"max_absolute_error", number(c.reported_abs_error())},
-          {"max_relative_error", number(c.reported_rel_error())},
+          {"max_absolute_error", wire_number(c.reported_abs_error())},
+          {"max_relative_error", wire_number(c.reported_rel_error())},
           {"required_matched_ratio", ev.required_matched_ratio},
           {"tolerated_failures", ev.tolerated_failures}};
 }

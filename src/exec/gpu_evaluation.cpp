@@ -326,10 +326,8 @@ bool GpuEvaluation::correctness_call(int set, bool repeat) {
   call.set = set;
   auto reply = ask(call);
   if (!reply) return false;
-  TracedCall traced{set, repeat, {}, reply->call_ms, {}};
+  TracedCall traced{set, repeat, {}, reply->call_ms};
   for (const KernelSeen& k : reply->kernels) traced.launches.push_back(k.name);
-  traced.kernels = traced.launches;
-  std::sort(traced.kernels.begin(), traced.kernels.end());
   m_result.launches.correctness.push_back(std::move(traced));
   const std::string when = repeat ? fmt::format("repeated call on input set {} (the same inputs "
                                                 "as the call before it)", set)

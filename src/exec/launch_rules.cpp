@@ -8,12 +8,9 @@
 namespace ptxbench::exec {
 namespace {
 
-bool own_kernel(const std::string& name, const sass::ArchReport* own) {
-  if (own == nullptr)
-    return false;
-  return std::any_of(own->functions.begin(), own->functions.end(), [&](const auto& f) {
-    return f.mangled_name == name || f.demangled_name == name;
-  });
+std::vector<std::string> sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 void add_unique(std::vector<std::string>& names, const std::string& name) {
@@ -37,12 +34,13 @@ std::optional<std::vector<std::string>> settled_kernels(const LaunchEvidence& ev
   std::optional<std::vector<std::string>> settled;
   for (std::size_t i = 1; i < evidence.correctness.size(); ++i) {
     const TracedCall& call = evidence.correctness[i];
+    auto kernels = sorted(call.launches);
     if (!settled) {
-      settled = call.kernels;
-    } else if (call.kernels != *settled) {
+      settled = std::move(kernels);
+    } else if (kernels != *settled) {
       why = fmt::format("the {} on input set {} launched {}, the correctness calls before it {}",
                         call.repeat ? "repeated call (the same inputs again)" : "call", call.set,
-                        list_text(call.kernels), list_text(*settled));
+                        list_text(kernels), list_text(*settled));
       return std::nullopt;
     }
   }
@@ -104,6 +102,14 @@ std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
 
 } // namespace
 
+bool own_kernel(const std::string& name, const sass::ArchReport* own) {
+  if (own == nullptr)
+    return false;
+  return std::any_of(own->functions.begin(), own->functions.end(), [&](const auto& f) {
+    return f.mangled_name == name || f.demangled_name == name;
+  });
+}
+
 std::string range_kernel(const std::string& name, std::size_t index,
                          const std::vector<std::string>& launches) {
   const bool number = !name.empty() && std::all_of(name.begin(), name.end(),
@@ -137,7 +143,7 @@ std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
                                          const sass::ArchReport* own) {
   std::vector<std::string> all;
   for (const TracedCall& call : evidence.correctness)
-    for (const std::string& k : call.kernels)
+    for (const std::string& k : call.launches)
       add_unique(all, k);
   for (const KernelSet& set : evidence.timed)
     for (const std::string& k : set.kernels)

@@ -49,9 +49,8 @@ inline constexpr double kReplayRatio = 0.5;
 struct TracedCall {
   int set = 0;
   bool repeat = false;               // the same inputs as the call before it
-  std::vector<std::string> kernels;  // sorted names
+  std::vector<std::string> launches; // kernel names in launch order
   std::optional<double> latency_ms;  // CUPTI span; absent when the child could not trace
-  std::vector<std::string> launches; // the names in launch order
 };
 
 struct LaunchEvidence {
@@ -96,6 +95,10 @@ struct BrokenRule {
   std::string message;              // the sentence for the model, naming what was seen
   std::vector<std::string> kernels; // foreign_kernel: the kernels, as CUPTI names them
 };
+
+// Whether CUPTI's kernel `name` is one of the candidate's functions (mangled or demangled SASS
+// name of the evaluated arch); never without a report.
+bool own_kernel(const std::string& name, const sass::ArchReport* own);
 
 // Every distinct kernel name the evidence holds that is not one of the candidate's functions
 // (mangled or demangled SASS names of the evaluated arch), in first-seen order.

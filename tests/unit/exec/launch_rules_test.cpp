@@ -27,8 +27,8 @@ sass::ArchReport own_functions(std::vector<std::string> mangled) {
 LaunchEvidence honest(std::vector<std::string> kernels, double call_ms = 2.0) {
   LaunchEvidence e;
   for (int set = 0; set < 3; ++set)
-    e.correctness.push_back({set, false, kernels, call_ms, kernels});
-  e.correctness.push_back({2, true, kernels, call_ms * 0.9, kernels});
+    e.correctness.push_back({set, false, kernels, call_ms});
+  e.correctness.push_back({2, true, kernels, call_ms * 0.9});
   e.timed.push_back({kernels, 150});
   e.counted = kernels;
   e.counted_launches = kernels.size();
@@ -41,7 +41,7 @@ TEST(LaunchRules, AnHonestCandidateBreaksNoRule) {
   EXPECT_FALSE(judge_launches(honest({kGemm}), &own));
   // A one-time set-up kernel in the process's first call is allowed.
   LaunchEvidence setup = honest({kGemm});
-  setup.correctness[0].kernels = {kGemm, kInit};
+  setup.correctness[0].launches = {kGemm, kInit};
   EXPECT_FALSE(judge_launches(setup, &own));
 }
 
@@ -85,7 +85,7 @@ TEST(LaunchRules, TimedCallsThatLaunchOtherKernelsAreInconsistentWork) {
 TEST(LaunchRules, ARepeatedCallThatLaunchesNothingIsInconsistentWork) {
   const auto own = own_functions({kGemm});
   LaunchEvidence e = honest({kGemm});
-  e.correctness.back().kernels.clear();
+  e.correctness.back().launches.clear();
   const auto broken = judge_launches(e, &own);
   ASSERT_TRUE(broken);
   EXPECT_EQ(broken->rule, Rule::inconsistent_work);
@@ -105,7 +105,7 @@ TEST(LaunchRules, TheSameKernelFarFasterWhenTimedIsInconsistentWork) {
   EXPECT_FALSE(judge_launches(e, &own));
   // With one input set there is no first-sight call but the process's first: no time rule.
   LaunchEvidence one = honest({kGemm}, 40.0);
-  one.correctness = {{0, false, {kGemm}, 40.0, {kGemm}}, {0, true, {kGemm}, 39.0, {kGemm}}};
+  one.correctness = {{0, false, {kGemm}, 40.0}, {0, true, {kGemm}, 39.0}};
   one.timed_ms = 0.06;
   EXPECT_FALSE(judge_launches(one, &own));
 }
@@ -133,7 +133,7 @@ trace::Json counts(const std::vector<std::pair<std::string, trace::Json>>& range
 Evaluation gemm_evaluation(trace::Json raw, std::size_t static_gmma,
                            std::vector<std::string> launches = {kGemm}) {
   Evaluation ev;
-  ev.launches.correctness.push_back({2, true, launches, 1.0, launches});
+  ev.launches.correctness.push_back({2, true, launches, 1.0});
   ev.check.arch = compile::Arch::sm_90a;
   sass::ArchReport arch = own_functions({kGemm});
   arch.target_families = sass::target_families_for("sm_90a");
