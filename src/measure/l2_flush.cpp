@@ -1,17 +1,18 @@
 // L2 flush: a memset of exactly the L2 size (cudaDevAttrL2CacheSize) evicts every line a
 // candidate could reuse; measured on an H200, it colds the cache as well as 2×L2 or 256 MiB
-// (reference/measurement.md §11) at 22 µs. The scratch is allocated once.
+// (reference/measurement.md §11) at 22 µs. The scratch is allocated once. Persisting lines
+// survive a memset, so strict windows release them first (peers-and-cheats.md §2 class 20).
 #include "measure/check.hpp"
 #include "measure/timing.hpp"
 
 #include <fmt/format.h>
-
 #include <utility>
 
 namespace ptxbench::measure {
 
 util::Expected<L2Flusher> L2Flusher::create(int device) {
-  if (auto available = detail::require_cuda_device(); !available) return available.take_error();
+  if (auto available = detail::require_cuda_device(); !available)
+    return available.take_error();
   int l2_bytes = 0;
   PTXBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
   if (l2_bytes <= 0)
@@ -19,7 +20,11 @@ util::Expected<L2Flusher> L2Flusher::create(int device) {
                             fmt::format("device {} reports no L2 cache", device));
   void* buffer = nullptr;
   PTXBENCH_CUDA_CHECK(cudaMalloc(&buffer, static_cast<std::size_t>(l2_bytes)));
-  return L2Flusher(buffer, static_cast<std::size_t>(l2_bytes));
+  L2Flusher flusher(buffer, static_cast<std::size_t>(l2_bytes));
+  // A context starts with a carve-out of its own (11.25 MiB on the H200), which an access
+  // policy window alone can fill; it goes to 0, so that any carve-out later is a call's.
+  flusher.release_persisting();
+  return flusher;
 }
 
 void L2Flusher::flush(cudaStream_t stream) {
@@ -29,12 +34,38 @@ void L2Flusher::flush(cudaStream_t stream) {
   PTXBENCH_CUDA_CHECK(cudaMemsetAsync(m_buffer, fill, m_bytes, stream));
 }
 
+namespace {
+
+// A device without persisting L2 (before sm_80) has nothing to release.
+bool unsupported(cudaError_t status) {
+  return status == cudaErrorUnsupportedLimit || status == cudaErrorNotSupported;
+}
+
+} // namespace
+
+void L2Flusher::release_persisting() {
+  if (persisting_bytes() != 0)
+    PTXBENCH_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+  if (const cudaError_t status = cudaCtxResetPersistingL2Cache(); !unsupported(status))
+    PTXBENCH_CUDA_CHECK(status);
+}
+
+std::size_t L2Flusher::persisting_bytes() const {
+  std::size_t bytes = 0;
+  const cudaError_t status = cudaDeviceGetLimit(&bytes, cudaLimitPersistingL2CacheSize);
+  if (unsupported(status))
+    return 0;
+  PTXBENCH_CUDA_CHECK(status);
+  return bytes;
+}
+
 L2Flusher::L2Flusher(L2Flusher&& other) noexcept
     : m_buffer(std::exchange(other.m_buffer, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
 
 L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
   if (this != &other) {
-    if (m_buffer != nullptr) cudaFree(m_buffer);
+    if (m_buffer != nullptr)
+      cudaFree(m_buffer);
     m_buffer = std::exchange(other.m_buffer, nullptr);
     m_bytes = std::exchange(other.m_bytes, 0);
   }
@@ -42,7 +73,8 @@ L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
 }
 
 L2Flusher::~L2Flusher() {
-  if (m_buffer != nullptr) cudaFree(m_buffer);
+  if (m_buffer != nullptr)
+    cudaFree(m_buffer);
 }
 
 } // namespace ptxbench::measure

@@ -109,10 +109,19 @@ private:
 };
 
 // Fills an L2-sized scratch buffer (cudaMemsetAsync) so the next call starts with a cold L2.
+// A memset does not evict persisting lines (a carve-out set with cudaLimitPersistingL2CacheSize
+// and filled through an access-policy window), so a call could keep its inputs in L2 across
+// the flush: `release_persisting` turns every persisting line back to normal and returns the
+// carve-out to 0 (as `create` does: a context starts with a carve-out). It takes effect when
+// it returns, so it protects the next call only when the device is idle (strict windows); a
+// batch is checked with `persisting_bytes` instead.
 class L2Flusher {
 public:
   static util::Expected<L2Flusher> create(int device);
   void flush(cudaStream_t stream);
+  void release_persisting();
+  // The persisting carve-out in bytes now (0 unless a call set one aside).
+  std::size_t persisting_bytes() const;
   std::size_t bytes() const { return m_bytes; }
   // Move-only owner of the scratch buffer.
   L2Flusher(L2Flusher&&) noexcept;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 namespace ptxbench::measure {
@@ -348,6 +349,109 @@ TEST(L2Flusher, FlushMakesARepeatedSmallReadSlower) {
   std::printf("32 MiB read: cold %.4f ms, warm %.4f ms, flush %zu bytes\n", cold->median_ms,
               warm[warm.size() / 2], flusher->bytes());
   EXPECT_GT(cold->median_ms, 1.2 * warm[warm.size() / 2]);
+}
+
+// The persisting carve-out a call can set aside, and the largest window that fits in half of
+// it (0 without persisting L2).
+struct Persisting {
+  std::size_t carve_out = 0, window = 0;
+};
+Persisting persisting_limits() {
+  int carve_out = 0, window = 0;
+  cudaDeviceGetAttribute(&carve_out, cudaDevAttrMaxPersistingL2CacheSize, 0);
+  cudaDeviceGetAttribute(&window, cudaDevAttrMaxAccessPolicyWindowSize, 0);
+  const std::size_t bytes = std::min<std::size_t>(std::size_t(carve_out) / 2, std::size_t(window));
+  return {std::size_t(carve_out), bytes / 16 * 16};
+}
+
+// Marks [data, data + bytes) persisting on `stream` (0 bytes clears the window).
+void persist(cudaStream_t stream, const void* data, std::size_t bytes) {
+  cudaStreamAttrValue value{};
+  value.accessPolicyWindow.base_ptr = const_cast<void*>(data);
+  value.accessPolicyWindow.num_bytes = bytes;
+  value.accessPolicyWindow.hitRatio = bytes != 0 ? 1.0f : 0.0f;
+  value.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  value.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &value);
+}
+
+// Class 20 of peers-and-cheats.md §2: a call that keeps its input in persisting L2 lines. The
+// carve-out is set aside outside the timed calls (an attacker's first call would), and each
+// read goes through a persisting window. Measured side by side, median of 25 each: warm (no
+// flush), cold (no window, flushed), a persisting read after the flush alone, and after the
+// strict boundary, which also releases persisting lines. On the H200 the L2-sized memset
+// evicts persisting lines by itself (0.0063 ms, as cold as without a window, against 0.0038
+// warm); the release guards devices where it would not.
+TEST(L2Flusher, PersistingLinesDoNotSurviveTheFlushOrTheStrictBoundary) {
+  const Persisting limits = persisting_limits();
+  if (limits.window < (std::size_t(4) << 20)) GTEST_SKIP() << "no persisting L2 on this device";
+  const std::size_t bytes = limits.window;
+  DeviceBuffer src(bytes), sink(sizeof(float));
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  bool windowed = true;
+  const CallFn call = [&](cudaStream_t s) {
+    persist(s, src.as<void>(), windowed ? bytes : 0);
+    read_kernel<<<132 * 4, 512, 0, s>>>(src.as<float4>(), bytes / 16, sink.as<float>());
+    return int(cudaGetLastError());
+  };
+  auto timed = [&](const std::function<void()>& before) {
+    std::vector<double> ms;
+    for (int i = 0; i < 25; ++i) {
+      cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limits.carve_out);
+      call(streams.main);
+      cudaDeviceSynchronize();
+      before();
+      auto timing = timer().time_call(call, streams.main);
+      EXPECT_TRUE(timing);
+      ms.push_back(timing ? timing->latency_ms : 0.0);
+    }
+    return median_of(ms);
+  };
+  const double warm = timed([] {});
+  const double flush_only = timed([&] { flusher->flush(streams.main); });
+  const double released = timed([&] {
+    flusher->release_persisting();
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limits.carve_out); // the call's own
+    flusher->flush(streams.main);
+  });
+  windowed = false;
+  const double cold = timed([&] { flusher->flush(streams.main); });
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) flusher->release_persisting();
+  const double release_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      100;
+  persist(streams.main, nullptr, 0);
+  std::printf("%zu-byte read, %zu-byte carve-out: warm %.4f ms, cold %.4f ms, persisting + "
+              "flush %.4f ms, persisting + release + flush %.4f ms; release %.1f us\n",
+              bytes, limits.carve_out, warm, cold, flush_only, released, release_us);
+  EXPECT_GT(cold, 1.2 * warm);
+  EXPECT_GT(flush_only, 0.9 * cold) << "persisting lines outlive the flush";
+  EXPECT_GT(released, 0.9 * cold) << "persisting lines outlive the release and the flush";
+  EXPECT_EQ(flusher->persisting_bytes(), 0u);
+}
+
+// Between batched calls nothing can release persisting lines in stream order, so a batch
+// after which a carve-out is set aside is timed strictly, and says why.
+TEST(BatchedTrial, APersistingCarveOutIsTimedStrictly) {
+  const std::size_t bytes = persisting_limits().carve_out;
+  if (bytes == 0) GTEST_SKIP() << "no persisting L2 on this device";
+  Streams streams;
+  auto flusher = L2Flusher::create(0);
+  ASSERT_TRUE(flusher);
+  const CallFn call = [&](cudaStream_t s) {
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes);
+    spin_kernel<<<1, 1, 0, s>>>(20'000);
+    return int(cudaGetLastError());
+  };
+  auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {2, 10, TimingMode::batched});
+  flusher->release_persisting();
+  ASSERT_TRUE(trial);
+  EXPECT_EQ(trial->mode, TimingMode::strict);
+  EXPECT_NE(trial->strict_reason.find("persisting L2"), std::string::npos) << trial->strict_reason;
+  EXPECT_EQ(flusher->persisting_bytes(), 0u);
 }
 
 } // namespace
