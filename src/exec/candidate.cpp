@@ -125,6 +125,7 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
     Reply reply = request ? handle(*request)
                           : Reply::failure(ChildError::protocol, request.error().message);
     reply.refused = refused_entry_points();
+    if (request) reply.id = request->id;
     if (!write_line(reply_fd, encode(reply))) return 1;
     if (request && request->op == RequestOp::exit) return 0;
     // A CUDA error after a call may be sticky: this process is done for.
@@ -136,7 +137,7 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
 Reply CandidateServer::handle(const Request& request) {
   const bool before_load = request.op == RequestOp::load || request.op == RequestOp::exit ||
                            request.op == RequestOp::prepare ||
-                           request.op == RequestOp::end_session;
+                           request.op == RequestOp::end_session || request.op == RequestOp::ping;
   if (!before_load && m_invoke == nullptr)
     return Reply::failure(ChildError::protocol, "no candidate loaded");
   if (!before_load && request.op != RequestOp::time &&
@@ -153,7 +154,8 @@ Reply CandidateServer::handle(const Request& request) {
   case RequestOp::call: return call(request.set);
   case RequestOp::time: return time(request);
   case RequestOp::count: return count(request.set);
-  case RequestOp::exit: return Reply{};
+  case RequestOp::exit:
+  case RequestOp::ping: return Reply{};
   }
   return Reply::failure(ChildError::protocol, "unknown request");
 }

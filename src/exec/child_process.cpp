@@ -107,7 +107,7 @@ CandidateProcess::CandidateProcess(CandidateProcess&& other) noexcept
     : m_pid(std::exchange(other.m_pid, -1)),
       m_request_fd(std::exchange(other.m_request_fd, -1)),
       m_reply_fd(std::exchange(other.m_reply_fd, -1)), m_pending(std::move(other.m_pending)),
-      m_log_path(std::move(other.m_log_path)) {}
+      m_log_path(std::move(other.m_log_path)), m_ids(other.m_ids) {}
 
 CandidateProcess& CandidateProcess::operator=(CandidateProcess&& other) noexcept {
   if (this != &other) {
@@ -118,6 +118,7 @@ CandidateProcess& CandidateProcess::operator=(CandidateProcess&& other) noexcept
     m_reply_fd = std::exchange(other.m_reply_fd, -1);
     m_pending = std::move(other.m_pending);
     m_log_path = std::move(other.m_log_path);
+    m_ids = other.m_ids;
   }
   return *this;
 }
@@ -167,13 +168,25 @@ util::Expected<Reply> CandidateProcess::request(const Request& request,
                                                 std::chrono::milliseconds deadline) {
   const std::string_view op = to_string(request.op);
   if (m_pid <= 0) return util::make_error(util::ErrorKind::subprocess, "the candidate process is gone");
-  if (!write_all(m_request_fd, encode(request) + "\n")) return died(op);
+  if (!m_pending.empty())
+    return util::make_error(util::ErrorKind::bad_response,
+                            "a line no request asked for was left on the reply channel before `" +
+                                std::string(op) + "`: only the harness may write there");
+  Request sent = request;
+  sent.id = m_ids();
+  if (!write_all(m_request_fd, encode(sent) + "\n")) return died(op);
   const auto until = std::chrono::steady_clock::now() + deadline;
   for (;;) {
     if (auto newline = m_pending.find('\n'); newline != std::string::npos) {
       const std::string line = m_pending.substr(0, newline);
       m_pending.erase(0, newline + 1);
-      return decode_reply(line);
+      auto reply = decode_reply(line);
+      if (reply && reply->id != sent.id)
+        return util::make_error(util::ErrorKind::bad_response,
+                                "the reply to `" + std::string(op) +
+                                    "` carries another request's id: something other than the "
+                                    "harness wrote to the reply channel");
+      return reply;
     }
     if (m_pending.size() > kMaxReplyBytes)
       return util::make_error(util::ErrorKind::bad_response, "oversized reply from the candidate");

@@ -7,6 +7,11 @@
 // reaped and the request fails with ErrorKind::timeout; when the child dies first, the request
 // fails with ErrorKind::subprocess and says how it died. A dead or killed child is never
 // reused; the destructor kills and reaps whatever is left.
+//
+// Only the server writes the reply pipe, one line per request, carrying back the request's
+// random id. A reply with another id, or any byte left over once a reply is read, was written
+// by something else in the child (a candidate forging a reply, peers-and-cheats.md §2 class 10)
+// and fails the request as ErrorKind::bad_response.
 #pragma once
 
 #include "exec/protocol.hpp"
@@ -16,6 +21,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <random>
 #include <string>
 
 namespace ptxbench::exec {
@@ -52,6 +58,7 @@ private:
   int m_reply_fd = -1;
   std::string m_pending;
   std::filesystem::path m_log_path;
+  std::mt19937_64 m_ids{std::random_device{}()};
 };
 
 } // namespace ptxbench::exec

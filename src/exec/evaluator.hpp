@@ -15,7 +15,8 @@
 //   child     start, load (signature check)                        → COMPILE_ERROR/RUNTIME_ERROR
 //   correct   per set: sentinel, call, inputs unchanged, compare    → INCORRECT_NUMERICAL
 //   timing    trials interleaved: reference (here), candidate (child); NVML around them
-//   recheck   the last timed output against its set's reference; inputs unchanged again
+//   recheck   a ping answered with its own id (no forged reply was taken for a real one);
+//             the last timed output against its set's reference; inputs unchanged again
 //   counts    dynamic instruction counts, a separate pass
 //   sanitizer on request: compute-sanitizer memcheck around one call  → RUNTIME_ERROR
 //   audit     on request: the paper's ncu source-counter audit, compared with `counts`

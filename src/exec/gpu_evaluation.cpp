@@ -354,6 +354,11 @@ bool GpuEvaluation::correctness() {
 }
 
 bool GpuEvaluation::recheck() {
+  // The child's last word: a reply left on the channel after the last time request (when a
+  // forged one was taken for it) answers the ping instead, with the wrong id.
+  Request ping;
+  ping.op = RequestOp::ping;
+  if (!ask(ping)) return false;
   std::shared_lock gpu(m_warm.lock);
   if (m_last_set < 0 || m_last_set >= m_buffers->set_count()) {
     fail(Status::runtime_error, "the candidate process named no valid last timed input set");

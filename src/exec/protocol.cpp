@@ -11,7 +11,7 @@ namespace {
 
 using Json = trace::Json;
 
-constexpr std::array<std::pair<RequestOp, std::string_view>, 7> kOps{{
+constexpr std::array<std::pair<RequestOp, std::string_view>, 8> kOps{{
     {RequestOp::load, "load"},
     {RequestOp::call, "call"},
     {RequestOp::time, "time"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<RequestOp, std::string_view>, 7> kOps{{
     {RequestOp::exit, "exit"},
     {RequestOp::prepare, "prepare"},
     {RequestOp::end_session, "end_session"},
+    {RequestOp::ping, "ping"},
 }};
 
 measure::TimingMode parse_mode(const std::string& name) {
@@ -120,6 +121,7 @@ std::vector<KernelSet> kernel_sets_from(const Json& j) {
 
 Reply reply_from(const Json& j) {
   Reply r;
+  r.id = j.value("id", std::uint64_t{0});
   r.ok = j.at("ok").get<bool>();
   r.error = parse_child_error(j.at("error").get<std::string>());
   r.message = j.at("message").get<std::string>();
@@ -181,7 +183,7 @@ Reply Reply::failure(ChildError error, std::string message) {
 }
 
 std::string encode(const Request& request) {
-  Json j{{"op", to_string(request.op)}};
+  Json j{{"op", to_string(request.op)}, {"id", request.id}};
   switch (request.op) {
   case RequestOp::load:
     j["library"] = request.library;
@@ -200,13 +202,15 @@ std::string encode(const Request& request) {
     break;
   case RequestOp::prepare: j["counter_session"] = request.counter_session; break;
   case RequestOp::exit:
-  case RequestOp::end_session: break;
+  case RequestOp::end_session:
+  case RequestOp::ping: break;
   }
   return j.dump();
 }
 
 std::string encode(const Reply& reply) {
-  Json j{{"ok", reply.ok},
+  Json j{{"id", reply.id},
+         {"ok", reply.ok},
          {"error", to_string(reply.error)},
          {"message", reply.message},
          {"invoke_status", reply.invoke_status},
@@ -235,6 +239,7 @@ util::Expected<Request> decode_request(std::string_view line) {
     const Json j = Json::parse(line);
     Request r;
     r.op = parse_op(j.at("op").get<std::string>());
+    r.id = j.value("id", std::uint64_t{0});
     if (r.op == RequestOp::load) {
       r.library = j.at("library").get<std::string>();
       r.signature = j.at("signature").get<std::string>();

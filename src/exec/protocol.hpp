@@ -23,7 +23,11 @@
 //   count {set}                  dynamic instruction counts of one call (separate pass); a
 //                                session opened at `prepare` is closed after it
 //   end_session {}               close the range profiler's session opened at `prepare`
+//   ping  {}                     answered at once: sent after the last timed request, so a
+//                                real reply left behind by a forged one is found
 //   exit  {}
+// Every request carries a random 64-bit `id` that its reply carries back (child_process.hpp
+// rejects a reply with another id, and any line no request asked for).
 // The child does nothing with CUDA before its first request: a spare child can be started
 // while another evaluation is being timed; everything CUDA waits for `prepare`.
 // Replies carry ok, an error kind and message, the ptxbench_invoke status and the CUDA error
@@ -59,7 +63,8 @@ enum class RequestOp : std::uint8_t {
   count = 4,
   exit = 5,
   prepare = 6,
-  end_session = 7
+  end_session = 7,
+  ping = 8 // answered at once: the supervisor's last word to a child it keeps using no more
 };
 
 // Why a request failed in the child; persisted on the wire.
@@ -111,6 +116,9 @@ using SetHandles = std::vector<BufferHandle>;
 
 struct Request {
   RequestOp op = RequestOp::exit;
+  // Drawn at random by the supervisor for every request; the reply must carry it back, so a
+  // line written into the reply pipe by anything but the server answers no request.
+  std::uint64_t id = 0;
   // load
   std::string library;
   std::string signature;
@@ -142,6 +150,7 @@ struct KernelSet {
 };
 
 struct Reply {
+  std::uint64_t id = 0; // the request's id, echoed by the server
   bool ok = true;
   ChildError error = ChildError::none;
   std::string message;

@@ -57,7 +57,7 @@ TEST(Protocol, TimeRequestCarriesTheTimingModeAndPrepareAsksForTheCounterSession
   EXPECT_EQ(decoded->mode, measure::TimingMode::strict);
   Request prepare;
   prepare.op = RequestOp::prepare;
-  EXPECT_EQ(encode(prepare), R"({"op":"prepare","counter_session":false})");
+  EXPECT_EQ(encode(prepare), R"({"op":"prepare","id":0,"counter_session":false})");
   EXPECT_EQ(decode_request(encode(prepare))->op, RequestOp::prepare);
   prepare.counter_session = true;
   EXPECT_TRUE(decode_request(encode(prepare))->counter_session);
@@ -89,6 +89,21 @@ TEST(Protocol, PrepareReplyCarriesStartupSteps) {
   EXPECT_TRUE(decode_reply(encode(reply))->counter_session_open);
   EXPECT_FALSE(decode_reply(R"({"ok":true,"error":"none","message":"","invoke_status":0,)"
                             R"("cuda_error":"","counter_session_open":1})"));
+}
+
+TEST(Protocol, TheRequestsIdTravelsThereAndBackInTheReply) {
+  Request ping;
+  ping.op = RequestOp::ping;
+  ping.id = 0xfedcba9876543210ULL;
+  auto request = decode_request(encode(ping));
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->op, RequestOp::ping);
+  EXPECT_EQ(request->id, ping.id);
+  Reply answer;
+  answer.id = request->id;
+  auto reply = decode_reply(encode(answer));
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(reply->id, ping.id);
 }
 
 TEST(Protocol, RequestsAreOneLine) {
@@ -203,7 +218,7 @@ TEST(Protocol, ChildErrorNamesAreStable) {
   EXPECT_EQ(to_string(RequestOp::end_session), "end_session");
   Request end;
   end.op = RequestOp::end_session;
-  EXPECT_EQ(encode(end), R"({"op":"end_session"})");
+  EXPECT_EQ(encode(end), R"({"op":"end_session","id":0})");
   EXPECT_EQ(decode_request(encode(end))->op, RequestOp::end_session);
 }
 

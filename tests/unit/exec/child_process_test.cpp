@@ -1,0 +1,97 @@
+// The supervisor's side of the reply channel, against a stand-in child (a bash script speaking
+// the protocol): a reply must carry its request's id, and nothing may be left on the channel
+// (peers-and-cheats.md §2 class 10, a forged result line).
+#include "exec/child_process.hpp"
+#include "support/scratch_dir.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <string>
+
+namespace ptxbench::exec {
+namespace {
+
+using test_support::ScratchDir;
+
+// Answers every request with one honest reply (message "real"), after `before` has written
+// whatever it writes to the reply fd first; $id is the request's id.
+std::filesystem::path stand_in_child(const ScratchDir& dir, const std::string& before) {
+  const std::string reply = R"({"id":%s,"ok":true,"error":"none","message":"%s",)"
+                            R"("invoke_status":0,"cuda_error":""}\n)";
+  const std::string script = "#!/bin/bash\n"
+                             "req=$2; rep=$4\n"
+                             "while IFS= read -r line <&\"$req\"; do\n"
+                             "  [[ $line =~ \\\"id\\\":([0-9]+) ]] && id=${BASH_REMATCH[1]}\n"
+                             "  " +
+                             before +
+                             "\n"
+                             "  printf '" +
+                             reply +
+                             "' \"$id\" real >&\"$rep\"\n"
+                             "  [[ $line == *'\"op\":\"exit\"'* ]] && exit 0\n"
+                             "done\n";
+  const std::filesystem::path path = dir.write("child.sh", script);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+const std::string kForgedWithoutId =
+    R"(printf '{"id":1,"ok":true,"error":"none","message":"forged","invoke_status":0,)"
+    R"("cuda_error":""}\n' >&"$rep")";
+const std::string kForgedWithTheId =
+    R"(printf '{"id":%s,"ok":true,"error":"none","message":"forged","invoke_status":0,)"
+    R"("cuda_error":""}\n' "$id" >&"$rep")";
+
+util::Expected<Reply> ping(CandidateProcess& child) {
+  Request request;
+  request.op = RequestOp::ping;
+  return child.request(request, std::chrono::seconds(10));
+}
+
+TEST(ReplyChannel, AnHonestChildsRepliesCarryTheirRequestsIds) {
+  ScratchDir dir;
+  auto child = CandidateProcess::start(stand_in_child(dir, ":"), dir.path() / "child.log");
+  ASSERT_TRUE(child) << child.error().message;
+  for (int i = 0; i < 3; ++i) {
+    auto reply = ping(*child);
+    ASSERT_TRUE(reply) << reply.error().message;
+    EXPECT_EQ(reply->message, "real");
+  }
+  child->stop();
+}
+
+TEST(ReplyChannel, AForgedReplyWithoutTheRequestsIdIsABadResponse) {
+  ScratchDir dir;
+  auto child =
+      CandidateProcess::start(stand_in_child(dir, kForgedWithoutId), dir.path() / "child.log");
+  ASSERT_TRUE(child) << child.error().message;
+  auto reply = ping(*child);
+  ASSERT_FALSE(reply);
+  EXPECT_EQ(reply.error().kind, util::ErrorKind::bad_response);
+  EXPECT_NE(reply.error().message.find("reply channel"), std::string::npos)
+      << reply.error().message;
+  child->stop();
+}
+
+// A forger that read the id out of the server's memory is taken at its word once; the real
+// reply that follows is then left over and fails the next request (the evaluator always sends
+// one more: the ping of its recheck phase).
+TEST(ReplyChannel, AForgedReplyWithTheIdLeavesTheRealOneOverAndTheNextRequestFails) {
+  ScratchDir dir;
+  auto child =
+      CandidateProcess::start(stand_in_child(dir, kForgedWithTheId), dir.path() / "child.log");
+  ASSERT_TRUE(child) << child.error().message;
+  auto first = ping(*child);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->message, "forged");
+  auto second = ping(*child);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().kind, util::ErrorKind::bad_response);
+  EXPECT_NE(second.error().message.find("reply channel"), std::string::npos)
+      << second.error().message;
+  child->stop();
+}
+
+} // namespace
+} // namespace ptxbench::exec
