@@ -171,6 +171,27 @@ constexpr std::array<std::string_view, 20> kProcessSymbols{"system",
                                                            "process_vm_writev",
                                                            "process_vm_readv"};
 
+// A kernel.so prints to stdout and stderr (a log nobody parses) and needs nothing else of the
+// file system: these reach the reply pipe (/proc/self/fd), the harness's files and caches,
+// the child's own code (mprotect over CUPTI), the driver's device files (ioctl) or another
+// process (kill).
+constexpr std::array<std::string_view, 58> kFileSymbols{
+    "open",          "open64",       "openat",   "openat64",   "creat",
+    "creat64",       "fopen",        "fopen64",  "freopen",    "freopen64",
+    "fdopen",        "opendir",      "dup",      "dup2",       "dup3",
+    "fcntl",         "fcntl64",      "ioctl",    "write",      "writev",
+    "pwrite",        "pwrite64",     "pwritev",  "pwritev2",   "send",
+    "sendto",        "sendmsg",      "sendmmsg", "splice",     "vmsplice",
+    "tee",           "mmap",         "mmap64",   "mremap",     "mprotect",
+    "pkey_mprotect", "memfd_create", "unlink",   "unlinkat",   "rename",
+    "renameat",      "renameat2",    "remove",   "truncate",   "ftruncate",
+    "symlink",       "link",         "chmod",    "kill",       "killpg",
+    "tgkill",        "tkill",        "sigqueue", "pidfd_open", "pidfd_send_signal",
+    "prctl",         "seccomp",      "socket"};
+// C++ file streams and std::filesystem, matched anywhere in the mangled name.
+constexpr std::array<std::string_view, 5> kFileManglings{
+    "basic_filebuf", "basic_ofstream", "basic_ifstream", "basic_fstream", "St10filesystem"};
+
 // Prefixes of the vendor libraries' symbols (and of the JIT compilers).
 constexpr std::array<std::string_view, 12> kVendorPrefixes{
     "cublas",   "cudnn",    "nvrtc", "nvJitLink",     "cufft",    "curand",
@@ -191,6 +212,11 @@ std::optional<ImportRule> rule_for_symbol(std::string_view name) {
     return ImportRule::process;
   if (loads_gpu_code(name))
     return ImportRule::module_loading;
+  if (listed(kFileSymbols, name))
+    return ImportRule::files;
+  for (std::string_view mangling : kFileManglings)
+    if (name.find(mangling) != std::string_view::npos)
+      return ImportRule::files;
   for (std::string_view prefix : kVendorPrefixes)
     if (name.starts_with(prefix))
       return ImportRule::vendor_library;
@@ -219,13 +245,17 @@ constexpr std::array kImportRules{
                    "not allowed"},
     ImportRuleInfo{ImportRule::vendor_library, "vendor_library",
                    "imports `{}` from a vendor library"},
+    ImportRuleInfo{ImportRule::files, "files",
+                   "imports `{}`: opening files, writing or duplicating file descriptors, "
+                   "remapping memory and signalling processes are not allowed (print with "
+                   "printf or std::cout)"},
 };
 
 consteval bool import_rules_complete() {
   for (std::size_t i = 0; i < kImportRules.size(); ++i)
     if (static_cast<std::size_t>(kImportRules[i].rule) != i + 1)
       return false;
-  return static_cast<std::size_t>(ImportRule::vendor_library) == kImportRules.size();
+  return static_cast<std::size_t>(ImportRule::files) == kImportRules.size(); // the last one
 }
 static_assert(import_rules_complete(), "kImportRules must list every ImportRule in value order");
 

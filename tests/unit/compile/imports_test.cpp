@@ -106,6 +106,31 @@ TEST_F(ImportsTest, ModuleLoadingAndProcessCallsAreCaughtByTheirSymbols) {
   EXPECT_EQ(process->name, "system");
 }
 
+// The ways to the reply pipe, the harness's files and the child's own code (classes 10, 24
+// and 25 of peers-and-cheats.md §2): raw descriptor writes, file streams, signals.
+TEST_F(ImportsTest, FileDescriptorAndSignalCallsAreCaughtByTheirSymbols) {
+  const auto write = find_forbidden_import(
+      built(candidate("extern \"C\" long put(int, const void*, unsigned long) "
+                      "__asm__(\"wri\" \"te\");\n",
+                      "  (void)put(5, \"{}\\n\", 3);")));
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->rule, ImportRule::files);
+  EXPECT_EQ(write->name, "write");
+  EXPECT_NE(write->message().find("file descriptors"), std::string::npos) << write->message();
+  const auto stream = find_forbidden_import(
+      built(candidate("#include <fstream>\n",
+                      "  std::ofstream out(\"/proc/self/fd/5\"); out << \"{}\";")));
+  ASSERT_TRUE(stream);
+  EXPECT_EQ(stream->rule, ImportRule::files);
+  const auto signal = find_forbidden_import(
+      built(candidate("#include <unistd.h>\n"
+                      "extern \"C\" int end_it(int, int) __asm__(\"ki\" \"ll\");\n",
+                      "  (void)end_it(getppid(), 9);")));
+  ASSERT_TRUE(signal);
+  EXPECT_EQ(signal->rule, ImportRule::files);
+  EXPECT_EQ(signal->name, "kill");
+}
+
 TEST_F(ImportsTest, ALibraryBeyondTheRuntimeIsRejectedByName) {
   // g++ links a shared object against libsqlite3, as a kernel.so linked against cuBLAS would be.
   const fs::path source = m_dir / "uses_sqlite.cpp";
