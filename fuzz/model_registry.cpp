@@ -1,6 +1,6 @@
 // The model registry (a config file users edit): parse; every accepted model has a name, a
 // known provider and a unique name.
-#include "agent/registry.hpp"
+#include "model/registry.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace ptxbench::agent;
+  using namespace ptxbench::model;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto registry = parse_registry(text, "/fuzz/models.json");
   if (!registry) {

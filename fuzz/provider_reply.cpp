@@ -3,9 +3,9 @@
 // one exchange, with the status and a Retry-After header also taken from the input. The whole
 // client path runs: status handling, JSON parsing, the provider's reply shape, UTF-8 repair,
 // usage and cost accounting. A reply that is accepted must carry valid UTF-8 text.
-#include "agent/http_client.hpp"
-#include "agent/providers.hpp"
-#include "agent/utf8.hpp"
+#include "model/http_client.hpp"
+#include "model/providers.hpp"
+#include "model/utf8.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -14,7 +14,7 @@
 namespace {
 
 using namespace ptxbench;
-using namespace ptxbench::agent;
+using namespace ptxbench::model;
 
 class FixedTransport final : public HttpTransport {
 public:

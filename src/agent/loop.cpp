@@ -1,8 +1,8 @@
 #include "agent/loop.hpp"
 
-#include "agent/factory.hpp"
 #include "agent/feedback.hpp"
 #include "compile/extract.hpp"
+#include "model/factory.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -30,7 +30,7 @@ bool is_transient(util::ErrorKind kind) {
   }
 }
 
-store::ModelCallRecord to_record(const AttemptRecord& attempt) {
+store::ModelCallRecord to_record(const model::AttemptRecord& attempt) {
   store::ModelCallRecord call;
   call.attempt = attempt.attempt;
   call.provider = attempt.provider;
@@ -44,7 +44,7 @@ store::ModelCallRecord to_record(const AttemptRecord& attempt) {
     call.error_kind = attempt.error->kind;
     call.error_message = attempt.error->message;
   }
-  if (const ChatResponse* reply = attempt.response) {
+  if (const model::ChatResponse* reply = attempt.response) {
     call.input_tokens = reply->usage.input_tokens;
     call.output_tokens = reply->usage.output_tokens;
     call.reasoning_tokens = reply->usage.reasoning_tokens;
@@ -94,7 +94,7 @@ private:
   util::Expected<bool> already_finished();
   util::Status refresh();
   util::Expected<TurnWork> model_turn(store::TurnHandle turn);
-  TurnWork evaluate_reply(const ChatResponse& reply);
+  TurnWork evaluate_reply(const model::ChatResponse& reply);
   util::Expected<TurnResult> evaluate_candidate(const std::string& code);
   util::Status commit(store::TurnHandle turn, const TurnWork& work);
   util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
@@ -110,7 +110,7 @@ private:
   store::TrajectoryId m_id;
   store::TrajectoryPrompts m_prompts;
   std::vector<store::FinishedTurn> m_finished;
-  std::unique_ptr<ModelClient> m_client;
+  std::unique_ptr<model::ModelClient> m_client;
   TrajectoryResult m_result;
 };
 
@@ -204,10 +204,10 @@ util::Expected<TrajectoryResult> Trajectory::run() {
 }
 
 util::Expected<TurnWork> Trajectory::model_turn(store::TurnHandle turn) {
-  ChatRequest request =
-      make_request(*m_task.model, conversation(m_prompts, m_finished, m_options.context));
+  model::ChatRequest request =
+      model::make_request(*m_task.model, conversation(m_prompts, m_finished, m_options.context));
   std::optional<util::Error> store_error;
-  request.on_attempt = [&](const AttemptRecord& attempt) {
+  request.on_attempt = [&](const model::AttemptRecord& attempt) {
     if (auto status = m_store.record_model_call(turn.id, to_record(attempt));
         !status && !store_error)
       store_error = status.error();
@@ -228,7 +228,7 @@ util::Expected<TurnWork> Trajectory::model_turn(store::TurnHandle turn) {
   return work;
 }
 
-TurnWork Trajectory::evaluate_reply(const ChatResponse& reply) {
+TurnWork Trajectory::evaluate_reply(const model::ChatResponse& reply) {
   TurnWork work;
   work.outcome.reply = reply.text;
   auto candidate = compile::extract_candidate(reply.text);
@@ -310,10 +310,11 @@ bool is_context_overflow(const util::Error& error) {
       kMarkers, [&](std::string_view marker) { return message.find(marker) != std::string::npos; });
 }
 
-std::vector<Message> conversation(const store::TrajectoryPrompts& prompts,
-                                  const std::vector<store::FinishedTurn>& turns,
-                                  ContextPolicy policy) {
-  std::vector<Message> messages{{Role::system, prompts.system}, {Role::user, prompts.task}};
+std::vector<model::Message> conversation(const store::TrajectoryPrompts& prompts,
+                                         const std::vector<store::FinishedTurn>& turns,
+                                         ContextPolicy policy) {
+  std::vector<model::Message> messages{{model::Role::system, prompts.system},
+                                       {model::Role::user, prompts.task}};
   std::vector<const store::FinishedTurn*> pairs;
   for (const auto& turn : turns)
     if (turn.category != TurnCategory::infra && turn.reply && turn.feedback)
@@ -321,8 +322,8 @@ std::vector<Message> conversation(const store::TrajectoryPrompts& prompts,
   if (policy == ContextPolicy::latest_pair && pairs.size() > 1)
     pairs.erase(pairs.begin(), pairs.end() - 1);
   for (const auto* turn : pairs) {
-    messages.push_back({Role::assistant, *turn->reply});
-    messages.push_back({Role::user, *turn->feedback});
+    messages.push_back({model::Role::assistant, *turn->reply});
+    messages.push_back({model::Role::user, *turn->feedback});
   }
   return messages;
 }

@@ -31,11 +31,11 @@
 // the trajectory resumable.
 #pragma once
 
-#include "agent/chat.hpp"
 #include "agent/executor.hpp"
 #include "agent/prompt.hpp"
-#include "agent/registry.hpp"
 #include "compile/nvcc.hpp"
+#include "model/chat.hpp"
+#include "model/registry.hpp"
 #include "store/run_store.hpp"
 #include "suite/problem.hpp"
 #include "util/error.hpp"
@@ -87,12 +87,12 @@ struct TrajectoryResult {
 // Makes the model client for one trajectory; `calls_made` is the number of model-call attempts
 // already recorded for it (a replay client skips that many recorded replies on resume).
 using ClientMaker =
-    std::function<util::Expected<std::unique_ptr<ModelClient>>(std::int64_t calls_made)>;
+    std::function<util::Expected<std::unique_ptr<model::ModelClient>>(std::int64_t calls_made)>;
 
 struct TrajectoryTask {
   store::TrajectoryKey key;
   const suite::Problem* problem = nullptr;
-  const ModelSpec* model = nullptr;
+  const model::ModelSpec* model = nullptr;
   Prompts prompts; // used when the store has none for this trajectory yet
 };
 
@@ -114,8 +114,8 @@ bool is_context_overflow(const util::Error& error);
 
 // The messages of the next model call: system, task, then earlier (reply, feedback) pairs of the
 // finished non-infra turns as the policy allows.
-std::vector<Message> conversation(const store::TrajectoryPrompts& prompts,
-                                  const std::vector<store::FinishedTurn>& turns,
-                                  ContextPolicy policy);
+std::vector<model::Message> conversation(const store::TrajectoryPrompts& prompts,
+                                         const std::vector<store::FinishedTurn>& turns,
+                                         ContextPolicy policy);
 
 } // namespace ptxbench::agent

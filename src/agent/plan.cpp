@@ -1,8 +1,8 @@
 #include "agent/plan.hpp"
 
-#include "agent/json_fields.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
+#include "model/json_fields.hpp"
 #include "util/fs.hpp"
 
 namespace ptxbench::agent {
@@ -21,10 +21,11 @@ int as_int(std::optional<std::int64_t> value, int fallback) {
   return value ? static_cast<int>(*value) : fallback;
 }
 
-void read_eval(Fields& parent, const Json* json, const std::string& origin, EvalSettings& eval) {
+void read_eval(model::Fields& parent, const model::Json* json, const std::string& origin,
+               EvalSettings& eval) {
   if (json == nullptr)
     return;
-  Fields f(*json, key_path(parent.path(), "eval"), origin);
+  model::Fields f(*json, model::key_path(parent.path(), "eval"), origin);
   f.allow_only(kEvalKeys);
   eval.sets = as_int(f.integer("sets", 1), eval.sets);
   eval.trials = as_int(f.integer("trials", 1), eval.trials);
@@ -34,14 +35,14 @@ void read_eval(Fields& parent, const Json* json, const std::string& origin, Eval
   eval.memcheck = f.boolean("memcheck").value_or(eval.memcheck);
   if (auto service = f.strings("service")) {
     if (auto urls = check_service_urls(*service); !urls)
-      f.fail(key_path(f.path(), "service"), urls.error().message);
+      f.fail(model::key_path(f.path(), "service"), urls.error().message);
     eval.service = std::move(*service);
   }
   if (f.error())
     parent.fail(f.path(), f.error()->message);
 }
 
-void read_loop(Fields& f, LoopOptions& loop) {
+void read_loop(model::Fields& f, LoopOptions& loop) {
   loop.max_turns = as_int(f.integer("turns", 1), loop.max_turns);
   loop.max_infra_retries = as_int(f.integer("max_infra_retries", 0), loop.max_infra_retries);
   if (auto target = f.number("target_speedup", 0, 1e6))
@@ -50,13 +51,13 @@ void read_loop(Fields& f, LoopOptions& loop) {
     if (auto policy = parse_context_policy(*context))
       loop.context = *policy;
     else
-      f.fail(key_path(f.path(), "context"), "expected \"full\" or \"latest-pair\"");
+      f.fail(model::key_path(f.path(), "context"), "expected \"full\" or \"latest-pair\"");
   }
   if (auto arch = f.text("arch")) {
     if (auto parsed = compile::parse_arch(*arch))
       loop.arch = *parsed;
     else
-      f.fail(key_path(f.path(), "arch"), "expected \"sm_90a\" or \"sm_100a\"");
+      f.fail(model::key_path(f.path(), "arch"), "expected \"sm_90a\" or \"sm_100a\"");
   }
 }
 
@@ -112,12 +113,12 @@ util::Expected<std::vector<const suite::Problem*>> problems_for(const RunPlan& p
 } // namespace
 
 util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin) {
-  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  model::Json json = model::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object())
     return util::make_error(util::ErrorKind::invalid_input,
                             origin.string() + ": not a JSON object");
   RunPlan plan;
-  Fields f(json, "$", origin.string());
+  model::Fields f(json, "$", origin.string());
   f.allow_only(kPlanKeys);
   if (auto models = f.strings("models"))
     plan.models = std::move(*models);
@@ -147,8 +148,8 @@ util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {
   return parse_plan(*text, path);
 }
 
-Json plan_to_json(const RunPlan& plan) {
-  Json json;
+model::Json plan_to_json(const RunPlan& plan) {
+  model::Json json;
   json["models"] = plan.models;
   json["problems"] = plan.problems;
   json["prompt_variants"] = plan.prompt_variants;

@@ -54,7 +54,7 @@ struct RunPlan {
 
 util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin);
 util::Expected<RunPlan> load_plan(const std::filesystem::path& path);
-Json plan_to_json(const RunPlan& plan);
+model::Json plan_to_json(const RunPlan& plan);
 
 exec::EvalOptions eval_options(const RunPlan& plan);
 

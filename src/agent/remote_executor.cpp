@@ -39,12 +39,12 @@ util::Status check_service_urls(const std::vector<std::string>& urls) {
       return util::make_error(util::ErrorKind::invalid_input,
                               fmt::format("evaluation service \"{}\": expected an http:// or "
                                           "https:// URL such as http://127.0.0.1:8000",
-                                          redact_url(url)));
+                                          model::redact_url(url)));
   }
   return util::Ok{};
 }
 
-RemoteExecutor::RemoteExecutor(const exec::Checker& checker, HttpTransport& transport,
+RemoteExecutor::RemoteExecutor(const exec::Checker& checker, model::HttpTransport& transport,
                                RemoteOptions options)
     : m_checker(checker), m_transport(transport), m_options(std::move(options)) {
   if (m_options.urls.empty())
@@ -53,24 +53,24 @@ RemoteExecutor::RemoteExecutor(const exec::Checker& checker, HttpTransport& tran
     url = base_of(url);
 }
 
-util::Expected<Json> RemoteExecutor::exchange(HttpMethod method, const std::string& url,
+util::Expected<Json> RemoteExecutor::exchange(model::HttpMethod method, const std::string& url,
                                               std::string body, std::chrono::milliseconds timeout) {
-  HttpRequest request;
+  model::HttpRequest request;
   request.method = method;
   request.url = url;
   request.body = std::move(body);
   request.timeout = timeout;
   request.connect_timeout = std::min(timeout, std::chrono::milliseconds(10000));
-  if (method == HttpMethod::post)
+  if (method == model::HttpMethod::post)
     request.headers.push_back({"Content-Type", "application/json"});
   if (!m_options.token.empty())
     request.headers.push_back(
-        {"Authorization", "Bearer " + m_options.token.reveal(), Sensitivity::secret});
+        {"Authorization", "Bearer " + m_options.token.reveal(), model::Sensitivity::secret});
   auto response = m_transport.send(request);
   if (!response)
     return response.take_error();
-  const std::string where =
-      fmt::format("{} {}", method == HttpMethod::get ? "GET" : "POST", redact_url(url));
+  const std::string where = fmt::format("{} {}", method == model::HttpMethod::get ? "GET" : "POST",
+                                        model::redact_url(url));
   if (response->status != 200)
     return util::make_error(
         util::ErrorKind::http_status,
@@ -88,12 +88,12 @@ util::Expected<std::string> RemoteExecutor::pick_service() {
   std::int64_t best_queue = std::numeric_limits<std::int64_t>::max();
   std::string failures;
   for (const std::string& url : m_options.urls) {
-    auto health = exchange(HttpMethod::get, url + "/health", "", m_options.request_timeout);
+    auto health = exchange(model::HttpMethod::get, url + "/health", "", m_options.request_timeout);
     const bool usable = health && health->is_object() &&
                         health->value("status", "") != "stopping" &&
                         (*health)["queue_size"].is_number_integer();
     if (!usable) {
-      failures += fmt::format("; {}: {}", redact_url(url),
+      failures += fmt::format("; {}: {}", model::redact_url(url),
                               health ? "not taking tasks" : health.error().message);
       continue;
     }
@@ -118,15 +118,16 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
   // Memory checking (the run's default) is the service's /sanitize: /evaluate plus memcheck.
   const std::string endpoint =
       options.sanitize == exec::Sanitize::memcheck ? "/sanitize" : "/evaluate";
-  auto reply = exchange(HttpMethod::post, url + endpoint,
+  auto reply = exchange(model::HttpMethod::post, url + endpoint,
                         evaluate_request(source, problem, options)
                             .dump(-1, ' ', false, Json::error_handler_t::replace),
                         m_options.request_timeout);
   if (!reply)
     return reply.take_error();
   if (!reply->is_object() || !(*reply)["task_id"].is_string())
-    return util::make_error(util::ErrorKind::bad_response,
-                            "POST " + redact_url(url) + endpoint + ": no task_id in the answer");
+    return util::make_error(util::ErrorKind::bad_response, "POST " + model::redact_url(url) +
+                                                               endpoint +
+                                                               ": no task_id in the answer");
   return (*reply)["task_id"].get<std::string>();
 }
 
@@ -138,9 +139,10 @@ util::Expected<Json> RemoteExecutor::wait(const std::string& url, const std::str
     if (left.count() <= 0)
       return util::make_error(util::ErrorKind::timeout,
                               fmt::format("task {} on {} did not finish within {} s", task_id,
-                                          redact_url(url), m_options.max_wait.count() / 1000));
+                                          model::redact_url(url),
+                                          m_options.max_wait.count() / 1000));
     const auto poll = std::min<std::chrono::milliseconds>(m_options.poll, left);
-    auto task = exchange(HttpMethod::get,
+    auto task = exchange(model::HttpMethod::get,
                          fmt::format("{}/tasks/{}?timeout={:.3f}", url, task_id,
                                      static_cast<double>(poll.count()) / 1000.0),
                          "", poll + m_options.request_timeout);
@@ -175,8 +177,8 @@ util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
   if ((*task)["status"] == "failed")
     return util::make_error(
         util::ErrorKind::unsupported,
-        fmt::format("the evaluation service {} failed task {}: {}", redact_url(*url), *task_id,
-                    clip(task->value("error", "no reason given"), kMaxErrorChars)));
+        fmt::format("the evaluation service {} failed task {}: {}", model::redact_url(*url),
+                    *task_id, clip(task->value("error", "no reason given"), kMaxErrorChars)));
   auto result = read_result(task->value("result", Json()), task->value("needs_gpu", ""),
                             std::move(checked->report));
   if (!result)

@@ -19,8 +19,8 @@
 #pragma once
 
 #include "agent/executor.hpp"
-#include "agent/http_transport.hpp"
-#include "agent/secret.hpp"
+#include "model/http_transport.hpp"
+#include "model/secret.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -33,7 +33,7 @@ namespace ptxbench::agent {
 struct RemoteOptions {
   std::vector<std::string> urls; // base URLs ("http://gpu-host:8000")
   exec::EvalOptions eval;        // sent with every task; the arch is the turn's
-  Secret token;                  // bearer token, or empty
+  model::Secret token;           // bearer token, or empty
   std::chrono::seconds poll{30}; // the wait of one long-poll request
   std::chrono::milliseconds max_wait{std::chrono::hours(2)};           // submit to finished
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)}; // health, submit
@@ -42,7 +42,8 @@ struct RemoteOptions {
 // Thread-safe: each turn is its own sequence of HTTP requests.
 class RemoteExecutor final : public Executor {
 public:
-  RemoteExecutor(const exec::Checker& checker, HttpTransport& transport, RemoteOptions options);
+  RemoteExecutor(const exec::Checker& checker, model::HttpTransport& transport,
+                 RemoteOptions options);
   util::Expected<TurnResult> evaluate(const std::string& source, const suite::Problem& problem,
                                       compile::Arch arch) override;
   std::string_view name() const override { return "remote"; }
@@ -53,11 +54,11 @@ private:
   util::Expected<std::string> submit(const std::string& url, const std::string& source,
                                      const suite::Problem& problem, compile::Arch arch);
   util::Expected<Json> wait(const std::string& url, const std::string& task_id);
-  util::Expected<Json> exchange(HttpMethod method, const std::string& url, std::string body,
+  util::Expected<Json> exchange(model::HttpMethod method, const std::string& url, std::string body,
                                 std::chrono::milliseconds timeout);
 
   const exec::Checker& m_checker;
-  HttpTransport& m_transport;
+  model::HttpTransport& m_transport;
   RemoteOptions m_options;
 };
 

@@ -12,7 +12,7 @@ namespace {
 
 using PromptKey = std::pair<std::string, std::string>; // (problem, variant)
 
-util::Status check_models(const RunPlan& plan, const ModelRegistry& registry) {
+util::Status check_models(const RunPlan& plan, const model::ModelRegistry& registry) {
   for (const std::string& name : plan.models)
     if (registry.find(name) == nullptr)
       return util::make_error(util::ErrorKind::not_found, "model \"" + name +
@@ -92,7 +92,7 @@ private:
   }
 
   TrajectoryOutcome run_one(const PlannedTrajectory& item) {
-    const ModelSpec* model = m_deps.registry->find(item.key.model);
+    const model::ModelSpec* model = m_deps.registry->find(item.key.model);
     TrajectoryTask task{item.key, item.problem, model,
                         m_prompts.at({item.problem->name(), item.variant})};
     LoopDeps loop_deps;
@@ -101,9 +101,9 @@ private:
     loop_deps.cancel = m_deps.cancel;
     loop_deps.on_turn = [this](const TurnEvent& event) { m_progress.on_turn(event); };
     loop_deps.make_client = [this, model](std::int64_t calls_made) {
-      ClientDeps client = m_deps.client;
+      model::ClientDeps client = m_deps.client;
       client.replay_start = static_cast<std::size_t>(calls_made);
-      return make_client(*model, client);
+      return model::make_client(*model, client);
     };
     TrajectoryOutcome outcome{item.key, std::nullopt, std::nullopt};
     auto result = run_trajectory(task, m_plan.loop, loop_deps);
@@ -146,7 +146,7 @@ std::int64_t RunSummary::unfinished() const {
 }
 
 util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
-                        const pack::Manifest& manifest, const ModelRegistry& registry) {
+                        const pack::Manifest& manifest, const model::ModelRegistry& registry) {
   if (auto status = check_models(plan, registry); !status)
     return status;
   if (auto planned = expand(plan, suite, manifest); !planned)

@@ -17,11 +17,11 @@
 // the others; a bug (exception) stops the run after the workers have joined.
 #pragma once
 
-#include "agent/factory.hpp"
 #include "agent/loop.hpp"
 #include "agent/plan.hpp"
 #include "agent/progress.hpp"
-#include "agent/registry.hpp"
+#include "model/factory.hpp"
+#include "model/registry.hpp"
 
 #include <atomic>
 #include <string>
@@ -34,8 +34,8 @@ struct RunDeps {
   Executor* executor = nullptr; // thread-safe
   const suite::Suite* suite = nullptr;
   const pack::Manifest* manifest = nullptr;
-  const ModelRegistry* registry = nullptr;
-  ClientDeps client;       // HTTP transport and retry settings
+  const model::ModelRegistry* registry = nullptr;
+  model::ClientDeps client; // HTTP transport and retry settings
   std::string live_device; // the evaluating GPU's live parameters for the prompts, or empty
   std::FILE* progress_out = nullptr; // null: no progress display
   Display display = Display::lines;
@@ -58,7 +58,7 @@ struct RunSummary {
 // not_found when the plan names a model that is not in the registry, or a problem, suite or
 // prompt variant that does not exist; run_plan checks the same before anything runs.
 util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
-                        const pack::Manifest& manifest, const ModelRegistry& registry);
+                        const pack::Manifest& manifest, const model::ModelRegistry& registry);
 
 // Errors before anything runs: a plan naming an unknown model, problem or variant.
 util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps);

@@ -1,12 +1,12 @@
 #include "cli/run_job.hpp"
 
 #include "agent/executor.hpp"
-#include "agent/http_transport.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
 #include "cli/tools.hpp"
 #include "exec/evaluator.hpp"
 #include "measure/live_device.hpp"
+#include "model/http_transport.hpp"
 #include "pack/manifest.hpp"
 #include "report/export.hpp"
 #include "store/enums.hpp"
@@ -119,7 +119,7 @@ agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
   options.urls = plan.eval.service;
   options.eval = agent::eval_options(plan);
   if (const char* token = std::getenv(kServiceTokenEnv); token != nullptr)
-    options.token = agent::Secret(token);
+    options.token = model::Secret(token);
   return options;
 }
 
@@ -144,7 +144,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
     if (!plan) return report_error(command, plan.error());
     job.plan = std::move(*plan);
   }
-  auto registry = agent::load_registry(job.plan.registry.empty() ? agent::default_registry_path()
+  auto registry = model::load_registry(job.plan.registry.empty() ? model::default_registry_path()
                                                                  : job.plan.registry);
   if (!registry) return report_error(command, registry.error());
   auto manifest = pack::Manifest::load(pack::Manifest::default_path());
@@ -165,7 +165,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
   }
 
   agent::RunDeps deps;
-  auto transport = agent::make_curl_transport();
+  auto transport = model::make_curl_transport();
   std::unique_ptr<exec::Evaluator> evaluator;
   std::unique_ptr<agent::Executor> executor;
   if (!job.plan.eval.service.empty() && job.gpu == GpuUse::when_present) {

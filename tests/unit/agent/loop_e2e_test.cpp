@@ -3,9 +3,9 @@
 // step is stood in for, because this machine has no GPU.
 #include "agent/runner.hpp"
 #include "loop_test_support.hpp"
-#include "loopback_server.hpp"
 #include "support/fill_kernel.hpp"
 #include "support/loopback_model.hpp"
+#include "support/loopback_server.hpp"
 #include "support/real_checker.hpp"
 #include "util/paths.hpp"
 
@@ -14,11 +14,14 @@
 using namespace ptxbench;
 using namespace ptxbench::agent;
 using namespace ptxbench::agent::testing;
+using namespace ptxbench::model;
 using store::TurnCategory;
 using test_support::chat_body;
 using test_support::ChatUsage;
 using test_support::fill_kernel;
+using test_support::LoopbackServer;
 using test_support::RealChecker;
+using test_support::reply_json;
 using test_support::SassCache;
 using test_support::write_registry;
 

@@ -9,6 +9,7 @@
 using namespace ptxbench;
 using namespace ptxbench::agent;
 using namespace ptxbench::agent::testing;
+using namespace ptxbench::model;
 using store::TurnCategory;
 
 namespace {

@@ -22,29 +22,29 @@ inline std::string kernel_reply(std::string_view marker) {
 }
 
 // Plays scripted replies or errors in order and records every request's messages.
-class ScriptedClient final : public ModelClient {
+class ScriptedClient final : public model::ModelClient {
 public:
   using Step = std::variant<std::string, util::Error>;
   explicit ScriptedClient(std::vector<Step> steps, std::string name = "scripted")
       : m_steps(steps.begin(), steps.end()), m_name(std::move(name)) {}
 
-  util::Expected<ChatResponse> complete(const ChatRequest& request) override {
+  util::Expected<model::ChatResponse> complete(const model::ChatRequest& request) override {
     std::lock_guard lock(m_mutex);
     m_requests.push_back(request.messages);
     if (m_steps.empty())
       return util::make_error(util::ErrorKind::invalid_input, "script exhausted");
     Step step = std::move(m_steps.front());
     m_steps.pop_front();
-    AttemptRecord attempt;
+    model::AttemptRecord attempt;
     attempt.provider = "scripted";
     attempt.model = m_name;
     attempt.request_sha256 = std::string(64, '0');
-    ChatResponse reply;
+    model::ChatResponse reply;
     if (auto* error = std::get_if<util::Error>(&step)) {
       attempt.error = *error;
     } else {
       reply.text = std::get<std::string>(step);
-      reply.usage = Usage{100, 50, 10};
+      reply.usage = model::Usage{100, 50, 10};
       reply.finish_reason = "stop";
       attempt.response = &reply;
     }
@@ -57,7 +57,7 @@ public:
   std::string_view provider() const override { return "scripted"; }
   const std::string& model_name() const override { return m_name; }
 
-  std::vector<std::vector<Message>> requests() const {
+  std::vector<std::vector<model::Message>> requests() const {
     std::lock_guard lock(m_mutex);
     return m_requests;
   }
@@ -66,7 +66,7 @@ private:
   std::deque<Step> m_steps;
   std::string m_name;
   mutable std::mutex m_mutex;
-  std::vector<std::vector<Message>> m_requests;
+  std::vector<std::vector<model::Message>> m_requests;
 };
 
 // Hands the loop a client that forwards to a script the test keeps (to read its requests), and
@@ -76,17 +76,17 @@ struct ClientSlot {
   std::vector<std::int64_t> made_with;
 
   ClientMaker maker() {
-    return [this](std::int64_t calls_made) -> util::Expected<std::unique_ptr<ModelClient>> {
+    return [this](std::int64_t calls_made) -> util::Expected<std::unique_ptr<model::ModelClient>> {
       made_with.push_back(calls_made);
-      return std::unique_ptr<ModelClient>(new Forwarder(script));
+      return std::unique_ptr<model::ModelClient>(new Forwarder(script));
     };
   }
 
 private:
-  class Forwarder final : public ModelClient {
+  class Forwarder final : public model::ModelClient {
   public:
     explicit Forwarder(std::shared_ptr<ScriptedClient> to) : m_to(std::move(to)) {}
-    util::Expected<ChatResponse> complete(const ChatRequest& r) override {
+    util::Expected<model::ChatResponse> complete(const model::ChatRequest& r) override {
       return m_to->complete(r);
     }
     std::string_view provider() const override { return m_to->provider(); }
@@ -160,8 +160,8 @@ inline const suite::Problem& gemm_problem() {
   return **real_suite().find("gemm_n7168_k5120");
 }
 
-inline ModelSpec scripted_spec() {
-  ModelSpec spec;
+inline model::ModelSpec scripted_spec() {
+  model::ModelSpec spec;
   spec.name = "scripted";
   spec.provider = "replay";
   return spec;

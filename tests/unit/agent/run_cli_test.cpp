@@ -1,9 +1,9 @@
 // `ptxbench run`, `export` and `demo` end to end: the real binary against a model server on
 // loopback, the real nvcc and SASS scan (static-only: no GPU here), and a SIGKILL in the middle
 // of a turn followed by `--resume`.
-#include "loopback_server.hpp"
 #include "store/run_store.hpp"
 #include "support/loopback_model.hpp"
+#include "support/loopback_server.hpp"
 #include "support/ptxbench_cli.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 using namespace ptxbench;
-using namespace ptxbench::agent::testing;
 using test_support::chat_body;
 using test_support::ScratchDir;
 using test_support::cache_env;
+using test_support::LoopbackServer;
+using test_support::reply_json;
 using test_support::run_ptxbench;
 using test_support::write_registry;
 

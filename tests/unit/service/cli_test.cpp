@@ -4,8 +4,8 @@
 #include "service_test_support.hpp"
 #include "store/run_store.hpp"
 #include "support/loopback_model.hpp"
+#include "support/loopback_server.hpp"
 #include "support/ptxbench_cli.hpp"
-#include "unit/agent/loopback_server.hpp"
 #include "util/fs.hpp"
 
 #include <csignal>
@@ -18,10 +18,10 @@
 
 using namespace ptxbench;
 using namespace ptxbench::service::testing;
-using agent::testing::LoopbackServer;
-using agent::testing::reply_json;
 using test_support::chat_body;
 using test_support::cache_env;
+using test_support::LoopbackServer;
+using test_support::reply_json;
 using test_support::run_ptxbench;
 using test_support::write_registry;
 

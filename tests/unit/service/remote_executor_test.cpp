@@ -156,7 +156,7 @@ TEST(RemoteExecutor, AResultOfTheWrongShapeIsABadResponse) {
 TEST(RemoteExecutor, AKernelThatBuildsIsEvaluatedByTheServiceAndACompileErrorNeverTravels) {
   ScratchDir state;
   LiveService live(state.path());
-  auto transport = agent::make_curl_transport();
+  auto transport = model::make_curl_transport();
   RemoteExecutor executor(*tools().checker, *transport, remote({live.url() + "/"}));
   EXPECT_EQ(executor.name(), "remote");
   auto turn = executor.evaluate(fill_kernel("remote turn"), gemm(), compile::Arch::sm_90a);
@@ -177,7 +177,7 @@ TEST(RemoteExecutor, AKernelThatBuildsIsEvaluatedByTheServiceAndACompileErrorNev
 }
 
 TEST(RemoteExecutor, InfrastructureFailuresAreErrorsNotVerdicts) {
-  auto transport = agent::make_curl_transport();
+  auto transport = model::make_curl_transport();
   const std::string source = fill_kernel("remote turn");
   std::string down_url;
   {
@@ -231,7 +231,7 @@ TEST(RemoteExecutor, InfrastructureFailuresAreErrorsNotVerdicts) {
 }
 
 TEST(RemoteExecutor, OfSeveralServicesTheOneWithTheShortestQueueGetsTheTask) {
-  auto transport = agent::make_curl_transport();
+  auto transport = model::make_curl_transport();
   auto service = [](int queue, std::string name) {
     return [queue, name](const httplib::Request& request, httplib::Response& response) {
       if (request.path == "/health")
@@ -269,7 +269,7 @@ TEST(RemoteExecutor, TheBearerTokenTravelsAndIsNeverEchoed) {
   service::HttpOptions http_options;
   http_options.token = "tok-123456789";
   LiveService live(state.path(), http_options);
-  auto transport = agent::make_curl_transport();
+  auto transport = model::make_curl_transport();
   auto without =
       RemoteExecutor(*tools().checker, *transport, remote({live.url()}))
           .evaluate("not CUDA, but built here first\n#error stop", gemm(), compile::Arch::sm_90a);
@@ -279,7 +279,7 @@ TEST(RemoteExecutor, TheBearerTokenTravelsAndIsNeverEchoed) {
   ASSERT_FALSE(denied);
   EXPECT_NE(denied.error().message.find("HTTP 401"), std::string::npos);
   RemoteOptions with = remote({live.url()});
-  with.token = agent::Secret("tok-123456789");
+  with.token = model::Secret("tok-123456789");
   auto turn = RemoteExecutor(*tools().checker, *transport, with)
                   .evaluate(fill_kernel("remote turn"), gemm(), compile::Arch::sm_90a);
   ASSERT_TRUE(turn) << turn.error().message;

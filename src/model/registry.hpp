@@ -1,0 +1,70 @@
+// The model registry: a JSON file mapping model names to a provider, endpoint, model id,
+// sampling and reasoning settings, prices and extras. Adding a model is an edit of this file.
+//
+//   {"models": {"<name>": {"provider": "openai", "base_url": "http://127.0.0.1:30000/v1",
+//     "model": "Qwen/Qwen3.6-27B", "api_key_env": "LOCAL_API_KEY", "temperature": 1.0,
+//     "top_p": 0.95, "top_k": 20, "presence_penalty": 1.5, "max_output_tokens": 81920,
+//     "reasoning": {"mode": "adaptive", "effort": "high", "budget_tokens": 32000,
+//                   "include_thoughts": true},
+//     "price_per_mtok": {"input": 0.4, "output": 0.8}, "extra_body": {...},
+//     "max_tokens_field": "max_completion_tokens", "timeout_s": 1800, "max_attempts": 6,
+//     "replay_file": "replies.jsonl", "notes": "..."}}}
+//
+// Keys are checked: an unknown key (a typo) is an error, like a wrong type or range; every error
+// names the file and the JSON path ($.models["gpt-5.4"].top_p). API keys never appear in the
+// file, only the name of the environment variable holding one.
+#pragma once
+
+#include "model/chat.hpp"
+#include "util/error.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::model {
+
+// Provider names the factory knows: one file per provider.
+inline constexpr std::array<std::string_view, 4> kProviderNames{"openai", "anthropic", "gemini",
+                                                                "replay"};
+
+struct Prices {
+  double input_per_mtok = 0;  // $ per million input tokens
+  double output_per_mtok = 0; // $ per million output tokens (reasoning included)
+};
+
+struct ModelSpec {
+  std::string name;     // registry key, what users type
+  std::string provider; // one of kProviderNames
+  std::string base_url; // without the API path ("https://api.openai.com/v1")
+  std::string model;    // the provider's model id
+  std::optional<std::string> api_key_env;
+  SamplingParams sampling;
+  ReasoningSettings reasoning;
+  std::optional<Prices> prices;
+  Json extra_body = Json::object();
+  std::string max_tokens_field = "max_tokens"; // openai: or "max_completion_tokens"
+  std::chrono::seconds timeout{1800};
+  int max_attempts = 6;
+  std::optional<std::filesystem::path> replay_file; // replay: absolute after loading
+};
+
+struct ModelRegistry {
+  std::filesystem::path origin;
+  std::vector<ModelSpec> models; // in file order
+
+  const ModelSpec* find(std::string_view name) const;
+};
+
+// `origin` names the source in errors and anchors relative replay_file paths.
+util::Expected<ModelRegistry> parse_registry(std::string_view text,
+                                             const std::filesystem::path& origin);
+util::Expected<ModelRegistry> load_registry(const std::filesystem::path& path);
+
+// The registry shipped with ptxbench (config/models.json in the source tree).
+std::filesystem::path default_registry_path();
+
+} // namespace ptxbench::model

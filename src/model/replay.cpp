@@ -1,0 +1,154 @@
+// The replay provider: plays recorded replies from a JSONL file, in file order, one per call,
+// whatever the request. It powers the built-in demo and the tests of everything above the
+// model client. Each non-empty line is a reply or an error to return:
+//   {"text": "...", "reasoning": "...", "finish_reason": "stop", "latency_ms": 12,
+//    "usage": {"input_tokens": 10, "output_tokens": 20, "reasoning_tokens": 5}}
+//   {"error": {"kind": "rate_limited", "message": "HTTP 429 ..."}}
+// Texts are UTF-8-repaired like live replies. A call after the last line is an invalid_input
+// error naming the file and the count, so a test or demo that needs more replies than were
+// recorded fails clearly. A client can start later in the file (a resumed trajectory skips the
+// replies its earlier calls already took). Thread-safe: concurrent callers take consecutive lines.
+#include "model/providers.hpp"
+#include "model/utf8.hpp"
+#include "util/fs.hpp"
+#include "util/hash.hpp"
+#include "util/strings.hpp"
+
+#include <mutex>
+#include <variant>
+
+namespace ptxbench::model {
+namespace {
+
+using Recorded = std::variant<ChatResponse, util::Error>;
+
+std::optional<util::ErrorKind> parse_kind(std::string_view name) {
+  for (const auto& info : util::kErrorKinds)
+    if (info.name == name)
+      return info.kind;
+  return std::nullopt;
+}
+
+util::Expected<Recorded> parse_error_line(const Json& error, const std::string& where) {
+  auto kind = parse_kind(string_or_empty(error, "kind"));
+  if (!kind)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            where + ": error.kind must name an error kind (timeout, ...)");
+  return Recorded{util::make_error(*kind, "replay: " + string_or_empty(error, "message"))};
+}
+
+util::Expected<Recorded> parse_line(const Json& line, const std::string& where,
+                                    const std::optional<Prices>& prices) {
+  if (!line.is_object())
+    return util::make_error(util::ErrorKind::invalid_input, where + ": expected an object");
+  if (auto error = line.find("error"); error != line.end())
+    return parse_error_line(*error, where);
+  if (!line.contains("text") || !line["text"].is_string())
+    return util::make_error(util::ErrorKind::invalid_input, where + ": missing string \"text\"");
+  ChatResponse reply;
+  reply.text = sanitize_utf8(line["text"].get<std::string>());
+  if (std::string reasoning = string_or_empty(line, "reasoning"); !reasoning.empty())
+    reply.reasoning = sanitize_utf8(reasoning);
+  reply.finish_reason = line.value("finish_reason", std::string("stop"));
+  reply.latency = std::chrono::duration<double, std::milli>(line.value("latency_ms", 0.0));
+  Json usage = line.value("usage", Json::object());
+  reply.usage =
+      Usage{integer_or_zero(usage, "input_tokens"), integer_or_zero(usage, "output_tokens"),
+            integer_or_zero(usage, "reasoning_tokens")};
+  if (prices) {
+    reply.cost_usd = cost_usd(reply.usage, *prices);
+    reply.cost_source = CostSource::registry_prices;
+  }
+  reply.raw = line;
+  return Recorded{std::move(reply)};
+}
+
+util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
+  auto text = util::read_file(*spec.replay_file);
+  if (!text)
+    return text.take_error();
+  std::vector<Recorded> replies;
+  auto lines = util::split_lines(*text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (util::trim(lines[i]).empty())
+      continue;
+    std::string where = spec.replay_file->string() + ":" + std::to_string(i + 1);
+    Json json = Json::parse(sanitize_utf8(lines[i]), nullptr, false);
+    if (json.is_discarded())
+      return util::make_error(util::ErrorKind::invalid_input, where + ": not valid JSON");
+    auto recorded = parse_line(json, where, spec.prices);
+    if (!recorded)
+      return recorded.take_error();
+    replies.push_back(std::move(*recorded));
+  }
+  return replies;
+}
+
+class ReplayClient final : public ModelClient {
+public:
+  ReplayClient(ModelSpec spec, std::vector<Recorded> replies, std::size_t start)
+      : m_spec(std::move(spec)), m_replies(std::move(replies)), m_next(start) {}
+
+  util::Expected<ChatResponse> complete(const ChatRequest& request) override {
+    auto started = std::chrono::system_clock::now();
+    std::optional<Recorded> next = take();
+    if (!next)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "replay file " + m_spec.replay_file->string() + " exhausted after " +
+                                  std::to_string(m_replies.size()) + " replies");
+    report(request, *next, started);
+    if (auto* error = std::get_if<util::Error>(&*next))
+      return *error;
+    return std::get<ChatResponse>(std::move(*next));
+  }
+  std::string_view provider() const override { return "replay"; }
+  const std::string& model_name() const override { return m_spec.name; }
+
+private:
+  std::optional<Recorded> take() {
+    std::lock_guard lock(m_mutex);
+    if (m_next >= m_replies.size())
+      return std::nullopt;
+    return m_replies[m_next++];
+  }
+
+  void report(const ChatRequest& request, const Recorded& recorded,
+              std::chrono::system_clock::time_point started) const {
+    if (!request.on_attempt)
+      return;
+    AttemptRecord record;
+    record.provider = "replay";
+    record.model = m_spec.name;
+    record.started_at = started;
+    if (const auto* error = std::get_if<util::Error>(&recorded))
+      record.error = *error;
+    if (const auto* reply = std::get_if<ChatResponse>(&recorded)) {
+      record.response = reply;
+      record.latency = reply->latency;
+    }
+    std::string messages;
+    for (const auto& m : request.messages)
+      messages += m.content;
+    record.request_sha256 = util::sha256_hex(messages);
+    request.on_attempt(record);
+  }
+
+  ModelSpec m_spec;
+  std::vector<Recorded> m_replies;
+  std::mutex m_mutex;
+  std::size_t m_next = 0;
+};
+
+} // namespace
+
+util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec, std::size_t start) {
+  if (!spec.replay_file)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "model " + spec.name + ": replay provider needs replay_file");
+  auto replies = load_replies(spec);
+  if (!replies)
+    return replies.take_error();
+  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(*replies), start));
+}
+
+} // namespace ptxbench::model
