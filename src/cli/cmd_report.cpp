@@ -47,6 +47,8 @@ ExitCode run_report(const ReportOptions& options) {
   if (!format) return report_error("report", format.error());
   auto run = report::load_runs(options.run_dirs);
   if (!run) return report_error("report", run.error());
+  for (const std::string& dir : run->repeated)
+    fmt::print(stderr, "ptxbench report: {} is given more than once; it is counted once\n", dir);
   if (auto nonempty = report::require_turns(*run); !nonempty)
     return report_error("report", nonempty.error());
   report::MetricOptions metric_options;

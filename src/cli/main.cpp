@@ -5,12 +5,16 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
   using namespace ptxbench::cli;
   CLI::App app{"ptxbench: can language models write architecture-specific PTX kernels?"};
   app.require_subcommand(1);
+  // `ptxbench --version` as every tool answers it; `ptxbench version` says more.
+  app.set_version_flag("--version", std::string("ptxbench ") + PTXBENCH_VERSION,
+                       "print the version and exit (`ptxbench version` adds the toolchain and GPU)");
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const Command& command : commands()) {
     CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <system_error>
 
 namespace ptxbench::report {
@@ -125,7 +126,16 @@ util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_tr
 
 util::Expected<RunModel> load_runs(std::span<const fs::path> run_dirs) {
   RunModel merged;
+  std::vector<fs::path> seen;
   for (const fs::path& dir : run_dirs) {
+    std::error_code error;
+    fs::path folder = fs::weakly_canonical(dir, error);
+    if (error) folder = dir.lexically_normal();
+    if (std::find(seen.begin(), seen.end(), folder) != seen.end()) {
+      merged.repeated.push_back(dir.string());
+      continue;
+    }
+    seen.push_back(std::move(folder));
     auto one = load_run(dir, merged.n_trajectories);
     if (!one) return one.take_error();
     merged.sources.push_back(one->sources.front());

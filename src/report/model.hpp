@@ -89,6 +89,7 @@ struct SpendRecord {
 
 struct RunModel {
   std::vector<std::string> sources; // the run directories, as given
+  std::vector<std::string> repeated; // directories given again (same folder): counted once
   std::int64_t n_trajectories = 0;  // all trajectories, also those without finished turns
   std::vector<TurnRecord> turns;
   std::vector<CallRecord> calls;  // by trajectory, turn, attempt

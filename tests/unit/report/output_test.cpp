@@ -111,6 +111,19 @@ TEST(LoadRuns, MergesRunsWithDistinctTrajectoryNumbers) {
   EXPECT_EQ(run->turns.back().trajectory, 9);
 }
 
+// Issue 17 item 11: the same folder given twice (however spelled) is one run.
+TEST(LoadRuns, TheSameRunGivenTwiceIsCountedOnce) {
+  ScratchDir a;
+  testing::write_synthetic_run(a.path() / "one");
+  const std::array dirs{a.path() / "one", a.path() / "." / "one" / ""};
+  auto run = load_runs(dirs);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->n_trajectories, 5);
+  EXPECT_EQ(run->turns.size(), 13u);
+  ASSERT_EQ(run->repeated.size(), 1u);
+  EXPECT_EQ(run->sources.size(), 1u);
+}
+
 // `ptxbench report ARGS` with stdout and stderr together, as a person sees them.
 struct CommandResult {
   int exit_code = -1;

@@ -56,6 +56,14 @@ TEST(Cli, VersionNamesTheToolchainAndTheGpuOrWhyNot) {
     EXPECT_NE(run.out.find(line), std::string::npos) << line << " in\n" << run.out;
 }
 
+// Issue 17 item 14: the flag every tool has.
+TEST(Cli, TheVersionFlagPrintsTheVersionAndExitsZero) {
+  const auto run = ptxbench_result({"--version"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("ptxbench ", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find('.'), std::string::npos) << run.out;
+}
+
 TEST(Cli, HelpIsNotAnError) {
   const auto run = ptxbench_result({"problems", "--help"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
