@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -39,14 +41,18 @@ ExitCode list(const PackOptions& options, const pack::Manifest& manifest) {
 ExitCode show(const PackOptions& options, const pack::Manifest& manifest) {
   std::string arch = options.arch;
   if (arch.empty()) {
+    // sm_90a when the variant has one, as every other command defaults to; else its only arch.
     const std::vector<std::string> arches = manifest.arches_of(options.variant);
-    if (arches.size() != 1) {
+    const bool hopper = std::find(arches.begin(), arches.end(), "sm_90a") != arches.end();
+    if (hopper) arch = "sm_90a";
+    else if (arches.size() != 1) {
       fmt::print(stderr, "ptxbench pack show: variant '{}' {}; pass --arch\n", options.variant,
                  arches.empty() ? "does not exist"
                                 : fmt::format("exists for {}", fmt::join(arches, ", ")));
       return ExitCode::usage;
+    } else {
+      arch = arches.front();
     }
-    arch = arches.front();
   }
   auto variant = manifest.variant(options.variant, arch);
   if (!variant) {
@@ -79,7 +85,8 @@ Action setup_pack(CLI::App& sub) {
   options->show = sub.add_subcommand("show", "print a variant's composed prompt text");
   options->show->add_option("variant", options->variant, "variant name (see pack list)")
       ->required();
-  options->show->add_option("--arch", options->arch, "architecture of the variant");
+  options->show->add_option("--arch", options->arch,
+                            "architecture of the variant (default: sm_90a where it has one)");
   return [options] {
     auto manifest = load(*options);
     if (!manifest) {

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -156,13 +157,21 @@ util::Expected<const Problem*> Suite::find(std::string_view name) const {
 
 std::string closest_name(std::string_view name, const std::vector<std::string>& names) {
   // A typo is a few edits; a name that shares nothing gets no suggestion ("nosuch" is not
-  // "mha_bwd_d64"). A prefix of a known name counts as close whatever its length.
+  // "mha_bwd_d64"). A prefix of a known name counts as close whatever its length. Case does
+  // not count: GEMM_N7168_K5120 is gemm_n7168_k5120 typed by another hand.
   const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+  const auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string typed = lower(name);
   std::string best;
   std::size_t best_distance = 0;
   for (const std::string& candidate : names) {
-    const std::size_t distance = edit_distance(name, candidate);
-    const bool prefix = name.size() >= 3 && std::string_view(candidate).starts_with(name);
+    const std::string known = lower(candidate);
+    const std::size_t distance = edit_distance(typed, known);
+    const bool prefix = typed.size() >= 3 && std::string_view(known).starts_with(typed);
     if (distance > limit && !prefix) continue;
     if (best.empty() || distance < best_distance) {
       best = candidate;

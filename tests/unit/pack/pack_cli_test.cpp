@@ -47,8 +47,16 @@ TEST(PackCommand, ShowPrintsFencedHeaders) {
             std::string::npos);
 }
 
-TEST(PackCommand, AmbiguousOrUnknownVariantIsAUsageError) {
-  EXPECT_EQ(ptxbench_result({"pack", "show", "base"}).exit_code, 2);
+// Issue 17 item 14: like every other command, `pack show` defaults to sm_90a.
+TEST(PackCommand, ShowDefaultsToSm90aWhereTheVariantHasIt) {
+  const auto run = ptxbench_result({"pack", "show", "base"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("knowledge/sm90a/"), std::string::npos);
+  EXPECT_EQ(run.out.find("knowledge/sm100a/"), std::string::npos);
+  EXPECT_NE(run.err.find("sm_90a / base"), std::string::npos) << run.err;
+}
+
+TEST(PackCommand, UnknownVariantIsAUsageError) {
   EXPECT_EQ(ptxbench_result({"pack", "show", "no-such-variant", "--arch", "sm_90a"}).exit_code, 2);
   EXPECT_EQ(ptxbench_result({"pack", "list", "--arch", "sm_70"}).exit_code, 2);
   EXPECT_EQ(ptxbench_result({"pack", "list", "--no-such-flag"}).exit_code, 2);

@@ -219,6 +219,9 @@ TEST(Suite, APrefixOfAKnownNameSuggestsIt) {
             "gemm_n7168_k5120");
   EXPECT_EQ(closest_name("xyz", {"gemm_n7168_k5120", "mha_bwd_d64"}), "");
   EXPECT_EQ(closest_name("gemm", {}), "");
+  // Issue 17 item 14: another case is the same name.
+  EXPECT_EQ(closest_name("GEMM_N7168_K5120", {"gemm_n7168_k5120", "mha_bwd_d64"}),
+            "gemm_n7168_k5120");
 }
 
 std::filesystem::path temp_copy(const std::string& tag) {
