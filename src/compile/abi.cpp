@@ -1,4 +1,5 @@
 #include "compile/abi.hpp"
+#include "util/enum_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -44,6 +45,8 @@ consteval bool dtype_table_complete() {
   return true;
 }
 static_assert(dtype_table_complete(), "kDTypeAbi must list every DType in value order");
+static_assert(util::no_enumerator_after<DType, kDTypeAbi.size()>(),
+              "kDTypeAbi lacks a row for an enumerator after its last");
 
 const DTypeAbi& abi_of(DType dtype) {
   return kDTypeAbi.at(static_cast<std::size_t>(dtype) - 1);

@@ -18,6 +18,7 @@
 #include "compile/imports.hpp"
 
 #include "util/fs.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstring>
@@ -258,6 +259,8 @@ consteval bool import_rules_complete() {
   return static_cast<std::size_t>(ImportRule::files) == kImportRules.size(); // the last one
 }
 static_assert(import_rules_complete(), "kImportRules must list every ImportRule in value order");
+static_assert(util::no_enumerator_after<ImportRule, kImportRules.size()>(),
+              "kImportRules lacks a row for an enumerator after its last");
 
 std::size_t index_of(ImportRule rule) {
   return static_cast<std::size_t>(rule) - 1;

@@ -4,6 +4,7 @@
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 #include "util/paths.hpp"
+#include "util/enum_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -33,6 +34,8 @@ consteval bool arch_table_complete() {
   return true;
 }
 static_assert(arch_table_complete(), "kArchs must list every Arch in value order");
+static_assert(util::no_enumerator_after<Arch, kArchs.size()>(),
+              "kArchs lacks a row for an enumerator after its last");
 
 const ArchInfo& info(Arch arch) {
   return kArchs.at(static_cast<std::size_t>(arch) - 1);

@@ -12,6 +12,7 @@
 #include "suite/problem.hpp"
 #include "trace/schema.hpp"
 #include "util/phases.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -47,6 +48,8 @@ consteval bool dynamic_states_complete() {
   return true;
 }
 static_assert(dynamic_states_complete(), "kDynamicStates must list every state in value order");
+static_assert(util::no_enumerator_after<DynamicState, kDynamicStates.size()>(),
+              "kDynamicStates lacks a row for an enumerator after its last");
 
 constexpr std::string_view to_string(DynamicState state) {
   return kDynamicStates[static_cast<std::size_t>(state) - 1].name;

@@ -32,6 +32,7 @@
 
 #include "exec/protocol.hpp"
 #include "sass/report.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -87,6 +88,8 @@ consteval bool rules_complete() {
   return static_cast<std::size_t>(Rule::inconsistent_work) == kRules.size();
 }
 static_assert(rules_complete(), "kRules must list every Rule in value order");
+static_assert(util::no_enumerator_after<Rule, kRules.size()>(),
+              "kRules lacks a row for an enumerator after its last");
 
 std::string_view to_string(Rule rule);
 

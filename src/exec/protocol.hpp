@@ -45,6 +45,7 @@
 #include "measure/timing.hpp"
 #include "trace/schema.hpp"
 #include "util/error.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -101,6 +102,8 @@ consteval bool child_errors_complete() {
   return true;
 }
 static_assert(child_errors_complete(), "kChildErrors must list every ChildError in value order");
+static_assert(util::no_enumerator_after<ChildError, kChildErrors.size()>(),
+              "kChildErrors lacks a row for an enumerator after its last");
 
 std::string_view to_string(RequestOp op);
 std::string_view to_string(ChildError error);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "util/error.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -45,6 +46,8 @@ consteval bool component_kinds_complete() {
   return true;
 }
 static_assert(component_kinds_complete(), "kComponentKinds must list every kind in value order");
+static_assert(util::no_enumerator_after<ComponentKind, kComponentKinds.size()>(),
+              "kComponentKinds lacks a row for an enumerator after its last");
 
 const ComponentKindInfo& info(ComponentKind kind);
 std::optional<ComponentKind> parse_component_kind(std::string_view name);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "report/model.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <compare>
@@ -97,6 +98,8 @@ consteval bool metrics_complete() {
   return true;
 }
 static_assert(metrics_complete(), "kMetrics must list every Metric in value order");
+static_assert(util::no_enumerator_after<Metric, kMetrics.size()>(),
+              "kMetrics lacks a row for an enumerator after its last");
 constexpr std::string_view to_string(Metric metric) {
   return kMetrics[static_cast<std::size_t>(metric) - 1].name;
 }

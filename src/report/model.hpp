@@ -6,6 +6,7 @@
 #include "store/enums.hpp"
 #include "store/records.hpp"
 #include "util/error.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -38,6 +39,8 @@ consteval bool target_states_complete() {
   return true;
 }
 static_assert(target_states_complete(), "kTargetStates must list every state in value order");
+static_assert(util::no_enumerator_after<TargetState, kTargetStates.size()>(),
+              "kTargetStates lacks a row for an enumerator after its last");
 
 constexpr std::string_view to_string(TargetState state) {
   return kTargetStates[static_cast<std::size_t>(state) - 1].name;

@@ -9,6 +9,7 @@
 // order of the checks, so TMA is tried before the catch-all TMA_AUX.
 #pragma once
 
+#include "util/enum_table.hpp"
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -91,6 +92,8 @@ consteval bool families_complete() {
   return true;
 }
 static_assert(families_complete(), "kFamilies must list every Family in value order");
+static_assert(util::no_enumerator_after<Family, kFamilies.size()>(),
+              "kFamilies lacks a row for an enumerator after its last");
 
 constexpr const FamilyInfo& info(Family family) {
   return kFamilies[static_cast<std::size_t>(family) - 1];

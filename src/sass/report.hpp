@@ -12,6 +12,7 @@
 
 #include "sass/disassemble.hpp"
 #include "sass/families.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstddef>
@@ -55,6 +56,8 @@ consteval bool verdicts_complete() {
   return true;
 }
 static_assert(verdicts_complete(), "kVerdicts must list every Verdict in value order");
+static_assert(util::no_enumerator_after<Verdict, kVerdicts.size()>(),
+              "kVerdicts lacks a row for an enumerator after its last");
 
 constexpr std::string_view to_string(Verdict verdict) {
   return kVerdicts[static_cast<std::size_t>(verdict) - 1].name;

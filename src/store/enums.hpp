@@ -4,6 +4,8 @@
 // join names.
 #pragma once
 
+#include "util/enum_table.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -17,15 +19,15 @@ template <typename Enum> struct EnumInfo {
   std::string_view name;
 };
 
-// True when row i of `table` holds the value i + 1: a new enumerator without a row, or rows out
-// of order, fail the static_assert next to the table.
+// True when row i of `table` holds the value i + 1 and the enum names no value N + 1: a new
+// enumerator without a row, or rows out of order, fail the static_assert next to the table.
 template <typename Enum, std::size_t N>
 consteval bool enum_table_complete(const std::array<EnumInfo<Enum>, N>& table) {
   for (std::size_t i = 0; i < N; ++i) {
     if (static_cast<std::size_t>(table[i].value) != i + 1)
       return false;
   }
-  return true;
+  return util::no_enumerator_after<Enum, N>();
 }
 
 // What a finished turn came to; the paper's error-transition categories plus infra.

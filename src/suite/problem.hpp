@@ -3,6 +3,7 @@
 #pragma once
 
 #include "trace/schema.hpp"
+#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -53,6 +54,8 @@ consteval bool op_kinds_complete() {
   return true;
 }
 static_assert(op_kinds_complete(), "kOpKinds must list every OpKind in value order");
+static_assert(util::no_enumerator_after<OpKind, kOpKinds.size()>(),
+              "kOpKinds lacks a row for an enumerator after its last");
 
 constexpr const OpKindInfo& info(OpKind kind) {
   return kOpKinds[static_cast<std::size_t>(kind) - 1];

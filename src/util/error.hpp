@@ -2,6 +2,8 @@
 // Expected<T> that holds either a value or an Error. Bugs and broken set-up throw instead.
 #pragma once
 
+#include "util/enum_table.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -58,6 +60,8 @@ consteval bool error_kinds_complete() {
   return true;
 }
 static_assert(error_kinds_complete(), "kErrorKinds must list every ErrorKind in value order");
+static_assert(no_enumerator_after<ErrorKind, kErrorKinds.size()>(),
+              "kErrorKinds lacks a row for an enumerator after its last");
 
 constexpr std::string_view to_string(ErrorKind kind) {
   return kErrorKinds[static_cast<std::size_t>(kind) - 1].name;
@@ -78,7 +82,9 @@ struct Fatal : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-template <typename T> class Expected {
+// [[nodiscard]]: an Expected or a Status dropped on the floor is an error ignored, so it does
+// not compile (-Werror); `(void)` says it is meant.
+template <typename T> class [[nodiscard]] Expected {
 public:
   Expected(T value) : m_state(std::in_place_index<0>, std::move(value)) {}
   Expected(Error error) : m_state(std::in_place_index<1>, std::move(error)) {}
