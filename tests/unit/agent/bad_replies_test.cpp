@@ -2,6 +2,7 @@
 #include "compile/extract.hpp"
 #include "model/factory.hpp"
 #include "model/utf8.hpp"
+#include "support/replay_client.hpp"
 #include "support/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -10,25 +11,11 @@
 using namespace ptxbench;
 using namespace ptxbench::model;
 using nlohmann::json;
+using test_support::replay_client;
+using test_support::reply_line;
 using test_support::ScratchDir;
 
 namespace {
-
-std::unique_ptr<ModelClient> replay_client(const ScratchDir& dir, const std::string& lines) {
-  ModelSpec spec;
-  spec.name = "demo";
-  spec.provider = "replay";
-  spec.replay_file = dir.write("replies.jsonl", lines);
-  spec.prices = Prices{1, 2};
-  auto client = make_client(spec, ClientDeps{});
-  if (!client)
-    throw util::Fatal(client.error().message);
-  return std::move(*client);
-}
-
-std::string line(const json& value) {
-  return value.dump() + "\n";
-}
 
 const std::string kKernel = "__global__ void k(float* y) { y[0] = 1; }\n"
                             "void run(float* y, cudaStream_t s) { k<<<1, 1, 0, s>>>(y); }";
@@ -37,7 +24,8 @@ const std::string kKernel = "__global__ void k(float* y) { y[0] = 1; }\n"
 
 TEST(BadReplies, NoCodeIsAnExtractionErrorTheLoopCanReport) {
   ScratchDir dir;
-  auto client = replay_client(dir, line({{"text", "I would tile the GEMM in 128x128 blocks."}}));
+  auto client =
+      replay_client(dir, reply_line({{"text", "I would tile the GEMM in 128x128 blocks."}}));
   auto reply = client->complete(ChatRequest{});
   ASSERT_TRUE(reply);
   auto extracted = compile::extract_candidate(reply->text);
@@ -49,7 +37,7 @@ TEST(BadReplies, TwoCandidateBlocksTakeTheLastWithANote) {
   ScratchDir dir;
   std::string text =
       "Draft:\n```cpp\n" + kKernel + "\n```\nFinal:\n```cuda\n// v2\n" + kKernel + "\n```\n";
-  auto client = replay_client(dir, line({{"text", text}}));
+  auto client = replay_client(dir, reply_line({{"text", text}}));
   auto reply = client->complete(ChatRequest{});
   ASSERT_TRUE(reply);
   auto extracted = compile::extract_candidate(reply->text);
@@ -64,7 +52,7 @@ TEST(BadReplies, AHugeReplyAndInvalidUtf8AreHandled) {
   std::string huge = std::string(2 << 20, '#') + "\n```cpp\n" + kKernel + "\n```\n";
   // A recording with raw invalid bytes inside a JSON string, as a proxy might pass them on.
   std::string raw_line = "{\"text\": \"```cpp\\n// caf\xC3\\n\"}\n";
-  auto client = replay_client(dir, line({{"text", huge}}) + raw_line);
+  auto client = replay_client(dir, reply_line({{"text", huge}}) + raw_line);
   auto big = client->complete(ChatRequest{});
   ASSERT_TRUE(big);
   EXPECT_TRUE(compile::extract_candidate(big->text));

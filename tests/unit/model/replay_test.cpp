@@ -1,6 +1,7 @@
 // The replay provider: recorded replies in order, and the UTF-8 repair of reply texts.
 #include "model/factory.hpp"
 #include "model/utf8.hpp"
+#include "support/replay_client.hpp"
 #include "support/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -9,36 +10,18 @@
 using namespace ptxbench;
 using namespace ptxbench::model;
 using nlohmann::json;
+using test_support::replay_client;
+using test_support::reply_line;
 using test_support::ScratchDir;
-
-namespace {
-
-std::unique_ptr<ModelClient> replay_client(const ScratchDir& dir, const std::string& lines) {
-  ModelSpec spec;
-  spec.name = "demo";
-  spec.provider = "replay";
-  spec.replay_file = dir.write("replies.jsonl", lines);
-  spec.prices = Prices{1, 2};
-  auto client = make_client(spec, ClientDeps{});
-  if (!client)
-    throw util::Fatal(client.error().message);
-  return std::move(*client);
-}
-
-std::string line(const json& value) {
-  return value.dump() + "\n";
-}
-
-} // namespace
 
 TEST(Replay, PlaysRepliesInOrderThenFailsClearly) {
   ScratchDir dir;
   auto client = replay_client(
-      dir, line({{"text", "first"},
+      dir, reply_line({{"text", "first"},
                  {"reasoning", "r1"},
                  {"usage", {{"input_tokens", 1000000}, {"output_tokens", 500000}}}}) +
-               "\n" + line({{"error", {{"kind", "rate_limited"}, {"message", "HTTP 429"}}}}) +
-               line({{"text", "third"}, {"finish_reason", "length"}}));
+               "\n" + reply_line({{"error", {{"kind", "rate_limited"}, {"message", "HTTP 429"}}}}) +
+               reply_line({{"text", "third"}, {"finish_reason", "length"}}));
   int reports = 0;
   ChatRequest request;
   request.messages = {{Role::user, "go"}};
@@ -70,7 +53,7 @@ TEST(Replay, ABadLineNamesFileAndLine) {
   ModelSpec spec;
   spec.name = "demo";
   spec.provider = "replay";
-  spec.replay_file = dir.write("bad.jsonl", line({{"text", "ok"}}) + "{\"text\": 3}\n");
+  spec.replay_file = dir.write("bad.jsonl", reply_line({{"text", "ok"}}) + "{\"text\": 3}\n");
   auto client = make_client(spec, ClientDeps{});
   ASSERT_FALSE(client);
   EXPECT_NE(client.error().message.find("bad.jsonl:2: missing string \"text\""), std::string::npos)
