@@ -39,8 +39,7 @@ enum class ImportRule : std::uint8_t {
   process = 4,         // starting programs, tracing processes, raw system calls
   vendor_library = 5,  // a symbol of cuBLAS, cuDNN, NVRTC, nvJitLink and the other libraries
   files = 6, // opening files, writing or duplicating descriptors, remapping memory, signalling
-             // processes: the ways to the harness's reply pipe, its files and its code (the
-             // last enumerator: import_rules_complete names it)
+             // processes: the ways to the harness's reply pipe, its files and its code
 };
 
 std::string_view to_string(ImportRule rule);

@@ -14,34 +14,29 @@ namespace {
 
 using test_support::ScratchDir;
 
-// Answers every request with one honest reply (message "real"), after `before` has written
-// whatever it writes to the reply fd first; $id is the request's id.
+// Answers every request with one honest reply (message "real"), after `before` has run: it
+// may write to the reply fd first with `answer ID MESSAGE`; $id is the request's id.
 std::filesystem::path stand_in_child(const ScratchDir& dir, const std::string& before) {
-  const std::string reply = R"({"id":%s,"ok":true,"error":"none","message":"%s",)"
-                            R"("invoke_status":0,"cuda_error":""}\n)";
-  const std::string script = "#!/bin/bash\n"
-                             "req=$2; rep=$4\n"
-                             "while IFS= read -r line <&\"$req\"; do\n"
-                             "  [[ $line =~ \\\"id\\\":([0-9]+) ]] && id=${BASH_REMATCH[1]}\n"
-                             "  " +
-                             before +
-                             "\n"
-                             "  printf '" +
-                             reply +
-                             "' \"$id\" real >&\"$rep\"\n"
-                             "  [[ $line == *'\"op\":\"exit\"'* ]] && exit 0\n"
-                             "done\n";
+  const std::string script =
+      "#!/bin/bash\n"
+      "req=$2; rep=$4\n"
+      "answer() {\n"
+      "  printf '{\"id\":%s,\"ok\":true,\"error\":\"none\",\"message\":\"%s\","
+      "\"invoke_status\":0,\"cuda_error\":\"\"}\\n' \"$1\" \"$2\" >&\"$rep\"\n"
+      "}\n"
+      "while IFS= read -r line <&\"$req\"; do\n"
+      "  [[ $line =~ \\\"id\\\":([0-9]+) ]] && id=${BASH_REMATCH[1]}\n"
+      "  " + before + "\n"
+      "  answer \"$id\" real\n"
+      "  [[ $line == *'\"op\":\"exit\"'* ]] && exit 0\n"
+      "done\n";
   const std::filesystem::path path = dir.write("child.sh", script);
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path;
 }
 
-const std::string kForgedWithoutId =
-    R"(printf '{"id":1,"ok":true,"error":"none","message":"forged","invoke_status":0,)"
-    R"("cuda_error":""}\n' >&"$rep")";
-const std::string kForgedWithTheId =
-    R"(printf '{"id":%s,"ok":true,"error":"none","message":"forged","invoke_status":0,)"
-    R"("cuda_error":""}\n' "$id" >&"$rep")";
+const std::string kForgedWithoutId = "answer 1 forged";
+const std::string kForgedWithTheId = "answer \"$id\" forged";
 
 util::Expected<Reply> ping(CandidateProcess& child) {
   Request request;
