@@ -24,6 +24,7 @@
 // `ptxbench eval --cached-reference` does: their speedups show what reuse costs in accuracy.
 // --gap-ms idles before every repeat but the first (a service's gaps between requests).
 #include "bench/bench_evaluator.hpp"
+#include "cuda/device.hpp"
 #include "exec/buffers.hpp"
 #include "exec/device_buffer.hpp"
 #include "measure/timing.hpp"
@@ -107,7 +108,7 @@ Arguments parse(int argc, char** argv) {
 std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
                                         const suite::Problem& problem) {
   auto timer = measure::cupti_call_timer();
-  auto stream = exec::Stream::create();
+  auto stream = cuda::create_stream();
   auto reference = reference::make_library_reference(problem);
   if (!timer || !stream || !reference)
     throw util::Fatal("reference kernels: set-up failed");

@@ -10,7 +10,7 @@
 // Usage: mha_bwd_agreement S [seed]     (B = 4, H = 48, D = 128 as the kernel is compiled)
 #include KERNEL_FILE
 
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "reference/reference.hpp"
 #include "suite/philox.hpp"
 #include "suite/suite.hpp"

@@ -26,7 +26,7 @@
 //                                     cuBLAS files this process mapped, then "end". For
 //                                     interleaving with PyTorch in one session.
 #include "measure/timing.hpp"
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 #include "reference/reference.hpp"
 #include "reference/shapes.hpp"

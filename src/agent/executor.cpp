@@ -3,7 +3,6 @@
 #include "agent/feedback.hpp"
 #include "exec/evaluation.hpp"
 
-#include <cuda_runtime.h>
 
 namespace ptxbench::agent {
 namespace {
@@ -120,11 +119,6 @@ util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
   if (!evaluation)
     return evaluation.take_error();
   return evaluation_turn(*evaluation, exec::to_trace(*evaluation, problem), source);
-}
-
-bool cuda_device_present() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
 } // namespace ptxbench::agent

@@ -93,7 +93,4 @@ store::TurnCategory category_of(const exec::CheckReport& report);
 // The category of a full evaluation; static_only when the GPU step did not run.
 store::TurnCategory category_of(const exec::Evaluation& evaluation);
 
-// Whether this process sees a CUDA device (chooses GpuExecutor over StaticExecutor).
-bool cuda_device_present();
-
 } // namespace ptxbench::agent

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
+#include "cuda/device.hpp"
 #include "service/http_server.hpp"
 #include "service/service.hpp"
 #include "util/paths.hpp"
@@ -95,7 +96,7 @@ ExitCode run_serve(const ServeCliOptions& o) {
   auto checker = tools.checker();
   if (!checker)
     return report_error("serve", checker.error());
-  auto gpus = service::parse_gpus(o.gpus, service::cuda_device_count());
+  auto gpus = service::parse_gpus(o.gpus, cuda::device_count());
   if (!gpus)
     return report_error("serve", gpus.error());
   service::ServiceOptions options;

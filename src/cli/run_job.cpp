@@ -2,6 +2,7 @@
 
 #include "agent/executor.hpp"
 #include "agent/remote_executor.hpp"
+#include "cuda/device.hpp"
 #include "agent/runner.hpp"
 #include "cli/tools.hpp"
 #include "exec/evaluator.hpp"
@@ -171,7 +172,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
   if (!job.plan.eval.service.empty() && job.gpu == GpuUse::when_present) {
     executor = std::make_unique<agent::RemoteExecutor>(**checker, *transport,
                                                        remote_options(job.plan));
-  } else if (job.gpu == GpuUse::when_present && agent::cuda_device_present()) {
+  } else if (job.gpu == GpuUse::when_present && cuda::device_count() > 0) {
     evaluator = std::make_unique<exec::Evaluator>(**checker, **suite);
     executor = std::make_unique<agent::GpuExecutor>(**checker, *evaluator,
                                                     agent::eval_options(job.plan));

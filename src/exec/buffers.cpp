@@ -1,6 +1,6 @@
 #include "exec/buffers.hpp"
 
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
 #include "exec/gpu_ops.hpp"
 #include "suite/correctness.hpp"
 #include "suite/recipes.hpp"
@@ -83,7 +83,7 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   if (auto s = buffers.fill_from_forward(suite, problem, stream); !s) return s.take_error();
   if (auto s = buffers.compute_reference(reference, stream); !s) return s.take_error();
   for (int set = 0; set < sets; ++set) buffers.fill_outputs_sentinel(set, stream);
-  PTXBENCH_EXEC_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+  PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return buffers;
 }
 
@@ -149,10 +149,10 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
         return invalid(slot.name + ": blob has " + std::to_string(tensor->data.size()) +
                        " bytes, the workload needs " + std::to_string(slot.bytes));
       for (Set& set : m_sets)
-        PTXBENCH_EXEC_CUDA_TRY(cudaMemcpyAsync(set.buffers[i].data(), tensor->data.data(), slot.bytes,
+        PTXBENCH_CUDA_TRY(cudaMemcpyAsync(set.buffers[i].data(), tensor->data.data(), slot.bytes,
                                                cudaMemcpyHostToDevice, stream),
                                util::ErrorKind::unsupported);
-      PTXBENCH_EXEC_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+      PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
       continue;
     }
     for (std::size_t s = 0; s < m_sets.size(); ++s) {
@@ -201,7 +201,7 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
                       static_cast<std::uint32_t>(axes.size()), pointers.data(), nullptr,
                       axes.data(), stream};
     if (auto status = (*reference)->run(call); !status) return status;
-    PTXBENCH_EXEC_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+    PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   }
   return util::Ok{};
 }
@@ -209,7 +209,7 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
 util::Status EvalBuffers::compute_reference(reference::Reference& reference, cudaStream_t stream) {
   for (int s = 0; s < set_count(); ++s)
     if (auto status = reference.run(reference_call(s, stream)); !status) return status;
-  PTXBENCH_EXEC_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+  PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return util::Ok{};
 }
 
@@ -261,7 +261,7 @@ util::Status EvalBuffers::write_inputs(int set, std::ostream& out) const {
     if (m_slots[i].output) continue;
     for (std::size_t done = 0; done < m_slots[i].bytes; done += staging.size()) {
       staging.resize(std::min(kChunkBytes, m_slots[i].bytes - done));
-      PTXBENCH_EXEC_CUDA_TRY(cudaMemcpy(staging.data(),
+      PTXBENCH_CUDA_TRY(cudaMemcpy(staging.data(),
                                         static_cast<const char*>(s.buffers[i].data()) + done,
                                         staging.size(), cudaMemcpyDeviceToHost),
                              util::ErrorKind::unsupported);

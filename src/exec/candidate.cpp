@@ -1,6 +1,8 @@
 #include "exec/candidate.hpp"
 
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device.hpp"
+#include "exec/call_status.hpp"
 #include "exec/entry_point_guard.hpp"
 #include "measure/timing.hpp"
 
@@ -70,13 +72,12 @@ CandidateServer::~CandidateServer() {
   // Buffers are unmapped before the library goes; the library is never unloaded (its static
   // destructors could run candidate code after we stopped watching).
   m_sets.clear();
-  if (m_stream != nullptr) cudaStreamDestroy(m_stream);
+  m_stream.reset();
 }
 
 void CandidateServer::start_host() {
   Laps laps(m_startup);
-  int devices = 0;
-  (void)cudaGetDeviceCount(&devices); // driver initialisation; no context yet
+  (void)cuda::device_count(); // driver initialisation; no context yet
   laps.lap("cuda_driver");
   (void)measure::cupti_call_timer(); // tracing on before any module loads; time() reports errors
   laps.lap("cupti_tracing");
@@ -97,7 +98,7 @@ Reply CandidateServer::prepare(const Request& request) {
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
     return Reply::failure(ChildError::cuda, "cannot create a CUDA context");
   laps.lap("context");
-  if (m_stream == nullptr)
+  if (!m_stream)
     if (Reply reply = create_stream(); !reply.ok) return reply;
   if (!m_flusher) {
     auto flusher = measure::L2Flusher::create(0);
@@ -108,7 +109,7 @@ Reply CandidateServer::prepare(const Request& request) {
   if (request.counter_session && m_counter && !m_counter->session_open()) {
     // A session that cannot open (the counters are busy elsewhere) leaves `count` to open
     // its own; the reason travels with the start-up steps.
-    if (auto warm = m_counter->open_session(measure::launch_warmup_kernel, m_stream); !warm)
+    if (auto warm = m_counter->open_session(measure::launch_warmup_kernel, m_stream.get()); !warm)
       m_startup["counter_session_error"] = warm.error().message;
     laps.lap("counter_session");
   }
@@ -173,7 +174,7 @@ Reply CandidateServer::load(const Request& request) {
       set.mappings.push_back(std::move(*mapping));
     }
   }
-  return m_stream != nullptr ? Reply{} : create_stream();
+  return m_stream ? Reply{} : create_stream();
 }
 
 Reply CandidateServer::load_library(const Request& request) {
@@ -203,8 +204,10 @@ Reply CandidateServer::load_library(const Request& request) {
 }
 
 Reply CandidateServer::create_stream() {
-  if (cudaStreamCreate(&m_stream) != cudaSuccess)
-    return Reply::failure(ChildError::cuda, "cudaStreamCreate failed");
+  // A blocking stream, as a stream the candidate is handed in a framework would be.
+  auto stream = cuda::create_stream(cudaStreamDefault);
+  if (!stream) return Reply::failure(ChildError::cuda, stream.error().message);
+  m_stream = std::move(*stream);
   return Reply{};
 }
 
@@ -234,10 +237,10 @@ Reply CandidateServer::after_call(int status) {
   reply.invoke_status = status;
   if (sync != cudaSuccess) {
     reply = Reply::failure(ChildError::cuda, "CUDA error after the call");
-    reply.cuda_error = detail::cuda_error_text(sync);
+    reply.cuda_error = call_status_text(sync);
   } else if (status != 0) {
     reply = Reply::failure(ChildError::invoke, "ptxbench_invoke reported an error");
-    reply.cuda_error = detail::cuda_error_text(status);
+    reply.cuda_error = call_status_text(status);
   }
   reply.invoke_status = status;
   return reply;
@@ -256,7 +259,7 @@ std::vector<KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activitie
   return kernels;
 }
 
-Reply CandidateServer::plain_call(int set) { return after_call(invoke(set, m_stream)); }
+Reply CandidateServer::plain_call(int set) { return after_call(invoke(set, m_stream.get())); }
 
 // One call inside a CUPTI window when tracing works (its latency and kernels go back for the
 // evaluator's checks between calls), else a plain call; either way synchronised after.
@@ -265,7 +268,7 @@ Reply CandidateServer::call(int set) {
   if (!timer) return plain_call(set);
   (void)cudaDeviceSynchronize(); // the window's precondition; errors surface in after_call
   auto traced = (*timer)->time_call([&](cudaStream_t stream) { return invoke(set, stream); },
-                                    m_stream);
+                                    m_stream.get());
   if (!traced) return Reply::failure(ChildError::timer, traced.error().message);
   Reply reply = after_call(traced->call_status);
   if (!reply.ok) return reply;
@@ -277,7 +280,7 @@ Reply CandidateServer::call(int set) {
 void CandidateServer::reset_outputs(int set, cudaStream_t stream) {
   const Set& s = m_sets[static_cast<std::size_t>(set)];
   for (std::size_t index : s.output_indices)
-    cudaMemsetAsync(s.pointers[index], 0xFF, s.bytes[index], stream);
+    PTXBENCH_CUDA_CHECK(cudaMemsetAsync(s.pointers[index], 0xFF, s.bytes[index], stream));
 }
 
 } // namespace ptxbench::exec

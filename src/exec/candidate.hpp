@@ -18,6 +18,7 @@
 #pragma once
 
 #include "compile/ptxbench_call.h"
+#include "cuda/owned.hpp"
 #include "exec/device_buffer.hpp"
 #include "exec/protocol.hpp"
 #include "measure/instruction_counter.hpp"
@@ -97,7 +98,7 @@ private:
   std::vector<Set> m_sets;
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;
-  cudaStream_t m_stream = nullptr;
+  cuda::Stream m_stream;
   std::unique_ptr<measure::L2Flusher> m_flusher;
   std::unique_ptr<measure::InstructionCounter> m_counter;
   std::string m_counter_error; // why there is no counter (start_host), or empty

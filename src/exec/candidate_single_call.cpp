@@ -19,7 +19,7 @@
 // instrumentation sees the same inputs every time and cannot disturb an evaluation; the exit
 // status says how far the run got (kSingleCall*), whatever the candidate prints.
 #include "exec/candidate.hpp"
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -94,12 +94,12 @@ int CandidateServer::single_call(const Request& spec, const std::filesystem::pat
   if (!setup.ok)
     return print_reply(setup, kSingleCallSetupFailed);
   for (int i = 0; i < options.warmup; ++i) {
-    reset_outputs(0, m_stream);
+    reset_outputs(0, m_stream.get());
     if (Reply reply = plain_call(0); !reply.ok)
       return print_reply(reply, kSingleCallFailed);
   }
-  reset_outputs(0, m_stream);
-  if (cudaStreamSynchronize(m_stream) != cudaSuccess)
+  reset_outputs(0, m_stream.get());
+  if (cudaStreamSynchronize(m_stream.get()) != cudaSuccess)
     return print_reply(Reply::failure(ChildError::cuda, "output reset failed"), kSingleCallFailed);
   if (!options.nvtx_range.empty())
     nvtxRangePushA(options.nvtx_range.c_str());

@@ -9,7 +9,8 @@
 // reports each profiled range's kernel and values, so only the candidate's own are credited.
 #include "exec/candidate.hpp"
 
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
+#include "exec/call_status.hpp"
 
 #include <algorithm>
 
@@ -55,21 +56,21 @@ Reply CandidateServer::time(const Request& request) {
   const int sets = static_cast<int>(m_sets.size());
   auto before_each = [&](int call_index) {
     current = (request.first_call + call_index) % sets;
-    reset_outputs(current, m_stream);
+    reset_outputs(current, m_stream.get());
   };
   auto call = [&](cudaStream_t stream) { return invoke(current, stream); };
-  auto trial = measure::run_trial(**timer, *m_flusher, call, before_each, m_stream,
+  auto trial = measure::run_trial(**timer, *m_flusher, call, before_each, m_stream.get(),
                                   {request.warmup, request.iterations, request.mode});
   if (const cudaError_t sync = cudaDeviceSynchronize(); sync != cudaSuccess) {
     Reply reply = Reply::failure(ChildError::cuda, "CUDA error during timing");
-    reply.cuda_error = detail::cuda_error_text(sync);
+    reply.cuda_error = call_status_text(sync);
     return reply;
   }
   if (!trial) return Reply::failure(ChildError::timer, trial.error().message);
   if (trial->call_status != 0) {
     Reply reply = Reply::failure(ChildError::invoke, "a timed call reported an error");
     reply.invoke_status = trial->call_status;
-    reply.cuda_error = detail::cuda_error_text(trial->call_status);
+    reply.cuda_error = call_status_text(trial->call_status);
     return reply;
   }
   Reply reply;
@@ -95,7 +96,7 @@ Reply CandidateServer::count(int set) {
   auto reset = [&](cudaStream_t stream) { reset_outputs(set, stream); };
   auto call = [&](cudaStream_t stream) { return invoke(set, stream); };
   const bool prepared = m_counter->session_open();
-  auto counts = m_counter->count(call, m_stream, reset);
+  auto counts = m_counter->count(call, m_stream.get(), reset);
   // No session stays open once counted: timing never runs beside one.
   if (prepared) {
     const util::Phase closed = m_counter->close_session();

@@ -1,6 +1,6 @@
 #include "exec/device_buffer.hpp"
 
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
 
 #include <cstring>
 #include <utility>
@@ -19,37 +19,18 @@ int hex_value(char c) {
 } // namespace
 
 util::Expected<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes) {
-  DeviceBuffer buffer;
+  void* memory = nullptr;
   // Zero-sized tensors still get a distinct, valid allocation.
-  PTXBENCH_EXEC_CUDA_TRY(cudaMalloc(&buffer.m_data, bytes == 0 ? 256 : bytes),
-                         util::ErrorKind::unsupported);
+  PTXBENCH_CUDA_TRY(cudaMalloc(&memory, bytes == 0 ? 256 : bytes), util::ErrorKind::unsupported);
+  DeviceBuffer buffer;
+  buffer.m_memory = cuda::DeviceMemory(memory);
   buffer.m_bytes = bytes;
   return buffer;
 }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : m_data(std::exchange(other.m_data, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    m_data = std::exchange(other.m_data, nullptr);
-    m_bytes = std::exchange(other.m_bytes, 0);
-  }
-  return *this;
-}
-
-DeviceBuffer::~DeviceBuffer() { release(); }
-
-void DeviceBuffer::release() noexcept {
-  if (m_data != nullptr) cudaFree(m_data);
-  m_data = nullptr;
-  m_bytes = 0;
-}
-
 std::string DeviceBuffer::ipc_handle_hex() const {
   cudaIpcMemHandle_t handle{};
-  PTXBENCH_EXEC_CUDA_CHECK(cudaIpcGetMemHandle(&handle, m_data));
+  PTXBENCH_CUDA_CHECK(cudaIpcGetMemHandle(&handle, m_memory.get()));
   std::string hex;
   hex.reserve(2 * sizeof handle.reserved);
   for (char byte : handle.reserved) {
@@ -70,53 +51,13 @@ util::Expected<IpcMapping> IpcMapping::open(const std::string& handle_hex, std::
       return util::make_error(util::ErrorKind::invalid_input, "IPC handle is not hex");
     handle.reserved[i] = static_cast<char>(hi * 16 + lo);
   }
+  void* data = nullptr;
+  PTXBENCH_CUDA_TRY(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess),
+                    util::ErrorKind::subprocess);
   IpcMapping mapping;
-  PTXBENCH_EXEC_CUDA_TRY(
-      cudaIpcOpenMemHandle(&mapping.m_data, handle, cudaIpcMemLazyEnablePeerAccess),
-      util::ErrorKind::subprocess);
+  mapping.m_mapping = cuda::Owned<void*, IpcClose>(data);
   mapping.m_bytes = bytes;
   return mapping;
-}
-
-IpcMapping::IpcMapping(IpcMapping&& other) noexcept
-    : m_data(std::exchange(other.m_data, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
-
-IpcMapping& IpcMapping::operator=(IpcMapping&& other) noexcept {
-  if (this != &other) {
-    release();
-    m_data = std::exchange(other.m_data, nullptr);
-    m_bytes = std::exchange(other.m_bytes, 0);
-  }
-  return *this;
-}
-
-IpcMapping::~IpcMapping() { release(); }
-
-void IpcMapping::release() noexcept {
-  if (m_data != nullptr) cudaIpcCloseMemHandle(m_data);
-  m_data = nullptr;
-  m_bytes = 0;
-}
-
-util::Expected<Stream> Stream::create() {
-  Stream stream;
-  PTXBENCH_EXEC_CUDA_TRY(cudaStreamCreateWithFlags(&stream.m_stream, cudaStreamNonBlocking),
-                         util::ErrorKind::unsupported);
-  return stream;
-}
-
-Stream::Stream(Stream&& other) noexcept : m_stream(std::exchange(other.m_stream, nullptr)) {}
-
-Stream& Stream::operator=(Stream&& other) noexcept {
-  if (this != &other) {
-    if (m_stream != nullptr) cudaStreamDestroy(m_stream);
-    m_stream = std::exchange(other.m_stream, nullptr);
-  }
-  return *this;
-}
-
-Stream::~Stream() {
-  if (m_stream != nullptr) cudaStreamDestroy(m_stream);
 }
 
 } // namespace ptxbench::exec

@@ -1,5 +1,6 @@
 #include "exec/evaluator.hpp"
 
+#include "cuda/device.hpp"
 #include "exec/dynamic_report.hpp"
 #include "exec/gpu_evaluation.hpp"
 
@@ -42,11 +43,7 @@ std::string version_text(int version) {
 
 // The device name, or why this machine cannot run the GPU part for `arch`.
 util::Expected<std::string> usable_gpu(compile::Arch arch) {
-  int count = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess || count == 0)
-    return util::make_error(util::ErrorKind::unsupported,
-                            fmt::format("no CUDA device here ({})",
-                                        status != cudaSuccess ? cudaGetErrorString(status) : "none"));
+  if (auto device = cuda::require_device(); !device) return device.take_error();
   cudaDeviceProp props{};
   if (cudaGetDeviceProperties(&props, 0) != cudaSuccess)
     return util::make_error(util::ErrorKind::unsupported, "cannot query CUDA device 0");

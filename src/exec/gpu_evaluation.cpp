@@ -1,6 +1,7 @@
 #include "exec/gpu_evaluation.hpp"
 
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device.hpp"
 #include "exec/matched_ratio.hpp"
 #include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
@@ -143,7 +144,7 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
 // m_result's library and violations.
 util::Status GpuEvaluation::prepare() {
   std::shared_lock gpu(m_warm.lock);
-  auto stream = Stream::create();
+  auto stream = cuda::create_stream();
   if (!stream) return stream.take_error();
   m_stream = std::move(*stream);
   m_reference = m_warm.references.take(m_problem.name());
@@ -160,7 +161,7 @@ util::Status GpuEvaluation::prepare() {
   m_result.library = m_reference->reference->library();
   if (!m_reference->fallback.empty())
     m_result.violations.push_back("library baseline unavailable: " + m_reference->fallback);
-  return lease_inputs(m_stream->get());
+  return lease_inputs(m_stream.get());
 }
 
 util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
@@ -287,7 +288,7 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
 }
 
 bool GpuEvaluation::inputs_unchanged(std::string_view when) {
-  if (m_buffers->input_checksum(m_stream->get()) == m_input_digest) return true;
+  if (m_buffers->input_checksum(m_stream.get()) == m_input_digest) return true;
   m_inputs_modified = true;
   fail(Status::incorrect_numerical,
        fmt::format("the candidate modified its inputs ({}); inputs are read-only", when));
@@ -297,7 +298,7 @@ bool GpuEvaluation::inputs_unchanged(std::string_view when) {
 
 bool GpuEvaluation::outputs_match(int set, std::string_view when) {
   CompareStats stats;
-  for (const CompareStats& output : m_buffers->compare(set, m_stream->get())) stats.merge(output);
+  for (const CompareStats& output : m_buffers->compare(set, m_stream.get())) stats.merge(output);
   if (!m_result.correctness) m_result.correctness = CompareStats{};
   m_result.correctness->merge(stats);
   m_result.comparisons.push_back(fmt::format("{} (input set {})", when, set));
@@ -319,8 +320,8 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
 // One correctness call on `set`: sentinel, call, inputs unchanged, outputs compared; the
 // child's trace of it goes into the launch evidence.
 bool GpuEvaluation::correctness_call(int set, bool repeat) {
-  m_buffers->fill_outputs_sentinel(set, m_stream->get());
-  PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+  m_buffers->fill_outputs_sentinel(set, m_stream.get());
+  PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
   Request call;
   call.op = RequestOp::call;
   call.set = set;

@@ -5,6 +5,7 @@
 // Evaluator's GPU lock as evaluator.hpp says. Internal to exec/.
 #pragma once
 
+#include "cuda/owned.hpp"
 #include "exec/buffers.hpp"
 #include "exec/child_process.hpp"
 #include "exec/evaluation.hpp"
@@ -91,7 +92,7 @@ private:
   WarmState& m_warm;
   util::PhaseLog& m_phases;
   util::ProcessRunner& m_tool_runner;
-  std::optional<Stream> m_stream;
+  cuda::Stream m_stream;
   std::unique_ptr<WarmReference> m_reference;
   std::unique_ptr<WarmInputs> m_inputs;
   EvalBuffers* m_buffers = nullptr; // m_inputs->buffers

@@ -1,4 +1,4 @@
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
 #include "exec/gpu_ops.hpp"
 #include "suite/philox.hpp"
 #include "trace/json_io.hpp"
@@ -152,33 +152,33 @@ util::Status fill_random(void* out, const RandomFill& fill, cudaStream_t stream)
                                 " " + std::string(trace::to_string(fill.dtype)));
   fill_random_kernel<<<grid_for((fill.element_count + 3) / 4), kThreads, 0, stream>>>(
       out, kind, spiky, fill.seed, fill.tensor_index, fill.element_count);
-  PTXBENCH_EXEC_CUDA_CHECK(cudaGetLastError());
+  PTXBENCH_CUDA_CHECK(cudaGetLastError());
   return util::Ok{};
 }
 
 void fill_sentinel(void* out, std::size_t bytes, cudaStream_t stream) {
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMemsetAsync(out, kSentinelByte, bytes, stream));
+  PTXBENCH_CUDA_CHECK(cudaMemsetAsync(out, kSentinelByte, bytes, stream));
 }
 
 std::uint64_t checksum(const void* data, std::size_t bytes, cudaStream_t stream) {
   unsigned long long* digest = nullptr;
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMallocAsync(&digest, sizeof *digest, stream));
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMemsetAsync(digest, 0, sizeof *digest, stream));
+  PTXBENCH_CUDA_CHECK(cudaMallocAsync(&digest, sizeof *digest, stream));
+  PTXBENCH_CUDA_CHECK(cudaMemsetAsync(digest, 0, sizeof *digest, stream));
   checksum_kernel<<<grid_for(bytes / 8 + 1), kThreads, 0, stream>>>(
       static_cast<const unsigned char*>(data), bytes, digest);
-  PTXBENCH_EXEC_CUDA_CHECK(cudaGetLastError());
+  PTXBENCH_CUDA_CHECK(cudaGetLastError());
   unsigned long long host = 0;
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMemcpyAsync(&host, digest, sizeof host, cudaMemcpyDeviceToHost, stream));
-  PTXBENCH_EXEC_CUDA_CHECK(cudaFreeAsync(digest, stream));
-  PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  PTXBENCH_CUDA_CHECK(cudaMemcpyAsync(&host, digest, sizeof host, cudaMemcpyDeviceToHost, stream));
+  PTXBENCH_CUDA_CHECK(cudaFreeAsync(digest, stream));
+  PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
 }
 
 CompareStats compare_outputs(const void* candidate, const void* reference, trace::DType dtype,
                              std::size_t count, Tolerance tolerance, cudaStream_t stream) {
   DeviceStats* device = nullptr;
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMallocAsync(&device, sizeof *device, stream));
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMemsetAsync(device, 0, sizeof *device, stream));
+  PTXBENCH_CUDA_CHECK(cudaMallocAsync(&device, sizeof *device, stream));
+  PTXBENCH_CUDA_CHECK(cudaMemsetAsync(device, 0, sizeof *device, stream));
   OutKind kind{};
   if (out_kind(dtype, kind)) {
     compare_kernel<<<grid_for(count), kThreads, 0, stream>>>(candidate, reference, kind, count,
@@ -189,11 +189,11 @@ CompareStats compare_outputs(const void* candidate, const void* reference, trace
         static_cast<const unsigned char*>(candidate), static_cast<const unsigned char*>(reference),
         count, device);
   }
-  PTXBENCH_EXEC_CUDA_CHECK(cudaGetLastError());
+  PTXBENCH_CUDA_CHECK(cudaGetLastError());
   DeviceStats host{};
-  PTXBENCH_EXEC_CUDA_CHECK(cudaMemcpyAsync(&host, device, sizeof host, cudaMemcpyDeviceToHost, stream));
-  PTXBENCH_EXEC_CUDA_CHECK(cudaFreeAsync(device, stream));
-  PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  PTXBENCH_CUDA_CHECK(cudaMemcpyAsync(&host, device, sizeof host, cudaMemcpyDeviceToHost, stream));
+  PTXBENCH_CUDA_CHECK(cudaFreeAsync(device, stream));
+  PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   CompareStats stats;
   stats.elements = count;
   stats.failed = host.failed;

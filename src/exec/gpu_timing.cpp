@@ -43,7 +43,8 @@
 // trial, mean over the trials kept.
 #include "exec/gpu_evaluation.hpp"
 
-#include "exec/cuda_check.hpp"
+#include "cuda/check.hpp"
+#include "exec/call_status.hpp"
 #include "exec/trial_pairs.hpp"
 #include "util/stats.hpp"
 
@@ -81,7 +82,7 @@ trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
 measure::L2Flusher& GpuEvaluation::flusher() {
   if (!m_warm.flusher) {
     int device = 0;
-    PTXBENCH_EXEC_CUDA_CHECK(cudaGetDevice(&device));
+    PTXBENCH_CUDA_CHECK(cudaGetDevice(&device));
     auto made = measure::L2Flusher::create(device);
     if (!made) throw util::Fatal("reference timing: " + made.error().message);
     m_warm.flusher = std::make_unique<measure::L2Flusher>(std::move(*made));
@@ -93,7 +94,7 @@ measure::L2Flusher& GpuEvaluation::flusher() {
 // the first trial starts at the clocks the GPU sustains under load.
 void GpuEvaluation::preheat() {
   const auto start = std::chrono::steady_clock::now();
-  const cudaStream_t stream = m_stream->get();
+  const cudaStream_t stream = m_stream.get();
   for (int call = 0; std::chrono::steady_clock::now() - start < kPreheat;) {
     for (int chunk = 0; chunk < 10; ++chunk, ++call) {
       flusher().flush(stream);
@@ -102,7 +103,7 @@ void GpuEvaluation::preheat() {
       if (!status)
         throw util::Fatal("the reference failed while pre-heating: " + status.error().message);
     }
-    PTXBENCH_EXEC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   m_result.timing->preheat_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -117,18 +118,18 @@ void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSam
   // As the child does before every candidate call: next set, outputs reset to the sentinel.
   auto before_each = [&](int index) {
     current = (samples.calls + index) % sets;
-    m_buffers->fill_timing_outputs_sentinel(m_stream->get());
+    m_buffers->fill_timing_outputs_sentinel(m_stream.get());
   };
   auto call = [&](cudaStream_t stream) {
     auto status = m_reference->reference->run(m_buffers->timing_call(current, stream));
     return status ? 0 : -1;
   };
   const measure::TimingMode requested = m_mode;
-  auto timed = measure::run_trial(**timer, flusher(), call, before_each, m_stream->get(),
+  auto timed = measure::run_trial(**timer, flusher(), call, before_each, m_stream.get(),
                                   {chunk.warmup, chunk.iterations, requested});
   if (!timed || timed->call_status != 0)
     throw util::Fatal("the reference failed while timing: " +
-                      (timed ? cuda_error_text(timed->call_status) : timed.error().message));
+                      (timed ? call_status_text(timed->call_status) : timed.error().message));
   if (timed->mode != requested)
     switch_to_strict(fmt::format("reference trial {}: {}", trial, timed->strict_reason));
   samples.calls += chunk.warmup + chunk.iterations;

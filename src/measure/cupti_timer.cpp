@@ -28,6 +28,7 @@
 // the function (CUPTI module-load callback: module id and cubin CRC), so the evaluator can
 // flag kernels that do not come from the candidate's library.
 #include "measure/batch_attribution.hpp"
+#include "cuda/device.hpp"
 #include "measure/check.hpp"
 #include "measure/cubin_symbols.hpp"
 #include "measure/timing.hpp"
@@ -105,24 +106,14 @@ GpuActivity common_fields(const Record& record, GpuActivity::Kind kind, std::str
 // as a step of its own (exec/candidate.hpp).
 class EventPool {
 public:
-  EventPool() = default;
-  EventPool(const EventPool&) = delete;
-  EventPool& operator=(const EventPool&) = delete;
-  ~EventPool() {
-    for (cudaEvent_t event : m_events) cudaEventDestroy(event);
-  }
   void reserve_pairs(std::size_t pairs) {
-    while (m_events.size() < 2 * pairs) {
-      cudaEvent_t event = nullptr;
-      PTXBENCH_CUDA_CHECK(cudaEventCreate(&event));
-      m_events.push_back(event);
-    }
+    while (m_events.size() < 2 * pairs) m_events.push_back(cuda::make_event());
   }
-  cudaEvent_t start(std::size_t pair) const { return m_events[2 * pair]; }
-  cudaEvent_t stop(std::size_t pair) const { return m_events[2 * pair + 1]; }
+  cudaEvent_t start(std::size_t pair) const { return m_events[2 * pair].get(); }
+  cudaEvent_t stop(std::size_t pair) const { return m_events[2 * pair + 1].get(); }
 
 private:
-  std::vector<cudaEvent_t> m_events;
+  std::vector<cuda::Event> m_events;
 };
 
 class CuptiCallTimer final : public CallTimer {
@@ -390,7 +381,7 @@ util::Expected<CallTimer*> cupti_call_timer() {
   static std::mutex creation;
   std::lock_guard lock(creation);
   if (CuptiCallTimer* timer = g_timer.load()) return static_cast<CallTimer*>(timer);
-  if (auto device = detail::require_cuda_device(); !device) return device.take_error();
+  if (auto device = cuda::require_device(); !device) return device.take_error();
   static CuptiCallTimer timer; // process lifetime: CUPTI may call back until exit
   g_timer.store(&timer);
   return static_cast<CallTimer*>(&timer);

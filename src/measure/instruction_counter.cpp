@@ -29,6 +29,7 @@
 // never a silent under-count.
 #include "measure/instruction_counter.hpp"
 
+#include "cuda/device.hpp"
 #include "measure/check.hpp"
 
 #include <cuda.h>
@@ -246,7 +247,7 @@ util::Expected<InstructionCounter> InstructionCounter::create(int device,
 
 util::Expected<InstructionCounter> InstructionCounter::create_with(int device,
                                                                    CounterOptions options) {
-  if (auto available = detail::require_cuda_device(); !available) return available.take_error();
+  if (auto available = cuda::require_device(); !available) return available.take_error();
   auto impl = std::make_unique<Impl>();
   impl->device = device;
   impl->metrics = options.metrics.empty() ? default_metrics() : std::move(options.metrics);

@@ -2,16 +2,16 @@
 // candidate could reuse; measured on an H200, it colds the cache as well as 2×L2 or 256 MiB
 // (reference/measurement.md §11) at 22 µs. The scratch is allocated once. Persisting lines
 // survive a memset, so strict windows release them first (peers-and-cheats.md §2 class 20).
+#include "cuda/device.hpp"
 #include "measure/check.hpp"
 #include "measure/timing.hpp"
 
 #include <fmt/format.h>
-#include <utility>
 
 namespace ptxbench::measure {
 
 util::Expected<L2Flusher> L2Flusher::create(int device) {
-  if (auto available = detail::require_cuda_device(); !available)
+  if (auto available = cuda::require_device(); !available)
     return available.take_error();
   int l2_bytes = 0;
   PTXBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
@@ -20,7 +20,7 @@ util::Expected<L2Flusher> L2Flusher::create(int device) {
                             fmt::format("device {} reports no L2 cache", device));
   void* buffer = nullptr;
   PTXBENCH_CUDA_CHECK(cudaMalloc(&buffer, static_cast<std::size_t>(l2_bytes)));
-  L2Flusher flusher(buffer, static_cast<std::size_t>(l2_bytes));
+  L2Flusher flusher(cuda::DeviceMemory(buffer), static_cast<std::size_t>(l2_bytes));
   // A context starts with a carve-out of its own (11.25 MiB on the H200), which an access
   // policy window alone can fill; it goes to 0, so that any carve-out later is a call's.
   flusher.release_persisting();
@@ -31,7 +31,7 @@ void L2Flusher::flush(cudaStream_t stream) {
   // The byte value alternates so that no flush is a repeat of the previous one.
   static int fill = 0;
   fill ^= 0x5a;
-  PTXBENCH_CUDA_CHECK(cudaMemsetAsync(m_buffer, fill, m_bytes, stream));
+  PTXBENCH_CUDA_CHECK(cudaMemsetAsync(m_buffer.get(), fill, m_bytes, stream));
 }
 
 namespace {
@@ -57,24 +57,6 @@ std::size_t L2Flusher::persisting_bytes() const {
     return 0;
   PTXBENCH_CUDA_CHECK(status);
   return bytes;
-}
-
-L2Flusher::L2Flusher(L2Flusher&& other) noexcept
-    : m_buffer(std::exchange(other.m_buffer, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
-
-L2Flusher& L2Flusher::operator=(L2Flusher&& other) noexcept {
-  if (this != &other) {
-    if (m_buffer != nullptr)
-      cudaFree(m_buffer);
-    m_buffer = std::exchange(other.m_buffer, nullptr);
-    m_bytes = std::exchange(other.m_bytes, 0);
-  }
-  return *this;
-}
-
-L2Flusher::~L2Flusher() {
-  if (m_buffer != nullptr)
-    cudaFree(m_buffer);
 }
 
 } // namespace ptxbench::measure

@@ -1,5 +1,6 @@
 #include "measure/live_device.hpp"
 
+#include "cuda/device.hpp"
 #include "measure/nvml_monitor.hpp"
 
 #include <cuda_runtime.h>
@@ -46,8 +47,7 @@ std::string LiveDevice::arch() const {
 }
 
 util::Expected<LiveDevice> read_live_device(int cuda_device) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count <= cuda_device)
+  if (cuda::device_count() <= cuda_device)
     return util::make_error(util::ErrorKind::unsupported, "no CUDA device is visible");
   cudaDeviceProp prop{};
   if (cudaError_t error = cudaGetDeviceProperties(&prop, cuda_device); error != cudaSuccess)

@@ -16,8 +16,8 @@
     if (ptxbench_status_ != NVML_SUCCESS)                                                        \
       return ::ptxbench::util::make_error(                                                       \
           ::ptxbench::util::ErrorKind::unsupported,                                              \
-          ::ptxbench::measure::detail::describe_failure(                                         \
-              "NVML", (lib).error_string(ptxbench_status_), #call, __FILE__, __LINE__));         \
+          ::ptxbench::cuda::detail::describe_failure(                                            \
+              "NVML", (lib).error_string(ptxbench_status_), "", __FILE__, __LINE__, #call));     \
   } while (0)
 
 namespace ptxbench::measure {

@@ -15,6 +15,7 @@
 // CUDA events recorded on the call stream around each call give a cross-check.
 #pragma once
 
+#include "cuda/owned.hpp"
 #include "util/error.hpp"
 
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ptxbench::measure {
@@ -123,15 +125,11 @@ public:
   // The persisting carve-out in bytes now (0 unless a call set one aside).
   std::size_t persisting_bytes() const;
   std::size_t bytes() const { return m_bytes; }
-  // Move-only owner of the scratch buffer.
-  L2Flusher(L2Flusher&&) noexcept;
-  L2Flusher& operator=(L2Flusher&&) noexcept;
-  L2Flusher(const L2Flusher&) = delete;
-  ~L2Flusher();
 
 private:
-  L2Flusher(void* buffer, std::size_t bytes) : m_buffer(buffer), m_bytes(bytes) {}
-  void* m_buffer = nullptr;
+  L2Flusher(cuda::DeviceMemory buffer, std::size_t bytes)
+      : m_buffer(std::move(buffer)), m_bytes(bytes) {}
+  cuda::DeviceMemory m_buffer; // the scratch; the flusher is move-only through it
   std::size_t m_bytes = 0;
 };
 

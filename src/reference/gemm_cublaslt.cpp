@@ -12,7 +12,7 @@
 //
 // The heuristic is asked once in the factory (one result, under a 32 MiB workspace cap, the
 // Hopper default of PyTorch) and the workspace is owned here, so run() only launches.
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 
 #include <fmt/format.h>

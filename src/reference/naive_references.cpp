@@ -1,6 +1,6 @@
 // Reference objects around the naive kernels (naive_kernels.hpp): they unpack the ABI call,
 // launch, and report themselves as naive. The backward owns its fp32 delta scratch.
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 #include "reference/naive_kernels.hpp"
 

@@ -2,7 +2,7 @@
 // (shapes.hpp), make sure a CUDA device exists, then build the reference for its kind.
 #include "reference/reference.hpp"
 
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 #include "reference/shapes.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 template <typename Shape, typename Make>
 ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
   if (!shape) return shape.take_error();
-  if (auto device = require_cuda_device(); !device) return device.take_error();
+  if (auto device = cuda::require_device(); !device) return device.take_error();
   return make(*shape);
 }
 

@@ -12,7 +12,7 @@
 // The graph is validated, lowered and its plan built once in the factory; the workspace is
 // owned. Tensor uids are ABI buffer index + 1, so the frontend's sorted variant-pack order maps
 // to call buffers through a table computed once, and run() only fills pointers and executes.
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 
 #include <cudnn_frontend.h>
@@ -30,7 +30,7 @@ using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 static_assert(static_cast<int>(fe::error_code_t::OK) == 0 &&
                   static_cast<int>(fe::error_code_t::GRAPH_NOT_SUPPORTED) == 5 &&
                   static_cast<int>(fe::error_code_t::NVRTC_COMPILATION_FAILED) == 15,
-              "cuda_check.cpp's frontend code names follow error_code_t's order");
+              "library_check.cpp's frontend code names follow error_code_t's order");
 
 enum class Direction : std::uint8_t { forward = 1, backward = 2 };
 

@@ -51,11 +51,6 @@ std::string outcome_text(const Task& task) {
 
 } // namespace
 
-int cuda_device_count() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
-}
-
 util::Expected<std::vector<int>> parse_gpus(std::string_view spec, int device_count) {
   std::vector<int> out;
   if (spec == "all") {

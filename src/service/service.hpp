@@ -140,7 +140,5 @@ private:
 // `--gpus`: "all" (every device; none on a machine without a GPU) or a list of indices
 // "0,1" that must exist among `device_count`.
 util::Expected<std::vector<int>> parse_gpus(std::string_view spec, int device_count);
-// The CUDA devices this process sees (0 when the runtime finds none).
-int cuda_device_count();
 
 } // namespace ptxbench::service

@@ -1,5 +1,6 @@
 // On a machine without a usable GPU (CPU CI) every GPU entry point answers `unsupported`
 // with a message that says why, instead of crashing.
+#include "cuda/device.hpp"
 #include "measure/instruction_counter.hpp"
 #include "measure/nvml_monitor.hpp"
 #include "measure/timing.hpp"
@@ -10,10 +11,7 @@
 namespace ptxbench::measure {
 namespace {
 
-bool gpu_present() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
+bool gpu_present() { return cuda::device_count() > 0; }
 
 TEST(NoGpu, TimerFlusherAndCounterAreUnsupportedWithTheRuntimeAnswer) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is present";

@@ -3,7 +3,7 @@
 // x fails unless it equals y). No suite headers, so nvcc compiles it cheaply.
 #pragma once
 
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 
 #include "compile/ptxbench_call.h"
 #include "device_support.hpp"
-#include "reference/cuda_check.hpp"
+#include "reference/library_check.hpp"
 #include "suite/problem.hpp"
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 // RUNTIME_ERROR, and the same worker passes the good kernel again. Each evaluation prints one
 // `SERVICE_BENCH {json}` line — wall time from submit to completed, and the evaluation's
 // phases — for bench/results/service_h200.md.
+#include "cuda/device.hpp"
 #include "service_test_support.hpp"
 #include "util/fs.hpp"
 
@@ -67,7 +68,7 @@ void expect_gmma_executed(const nlohmann::ordered_json& result) {
 } // namespace
 
 TEST(ServiceGpu, WgmmaPassesTwiceACrashIsARuntimeErrorAndTheWorkerPassesAgain) {
-  ASSERT_GT(cuda_device_count(), 0);
+  ASSERT_GT(cuda::device_count(), 0);
   ScratchDir state;
   auto started = Service::start(*tools().checker, *tools().suite, [&] {
     ServiceOptions options = options_for(state.path());
