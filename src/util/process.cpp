@@ -25,10 +25,10 @@ struct ChildPlan {
   std::vector<char*> argv;
   std::vector<char*> envp;
   std::vector<FdMapping> fds;
-  std::vector<int> staged;      // one slot per mapping, filled in the child
-  std::vector<int> kept;        // mapped child descriptors above 2, sorted, unique
-  int floor = 3;                // staged copies go at or above every mapped descriptor
-  unsigned fd_limit = 1024;     // the loop bound where close_range is missing
+  std::vector<int> staged;  // one slot per mapping, filled in the child
+  std::vector<int> kept;    // mapped child descriptors above 2, sorted, unique
+  int floor = 3;            // staged copies go at or above every mapped descriptor
+  unsigned fd_limit = 1024; // the loop bound where close_range is missing
   const char* working_dir = nullptr;
   OtherFds other_fds = OtherFds::inherit;
   bool own_group = true;

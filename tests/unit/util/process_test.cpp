@@ -1,6 +1,7 @@
-// util/process.hpp against real processes (/bin/sh, /bin/bash, cat, sleep, env, true): owned
-// descriptors, spawn's environment, working folder and descriptor mapping, clear start-up
-// errors, SIGPIPE-free writes, the line reader's deadline and leftover bytes, the group kill.
+// util/process.hpp against real processes (/bin/sh, /bin/bash, sleep, env, wc, true): owned
+// descriptors, spawn's environment, working folder, descriptor mapping and parent-death signal,
+// clear start-up errors, SIGPIPE-free writes, the line reader's deadline and leftover bytes,
+// the group kill.
 #include "util/process.hpp"
 
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 namespace ptxbench::util {
 namespace {
@@ -166,6 +168,24 @@ TEST(Spawn, OtherFdsCloseKeepsUnmappedDescriptorsFromTheChild) {
     EXPECT_EQ(writer_gone(pipe.read), other == OtherFds::close);
     (void)kill_group_and_reap(*pid);
   }
+}
+
+// PR_SET_PDEATHSIG follows the thread that spawned the child: its end stands in for ours.
+TEST(Spawn, TheParentDeathSignalArrivesWhenTheSpawningThreadEnds) {
+  Expected<pid_t> pid = make_error(ErrorKind::subprocess, "not started");
+  std::thread spawner([&] {
+    SpawnOptions options;
+    options.argv = {"sleep", "30"};
+    options.env = environment_with({});
+    options.parent_death_signal = SIGKILL;
+    pid = spawn(options);
+  });
+  spawner.join();
+  ASSERT_TRUE(pid) << pid.error().message;
+  const auto start = Clock::now();
+  const int status = reap(*pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_LT(Clock::now() - start, 5s);
 }
 
 // With SIGPIPE at its default disposition, a write to a pipe nobody reads would kill the test.
