@@ -1,6 +1,6 @@
 // The supervisor's handle on one `ptxbench-candidate` process (protocol.hpp).
 //
-// The child is started with fork + exec in a process group of its own, with
+// The child is started by util::spawn (process.hpp) in a process group of its own, with
 // PR_SET_PDEATHSIG(SIGKILL) so it never outlives the supervisor; its stdout and stderr go to a
 // log file (read back only as text for the log, never parsed), and two pipes carry the
 // protocol. Every request has a deadline: when it passes, the whole group is SIGKILLed and
@@ -16,6 +16,7 @@
 
 #include "exec/protocol.hpp"
 #include "util/error.hpp"
+#include "util/process.hpp"
 
 #include <sys/types.h>
 
@@ -50,13 +51,14 @@ public:
 private:
   CandidateProcess() = default;
   util::Error died(std::string_view during);
+  util::Error unanswered(const util::Error& read_error, std::string_view op,
+                         std::chrono::milliseconds deadline);
   void kill_group() noexcept;
   void close_fds() noexcept;
 
   pid_t m_pid = -1;
-  int m_request_fd = -1;
-  int m_reply_fd = -1;
-  std::string m_pending;
+  util::Fd m_requests;
+  util::LineReader m_replies;
   std::filesystem::path m_log_path;
   std::mt19937_64 m_ids{std::random_device{}()};
 };

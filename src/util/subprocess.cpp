@@ -1,11 +1,12 @@
-// fork + exec into a new process group; poll() drains stdout and stderr so neither pipe can
-// fill and block the child; on deadline the whole group gets SIGKILL and is reaped.
+// spawn() (process.hpp) into a new process group with stdin on /dev/null; poll() drains
+// stdout and stderr so neither pipe can fill and block the child; on deadline the whole group
+// gets SIGKILL and is reaped.
 #include "util/subprocess.hpp"
 
+#include "util/process.hpp"
+
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -18,34 +19,6 @@ namespace ptxbench::util {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Pipe {
-  int fds[2] = {-1, -1};
-  ~Pipe() {
-    for (int fd : fds)
-      if (fd >= 0) ::close(fd);
-  }
-  void close_end(int i) {
-    if (fds[i] >= 0) ::close(fds[i]);
-    fds[i] = -1;
-  }
-};
-
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const ProcessOptions& options,
-                             Pipe& out, Pipe& err) {
-  ::setpgid(0, 0);
-  ::dup2(out.fds[1], STDOUT_FILENO);
-  ::dup2(err.fds[1], STDERR_FILENO);
-  int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-  if (!options.working_dir.empty() && ::chdir(options.working_dir.c_str()) != 0) _exit(126);
-  for (const auto& kv : options.extra_env) ::putenv(const_cast<char*>(kv.c_str()));
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execvp(args[0], args.data());
-  _exit(127);
-}
 
 void append_capped(std::string& sink, const char* data, std::size_t n, std::size_t cap,
                    bool& truncated) {
@@ -87,43 +60,43 @@ bool drain(int out_fd, int err_fd, Clock::time_point deadline, ProcessResult& re
   return true;
 }
 
-} // namespace
-
-Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& argv,
-                                                const ProcessOptions& options) {
-  if (argv.empty()) return make_error(ErrorKind::subprocess, "empty command line");
-  Pipe out, err;
-  if (::pipe2(out.fds, O_CLOEXEC) != 0 || ::pipe2(err.fds, O_CLOEXEC) != 0)
-    return make_error(ErrorKind::subprocess, std::string("pipe: ") + std::strerror(errno));
-  auto start = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) return make_error(ErrorKind::subprocess, std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_child(argv, options, out, err);
-  ::setpgid(pid, pid);
-  out.close_end(1);
-  err.close_end(1);
-
-  ProcessResult result;
-  bool finished = drain(out.fds[0], err.fds[0], start + options.timeout, result,
-                        options.max_output_bytes);
-  if (!finished) {
-    result.timed_out = true;
-    ::kill(-pid, SIGKILL);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  // Grandchildren that kept running in the group die with it.
-  ::kill(-pid, SIGKILL);
-  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+void record_status(int status, ProcessResult& result) {
   if (WIFSIGNALED(status)) {
     result.signaled = true;
     result.term_signal = WTERMSIG(status);
   } else {
     result.exit_code = WEXITSTATUS(status);
   }
-  if (result.exit_code == 127 && !result.signaled && result.out.empty() && result.err.empty())
-    return make_error(ErrorKind::subprocess, "cannot execute '" + argv[0] + "'");
+}
+
+} // namespace
+
+Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& argv,
+                                                const ProcessOptions& options) {
+  auto out = make_pipe();
+  if (!out) return out.take_error();
+  auto err = make_pipe();
+  if (!err) return err.take_error();
+  auto input = open_fd("/dev/null", O_RDONLY);
+  if (!input) return input.take_error();
+  SpawnOptions spawn_options{argv, environment_with(options.extra_env), options.working_dir,
+                             {{input->get(), STDIN_FILENO},
+                              {out->write.get(), STDOUT_FILENO},
+                              {err->write.get(), STDERR_FILENO}}};
+  const auto start = Clock::now();
+  auto pid = spawn(spawn_options);
+  if (!pid) return pid.take_error();
+  out->write.reset();
+  err->write.reset();
+
+  ProcessResult result;
+  const bool finished = drain(out->read.get(), err->read.get(), start + options.timeout, result,
+                              options.max_output_bytes);
+  result.timed_out = !finished;
+  const int status = finished ? reap(*pid) : kill_group_and_reap(*pid);
+  kill_group(*pid); // grandchildren that kept running die with it
+  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  record_status(status, result);
   return result;
 }
 

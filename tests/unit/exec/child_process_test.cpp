@@ -4,10 +4,13 @@
 #include "exec/child_process.hpp"
 #include "support/scratch_dir.hpp"
 
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
+#include <thread>
 
 namespace ptxbench::exec {
 namespace {
@@ -86,6 +89,35 @@ TEST(ReplyChannel, AForgedReplyWithTheIdLeavesTheRealOneOverAndTheNextRequestFai
   EXPECT_NE(second.error().message.find("reply channel"), std::string::npos)
       << second.error().message;
   child->stop();
+}
+
+TEST(CandidateProcess, AMissingBinaryFailsToStartWithAClearError) {
+  ScratchDir dir;
+  const auto missing = dir.path() / "no-such-candidate";
+  auto child = CandidateProcess::start(missing, dir.path() / "child.log");
+  ASSERT_FALSE(child);
+  EXPECT_EQ(child.error().kind, util::ErrorKind::subprocess);
+  EXPECT_EQ(child.error().message,
+            "cannot execute '" + missing.string() + "': No such file or directory");
+}
+
+// The child closes its request pipe and lingers: our write meets a pipe nobody reads, which
+// with SIGPIPE at its default disposition would kill the test instead of failing the request.
+TEST(CandidateProcess, ARequestToAChildThatClosedItsRequestPipeIsAnError) {
+  ASSERT_NE(::signal(SIGPIPE, SIG_DFL), SIG_ERR);
+  ScratchDir dir;
+  const auto script =
+      dir.write("child.sh", "#!/bin/bash\neval \"exec $2<&-\"\necho closed\nsleep 30\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto child = CandidateProcess::start(script, dir.path() / "child.log");
+  ASSERT_TRUE(child) << child.error().message;
+  for (int wait = 0; wait < 1000 && child->log_tail().find("closed") == std::string::npos; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(child->log_tail(), "closed\n");
+  auto reply = ping(*child);
+  ASSERT_FALSE(reply);
+  EXPECT_EQ(reply.error().kind, util::ErrorKind::subprocess) << reply.error().message;
+  EXPECT_FALSE(child->alive());
 }
 
 } // namespace

@@ -38,6 +38,16 @@ TEST(Subprocess, MissingExecutableIsAnError) {
   auto result = runner.run({"ptxbench-no-such-tool"}, {});
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, ErrorKind::subprocess);
+  EXPECT_EQ(result.error().message,
+            "cannot execute 'ptxbench-no-such-tool': No such file or directory");
+}
+
+// Exit status 127 is the child's own answer, not a failure to start it.
+TEST(Subprocess, AnExitStatusOf127IsAResult) {
+  PosixProcessRunner runner;
+  auto result = runner.run({"sh", "-c", "exit 127"}, {});
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->exit_code, 127);
 }
 
 TEST(Subprocess, OutputBeyondTheCapIsTruncatedAndSaysSo) {
