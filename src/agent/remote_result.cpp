@@ -3,6 +3,7 @@
 #include "agent/remote_executor.hpp"
 #include "exec/evaluation.hpp"
 #include "trace/json_io.hpp"
+#include "util/json_number.hpp"
 
 #include <stdexcept>
 
@@ -18,7 +19,7 @@ struct BadShape : std::runtime_error {
 
 // A number, or the strings exec writes for non-finite values ("NaN", "Infinity").
 double number(const Json& value) {
-  if (auto read = exec::number_from_wire(value))
+  if (auto read = util::number_from_json(value, util::NonFiniteSpelling::exact))
     return *read;
   throw BadShape("expected a number, found " + value.dump());
 }
