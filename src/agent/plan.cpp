@@ -2,11 +2,16 @@
 
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
-#include "model/json_fields.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 
 namespace ptxbench::agent {
 namespace {
+
+using util::Emptiness;
+using util::Json;
+using util::JsonReader;
+using util::key_path;
 
 constexpr std::array<std::string_view, 12> kPlanKeys{
     "models",       "problems", "prompt_variants",
@@ -21,43 +26,40 @@ int as_int(std::optional<std::int64_t> value, int fallback) {
   return value ? static_cast<int>(*value) : fallback;
 }
 
-void read_eval(model::Fields& parent, const model::Json* json, const std::string& origin,
-               EvalSettings& eval) {
+void read_eval(JsonReader& r, const Json* json, const std::string& path, EvalSettings& eval) {
   if (json == nullptr)
     return;
-  model::Fields f(*json, model::key_path(parent.path(), "eval"), origin);
-  f.allow_only(kEvalKeys);
-  eval.sets = as_int(f.integer("sets", 1), eval.sets);
-  eval.trials = as_int(f.integer("trials", 1), eval.trials);
-  eval.warmup = as_int(f.integer("warmup", 0), eval.warmup);
-  eval.iterations = as_int(f.integer("iterations", 1), eval.iterations);
-  eval.timeout_s = f.number("timeout_s", 1, 86400).value_or(eval.timeout_s);
-  eval.memcheck = f.boolean("memcheck").value_or(eval.memcheck);
-  if (auto service = f.strings("service")) {
+  r.allow_only(*json, path, kEvalKeys);
+  eval.sets = as_int(r.optional_integer(*json, path, "sets", 1), eval.sets);
+  eval.trials = as_int(r.optional_integer(*json, path, "trials", 1), eval.trials);
+  eval.warmup = as_int(r.optional_integer(*json, path, "warmup", 0), eval.warmup);
+  eval.iterations = as_int(r.optional_integer(*json, path, "iterations", 1), eval.iterations);
+  eval.timeout_s = r.optional_number(*json, path, "timeout_s", {1, 86400}).value_or(eval.timeout_s);
+  eval.memcheck = r.optional_boolean(*json, path, "memcheck").value_or(eval.memcheck);
+  if (auto service = r.optional_strings(*json, path, "service")) {
     if (auto urls = check_service_urls(*service); !urls)
-      f.fail(model::key_path(f.path(), "service"), urls.error().message);
+      r.fail(key_path(path, "service"), urls.error().message);
     eval.service = std::move(*service);
   }
-  if (f.error())
-    parent.fail(f.path(), f.error()->message);
 }
 
-void read_loop(model::Fields& f, LoopOptions& loop) {
-  loop.max_turns = as_int(f.integer("turns", 1), loop.max_turns);
-  loop.max_infra_retries = as_int(f.integer("max_infra_retries", 0), loop.max_infra_retries);
-  if (auto target = f.number("target_speedup", 0, 1e6))
+void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
+  loop.max_turns = as_int(r.optional_integer(json, "$", "turns", 1), loop.max_turns);
+  loop.max_infra_retries =
+      as_int(r.optional_integer(json, "$", "max_infra_retries", 0), loop.max_infra_retries);
+  if (auto target = r.optional_number(json, "$", "target_speedup", {0, 1e6}))
     loop.target_speedup = *target > 0 ? std::optional<double>(*target) : std::nullopt;
-  if (auto context = f.text("context")) {
+  if (auto context = r.optional_string(json, "$", "context", Emptiness::rejected)) {
     if (auto policy = parse_context_policy(*context))
       loop.context = *policy;
     else
-      f.fail(model::key_path(f.path(), "context"), "expected \"full\" or \"latest-pair\"");
+      r.fail("$.context", "expected \"full\" or \"latest-pair\"");
   }
-  if (auto arch = f.text("arch")) {
+  if (auto arch = r.optional_string(json, "$", "arch", Emptiness::rejected)) {
     if (auto parsed = compile::parse_arch(*arch))
       loop.arch = *parsed;
     else
-      f.fail(model::key_path(f.path(), "arch"), "expected \"sm_90a\" or \"sm_100a\"");
+      r.fail("$.arch", "expected \"sm_90a\" or \"sm_100a\"");
   }
 }
 
@@ -118,27 +120,25 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
     return util::make_error(util::ErrorKind::invalid_input,
                             origin.string() + ": not a JSON object");
   RunPlan plan;
-  model::Fields f(json, "$", origin.string());
-  f.allow_only(kPlanKeys);
-  if (auto models = f.strings("models"))
+  JsonReader r(origin.string());
+  r.allow_only(json, "$", kPlanKeys);
+  if (auto models = r.optional_strings(json, "$", "models"))
     plan.models = std::move(*models);
-  else if (!f.error())
-    f.fail("$.models", "missing: name at least one model of the registry");
-  if (auto problems = f.strings("problems"))
+  else if (r.ok())
+    r.fail("$.models", "missing: name at least one model of the registry");
+  if (auto problems = r.optional_strings(json, "$", "problems"))
     plan.problems = std::move(*problems);
-  if (auto variants = f.strings("prompt_variants"))
+  if (auto variants = r.optional_strings(json, "$", "prompt_variants"))
     plan.prompt_variants = std::move(*variants);
-  plan.trajectories = as_int(f.integer("trajectories", 1), plan.trajectories);
-  plan.jobs = as_int(f.integer("jobs", 1), plan.jobs);
-  if (auto registry = f.text("registry")) {
+  plan.trajectories = as_int(r.optional_integer(json, "$", "trajectories", 1), plan.trajectories);
+  plan.jobs = as_int(r.optional_integer(json, "$", "jobs", 1), plan.jobs);
+  if (auto registry = r.optional_string(json, "$", "registry", Emptiness::rejected)) {
     std::filesystem::path path(*registry);
     plan.registry = path.is_absolute() ? path : origin.parent_path() / path;
   }
-  read_loop(f, plan.loop);
-  read_eval(f, f.object("eval"), origin.string(), plan.eval);
-  if (f.error())
-    return *f.error();
-  return plan;
+  read_loop(r, json, plan.loop);
+  read_eval(r, r.optional_object(json, "$", "eval"), "$.eval", plan.eval);
+  return r.finish(std::move(plan));
 }
 
 util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {

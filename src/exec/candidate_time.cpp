@@ -11,6 +11,7 @@
 
 #include "cuda/check.hpp"
 #include "exec/call_status.hpp"
+#include "util/json_number.hpp"
 
 #include <algorithm>
 
@@ -34,7 +35,7 @@ trace::Json ranges_json(const measure::InstructionCounts& counts) {
   for (std::size_t r = 0; r < counts.kernels.size() && r < counts.range_values.size(); ++r) {
     trace::Json values = trace::Json::object();
     for (std::size_t m = 0; m < counts.metrics.size() && m < counts.range_values[r].size(); ++m)
-      values[counts.metrics[m].name] = wire_number(counts.range_values[r][m]);
+      values[counts.metrics[m].name] = util::number_json(counts.range_values[r][m]);
     ranges.push_back({{"kernel", counts.kernels[r]}, {"metrics", values}});
   }
   return ranges;
@@ -109,22 +110,23 @@ Reply CandidateServer::count(int set) {
     return reply;
   }
   trace::Json metrics = trace::Json::object();
-  for (const measure::MetricValue& m : counts->metrics) metrics[m.name] = wire_number(m.value);
+  for (const measure::MetricValue& m : counts->metrics)
+    metrics[m.name] = util::number_json(m.value);
   trace::Json steps = trace::Json::object();
   for (const util::Phase& step : counts->steps)
     steps[step.name] = steps.value(step.name, 0.0) + static_cast<double>(step.elapsed.count()) / 1000.0;
   reply.counts = trace::Json{{"available", true},
-                             {"gmma", wire_number(counts->gmma)},
-                             {"tma_load", wire_number(counts->tma_load)},
-                             {"tma_store", wire_number(counts->tma_store)},
-                             {"tma_reduce", wire_number(counts->tma_reduce)},
-                             {"hgmma_bf16_flops", wire_number(counts->hgmma_bf16_flops)},
+                             {"gmma", util::number_json(counts->gmma)},
+                             {"tma_load", util::number_json(counts->tma_load)},
+                             {"tma_store", util::number_json(counts->tma_store)},
+                             {"tma_reduce", util::number_json(counts->tma_reduce)},
+                             {"hgmma_bf16_flops", util::number_json(counts->hgmma_bf16_flops)},
                              {"metrics", metrics},
                              {"ranges", ranges_json(*counts)},
                              {"rejected_metrics", m_counter->rejected_metrics()},
                              {"kernels", counts->kernels},
                              {"passes", counts->passes},
-                             {"pass_ms", wire_number(counts->pass_ms)},
+                             {"pass_ms", util::number_json(counts->pass_ms)},
                              {"replay", to_string(counts->replay)},
                              {"calls", counts->calls},
                              {"session", prepared ? "opened at prepare" : "opened by this count"},

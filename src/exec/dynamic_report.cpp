@@ -1,6 +1,7 @@
 #include "exec/dynamic_report.hpp"
 
 #include "measure/instruction_counter.hpp"
+#include "util/json_number.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,7 +28,7 @@ void add_value(OwnSums& out, const std::string& metric, const Json& value,
                const std::string& where) {
   if (out.broken.contains(metric))
     return;
-  const auto number = number_from_wire(value);
+  const auto number = util::number_from_json(value, util::NonFiniteSpelling::exact);
   if (!number || !std::isfinite(*number)) {
     out.broken[metric] = fmt::format("{} is {} for {}", metric, value.dump(), where);
     out.sums.erase(metric);

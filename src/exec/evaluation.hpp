@@ -1,6 +1,6 @@
 // What one evaluation found (docs/evaluation.md "Result"), and how it is written: as a
 // FlashInfer-Trace `Trace` whose `evaluation.ptxbench` object carries ptxbench's extras, as
-// JSON for `ptxbench eval --json`, and as text for people.
+// JSON for `ptxbench eval --json` (and read back from it), and as text for people.
 #pragma once
 
 #include "exec/check.hpp"
@@ -11,6 +11,7 @@
 #include "sass/families.hpp"
 #include "suite/problem.hpp"
 #include "trace/schema.hpp"
+#include "util/error.hpp"
 #include "util/phases.hpp"
 #include "util/enum_table.hpp"
 
@@ -177,6 +178,14 @@ trace::Trace to_trace(const Evaluation& evaluation, const suite::Problem& proble
 trace::Json extras_json(const Evaluation& evaluation);
 trace::Json to_json(const Evaluation& evaluation, const suite::Problem& problem);
 std::string render_text(const Evaluation& evaluation);
+
+// The Evaluation that `to_json` wrote, back from that JSON (evaluation_json.cpp says which
+// fields the JSON does not carry); an invalid_input error with its JSON path for any other
+// shape, never a throw.
+util::Expected<Evaluation> evaluation_from_json(const trace::Json& json, const std::string& origin);
+// The same from the trace line already read out of that JSON.
+util::Expected<Evaluation> evaluation_from_trace(const trace::Trace& trace,
+                                                 const std::string& origin);
 
 // The content-hash solution name of a candidate source for `problem` ("<def>_<sha1[:8]>").
 std::string solution_name(const std::string& source, const suite::Problem& problem);

@@ -3,6 +3,7 @@
 #include "exec/protocol.hpp"
 #include "exec/tool_passes.hpp"
 #include "trace/json_io.hpp"
+#include "util/json_number.hpp"
 
 #include <fmt/format.h>
 
@@ -106,8 +107,8 @@ Json correctness_json(const Evaluation& ev) {
           {"candidate_nan", c.candidate_nan},
           {"candidate_inf", c.candidate_inf},
           {"reference_nonfinite", c.reference_nonfinite},
-          {"max_absolute_error", wire_number(c.reported_abs_error())},
-          {"max_relative_error", wire_number(c.reported_rel_error())},
+          {"max_absolute_error", util::number_json(c.reported_abs_error())},
+          {"max_relative_error", util::number_json(c.reported_rel_error())},
           {"required_matched_ratio", ev.required_matched_ratio},
           {"tolerated_failures", ev.tolerated_failures}};
 }

@@ -1,8 +1,9 @@
 #include "exec/protocol.hpp"
 
+#include "util/json_number.hpp"
+
 #include <array>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -72,18 +73,20 @@ Json kernels_json(const std::vector<KernelSeen>& kernels) {
   Json out = Json::array();
   for (const KernelSeen& k : kernels)
     out.push_back(
-        {{"name", k.name}, {"stream", k.stream_id}, {"duration_ms", wire_number(k.duration_ms)}});
+        {{"name", k.name},
+         {"stream", k.stream_id},
+         {"duration_ms", util::number_json(k.duration_ms)}});
   return out;
 }
 
 Json numbers_json(const std::vector<double>& values) {
   Json out = Json::array();
-  for (double value : values) out.push_back(wire_number(value));
+  for (double value : values) out.push_back(util::number_json(value));
   return out;
 }
 
 double number_at(const Json& j, const char* key) {
-  auto value = number_from_wire(j.at(key));
+  auto value = util::number_from_json(j.at(key), util::NonFiniteSpelling::exact);
   if (!value) throw std::invalid_argument(std::string("\"") + key + "\" is not a number");
   return *value;
 }
@@ -91,7 +94,7 @@ double number_at(const Json& j, const char* key) {
 std::vector<double> numbers_from(const Json& j) {
   std::vector<double> out;
   for (const Json& value : j) {
-    auto number = number_from_wire(value);
+    auto number = util::number_from_json(value, util::NonFiniteSpelling::exact);
     if (!number) throw std::invalid_argument("a list holds " + value.dump() + ", not a number");
     out.push_back(*number);
   }
@@ -148,22 +151,6 @@ Reply reply_from(const Json& j) {
 
 } // namespace
 
-Json wire_number(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
-
-std::optional<double> number_from_wire(const Json& value) {
-  if (value.is_number()) return value.get<double>();
-  if (!value.is_string()) return std::nullopt;
-  const std::string& text = value.get_ref<const std::string&>();
-  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  if (text == "Infinity") return std::numeric_limits<double>::infinity();
-  if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
-  return std::nullopt;
-}
-
 std::string_view to_string(RequestOp op) {
   for (const auto& [value, spelling] : kOps)
     if (value == op) return spelling;
@@ -217,7 +204,7 @@ std::string encode(const Reply& reply) {
          {"cuda_error", reply.cuda_error}};
   if (!reply.refused.empty()) j["refused"] = reply.refused;
   if (reply.call_ms)
-    j["call"] = {{"latency_ms", wire_number(*reply.call_ms)},
+    j["call"] = {{"latency_ms", util::number_json(*reply.call_ms)},
                  {"kernels", kernels_json(reply.kernels)}};
   if (reply.last_set >= 0)
     j["time"] = {{"latencies_ms", numbers_json(reply.latencies_ms)},

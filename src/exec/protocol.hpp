@@ -33,10 +33,10 @@
 // Replies carry ok, an error kind and message, the ptxbench_invoke status and the CUDA error
 // text, the driver entry points refused so far, plus the op's data: `call` its latency and
 // kernels, `time` its latencies and the kernels of every timed call. Numbers that are not
-// finite travel as the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers, and a
-// NaN dumped by the JSON library would arrive as null). Decoding is strict: a reply that is
-// not this shape is bad_response, which the supervisor treats as a misbehaving candidate;
-// decoding never throws.
+// finite travel as the strings "NaN", "Infinity", "-Infinity" (util/json_number.hpp, exact
+// spellings only: JSON has no such numbers, and a NaN dumped by the JSON library would arrive
+// as null). Decoding is strict: a reply that is not this shape is bad_response, which the
+// supervisor treats as a misbehaving candidate; decoding never throws.
 //
 // Invariants. Replies are advisory for speed only: correctness is always decided by the
 // supervisor from the buffers it owns. Scalars travel as the 64 raw bits of PtxbenchScalar.
@@ -181,12 +181,6 @@ struct Reply {
 
   static Reply failure(ChildError error, std::string message);
 };
-
-// A double as it travels: a number, or "NaN" / "Infinity" / "-Infinity".
-trace::Json wire_number(double value);
-// The double a wire value holds: a number or one of those strings; nullopt for anything else
-// (null, text, an object).
-std::optional<double> number_from_wire(const trace::Json& value);
 
 // One line each, without the newline.
 std::string encode(const Request& request);

@@ -1,7 +1,7 @@
 #include "model/registry.hpp"
 
-#include "model/json_fields.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 #include "util/paths.hpp"
 
 #include <algorithm>
@@ -11,6 +11,10 @@
 
 namespace ptxbench::model {
 namespace {
+
+using util::Emptiness;
+using util::JsonReader;
+using util::key_path;
 
 constexpr std::array<std::string_view, 16> kModelKeys{
     "provider",          "base_url",  "model",          "api_key_env",
@@ -23,105 +27,107 @@ constexpr std::array<std::string_view, 4> kReasoningKeys{"mode", "effort", "budg
 constexpr std::array<std::string_view, 2> kPriceKeys{"input", "output"};
 constexpr std::array<std::string_view, 2> kTopKeys{"models", "description"};
 
-void read_sampling(Fields& f, SamplingParams& s) {
-  s.temperature = f.number("temperature", 0, 2);
-  s.top_p = f.number("top_p", 0, 1);
-  s.top_k = f.integer("top_k", 1);
-  s.presence_penalty = f.number("presence_penalty", -2, 2);
-  s.max_output_tokens = f.integer("max_output_tokens", 1);
+void read_sampling(JsonReader& r, const Json& json, const std::string& path, SamplingParams& s) {
+  s.temperature = r.optional_number(json, path, "temperature", {0, 2});
+  s.top_p = r.optional_number(json, path, "top_p", {0, 1});
+  s.top_k = r.optional_integer(json, path, "top_k", 1);
+  s.presence_penalty = r.optional_number(json, path, "presence_penalty", {-2, 2});
+  s.max_output_tokens = r.optional_integer(json, path, "max_output_tokens", 1);
 }
 
-// Nested objects read with their own Fields; the first error comes back.
-std::optional<util::Error> read_reasoning(const Fields& parent, const Json* json,
-                                          ReasoningSettings& r, const std::string& origin) {
+void read_reasoning(JsonReader& r, const Json* json, const std::string& path,
+                    ReasoningSettings& reasoning) {
   if (json == nullptr)
-    return std::nullopt;
-  Fields f(*json, key_path(parent.path(), "reasoning"), origin);
-  f.allow_only(kReasoningKeys);
-  r.mode = f.text("mode");
-  if (r.mode && *r.mode != "enabled" && *r.mode != "adaptive" && *r.mode != "disabled")
-    f.fail(key_path(f.path(), "mode"), "expected \"enabled\", \"adaptive\" or \"disabled\"");
-  r.effort = f.text("effort");
-  r.budget_tokens = f.integer("budget_tokens", 0);
-  r.include_thoughts = f.boolean("include_thoughts").value_or(true);
-  return f.error();
+    return;
+  r.allow_only(*json, path, kReasoningKeys);
+  reasoning.mode = r.optional_string(*json, path, "mode", Emptiness::rejected);
+  const auto& mode = reasoning.mode;
+  if (mode && *mode != "enabled" && *mode != "adaptive" && *mode != "disabled")
+    r.fail(key_path(path, "mode"), "expected \"enabled\", \"adaptive\" or \"disabled\"");
+  reasoning.effort = r.optional_string(*json, path, "effort", Emptiness::rejected);
+  reasoning.budget_tokens = r.optional_integer(*json, path, "budget_tokens", 0);
+  reasoning.include_thoughts = r.optional_boolean(*json, path, "include_thoughts").value_or(true);
 }
 
-std::optional<util::Error> read_prices(const Fields& parent, const Json* json,
-                                       std::optional<Prices>& prices, const std::string& origin) {
+void read_prices(JsonReader& r, const Json* json, const std::string& path,
+                 std::optional<Prices>& prices) {
   if (json == nullptr)
-    return std::nullopt;
-  Fields f(*json, key_path(parent.path(), "price_per_mtok"), origin);
-  f.allow_only(kPriceKeys);
-  auto input = f.number("input", 0, 1e6);
-  auto output = f.number("output", 0, 1e6);
-  if (!f.error() && (!input || !output))
-    f.fail(f.path(), "needs both \"input\" and \"output\"");
-  if (!f.error())
+    return;
+  r.allow_only(*json, path, kPriceKeys);
+  auto input = r.optional_number(*json, path, "input", {0, 1e6});
+  auto output = r.optional_number(*json, path, "output", {0, 1e6});
+  if (r.ok() && (!input || !output))
+    r.fail(path, "needs both \"input\" and \"output\"");
+  if (r.ok())
     prices = Prices{*input, *output};
-  return f.error();
 }
 
-void check_provider_rules(Fields& f, const ModelSpec& spec) {
+void check_provider_rules(JsonReader& r, const std::string& path, const ModelSpec& spec) {
   bool known = std::find(kProviderNames.begin(), kProviderNames.end(), spec.provider) !=
                kProviderNames.end();
   if (!known)
-    f.fail(key_path(f.path(), "provider"),
+    r.fail(key_path(path, "provider"),
            "unknown provider \"" + spec.provider + "\" (openai, anthropic, gemini, replay)");
   bool replay = spec.provider == "replay";
   if (!replay && spec.base_url.empty())
-    f.fail(key_path(f.path(), "base_url"), "missing");
+    r.fail(key_path(path, "base_url"), "missing");
   if (!replay && spec.model.empty())
-    f.fail(key_path(f.path(), "model"), "missing");
+    r.fail(key_path(path, "model"), "missing");
   if (replay && !spec.replay_file)
-    f.fail(key_path(f.path(), "replay_file"), "missing");
+    r.fail(key_path(path, "replay_file"), "missing");
   if (spec.provider == "anthropic" && !spec.sampling.max_output_tokens)
-    f.fail(key_path(f.path(), "max_output_tokens"), "required by the Anthropic Messages API");
+    r.fail(key_path(path, "max_output_tokens"), "required by the Anthropic Messages API");
   if (spec.max_tokens_field != "max_tokens" && spec.max_tokens_field != "max_completion_tokens")
-    f.fail(key_path(f.path(), "max_tokens_field"),
+    r.fail(key_path(path, "max_tokens_field"),
            "expected \"max_tokens\" or \"max_completion_tokens\"");
 }
 
-void read_fields(Fields& f, ModelSpec& spec, const std::filesystem::path& origin) {
-  f.allow_only(kModelKeys);
-  spec.provider = f.text("provider").value_or("");
-  if (spec.provider.empty() && !f.error())
-    f.fail(key_path(f.path(), "provider"), "missing");
-  spec.base_url = f.text("base_url").value_or("");
+// A non-empty string member, or "" when absent.
+std::string text(JsonReader& r, const Json& json, const std::string& path, std::string_view key) {
+  return r.optional_string(json, path, key, Emptiness::rejected).value_or("");
+}
+
+void read_fields(JsonReader& r, const Json& json, const std::string& path, ModelSpec& spec,
+                 const std::filesystem::path& origin) {
+  r.allow_only(json, path, kModelKeys);
+  spec.provider = text(r, json, path, "provider");
+  if (spec.provider.empty() && r.ok())
+    r.fail(key_path(path, "provider"), "missing");
+  spec.base_url = text(r, json, path, "base_url");
   while (spec.base_url.ends_with('/'))
     spec.base_url.pop_back();
-  spec.model = f.text("model").value_or("");
-  spec.api_key_env = f.text("api_key_env");
-  read_sampling(f, spec.sampling);
-  spec.max_tokens_field = f.text("max_tokens_field").value_or("max_tokens");
-  spec.timeout = std::chrono::seconds(f.integer("timeout_s", 1).value_or(1800));
-  spec.max_attempts = static_cast<int>(f.integer("max_attempts", 1).value_or(6));
-  if (auto file = f.text("replay_file"))
+  spec.model = text(r, json, path, "model");
+  spec.api_key_env = r.optional_string(json, path, "api_key_env", Emptiness::rejected);
+  read_sampling(r, json, path, spec.sampling);
+  spec.max_tokens_field =
+      r.optional_string(json, path, "max_tokens_field", Emptiness::rejected).value_or("max_tokens");
+  auto timeout_s = r.optional_integer(json, path, "timeout_s", 1);
+  spec.timeout = std::chrono::seconds(timeout_s.value_or(1800));
+  spec.max_attempts =
+      static_cast<int>(r.optional_integer(json, path, "max_attempts", 1).value_or(6));
+  if (auto file = r.optional_string(json, path, "replay_file", Emptiness::rejected))
     spec.replay_file = std::filesystem::absolute(origin.parent_path() / *file);
-  if (const Json* extra = f.object("extra_body"))
+  if (const Json* extra = r.optional_object(json, path, "extra_body"))
     spec.extra_body = *extra;
 }
 
 util::Expected<ModelSpec> read_model(const std::string& name, const Json& json,
                                      const std::filesystem::path& origin) {
-  Fields f(json, key_path("$.models", name), origin.string());
-  if (!json.is_object()) {
-    f.fail(f.path(), "expected an object");
-    return *f.error();
-  }
+  JsonReader r(origin.string());
+  std::string path = key_path("$.models", name);
   ModelSpec spec;
   spec.name = name;
-  read_fields(f, spec, origin);
-  if (f.error())
-    return *f.error();
-  if (auto nested = read_reasoning(f, f.object("reasoning"), spec.reasoning, origin.string()))
-    return *nested;
-  if (auto nested = read_prices(f, f.object("price_per_mtok"), spec.prices, origin.string()))
-    return *nested;
-  check_provider_rules(f, spec);
-  if (f.error())
-    return *f.error();
-  return spec;
+  if (!r.expect_object(json, path))
+    return r.finish(std::move(spec));
+  read_fields(r, json, path, spec, origin);
+  if (!r.ok())
+    return r.finish(std::move(spec));
+  read_reasoning(r, r.optional_object(json, path, "reasoning"), key_path(path, "reasoning"),
+                 spec.reasoning);
+  read_prices(r, r.optional_object(json, path, "price_per_mtok"), key_path(path, "price_per_mtok"),
+              spec.prices);
+  check_provider_rules(r, path, spec);
+  return r.finish(std::move(spec));
 }
 
 } // namespace
@@ -142,13 +148,13 @@ util::Expected<ModelRegistry> parse_registry(std::string_view text,
     return util::make_error(util::ErrorKind::invalid_input,
                             origin.string() + ": $: not valid JSON (" + e.what() + ")");
   }
-  Fields top(json, "$", origin.string());
   if (!json.is_object() || !json.contains("models") || !json["models"].is_object())
     return util::make_error(util::ErrorKind::invalid_input,
                             origin.string() + ": $.models: expected an object of models");
-  top.allow_only(kTopKeys);
-  if (top.error())
-    return *top.error();
+  JsonReader top(origin.string());
+  top.allow_only(json, "$", kTopKeys);
+  if (auto checked = top.finish(util::Ok{}); !checked)
+    return checked.take_error();
   ModelRegistry registry{origin, {}};
   for (const auto& [name, model] : json["models"].items()) {
     auto spec = read_model(name, model, origin);

@@ -3,15 +3,15 @@
 // are axes, output names distinct from input names, a reference with a top-level `def run`.
 // The reference is not parsed as Python and constraints are stored verbatim (§1.8).
 #include "trace/json_io.hpp"
-#include "trace/json_reader.hpp"
+#include "util/json_reader.hpp"
 
 namespace ptxbench::trace {
 namespace {
 
-using detail::Emptiness;
-using detail::index_path;
-using detail::JsonReader;
-using detail::key_path;
+using util::Emptiness;
+using util::index_path;
+using util::JsonReader;
+using util::key_path;
 
 Axis read_axis(JsonReader& reader, const Json& json, const std::string& path) {
   Axis axis;

@@ -8,34 +8,17 @@
 // performance, every other status neither — is checked on read and enforced on write. Our
 // `ptxbench` extras object goes after the standard keys; other readers drop it.
 #include "trace/json_io.hpp"
-#include "trace/json_reader.hpp"
+#include "util/json_number.hpp"
+#include "util/json_reader.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <limits>
 
 namespace ptxbench::trace {
 namespace {
 
-using detail::Emptiness;
-using detail::JsonReader;
-using detail::key_path;
-
-std::optional<double> parse_nonfinite(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  double sign = 1.0;
-  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
-    sign = text.front() == '-' ? -1.0 : 1.0;
-    text.erase(0, 1);
-  }
-  if (text == "nan")
-    return std::numeric_limits<double>::quiet_NaN();
-  if (text == "inf" || text == "infinity")
-    return sign * std::numeric_limits<double>::infinity();
-  return std::nullopt;
-}
+using util::Emptiness;
+using util::JsonReader;
+using util::key_path;
 
 double read_error_value(JsonReader& reader, const Json& json, const std::string& path,
                         std::string_view key) {
@@ -43,15 +26,7 @@ double read_error_value(JsonReader& reader, const Json& json, const std::string&
   if (!member)
     return 0.0;
   std::string at = key_path(path, key);
-  double value = 0.0;
-  if (member->is_string()) {
-    auto parsed = parse_nonfinite(member->get<std::string>());
-    if (!parsed)
-      reader.fail(at, "expected a number, NaN or Infinity, got " + member->dump());
-    value = parsed.value_or(0.0);
-  } else {
-    value = reader.number_at(*member, at);
-  }
+  double value = reader.number_or_nonfinite_at(*member, at, util::NonFiniteSpelling::any_case);
   if (value < 0)
     reader.fail(at, "must be >= 0 or NaN");
   return value;
@@ -131,19 +106,10 @@ void read_status(JsonReader& reader, const Json& json, Evaluation& evaluation) {
     reader.fail("$.status", "unknown status \"" + status + "\"");
 }
 
-// Non-finite errors become strings in the Json itself, whichever dumper writes it.
-Json error_value_json(double value) {
-  if (std::isnan(value))
-    return "NaN";
-  if (std::isinf(value))
-    return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
-
 Json correctness_json(const Correctness& correctness) {
   Json json = Json::object();
-  json["max_relative_error"] = error_value_json(correctness.max_relative_error);
-  json["max_absolute_error"] = error_value_json(correctness.max_absolute_error);
+  json["max_relative_error"] = util::number_json(correctness.max_relative_error);
+  json["max_absolute_error"] = util::number_json(correctness.max_absolute_error);
   json["extra"] = correctness.extra ? *correctness.extra : Json(nullptr);
   return json;
 }

@@ -4,18 +4,18 @@
 // source paths without "..", non-empty contents. The legacy `build_commands` key is ignored;
 // a missing `destination_passing_style` means true (upstream's default since #125).
 #include "trace/json_io.hpp"
-#include "trace/json_reader.hpp"
 #include "util/hash.hpp"
+#include "util/json_reader.hpp"
 
 #include <filesystem>
 
 namespace ptxbench::trace {
 namespace {
 
-using detail::Emptiness;
-using detail::index_path;
-using detail::JsonReader;
-using detail::key_path;
+using util::Emptiness;
+using util::index_path;
+using util::JsonReader;
+using util::key_path;
 
 constexpr std::string_view kSeparator = "::";
 
@@ -62,7 +62,7 @@ BuildSpec read_spec(JsonReader& reader, const Json& json) {
     check_entry_point(reader, build.entry_point);
   build.dependencies = reader.string_list(*spec, "$.spec", "dependencies", Emptiness::allowed);
   build.destination_passing_style =
-      reader.boolean(*spec, "$.spec", "destination_passing_style", true);
+      reader.optional_boolean(*spec, "$.spec", "destination_passing_style").value_or(true);
   read_binding(reader, *spec, build);
   return build;
 }

@@ -17,6 +17,7 @@
 // Invariants: compact output has no whitespace; pretty output indents by 2 with ": " and
 // one member per line, empty containers as {} and []; key order is the object's order.
 #include "trace/json_io.hpp"
+#include "util/json_number.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -57,10 +58,8 @@ void append_layout(std::string& out, std::string_view digits, int k) {
 }
 
 void append_double(std::string& out, double value) {
-  if (std::isnan(value))
-    return void(out += "\"NaN\"");
-  if (std::isinf(value))
-    return void(out += value > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  if (std::string_view spelling = util::nonfinite_spelling(value); !spelling.empty())
+    return void(((out += '"') += spelling) += '"');
   char buffer[64];
   auto result = std::to_chars(buffer, buffer + sizeof buffer, std::fabs(value),
                               std::chars_format::scientific);

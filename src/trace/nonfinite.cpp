@@ -14,16 +14,14 @@
 // Invariants: newlines are untouched, so parse-error line numbers stay right; columns are
 // mapped back through the recorded insertions.
 #include "trace/json_io.hpp"
+#include "util/json_number.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <vector>
 
 namespace ptxbench::trace {
 namespace {
-
-constexpr std::array<std::string_view, 3> kBareTokens{"-Infinity", "Infinity", "NaN"};
 
 bool is_word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -32,7 +30,7 @@ bool is_word_char(char c) {
 std::string_view bare_token_at(std::string_view text, std::size_t i) {
   if (i > 0 && is_word_char(text[i - 1]))
     return {};
-  for (std::string_view token : kBareTokens) {
+  for (std::string_view token : util::kNonFiniteSpellings) {
     if (text.substr(i, token.size()) != token)
       continue;
     std::size_t end = i + token.size();

@@ -1,4 +1,5 @@
 #include "exec/protocol.hpp"
+#include "util/json_number.hpp"
 
 #include <gtest/gtest.h>
 
@@ -160,7 +161,7 @@ TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
   reply.last_set = 0;
   reply.latencies_ms = {0.5, std::numeric_limits<double>::quiet_NaN(),
                         std::numeric_limits<double>::infinity()};
-  reply.counts = trace::Json{{"available", true}, {"gmma", wire_number(std::nan(""))}};
+  reply.counts = trace::Json{{"available", true}, {"gmma", util::number_json(std::nan(""))}};
   const std::string line = encode(reply);
   EXPECT_EQ(line.find("null"), std::string::npos) << line;
   auto decoded = decode_reply(line);
@@ -168,9 +169,10 @@ TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
   ASSERT_EQ(decoded->latencies_ms.size(), 3u);
   EXPECT_TRUE(std::isnan(decoded->latencies_ms[1]));
   EXPECT_TRUE(std::isinf(decoded->latencies_ms[2]));
-  EXPECT_TRUE(std::isnan(*number_from_wire((*decoded->counts)["gmma"])));
-  EXPECT_FALSE(number_from_wire(trace::Json(nullptr)));
-  EXPECT_FALSE(number_from_wire(trace::Json("lots")));
+  constexpr auto kExact = util::NonFiniteSpelling::exact;
+  EXPECT_TRUE(std::isnan(*util::number_from_json((*decoded->counts)["gmma"], kExact)));
+  EXPECT_FALSE(util::number_from_json(trace::Json(nullptr), kExact));
+  EXPECT_FALSE(util::number_from_json(trace::Json("lots"), kExact));
 }
 
 TEST(Protocol, ACallReplyCarriesItsLatencyKernelsAndTheRefusedLookups) {
