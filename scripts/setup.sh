@@ -8,6 +8,8 @@ debian_packages=(
   build-essential cmake ninja-build python3 python3-pip
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libssl-dev
   libsqlite3-dev libcurl4-openssl-dev libcpp-httplib-dev libgtest-dev
+  # data-set bundles (ptxbench fixit bundle)
+  zlib1g-dev
   # report figures (cairo, with the font they name) and the HTML report's browser test
   libcairo2-dev fonts-dejavu-core chromium
 )

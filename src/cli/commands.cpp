@@ -40,6 +40,13 @@ std::span<const Command> commands() {
               "the paper's metrics and tables (correctness, best speedup, Fast_p, error "
               "transitions) from one or more run directories",
               setup_report},
+      Command{"fixit",
+              "Fixit SFT data from runs: collect failures, balance, pair with repairs, build "
+              "rows, stats, bundle; `fixit all` runs a recipe (docs/adapt.md)",
+              setup_fixit},
+      Command{"kernelgen",
+              "KernelGen SFT data from runs: collect correct kernels, build rows, stats, bundle",
+              setup_kernelgen},
   };
   return kCommands;
 }

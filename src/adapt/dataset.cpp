@@ -1,0 +1,85 @@
+#include "adapt/dataset.hpp"
+
+#include "util/fs.hpp"
+#include "util/hash.hpp"
+
+namespace ptxbench::adapt {
+
+std::string_view to_string(DatasetKind kind) {
+  return kind == DatasetKind::fixit ? "fixit" : "kernelgen";
+}
+
+std::filesystem::path stage_dir(const std::filesystem::path& dir, DatasetKind kind,
+                                std::string_view stage) {
+  return dir / std::string(to_string(kind)) / std::string(stage);
+}
+
+util::Status write_if_changed(const std::filesystem::path& path, std::string_view content) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    auto existing = util::read_file(path);
+    if (existing && *existing == content)
+      return util::Ok{};
+  }
+  return util::write_file_atomic(path, content);
+}
+
+util::Expected<std::string> file_sha256(const std::filesystem::path& path) {
+  auto text = util::read_file(path);
+  if (!text)
+    return text.take_error();
+  return util::sha256_hex(*text);
+}
+
+std::string manifest_text(const Json& manifest) {
+  return manifest.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Json composition_json(const Composition& counts) {
+  Json rows = Json::array();
+  for (const auto& [key, count] : counts)
+    rows.push_back(Json{{"problem", std::get<0>(key)},
+                        {"category", std::get<1>(key)},
+                        {"turn", std::get<2>(key)},
+                        {"count", count}});
+  return rows;
+}
+
+Json composition_json(const Composition& pre, const Composition& post) {
+  Composition keys = pre;
+  for (const auto& [key, count] : post)
+    keys.try_emplace(key, 0);
+  Json rows = Json::array();
+  for (const auto& [key, unused] : keys) {
+    auto in_post = post.find(key);
+    rows.push_back(Json{{"problem", std::get<0>(key)},
+                        {"category", std::get<1>(key)},
+                        {"turn", std::get<2>(key)},
+                        {"pre", pre.contains(key) ? pre.at(key) : 0},
+                        {"post", in_post == post.end() ? 0 : in_post->second}});
+  }
+  return rows;
+}
+
+util::Expected<Composition> composition_from_json(const Json& rows) {
+  if (!rows.is_array())
+    return util::make_error(util::ErrorKind::invalid_input, "composition must be an array");
+  Composition counts;
+  for (const Json& row : rows) {
+    if (!row.is_object() || !row.value("problem", Json()).is_string() ||
+        !row.value("category", Json()).is_string() ||
+        !row.value("turn", Json()).is_number_integer() ||
+        !row.value("count", Json()).is_number_integer())
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "composition row needs problem, category, turn and count");
+    counts[{row["problem"].get<std::string>(), row["category"].get<std::string>(),
+            row["turn"].get<std::int64_t>()}] += row["count"].get<std::int64_t>();
+  }
+  return counts;
+}
+
+CompositionKey composition_key(const FailureRecord& record) {
+  return {record.trajectory_key.problem, record.category, record.turn};
+}
+
+} // namespace ptxbench::adapt

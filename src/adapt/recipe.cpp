@@ -1,0 +1,195 @@
+#include "adapt/recipe.hpp"
+
+#include "util/fs.hpp"
+
+#include <fmt/core.h>
+
+namespace ptxbench::adapt {
+namespace {
+
+namespace fs = std::filesystem;
+
+util::Error bad(const std::string& what) {
+  return util::make_error(util::ErrorKind::invalid_input, "recipe: " + what);
+}
+
+util::Expected<std::vector<std::string>> strings(const Json& object, const char* key) {
+  std::vector<std::string> out;
+  if (!object.contains(key))
+    return out;
+  if (!object[key].is_array())
+    return bad(fmt::format("\"{}\" must be an array of strings", key));
+  for (const Json& item : object[key]) {
+    if (!item.is_string())
+      return bad(fmt::format("\"{}\" must be an array of strings", key));
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+util::Status parse_collect(const Json& json, Recipe& r) {
+  auto sources = strings(json, "sources");
+  if (!sources)
+    return sources.take_error();
+  for (const std::string& s : *sources)
+    r.source.run_dirs.emplace_back(s);
+  const Json collect = json.value("collect", Json::object());
+  auto problems = strings(collect, "problems");
+  auto variants = strings(collect, "variants");
+  auto include = strings(collect, "include");
+  if (!problems)
+    return problems.take_error();
+  if (!variants)
+    return variants.take_error();
+  if (!include)
+    return include.take_error();
+  r.source.problems = *problems;
+  r.source.variants = *variants;
+  r.include = *include;
+  if (collect.contains("max_turn") && collect["max_turn"].is_number_integer())
+    r.source.max_turn = collect["max_turn"].get<std::int64_t>();
+  return util::Ok{};
+}
+
+util::Status parse_stages(const Json& json, Recipe& r) {
+  const Json balance = json.value("balance", Json());
+  if (balance.is_object())
+    r.balance = BalanceOptions{balance.value("cap", std::int64_t{33}),
+                               balance.value("seed", std::uint64_t{0})};
+  const Json pairs = json.value("pairs", Json::object());
+  auto mode = pair_mode_from_string(pairs.value("mode", std::string("best")));
+  if (!mode)
+    return bad("pairs.mode must be best, latest or all");
+  r.pairs.mode = *mode;
+  r.pairs.require_target = pairs.value("require_target", false);
+  if (pairs.contains("min_speedup") && pairs["min_speedup"].is_number())
+    r.pairs.min_speedup = pairs["min_speedup"].get<double>();
+  const Json build = json.value("build", Json::object());
+  if (build.contains("max_tokens") && build["max_tokens"].is_number_integer())
+    r.build.max_tokens = build["max_tokens"].get<std::int64_t>();
+  r.build.seed = build.value("seed", std::uint64_t{42});
+  return util::Ok{};
+}
+
+util::Status check_sources(const Recipe& recipe) {
+  if (recipe.source.run_dirs.empty())
+    return bad("no sources (give run directories)");
+  for (const fs::path& dir : recipe.source.run_dirs)
+    if (dir.string().starts_with("<"))
+      return bad(fmt::format("source {} is a placeholder; name the run directories on the "
+                             "command line",
+                             dir.string()));
+  return util::Ok{};
+}
+
+util::Status run_fixit_collect(const Recipe& recipe, const fs::path& dir, RecipeRun& run) {
+  FixitCollectOptions options{recipe.source, {}};
+  for (const std::string& name : recipe.include)
+    options.categories.push_back(name);
+  auto collected = collect_failures(options, dir);
+  if (!collected)
+    return collected.take_error();
+  run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
+  run.ran.push_back("collect");
+  if (!recipe.balance)
+    return util::Ok{};
+  auto balanced = balance_failures(dir, *recipe.balance);
+  if (!balanced)
+    return balanced.take_error();
+  run.ran.push_back("balance");
+  return util::Ok{};
+}
+
+bool present(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tokenizer,
+                       RecipeRun& run) {
+  if (auto status = run_fixit_collect(recipe, dir, run); !status)
+    return status;
+  const fs::path repair = stage_dir(dir, DatasetKind::fixit, "repair");
+  if (!present(repair / "tasks.jsonl") || !present(repair / "run")) {
+    run.waiting_for = "repair";
+    return util::Ok{};
+  }
+  auto pairs = build_pairs(dir, recipe.pairs);
+  if (!pairs)
+    return pairs.take_error();
+  run.notes.insert(run.notes.end(), pairs->warnings.begin(), pairs->warnings.end());
+  run.ran.push_back("pairs");
+  if (!present(stage_dir(dir, DatasetKind::fixit, "synthesize") / "rationales.jsonl")) {
+    run.waiting_for = "synthesize";
+    return util::Ok{};
+  }
+  auto built = build_fixit(dir, recipe.build, tokenizer);
+  if (!built)
+    return built.take_error();
+  run.ran.push_back("build");
+  return util::Ok{};
+}
+
+util::Status run_kernelgen(const Recipe& recipe, const fs::path& dir, Tokenizer& tokenizer,
+                           RecipeRun& run) {
+  auto collected = collect_correct(KernelGenCollectOptions{recipe.source}, dir);
+  if (!collected)
+    return collected.take_error();
+  run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
+  run.ran.push_back("collect");
+  if (!present(stage_dir(dir, DatasetKind::kernelgen, "synthesize") / "rationales.jsonl")) {
+    run.waiting_for = "synthesize";
+    return util::Ok{};
+  }
+  auto built = build_kernelgen(dir, recipe.build, tokenizer);
+  if (!built)
+    return built.take_error();
+  run.ran.push_back("build");
+  return util::Ok{};
+}
+
+} // namespace
+
+util::Expected<Recipe> parse_recipe(const Json& json) {
+  if (!json.is_object())
+    return bad("expected a JSON object");
+  Recipe r;
+  r.name = json.value("name", std::string());
+  const std::string kind = json.value("kind", std::string("fixit"));
+  if (kind != "fixit" && kind != "kernelgen")
+    return bad("kind must be fixit or kernelgen");
+  r.kind = kind == "fixit" ? DatasetKind::fixit : DatasetKind::kernelgen;
+  if (auto status = parse_collect(json, r); !status)
+    return status.take_error();
+  if (auto status = parse_stages(json, r); !status)
+    return status.take_error();
+  return r;
+}
+
+util::Expected<Recipe> load_recipe(const fs::path& path) {
+  auto text = util::read_file(path);
+  if (!text)
+    return text.take_error();
+  const Json json = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded())
+    return util::make_error(util::ErrorKind::invalid_input, path.string() + ": not JSON");
+  auto recipe = parse_recipe(json);
+  if (!recipe)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            path.string() + ": " + recipe.error().message);
+  return recipe;
+}
+
+util::Expected<RecipeRun> run_recipe(const Recipe& recipe, const fs::path& dir,
+                                     Tokenizer& tokenizer) {
+  if (auto status = check_sources(recipe); !status)
+    return status.take_error();
+  RecipeRun run;
+  auto status = recipe.kind == DatasetKind::fixit ? run_fixit(recipe, dir, tokenizer, run)
+                                                  : run_kernelgen(recipe, dir, tokenizer, run);
+  if (!status)
+    return status.take_error();
+  return run;
+}
+
+} // namespace ptxbench::adapt

@@ -1,0 +1,58 @@
+// Data recipes (the paper's Table 10: which runs, which problems, balanced or not, which
+// template and reasoning model) as JSON files under config/recipes/, and `fixit all`, which
+// runs a recipe's stages in order.
+//
+//   {"name": "s4", "label": "Qwen3.6-27B-s4", "kind": "fixit", "config": "8ops-Post-balanced",
+//    "paper_records": 170, "sources": ["<run dir>"],
+//    "collect": {"problems": [...], "variants": [...], "max_turn": 5, "include": []},
+//    "balance": {"cap": 33, "seed": 0},           (null: not balanced)
+//    "pairs": {"mode": "all", "require_target": false, "min_speedup": 0.0},
+//    "synthesize": {"reasoning_model": "GLM-5.2"},
+//    "build": {"max_tokens": 65536, "seed": 42}}
+//
+// run_recipe runs collect and balance, then each later stage whose input is present: pairs
+// once the repair stage has written DIR/fixit/repair/{tasks.jsonl,run}, build once
+// DIR/<kind>/synthesize/rationales.jsonl exists. The repair and synthesize stages call models
+// and are not run from here; the result names the first stage still waiting for them.
+// Sources given on the command line replace the recipe's; a source still spelled "<...>" is an
+// error, so a shipped recipe cannot run before its runs are named.
+#pragma once
+
+#include "adapt/balance.hpp"
+#include "adapt/collect.hpp"
+#include "adapt/dataset.hpp"
+#include "adapt/pairs.hpp"
+#include "adapt/sft_build.hpp"
+#include "adapt/tokenizer.hpp"
+#include "util/error.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench::adapt {
+
+struct Recipe {
+  std::string name;
+  DatasetKind kind = DatasetKind::fixit;
+  SourceFilter source;
+  std::vector<std::string> include;
+  std::optional<BalanceOptions> balance;
+  PairsOptions pairs;
+  BuildOptions build;
+};
+
+util::Expected<Recipe> parse_recipe(const Json& json);
+util::Expected<Recipe> load_recipe(const std::filesystem::path& path);
+
+struct RecipeRun {
+  std::vector<std::string> ran;           // stage names, in order
+  std::vector<std::string> notes;         // warnings and what is still waiting
+  std::optional<std::string> waiting_for; // the first stage not run ("repair", "synthesize")
+};
+
+util::Expected<RecipeRun> run_recipe(const Recipe& recipe, const std::filesystem::path& dir,
+                                     Tokenizer& tokenizer);
+
+} // namespace ptxbench::adapt

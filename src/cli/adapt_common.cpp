@@ -1,0 +1,152 @@
+#include "cli/adapt_common.hpp"
+
+#include "adapt/bundle.hpp"
+#include "adapt/recipe.hpp"
+#include "adapt/stats.hpp"
+#include "cli/tools.hpp"
+
+#include <fmt/core.h>
+
+namespace ptxbench::cli {
+
+void add_source_options(CLI::App& sub, SourceCliOptions& o) {
+  sub.add_option("run_dirs", o.run_dirs, "run directories (each holds run.sqlite)")->required();
+  sub.add_option("--out", o.out, "the data set directory DIR")->required();
+  sub.add_option("--variant", o.variants, "only these prompt variants (repeatable)");
+  sub.add_option("--problem", o.problems, "only these problems (repeatable)");
+  sub.add_option("--max-turn", o.max_turn, "only turns with index < N")->check(at_least(1));
+  sub.add_flag("--strict", o.strict,
+               "refuse a run still being written instead of skipping its unfinished "
+               "trajectories with a warning");
+}
+
+adapt::SourceFilter source_filter(const SourceCliOptions& o) {
+  adapt::SourceFilter filter;
+  for (const std::string& dir : o.run_dirs)
+    filter.run_dirs.emplace_back(dir);
+  filter.variants = o.variants;
+  filter.problems = o.problems;
+  if (o.max_turn > 0)
+    filter.max_turn = o.max_turn;
+  filter.unfinished = o.strict ? adapt::Unfinished::refuse : adapt::Unfinished::skip;
+  return filter;
+}
+
+void add_build_options(CLI::App& sub, BuildCliOptions& o) {
+  sub.add_option("dir", o.dir, "the data set directory DIR")->required();
+  sub.add_option("--max-tokens", o.max_tokens, "drop rows longer than N tokens (default: keep all)")
+      ->check(at_least(1));
+  sub.add_option("--seed", o.seed, "shuffle seed (default 42)");
+  sub.add_option("--tokenizer", o.tokenizer,
+                 "approx (ceil(bytes/4), labelled approximate) or the URL of a serving engine "
+                 "whose /tokenize counts tokens");
+  sub.add_option("--tokenizer-model", o.tokenizer_model, "model name sent to the endpoint");
+  sub.add_option("--tokenizer-api", o.tokenizer_api,
+                 "endpoint dialect: vllm (also SGLang) or llamacpp (default vllm)");
+}
+
+adapt::BuildOptions build_options(const BuildCliOptions& o) {
+  adapt::BuildOptions options;
+  if (o.max_tokens > 0)
+    options.max_tokens = o.max_tokens;
+  options.seed = o.seed;
+  return options;
+}
+
+util::Expected<std::unique_ptr<adapt::Tokenizer>>
+make_tokenizer(const BuildCliOptions& o, std::unique_ptr<model::HttpTransport>& transport) {
+  if (o.tokenizer == "approx")
+    return std::unique_ptr<adapt::Tokenizer>(new adapt::ApproxTokenizer());
+  if (!o.tokenizer.starts_with("http://") && !o.tokenizer.starts_with("https://"))
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--tokenizer: approx or an http(s) URL, got " + o.tokenizer);
+  auto api = adapt::tokenize_api_from_string(o.tokenizer_api);
+  if (!api)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--tokenizer-api: vllm or llamacpp, got " + o.tokenizer_api);
+  transport = model::make_curl_transport();
+  return std::unique_ptr<adapt::Tokenizer>(
+      new adapt::EndpointTokenizer(*transport, o.tokenizer, o.tokenizer_model, *api));
+}
+
+void print_warnings(std::string_view command, const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings)
+    fmt::print(stderr, "ptxbench {}: warning: {}\n", command, warning);
+}
+
+ExitCode run_build(std::string_view command, const BuildCliOptions& o,
+                   util::Expected<adapt::BuildResult> (*build)(const std::filesystem::path&,
+                                                               const adapt::BuildOptions&,
+                                                               adapt::Tokenizer&)) {
+  std::unique_ptr<model::HttpTransport> transport;
+  auto tokenizer = make_tokenizer(o, transport);
+  if (!tokenizer)
+    return report_error(command, tokenizer.error());
+  auto result = build(o.dir, build_options(o), **tokenizer);
+  if (!result)
+    return report_error(command, result.error());
+  fmt::print("{} rows ({} dropped, token counts {}) → {}\n", result->rows, result->dropped,
+             result->approximate_tokens ? "approximate" : "from the tokenizer endpoint",
+             result->sft_file.string());
+  return ExitCode::ok;
+}
+
+ExitCode run_stats(std::string_view command, const std::string& dir, adapt::DatasetKind kind) {
+  auto text = adapt::render_stats(dir, kind);
+  if (!text)
+    return report_error(command, text.error());
+  fmt::print("{}", *text);
+  return ExitCode::ok;
+}
+
+ExitCode run_bundle(std::string_view command, const std::string& dir, const std::string& out,
+                    adapt::DatasetKind kind) {
+  auto result = adapt::write_bundle(dir, kind, out);
+  if (!result)
+    return report_error(command, result.error());
+  fmt::print("{} files → {} (sha256 {})\n", result->files, out, result->sha256);
+  return ExitCode::ok;
+}
+
+void add_recipe_options(CLI::App& sub, RecipeCliOptions& o) {
+  sub.add_option("--recipe", o.recipe, "a recipe (config/recipes/s0.json ... s6.json)")->required();
+  sub.add_option("--out", o.dir, "the data set directory DIR")->required();
+  sub.add_option("run_dirs", o.run_dirs, "run directories (replace the recipe's sources)");
+  sub.add_option("--tokenizer", o.build.tokenizer, "approx or a /tokenize URL (see build)");
+  sub.add_option("--tokenizer-model", o.build.tokenizer_model, "model name sent to the endpoint");
+  sub.add_option("--tokenizer-api", o.build.tokenizer_api, "vllm or llamacpp");
+}
+
+ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::DatasetKind kind) {
+  auto recipe = adapt::load_recipe(o.recipe);
+  if (!recipe)
+    return report_error(command, recipe.error());
+  if (recipe->kind != kind)
+    return report_error(command, util::make_error(util::ErrorKind::invalid_input,
+                                                  o.recipe + " is a " +
+                                                      std::string(adapt::to_string(recipe->kind)) +
+                                                      " recipe"));
+  if (!o.run_dirs.empty()) {
+    recipe->source.run_dirs.clear();
+    for (const std::string& dir : o.run_dirs)
+      recipe->source.run_dirs.emplace_back(dir);
+  }
+  std::unique_ptr<model::HttpTransport> transport;
+  auto tokenizer = make_tokenizer(o.build, transport);
+  if (!tokenizer)
+    return report_error(command, tokenizer.error());
+  auto run = adapt::run_recipe(*recipe, o.dir, **tokenizer);
+  if (!run)
+    return report_error(command, run.error());
+  print_warnings(command, run->notes);
+  std::string ran;
+  for (const std::string& stage : run->ran)
+    ran += (ran.empty() ? "" : " → ") + stage;
+  fmt::print("{}: ran {}\n", recipe->name, ran);
+  if (run->waiting_for)
+    fmt::print("next: the {} stage (ptxbench fixit {} / kernelgen {}), then run this again\n",
+               *run->waiting_for, *run->waiting_for, *run->waiting_for);
+  return ExitCode::ok;
+}
+
+} // namespace ptxbench::cli

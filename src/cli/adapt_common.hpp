@@ -1,0 +1,65 @@
+// Options shared by `ptxbench fixit` and `ptxbench kernelgen`: the run-store filters of the
+// collect stages, the build stage's tokenizer and limits, and how a stage's warnings print.
+#pragma once
+
+#include "adapt/collect.hpp"
+#include "adapt/sft_build.hpp"
+#include "adapt/tokenizer.hpp"
+#include "cli/command.hpp"
+#include "model/http_transport.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxbench::cli {
+
+struct SourceCliOptions {
+  std::vector<std::string> run_dirs;
+  std::vector<std::string> variants;
+  std::vector<std::string> problems;
+  std::int64_t max_turn = -1;
+  bool strict = false;
+  std::string out;
+};
+void add_source_options(CLI::App& sub, SourceCliOptions& o);
+adapt::SourceFilter source_filter(const SourceCliOptions& o);
+
+struct BuildCliOptions {
+  std::string dir;
+  std::int64_t max_tokens = 0; // 0: no limit
+  std::uint64_t seed = 42;
+  std::string tokenizer = "approx";
+  std::string tokenizer_model;
+  std::string tokenizer_api = "vllm";
+};
+void add_build_options(CLI::App& sub, BuildCliOptions& o);
+adapt::BuildOptions build_options(const BuildCliOptions& o);
+
+// The tokenizer `--tokenizer` names; `transport` must outlive it.
+util::Expected<std::unique_ptr<adapt::Tokenizer>>
+make_tokenizer(const BuildCliOptions& o, std::unique_ptr<model::HttpTransport>& transport);
+
+void print_warnings(std::string_view command, const std::vector<std::string>& warnings);
+
+// Runs a build with the tokenizer the options name and prints its summary.
+ExitCode run_build(std::string_view command, const BuildCliOptions& o,
+                   util::Expected<adapt::BuildResult> (*build)(const std::filesystem::path&,
+                                                               const adapt::BuildOptions&,
+                                                               adapt::Tokenizer&));
+
+ExitCode run_stats(std::string_view command, const std::string& dir, adapt::DatasetKind kind);
+struct RecipeCliOptions {
+  std::string recipe;
+  std::string dir;
+  std::vector<std::string> run_dirs; // replace the recipe's sources when given
+  BuildCliOptions build;             // only the tokenizer options are read
+};
+void add_recipe_options(CLI::App& sub, RecipeCliOptions& o);
+// Runs a recipe's stages (adapt/recipe.hpp); a recipe of the other kind is a usage error.
+ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::DatasetKind kind);
+
+ExitCode run_bundle(std::string_view command, const std::string& dir, const std::string& out,
+                    adapt::DatasetKind kind);
+
+} // namespace ptxbench::cli

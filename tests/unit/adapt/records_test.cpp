@@ -1,0 +1,114 @@
+#include "adapt/records.hpp"
+#include "support/scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ptxbench::adapt {
+namespace {
+
+FailureRecord sample_failure() {
+  FailureRecord f;
+  f.id = "abc";
+  f.occurrences = 2;
+  f.run_dir = "runs/a";
+  f.trajectory_key = {"m", "gemm", "hopper-07", 3};
+  f.turn = 1;
+  f.arch = "sm_90a";
+  f.category = "compile";
+  f.kernel_source = "__global__ void k() {}\n";
+  f.feedback = "error: \"x\" undefined";
+  f.system_prompt = "sys";
+  f.task_prompt = "task";
+  return f;
+}
+
+TEST(Records, FailureRoundTripsThroughJson) {
+  const FailureRecord f = sample_failure();
+  auto back = failure_from_json(to_json(f));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(to_json(*back), to_json(f));
+  EXPECT_EQ(back->trajectory_key, f.trajectory_key);
+}
+
+TEST(Records, PairKeepsNullSpeedupAndTarget) {
+  PairRecord p;
+  p.id = "p";
+  p.failure = sample_failure();
+  p.repaired_kernel = "fixed";
+  p.repair_trajectory_key = {"teacher", "gemm", "hopper-07", 0};
+  p.teacher_model = "teacher";
+  const Json json = to_json(p);
+  EXPECT_TRUE(json["speedup"].is_null());
+  EXPECT_TRUE(json["target_executed"].is_null());
+  auto back = pair_from_json(json);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_FALSE(back->speedup);
+  p.speedup = 0.5;
+  p.target_executed = true;
+  back = pair_from_json(to_json(p));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->speedup, 0.5);
+  EXPECT_EQ(back->target_executed, true);
+}
+
+TEST(Records, CorrectAndRationaleRoundTrip) {
+  CorrectRecord c;
+  c.id = "c";
+  c.trajectory_key = {"m", "p", "v", 0};
+  c.reply = "reply";
+  c.speedup = 1.25;
+  auto back = correct_from_json(to_json(c));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(to_json(*back), to_json(c));
+  RationaleRecord r{"c", "kernelgen", "done", "because", "", "glm", "v1", 1.0, 1, 10, 20, 0.01, ""};
+  auto r_back = rationale_from_json(to_json(r));
+  ASSERT_TRUE(r_back);
+  EXPECT_EQ(to_json(*r_back), to_json(r));
+}
+
+TEST(Records, MissingFieldIsNamed) {
+  Json json = to_json(sample_failure());
+  json.erase("feedback");
+  auto back = failure_from_json(json);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_NE(back.error().message.find("\"feedback\""), std::string::npos) << back.error().message;
+}
+
+TEST(Records, MistypedNestedFieldIsNamed) {
+  Json json = to_json(sample_failure());
+  json["trajectory_key"]["sample"] = "three";
+  auto back = failure_from_json(json);
+  ASSERT_FALSE(back);
+  EXPECT_NE(back.error().message.find("trajectory_key: field \"sample\" must be an integer"),
+            std::string::npos)
+      << back.error().message;
+}
+
+TEST(Records, MalformedJsonlLineNamesFileAndLine) {
+  test_support::ScratchDir dir;
+  const auto path =
+      dir.write("f.jsonl", to_jsonl(std::vector<FailureRecord>{sample_failure()}) + "\n{oops\n");
+  auto records = read_jsonl<FailureRecord>(path, failure_from_json);
+  ASSERT_FALSE(records);
+  EXPECT_NE(records.error().message.find(path.string() + ":3: not a JSON document"),
+            std::string::npos)
+      << records.error().message;
+}
+
+TEST(Records, BadRecordOnALineNamesFileAndLine) {
+  test_support::ScratchDir dir;
+  const auto path = dir.write("f.jsonl", "{\"id\": 1}\n");
+  auto records = read_jsonl<FailureRecord>(path, failure_from_json);
+  ASSERT_FALSE(records);
+  EXPECT_NE(records.error().message.find(":1: field \"id\" must be a string"), std::string::npos)
+      << records.error().message;
+}
+
+TEST(Records, JsonlHasOneLinePerRecordEvenWithNewlinesInTexts) {
+  const std::string text = to_jsonl(std::vector<FailureRecord>{sample_failure(), sample_failure()});
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+}
+
+} // namespace
+} // namespace ptxbench::adapt

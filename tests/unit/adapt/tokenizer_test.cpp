@@ -1,0 +1,80 @@
+#include "adapt/tokenizer.hpp"
+#include "model/http_transport.hpp"
+#include "support/loopback_server.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ptxbench::adapt {
+namespace {
+
+TEST(ApproxTokenizer, CountsQuarterBytesAndSaysItIsApproximate) {
+  ApproxTokenizer tokenizer;
+  EXPECT_EQ(tokenizer.count("12345678").value(), 2);
+  EXPECT_EQ(tokenizer.count("123456789").value(), 3);
+  EXPECT_TRUE(tokenizer.approximate());
+  EXPECT_TRUE(tokenizer.describe()["approximate"].get<bool>());
+}
+
+TEST(EndpointTokenizer, PostsModelAndPromptToVllmTokenizeAndReadsCount) {
+  test_support::LoopbackServer server([](int, const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"count": 7, "max_model_len": 65536, "tokens": [1, 2]})",
+                    "application/json");
+  });
+  auto transport = model::make_curl_transport();
+  EndpointTokenizer tokenizer(*transport, server.base_url() + "/", "Qwen/Qwen3.6-27B",
+                              TokenizeApi::vllm);
+  auto count = tokenizer.count("hello world");
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(*count, 7);
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/tokenize");
+  EXPECT_EQ(requests[0].json(),
+            nlohmann::json::parse(R"({"model": "Qwen/Qwen3.6-27B", "prompt": "hello world"})"));
+  EXPECT_FALSE(tokenizer.approximate());
+  EXPECT_EQ(tokenizer.describe()["url"], server.base_url() + "/tokenize");
+}
+
+TEST(EndpointTokenizer, LlamaCppSendsContentAndCountsTheTokenArray) {
+  test_support::LoopbackServer server([](int, const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"tokens": [10, 20, 30]})", "application/json");
+  });
+  auto transport = model::make_curl_transport();
+  EndpointTokenizer tokenizer(*transport, server.base_url() + "/tokenize", "",
+                              TokenizeApi::llamacpp);
+  auto count = tokenizer.count("abc");
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(*count, 3);
+  EXPECT_EQ(server.requests()[0].json(), nlohmann::json::parse(R"({"content": "abc"})"));
+}
+
+TEST(EndpointTokenizer, HttpErrorAndBadReplyAreErrors) {
+  test_support::LoopbackServer server(
+      [](int index, const httplib::Request&, httplib::Response& res) {
+        if (index == 0) {
+          res.status = 404;
+          res.set_content("no such route", "text/plain");
+        } else {
+          res.set_content(R"({"ids": []})", "application/json");
+        }
+      });
+  auto transport = model::make_curl_transport();
+  EndpointTokenizer tokenizer(*transport, server.base_url(), "m", TokenizeApi::vllm);
+  auto first = tokenizer.count("x");
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().kind, util::ErrorKind::http_status);
+  auto second = tokenizer.count("x");
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().kind, util::ErrorKind::bad_response);
+}
+
+TEST(EndpointTokenizer, UnreachableServerIsATransportError) {
+  auto transport = model::make_curl_transport();
+  EndpointTokenizer tokenizer(*transport, "http://127.0.0.1:1", "m", TokenizeApi::vllm);
+  auto count = tokenizer.count("x");
+  ASSERT_FALSE(count);
+  EXPECT_EQ(count.error().kind, util::ErrorKind::transport);
+}
+
+} // namespace
+} // namespace ptxbench::adapt
