@@ -5,14 +5,19 @@
 #include "model/json_fields.hpp"
 #include "util/fs.hpp"
 
+#include <set>
+
 namespace ptxbench::agent {
 namespace {
 
-constexpr std::array<std::string_view, 12> kPlanKeys{
+constexpr std::array<std::string_view, 13> kPlanKeys{
     "models",       "problems", "prompt_variants",
     "trajectories", "turns",    "target_speedup",
     "context",      "arch",     "jobs",
-    "registry",     "eval",     "max_infra_retries"};
+    "registry",     "eval",     "max_infra_retries",
+    "repairs"};
+constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
+                                                      "error"};
 constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup", "iterations",
                                                     "timeout_s", "service", "memcheck"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
@@ -61,6 +66,71 @@ void read_loop(model::Fields& f, LoopOptions& loop) {
   }
 }
 
+void read_repairs(model::Fields& parent, const model::Json& plan, const std::string& origin,
+                  std::vector<RepairTask>& repairs) {
+  auto it = plan.find("repairs");
+  if (it == plan.end())
+    return;
+  const std::string path = model::key_path(parent.path(), "repairs");
+  if (!it->is_array())
+    return parent.fail(path, "expected a list of repairs");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    if (!(*it)[i].is_object())
+      return parent.fail(item_path, "expected an object");
+    model::Fields f((*it)[i], item_path, origin);
+    f.allow_only(kRepairKeys);
+    RepairTask repair;
+    const std::array<std::pair<std::string_view, std::string*>, 5> fields{
+        {{"id", &repair.id},
+         {"problem", &repair.problem},
+         {"variant", &repair.variant},
+         {"kernel", &repair.kernel},
+         {"error", &repair.error}}};
+    for (auto [key, field] : fields)
+      if (auto value = f.text(key))
+        *field = std::move(*value);
+      else if (!f.error())
+        f.fail(model::key_path(item_path, key), "missing");
+    if (f.error())
+      return parent.fail(item_path, f.error()->message);
+    repairs.push_back(std::move(repair));
+  }
+}
+
+util::Status check_variant(const RunPlan& plan, const std::string& name,
+                           const pack::Manifest& manifest) {
+  if (name == "none")
+    return util::Ok{};
+  auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
+  if (!found)
+    return found.take_error();
+  return util::Ok{};
+}
+
+util::Expected<std::vector<PlannedTrajectory>>
+expand_repairs(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest) {
+  std::set<std::string_view> ids;
+  for (const RepairTask& repair : plan.repairs)
+    if (!ids.insert(repair.id).second)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "the plan lists repair \"" + repair.id + "\" twice");
+  std::vector<PlannedTrajectory> out;
+  for (const std::string& model : plan.models)
+    for (std::size_t i = 0; i < plan.repairs.size(); ++i) {
+      const RepairTask& repair = plan.repairs[i];
+      auto problem = suite.find(repair.problem);
+      if (!problem)
+        return problem.take_error();
+      if (auto status = check_variant(plan, repair.variant, manifest); !status)
+        return status.take_error();
+      out.push_back({store::TrajectoryKey{model, repair.problem, repair.variant,
+                                          static_cast<std::int64_t>(i)},
+                     *problem, repair.variant, &repair});
+    }
+  return out;
+}
+
 // The variants one problem runs with, from the plan's names and keywords.
 util::Expected<std::vector<std::string>>
 variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Manifest& manifest) {
@@ -82,13 +152,9 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
       out.push_back(name);
     }
   }
-  for (const std::string& name : out) {
-    if (name == "none")
-      continue;
-    auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
-    if (!found)
-      return found.take_error();
-  }
+  for (const std::string& name : out)
+    if (auto status = check_variant(plan, name, manifest); !status)
+      return status.take_error();
   return out;
 }
 
@@ -136,6 +202,7 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   }
   read_loop(f, plan.loop);
   read_eval(f, f.object("eval"), origin.string(), plan.eval);
+  read_repairs(f, json, origin.string(), plan.repairs);
   if (f.error())
     return *f.error();
   return plan;
@@ -170,6 +237,12 @@ model::Json plan_to_json(const RunPlan& plan) {
                   {"memcheck", plan.eval.memcheck}};
   if (!plan.eval.service.empty())
     json["eval"]["service"] = plan.eval.service;
+  for (const RepairTask& repair : plan.repairs)
+    json["repairs"].push_back({{"id", repair.id},
+                               {"problem", repair.problem},
+                               {"variant", repair.variant},
+                               {"kernel", repair.kernel},
+                               {"error", repair.error}});
   return json;
 }
 
@@ -187,6 +260,8 @@ exec::EvalOptions eval_options(const RunPlan& plan) {
 
 util::Expected<std::vector<PlannedTrajectory>>
 expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest) {
+  if (!plan.repairs.empty())
+    return expand_repairs(plan, suite, manifest);
   auto problems = problems_for(plan, suite);
   if (!problems)
     return problems.take_error();
