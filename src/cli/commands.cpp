@@ -40,6 +40,10 @@ std::span<const Command> commands() {
               "the paper's metrics and tables (correctness, best speedup, Fast_p, error "
               "transitions) from one or more run directories",
               setup_report},
+      Command{"fixit-repair",
+              "Fixit data: a teacher model repairs the selected failures through the agent loop "
+              "into DIR/fixit/repair/run (resumable)",
+              setup_fixit_repair},
   };
   return kCommands;
 }

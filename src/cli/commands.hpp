@@ -16,5 +16,6 @@ Action setup_report(CLI::App& sub);
 Action setup_run(CLI::App& sub);
 Action setup_export(CLI::App& sub);
 Action setup_serve(CLI::App& sub);
+Action setup_fixit_repair(CLI::App& sub);
 
 } // namespace ptxbench::cli
