@@ -1,7 +1,9 @@
 // The model-calling stages of the adaptation data as commands of their own, until the merge
 // folds them into `ptxbench fixit repair|synthesize` and `ptxbench kernelgen synthesize`:
-// fixit-repair (a teacher repairs the selected failures through the agent loop).
+// fixit-repair (a teacher repairs the selected failures through the agent loop),
+// fixit-synthesize and kernelgen-synthesize (a reasoning teacher writes the rationales).
 #include "adapt/repair.hpp"
+#include "adapt/synthesize.hpp"
 #include "agent/remote_executor.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_job.hpp"
@@ -77,7 +79,77 @@ ExitCode run_fixit_repair(const RepairCliOptions& o) {
   return result->summary.unfinished() == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
+struct SynthesizeCliOptions {
+  std::string dir;
+  std::string reasoner;
+  std::string registry;
+  int concurrency = 8;
+  int max_passes = 3;
+  std::size_t min_chars = 200;
+  std::size_t max_chars = 190000;
+  bool quiet = false;
+};
+
+ExitCode run_synthesize(const SynthesizeCliOptions& o, adapt::RationaleKind kind,
+                        std::string_view command) {
+  auto registry = model::load_registry(o.registry.empty() ? model::default_registry_path()
+                                                          : std::filesystem::path(o.registry));
+  if (!registry) return report_error(command, registry.error());
+  adapt::SynthesizeOptions options;
+  options.data_dir = o.dir;
+  options.kind = kind;
+  options.reasoner = o.reasoner;
+  options.concurrency = o.concurrency;
+  options.max_passes = o.max_passes;
+  options.limits = {o.min_chars, o.max_chars};
+  auto transport = model::make_curl_transport();
+  StopSignals signals;
+  adapt::SynthesizeDeps deps;
+  deps.registry = &*registry;
+  deps.client.transport = transport.get();
+  deps.progress_out = o.quiet ? nullptr : stderr;
+  deps.cancel = signals.flag();
+  auto result = adapt::run_synthesize(options, deps);
+  if (!result) return report_error(command, result.error());
+  const adapt::SynthesizePaths paths = adapt::synthesize_paths(options.data_dir, kind);
+  fmt::print("{}: {} inputs, {} done before, {} done now, {} failed, {} left; ${:.4f}\n",
+             paths.output.string(), result->inputs, result->already_done, result->done,
+             result->failed, result->left, result->cost_usd);
+  if (result->failed + result->left > 0)
+    fmt::print("Failed and unattempted ones run again with the same command.\n");
+  return result->failed + result->left == 0 ? ExitCode::ok : ExitCode::failure;
+}
+
+void add_synthesize_options(CLI::App& sub, SynthesizeCliOptions& o, std::string_view input) {
+  sub.add_option("dir", o.dir, "the data directory (reads " + std::string(input) + ")")
+      ->required();
+  sub.add_option("--reasoner", o.reasoner, "the reasoning teacher, a registry name")->required();
+  sub.add_option("--registry", o.registry, "model registry JSON (default config/models.json)");
+  sub.add_option("--concurrency", o.concurrency, "calls in flight at once (default 8)")
+      ->check(at_least(1));
+  sub.add_option("--max-passes", o.max_passes,
+                 "model calls per record before it is written as failed (default 3)")
+      ->check(at_least(1));
+  sub.add_option("--min-chars", o.min_chars, "shortest monologue kept (default 200)");
+  sub.add_option("--max-chars", o.max_chars, "longest monologue kept (default 190000)");
+  sub.add_flag("--quiet", o.quiet, "no line per record");
+}
+
 } // namespace
+
+Action setup_fixit_synthesize(CLI::App& sub) {
+  auto o = std::make_shared<SynthesizeCliOptions>();
+  add_synthesize_options(sub, *o, "fixit/pairs/pairs.jsonl");
+  return [o] { return run_synthesize(*o, adapt::RationaleKind::fixit, "fixit-synthesize"); };
+}
+
+Action setup_kernelgen_synthesize(CLI::App& sub) {
+  auto o = std::make_shared<SynthesizeCliOptions>();
+  add_synthesize_options(sub, *o, "kernelgen/collect/correct.jsonl");
+  return [o] {
+    return run_synthesize(*o, adapt::RationaleKind::kernelgen, "kernelgen-synthesize");
+  };
+}
 
 Action setup_fixit_repair(CLI::App& sub) {
   auto o = std::make_shared<RepairCliOptions>();
