@@ -135,22 +135,27 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
   if (!checker) return checker.take_error();
   if (auto checked = agent::check_plan(plan, **suite, env->m_manifest, env->m_registry); !checked)
     return checked.take_error();
-  env->m_transport = model::make_curl_transport();
+  env->start_executor(plan, gpu, command, **checker);
+  return env;
+}
+
+void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
+                                    std::string_view command, exec::Checker& checker) {
+  m_transport = model::make_curl_transport();
   if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
-    env->m_executor = std::make_unique<agent::RemoteExecutor>(**checker, *env->m_transport,
-                                                              remote_options(plan));
+    m_executor =
+        std::make_unique<agent::RemoteExecutor>(checker, *m_transport, remote_options(plan));
   } else if (gpu == GpuUse::when_present && agent::cuda_device_present()) {
-    env->m_evaluator = std::make_unique<exec::Evaluator>(**checker, **suite);
-    env->m_executor = std::make_unique<agent::GpuExecutor>(**checker, *env->m_evaluator,
-                                                           agent::eval_options(plan));
-    env->m_live_device = live_device_text(plan.loop.arch);
+    m_evaluator = std::make_unique<exec::Evaluator>(checker, *m_suite);
+    m_executor =
+        std::make_unique<agent::GpuExecutor>(checker, *m_evaluator, agent::eval_options(plan));
+    m_live_device = live_device_text(plan.loop.arch);
   } else {
-    env->m_executor = std::make_unique<agent::StaticExecutor>(**checker);
+    m_executor = std::make_unique<agent::StaticExecutor>(checker);
     fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
                        "SASS) and is recorded as static_only\n",
                command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
   }
-  return env;
 }
 
 agent::RunDeps RunEnvironment::deps(bool progress, const std::atomic<bool>* cancel) {

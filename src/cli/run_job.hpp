@@ -57,6 +57,8 @@ public:
 private:
   RunEnvironment(model::ModelRegistry registry, pack::Manifest manifest)
       : m_registry(std::move(registry)), m_manifest(std::move(manifest)) {}
+  void start_executor(const agent::RunPlan& plan, GpuUse gpu, std::string_view command,
+                      exec::Checker& checker);
 
   model::ModelRegistry m_registry;
   pack::Manifest m_manifest;
