@@ -5,6 +5,8 @@
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 
+#include <set>
+
 namespace ptxbench::agent {
 namespace {
 
@@ -13,11 +15,14 @@ using util::Json;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 12> kPlanKeys{
+constexpr std::array<std::string_view, 13> kPlanKeys{
     "models",       "problems", "prompt_variants",
     "trajectories", "turns",    "target_speedup",
     "context",      "arch",     "jobs",
-    "registry",     "eval",     "max_infra_retries"};
+    "registry",     "eval",     "max_infra_retries",
+    "repairs"};
+constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
+                                                      "error"};
 constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup", "iterations",
                                                     "timeout_s", "service", "memcheck"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
@@ -63,6 +68,63 @@ void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
   }
 }
 
+void read_repairs(JsonReader& r, const Json& plan, std::vector<RepairTask>& repairs) {
+  const Json* list = JsonReader::optional(plan, "repairs");
+  if (list == nullptr)
+    return;
+  if (!list->is_array())
+    return r.fail("$.repairs", "expected a list of repairs");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string path = "$.repairs[" + std::to_string(i) + "]";
+    const Json& item = (*list)[i];
+    if (!r.expect_object(item, path))
+      return;
+    r.allow_only(item, path, kRepairKeys);
+    RepairTask repair;
+    repair.id = r.string(item, path, "id", util::Emptiness::rejected);
+    repair.problem = r.string(item, path, "problem", util::Emptiness::rejected);
+    repair.variant = r.string(item, path, "variant", util::Emptiness::rejected);
+    repair.kernel = r.string(item, path, "kernel", util::Emptiness::rejected);
+    repair.error = r.string(item, path, "error", util::Emptiness::allowed);
+    if (!r.ok())
+      return;
+    repairs.push_back(std::move(repair));
+  }
+}
+
+util::Status check_variant(const RunPlan& plan, const std::string& name,
+                           const pack::Manifest& manifest) {
+  if (name == "none")
+    return util::Ok{};
+  auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
+  if (!found)
+    return found.take_error();
+  return util::Ok{};
+}
+
+util::Expected<std::vector<PlannedTrajectory>>
+expand_repairs(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest) {
+  std::set<std::string_view> ids;
+  for (const RepairTask& repair : plan.repairs)
+    if (!ids.insert(repair.id).second)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "the plan lists repair \"" + repair.id + "\" twice");
+  std::vector<PlannedTrajectory> out;
+  for (const std::string& model : plan.models)
+    for (std::size_t i = 0; i < plan.repairs.size(); ++i) {
+      const RepairTask& repair = plan.repairs[i];
+      auto problem = suite.find(repair.problem);
+      if (!problem)
+        return problem.take_error();
+      if (auto status = check_variant(plan, repair.variant, manifest); !status)
+        return status.take_error();
+      out.push_back({store::TrajectoryKey{model, repair.problem, repair.variant,
+                                          static_cast<std::int64_t>(i)},
+                     *problem, repair.variant, &repair});
+    }
+  return out;
+}
+
 // The variants one problem runs with, from the plan's names and keywords.
 util::Expected<std::vector<std::string>>
 variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Manifest& manifest) {
@@ -84,13 +146,9 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
       out.push_back(name);
     }
   }
-  for (const std::string& name : out) {
-    if (name == "none")
-      continue;
-    auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
-    if (!found)
-      return found.take_error();
-  }
+  for (const std::string& name : out)
+    if (auto status = check_variant(plan, name, manifest); !status)
+      return status.take_error();
   return out;
 }
 
@@ -115,7 +173,7 @@ util::Expected<std::vector<const suite::Problem*>> problems_for(const RunPlan& p
 } // namespace
 
 util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin) {
-  model::Json json = model::Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  util::Json json = util::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object())
     return util::make_error(util::ErrorKind::invalid_input,
                             origin.string() + ": not a JSON object");
@@ -138,6 +196,7 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   }
   read_loop(r, json, plan.loop);
   read_eval(r, r.optional_object(json, "$", "eval"), "$.eval", plan.eval);
+  read_repairs(r, json, plan.repairs);
   return r.finish(std::move(plan));
 }
 
@@ -148,8 +207,8 @@ util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {
   return parse_plan(*text, path);
 }
 
-model::Json plan_to_json(const RunPlan& plan) {
-  model::Json json;
+util::Json plan_to_json(const RunPlan& plan) {
+  util::Json json;
   json["models"] = plan.models;
   json["problems"] = plan.problems;
   json["prompt_variants"] = plan.prompt_variants;
@@ -170,6 +229,12 @@ model::Json plan_to_json(const RunPlan& plan) {
                   {"memcheck", plan.eval.memcheck}};
   if (!plan.eval.service.empty())
     json["eval"]["service"] = plan.eval.service;
+  for (const RepairTask& repair : plan.repairs)
+    json["repairs"].push_back({{"id", repair.id},
+                               {"problem", repair.problem},
+                               {"variant", repair.variant},
+                               {"kernel", repair.kernel},
+                               {"error", repair.error}});
   return json;
 }
 
@@ -187,6 +252,8 @@ exec::EvalOptions eval_options(const RunPlan& plan) {
 
 util::Expected<std::vector<PlannedTrajectory>>
 expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest) {
+  if (!plan.repairs.empty())
+    return expand_repairs(plan, suite, manifest);
   auto problems = problems_for(plan, suite);
   if (!problems)
     return problems.take_error();

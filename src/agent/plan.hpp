@@ -12,6 +12,14 @@
 // protocol), "default" (the kind's first), "none" (no knowledge pack). eval.service: evaluation
 // services (`ptxbench serve`) that run the GPU step instead of a local GPU (optional; a
 // resumed run may name others). Unknown keys are errors.
+//
+// A repair run (Fixit: a teacher fixes wrong kernels through this same loop) lists
+//   "repairs": [{"id": "<failure id>", "problem": "...", "variant": "...",
+//                "kernel": "<wrong kernel>", "error": "<its feedback>"}, ...]
+// and then runs one trajectory per model and repair instead of problems × variants ×
+// trajectories: its key is (model, problem, variant, sample = the repair's index in the list),
+// unique in the run and recoverable from the plan, and its first user message is the repair
+// prompt (prompt.hpp). The repairs are stored with the plan, so --resume needs nothing else.
 // The resolved plan (every default filled in) is what the run store keeps, so a resumed run
 // uses exactly the plan it started with.
 #pragma once
@@ -41,6 +49,16 @@ struct EvalSettings {
   std::vector<std::string> service; // evaluation service URLs; empty: local GPU or static
 };
 
+// One wrong kernel to repair; `id` is the caller's (the Fixit failure id).
+struct RepairTask {
+  std::string id;
+  std::string problem;
+  std::string variant; // knowledge-pack variant, or "none"
+  std::string kernel;
+  std::string error; // the feedback the kernel got, shown to the model as its error message
+  friend bool operator==(const RepairTask&, const RepairTask&) = default;
+};
+
 struct RunPlan {
   std::vector<std::string> models;
   std::vector<std::string> problems{"gemm_n7168_k5120"};
@@ -50,11 +68,12 @@ struct RunPlan {
   int jobs = 4;                   // trajectories in flight at once
   std::filesystem::path registry; // empty: the shipped config/models.json
   EvalSettings eval;
+  std::vector<RepairTask> repairs; // non-empty: a repair run (see above)
 };
 
 util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin);
 util::Expected<RunPlan> load_plan(const std::filesystem::path& path);
-model::Json plan_to_json(const RunPlan& plan);
+util::Json plan_to_json(const RunPlan& plan);
 
 exec::EvalOptions eval_options(const RunPlan& plan);
 
@@ -63,9 +82,11 @@ struct PlannedTrajectory {
   store::TrajectoryKey key;
   const suite::Problem* problem = nullptr;
   std::string variant; // the knowledge-pack variant ("none" for no pack)
+  const RepairTask* repair = nullptr; // into the plan, for a repair trajectory
 };
 
 // not_found for an unknown problem or suite, or a variant that does not exist for the arch.
+// The result points into `plan` and `suite`.
 util::Expected<std::vector<PlannedTrajectory>>
 expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest);
 

@@ -50,6 +50,12 @@ std::string correctness_section(const suite::Problem& problem) {
       rule.atol, rule.rtol, share);
 }
 
+std::string_view without_final_newlines(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.remove_suffix(1);
+  return text;
+}
+
 } // namespace
 
 std::string system_prompt(std::string_view signature, std::string_view pack_text,
@@ -63,11 +69,24 @@ std::string system_prompt(std::string_view signature, std::string_view pack_text
   return out;
 }
 
-std::string task_prompt(const suite::Problem& problem) {
+std::string task_content(const suite::Problem& problem) {
   trace::Json json = trace::to_json(problem.definition);
   json.erase("tags");
-  return "Implement this operator (FlashInfer-Trace definition):\n\n```json\n" +
-         trace::dump_pretty(json) + "\n```\n" + correctness_section(problem);
+  return "```json\n" + trace::dump_pretty(json) + "\n```\n" + correctness_section(problem);
+}
+
+std::string task_prompt(const suite::Problem& problem) {
+  return "Implement this operator (FlashInfer-Trace definition):\n\n" + task_content(problem);
+}
+
+std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_kernel,
+                          std::string_view error_log) {
+  return fmt::format("Task:\n{}\n\nKernel\n\n```cuda\n{}\n```\nError Message\n\n{}\n"
+                     "Your task is to fix the CUDA kernel with the minimal change. The kernel "
+                     "implements the given PyTorch reference.\n\n",
+                     without_final_newlines(task_content(problem)),
+                     without_final_newlines(wrong_kernel),
+                     without_final_newlines(error_log));
 }
 
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem) {

@@ -5,6 +5,9 @@
 // definition JSON without its tags, then how the evaluator judges correctness for that problem
 // (its tolerance and required matched ratio, read from suite::correctness_rule — the rule the
 // evaluator applies — the NaN-filled outputs, the unchanged inputs, the re-checked timed call).
+// A repair trajectory (Fixit, the original's fix-kernel runs) opens with the same system prompt
+// and the repair prompt instead of the task prompt: the task, a wrong kernel and the error the
+// evaluator gave it.
 #pragma once
 
 #include "compile/nvcc.hpp"
@@ -27,6 +30,15 @@ struct Prompts {
 std::string system_prompt(std::string_view signature, std::string_view pack_text,
                           compile::Arch arch);
 std::string task_prompt(const suite::Problem& problem);
+// The task itself: the definition JSON (fenced, without tags) and the correctness section.
+std::string task_content(const suite::Problem& problem);
+
+// The original Fixit user prompt, word for word (its typos are data), with our ```cuda fence:
+// "Task:\n{task}\n\nKernel\n\n```cuda\n{kernel}\n```\nError Message\n\n{log}\nYour task is
+// to fix the CUDA kernel with the minimal change. ...". Final newlines of the kernel and the log
+// and the task are dropped so each part sits on its own lines as in the original.
+std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_kernel,
+                          std::string_view error_log);
 
 // The problem kind's first prompt variant in the manifest ("gemm-0"), else "base".
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem);

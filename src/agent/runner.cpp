@@ -95,6 +95,8 @@ private:
     const model::ModelSpec* model = m_deps.registry->find(item.key.model);
     TrajectoryTask task{item.key, item.problem, model,
                         m_prompts.at({item.problem->name(), item.variant})};
+    if (item.repair != nullptr)
+      task.prompts.task = repair_prompt(*item.problem, item.repair->kernel, item.repair->error);
     LoopDeps loop_deps;
     loop_deps.store = m_deps.store;
     loop_deps.executor = m_deps.executor;

@@ -47,6 +47,18 @@ std::span<const Command> commands() {
       Command{"kernelgen",
               "KernelGen SFT data from runs: collect correct kernels, build rows, stats, bundle",
               setup_kernelgen},
+      Command{"fixit-repair",
+              "Fixit data: a teacher model repairs the selected failures through the agent loop "
+              "into DIR/fixit/repair/run (resumable)",
+              setup_fixit_repair},
+      Command{"fixit-synthesize",
+              "Fixit data: a reasoning teacher writes the rationale of every repaired pair into "
+              "DIR/fixit/synthesize/rationales.jsonl (resumable)",
+              setup_fixit_synthesize},
+      Command{"kernelgen-synthesize",
+              "KernelGen data: a reasoning teacher writes the rationale of every correct kernel "
+              "into DIR/kernelgen/synthesize/rationales.jsonl (resumable)",
+              setup_kernelgen_synthesize},
   };
   return kCommands;
 }

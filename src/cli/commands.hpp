@@ -18,5 +18,8 @@ Action setup_export(CLI::App& sub);
 Action setup_serve(CLI::App& sub);
 Action setup_fixit(CLI::App& sub);
 Action setup_kernelgen(CLI::App& sub);
+Action setup_fixit_repair(CLI::App& sub);
+Action setup_fixit_synthesize(CLI::App& sub);
+Action setup_kernelgen_synthesize(CLI::App& sub);
 
 } // namespace ptxbench::cli

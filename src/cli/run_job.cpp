@@ -34,25 +34,6 @@ extern "C" void on_stop_signal(int signal) {
   g_cancel.store(true);
 }
 
-// The first Ctrl-C (or SIGTERM) lets the turns in flight finish and stops; a second one kills.
-class StopSignals {
-public:
-  StopSignals() {
-    m_int = std::signal(SIGINT, on_stop_signal);
-    m_term = std::signal(SIGTERM, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, m_int);
-    std::signal(SIGTERM, m_term);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
-private:
-  void (*m_int)(int) = SIG_DFL;
-  void (*m_term)(int) = SIG_DFL;
-};
-
 util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
   if (job.mode == RunMode::resume)
     return store::RunStore::open_existing(job.dir);
@@ -126,6 +107,72 @@ agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
 
 } // namespace
 
+StopSignals::StopSignals() {
+  g_cancel.store(false);
+  m_int = std::signal(SIGINT, on_stop_signal);
+  m_term = std::signal(SIGTERM, on_stop_signal);
+}
+
+StopSignals::~StopSignals() {
+  std::signal(SIGINT, m_int);
+  std::signal(SIGTERM, m_term);
+}
+
+const std::atomic<bool>* StopSignals::flag() const { return &g_cancel; }
+
+util::Expected<std::unique_ptr<RunEnvironment>>
+RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command) {
+  auto registry = model::load_registry(plan.registry.empty() ? model::default_registry_path()
+                                                             : plan.registry);
+  if (!registry) return registry.take_error();
+  auto manifest = pack::Manifest::load(pack::Manifest::default_path());
+  if (!manifest) return manifest.take_error();
+  std::unique_ptr<RunEnvironment> env(
+      new RunEnvironment(std::move(*registry), std::move(*manifest)));
+  auto suite = env->m_tools.suite();
+  if (!suite) return suite.take_error();
+  env->m_suite = *suite;
+  auto checker = env->m_tools.checker();
+  if (!checker) return checker.take_error();
+  if (auto checked = agent::check_plan(plan, **suite, env->m_manifest, env->m_registry); !checked)
+    return checked.take_error();
+  env->start_executor(plan, gpu, command, **checker);
+  return env;
+}
+
+void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
+                                    std::string_view command, exec::Checker& checker) {
+  m_transport = model::make_curl_transport();
+  if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
+    m_executor =
+        std::make_unique<agent::RemoteExecutor>(checker, *m_transport, remote_options(plan));
+  } else if (gpu == GpuUse::when_present && cuda::device_count() > 0) {
+    m_evaluator = std::make_unique<exec::Evaluator>(checker, *m_suite);
+    m_executor =
+        std::make_unique<agent::GpuExecutor>(checker, *m_evaluator, agent::eval_options(plan));
+    m_live_device = live_device_text(plan.loop.arch);
+  } else {
+    m_executor = std::make_unique<agent::StaticExecutor>(checker);
+    fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
+                       "SASS) and is recorded as static_only\n",
+               command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
+  }
+}
+
+agent::RunDeps RunEnvironment::deps(bool progress, const std::atomic<bool>* cancel) {
+  agent::RunDeps deps;
+  deps.executor = m_executor.get();
+  deps.suite = m_suite;
+  deps.manifest = &m_manifest;
+  deps.registry = &m_registry;
+  deps.client.transport = m_transport.get();
+  deps.live_device = m_live_device;
+  deps.progress_out = progress ? stderr : nullptr;
+  deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
+  deps.cancel = cancel;
+  return deps;
+}
+
 std::filesystem::path default_run_dir(std::string_view prefix) {
   std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -145,56 +192,20 @@ ExitCode run_job(RunJob job, std::string_view command) {
     if (!plan) return report_error(command, plan.error());
     job.plan = std::move(*plan);
   }
-  auto registry = model::load_registry(job.plan.registry.empty() ? model::default_registry_path()
-                                                                 : job.plan.registry);
-  if (!registry) return report_error(command, registry.error());
-  auto manifest = pack::Manifest::load(pack::Manifest::default_path());
-  if (!manifest) return report_error(command, manifest.error());
-  Toolchain tools;
-  auto suite = tools.suite();
-  if (!suite) return report_error(command, suite.error());
-  auto checker = tools.checker();
-  if (!checker) return report_error(command, checker.error());
-  // A new run's folder is made only for a plan that names what exists, so a mistyped model
-  // leaves nothing behind that the corrected command would refuse.
-  if (auto checked = agent::check_plan(job.plan, **suite, *manifest, *registry); !checked)
-    return report_error(command, checked.error());
+  // A new run's folder is made only for a plan that names what exists (make checks it), so a
+  // mistyped model leaves nothing behind that the corrected command would refuse.
+  auto environment = RunEnvironment::make(job.plan, job.gpu, command);
+  if (!environment) return report_error(command, environment.error());
   if (!store) {
     auto opened = open_store(job);
     if (!opened) return report_error(command, opened.error());
     store = std::move(*opened);
   }
-
-  agent::RunDeps deps;
-  auto transport = model::make_curl_transport();
-  std::unique_ptr<exec::Evaluator> evaluator;
-  std::unique_ptr<agent::Executor> executor;
-  if (!job.plan.eval.service.empty() && job.gpu == GpuUse::when_present) {
-    executor = std::make_unique<agent::RemoteExecutor>(**checker, *transport,
-                                                       remote_options(job.plan));
-  } else if (job.gpu == GpuUse::when_present && cuda::device_count() > 0) {
-    evaluator = std::make_unique<exec::Evaluator>(**checker, **suite);
-    executor = std::make_unique<agent::GpuExecutor>(**checker, *evaluator,
-                                                    agent::eval_options(job.plan));
-    deps.live_device = live_device_text(job.plan.loop.arch);
-  } else {
-    executor = std::make_unique<agent::StaticExecutor>(**checker);
-    fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
-                       "SASS) and is recorded as static_only\n",
-               command, job.gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
-  }
   StopSignals signals;
-  g_cancel.store(false);
+  agent::RunDeps deps = (*environment)->deps(job.progress, signals.flag());
   deps.store = store.get();
-  deps.executor = executor.get();
-  deps.suite = *suite;
-  deps.manifest = &*manifest;
-  deps.registry = &*registry;
-  deps.client.transport = transport.get();
-  deps.progress_out = job.progress ? stderr : nullptr;
-  deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
-  deps.cancel = &g_cancel;
-  fmt::print("Run directory: {} ({} on {})\n", job.dir.string(), executor->name(),
+  const agent::Executor& executor = (*environment)->executor();
+  fmt::print("Run directory: {} ({} on {})\n", job.dir.string(), executor.name(),
              compile::to_string(job.plan.loop.arch));
   std::fflush(stdout);
   auto summary = agent::run_plan(job.plan, deps);

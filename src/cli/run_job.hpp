@@ -3,10 +3,19 @@
 // evaluator or static executor, run store), runs the plan with a progress line, prints the summary and writes the exports.
 #pragma once
 
+#include "agent/executor.hpp"
 #include "agent/plan.hpp"
+#include "agent/runner.hpp"
 #include "cli/command.hpp"
+#include "cli/tools.hpp"
+#include "exec/evaluator.hpp"
+#include "model/http_transport.hpp"
+#include "model/registry.hpp"
+#include "pack/manifest.hpp"
 
+#include <atomic>
 #include <filesystem>
+#include <memory>
 
 namespace ptxbench::cli {
 
@@ -27,6 +36,54 @@ struct RunJob {
 };
 
 ExitCode run_job(RunJob job, std::string_view command);
+
+// The real implementations a plan runs on, as `ptxbench run` builds them: the registry, the
+// knowledge packs, the suite and checker, the curl transport and the executor — the evaluation
+// service client when the plan names services, the GPU evaluator when a GPU is here, else the
+// static check (said on stderr). Commands that drive the loop (run, fixit-repair) share it.
+// not_found before anything is built for a plan naming an unknown model, problem or variant.
+class RunEnvironment {
+public:
+  static util::Expected<std::unique_ptr<RunEnvironment>>
+  make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command);
+
+  // Everything but the store; progress on stderr unless `progress` is false.
+  agent::RunDeps deps(bool progress, const std::atomic<bool>* cancel);
+  const agent::Executor& executor() const { return *m_executor; }
+  const model::ModelRegistry& registry() const { return m_registry; }
+  const suite::Suite& suite() const { return *m_suite; }
+  const pack::Manifest& manifest() const { return m_manifest; }
+
+private:
+  RunEnvironment(model::ModelRegistry registry, pack::Manifest manifest)
+      : m_registry(std::move(registry)), m_manifest(std::move(manifest)) {}
+  void start_executor(const agent::RunPlan& plan, GpuUse gpu, std::string_view command,
+                      exec::Checker& checker);
+
+  model::ModelRegistry m_registry;
+  pack::Manifest m_manifest;
+  Toolchain m_tools;
+  const suite::Suite* m_suite = nullptr;
+  std::unique_ptr<model::HttpTransport> m_transport;
+  std::unique_ptr<exec::Evaluator> m_evaluator;
+  std::unique_ptr<agent::Executor> m_executor;
+  std::string m_live_device;
+};
+
+// While alive, the first Ctrl-C (or SIGTERM) sets flag() so the turns in flight finish and the
+// run stops resumable; a second one kills.
+class StopSignals {
+public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  const std::atomic<bool>* flag() const;
+
+private:
+  void (*m_int)(int) = nullptr;
+  void (*m_term)(int) = nullptr;
+};
 
 // "runs/<prefix>-20261130T021500Z" relative to the working directory.
 std::filesystem::path default_run_dir(std::string_view prefix);

@@ -157,3 +157,38 @@ TEST(RunPlan, EveryEvaluatedTurnIsMemoryCheckedUnlessThePlanSaysOtherwise) {
   EXPECT_EQ(eval_options(off).sanitize, exec::Sanitize::off);
   EXPECT_FALSE(parse_ok(plan_to_json(off).dump()).eval.memcheck);
 }
+
+TEST(RunPlan, ARepairPlanRunsOneTrajectoryPerModelAndRepairKeyedByItsIndex) {
+  auto plan = parse_ok(R"({"models": ["teacher"], "turns": 5, "target_speedup": 0.15,
+      "repairs": [{"id": "f1", "problem": "gemm_n7168_k5120", "variant": "none",
+                   "kernel": "bad kernel 1", "error": "compile error 1"},
+                  {"id": "f2", "problem": "gemm_n7168_k5120", "variant": "gemm-0",
+                   "kernel": "bad kernel 2", "error": "INCORRECT_NUMERICAL"}]})");
+  ASSERT_EQ(plan.repairs.size(), 2u);
+  EXPECT_EQ(plan.repairs[1].kernel, "bad kernel 2");
+  auto again = parse_ok(plan_to_json(plan).dump());
+  EXPECT_EQ(again.repairs, plan.repairs);
+  auto planned = expand(plan, real_suite(), manifest());
+  ASSERT_TRUE(planned) << planned.error().message;
+  ASSERT_EQ(planned->size(), 2u);
+  EXPECT_EQ((*planned)[0].key, (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "none", 0}));
+  EXPECT_EQ((*planned)[1].key,
+            (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "gemm-0", 1}));
+  EXPECT_EQ((*planned)[1].repair, &plan.repairs[1]);
+}
+
+TEST(RunPlan, RepairsNeedEveryFieldADistinctIdAndAKnownProblem) {
+  EXPECT_NE(parse_error(R"({"models": ["m"], "repairs": [{"id": "f", "problem": "p",
+      "variant": "none", "kernel": "k"}]})")
+                .find("$.repairs[0].error: missing"),
+            std::string::npos);
+  auto twice = parse_ok(R"({"models": ["m"], "repairs": [
+      {"id": "f", "problem": "gemm_n7168_k5120", "variant": "none", "kernel": "k", "error": "e"},
+      {"id": "f", "problem": "gemm_n7168_k5120", "variant": "none", "kernel": "k", "error": "e"}]})");
+  auto planned = expand(twice, real_suite(), manifest());
+  ASSERT_FALSE(planned);
+  EXPECT_NE(planned.error().message.find("twice"), std::string::npos);
+  auto unknown = parse_ok(R"({"models": ["m"], "repairs": [
+      {"id": "f", "problem": "no_such_problem", "variant": "none", "kernel": "k", "error": "e"}]})");
+  EXPECT_FALSE(expand(unknown, real_suite(), manifest()));
+}

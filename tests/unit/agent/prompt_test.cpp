@@ -113,3 +113,19 @@ TEST(Prompts, TheStatedToleranceIsTheOneTheEvaluatorCompares) {
     EXPECT_EQ(static_cast<float>(rule.rtol), compared.rtol) << each.definition.name;
   }
 }
+
+TEST(Prompts, TheRepairPromptIsTheOriginalFixitPromptWithOurFence) {
+  const std::string prompt =
+      repair_prompt(gemm_problem(), "__global__ void k() {}\n", "error: expected a ';'\n");
+  const std::string task = task_content(gemm_problem());
+  const std::string expected =
+      "Task:\n" + task.substr(0, task.size() - 1) +
+      "\n\nKernel\n\n```cuda\n__global__ void k() {}\n```\nError Message\n\nerror: expected a "
+      "';'\nYour task is to fix the CUDA kernel with the minimal change. The kernel implements "
+      "the given PyTorch reference.\n\n";
+  EXPECT_EQ(prompt, expected);
+  EXPECT_NE(task.find("\"gemm_n7168_k5120\""), std::string::npos);
+  EXPECT_NE(task.find("# How correctness is judged"), std::string::npos);
+  EXPECT_EQ(task_prompt(gemm_problem()),
+            "Implement this operator (FlashInfer-Trace definition):\n\n" + task);
+}

@@ -1,0 +1,265 @@
+#include "adapt/synthesize.hpp"
+
+#include "adapt/jsonl.hpp"
+#include "util/fs.hpp"
+#include "util/hash.hpp"
+
+#include <fmt/core.h>
+
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace ptxbench::adapt {
+namespace {
+
+struct Job {
+  std::string id;
+  RationalePrompt prompt;
+};
+
+template <class Record>
+util::Expected<std::vector<Job>>
+read_jobs(const std::filesystem::path& path,
+          util::Expected<Record> (*parse)(const Json&),
+          RationalePrompt (*prompt)(const Record&)) {
+  auto lines = read_jsonl(path);
+  if (!lines)
+    return lines.take_error();
+  std::vector<Job> jobs;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < lines->size(); ++i) {
+    auto record = parse((*lines)[i]);
+    if (!record)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              fmt::format("{}: record {}: {}", path.string(), i + 1,
+                                          record.error().message));
+    if (seen.insert(record->id).second)
+      jobs.push_back({record->id, prompt(*record)});
+  }
+  return jobs;
+}
+
+util::Expected<std::vector<Job>> read_inputs(const SynthesizePaths& paths, RationaleKind kind) {
+  if (kind == RationaleKind::fixit)
+    return read_jobs<PairRecord>(paths.input, pair_from_json, fixit_rationale_prompt);
+  return read_jobs<CorrectRecord>(paths.input, correct_from_json, kernelgen_rationale_prompt);
+}
+
+// The done records of the output, one per id (the first), rewriting the file when it holds
+// anything else.
+util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& path) {
+  auto lines = read_jsonl(path, TornTail::skip);
+  if (!lines && lines.error().kind == util::ErrorKind::not_found)
+    return std::set<std::string>{};
+  if (!lines)
+    return lines.take_error();
+  std::set<std::string> done;
+  std::vector<Json> kept;
+  for (const Json& line : *lines) {
+    auto record = rationale_from_json(line);
+    if (record && record->status == "done" && done.insert(record->id).second)
+      kept.push_back(line);
+  }
+  auto text = util::read_file(path);
+  if (!text)
+    return text.take_error();
+  if (*text != to_jsonl(kept))
+    if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
+      return status.take_error();
+  return done;
+}
+
+// Whether another pass may help after a call failed this way.
+bool worth_another_pass(util::ErrorKind kind) {
+  return kind != util::ErrorKind::invalid_input && kind != util::ErrorKind::not_found &&
+         kind != util::ErrorKind::unsupported;
+}
+
+class Synthesizer {
+public:
+  Synthesizer(const SynthesizeOptions& options, const SynthesizeDeps& deps,
+              const model::ModelSpec& spec, const SynthesizePaths& paths, std::vector<Job> jobs)
+      : m_options(options), m_deps(deps), m_spec(spec), m_paths(paths), m_jobs(std::move(jobs)) {}
+
+  util::Status run(SynthesizeResult& result);
+
+private:
+  void work(model::ModelClient& client);
+  std::optional<RationaleRecord> synthesize(model::ModelClient& client, const Job& job);
+  bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
+  void finish(const RationaleRecord& record);
+
+  const SynthesizeOptions& m_options;
+  const SynthesizeDeps& m_deps;
+  const model::ModelSpec& m_spec;
+  const SynthesizePaths& m_paths;
+  std::vector<Job> m_jobs;
+  std::atomic<std::size_t> m_next{0};
+  std::mutex m_mutex;
+  std::optional<util::Error> m_error;
+  std::size_t m_done = 0;
+  std::size_t m_failed = 0;
+  double m_cost = 0;
+};
+
+util::Status Synthesizer::run(SynthesizeResult& result) {
+  const int count = std::max(1, std::min<int>(m_options.concurrency,
+                                              static_cast<int>(m_jobs.size())));
+  std::vector<std::unique_ptr<model::ModelClient>> clients;
+  for (int i = 0; i < count; ++i) {
+    auto client = model::make_client(m_spec, m_deps.client);
+    if (!client)
+      return client.take_error();
+    clients.push_back(std::move(*client));
+  }
+  std::vector<std::thread> threads;
+  for (auto& client : clients)
+    threads.emplace_back([this, &client] { work(*client); });
+  for (auto& thread : threads)
+    thread.join();
+  if (m_error)
+    return *m_error;
+  result.done = m_done;
+  result.failed = m_failed;
+  result.left = m_jobs.size() - m_done - m_failed;
+  result.cost_usd = m_cost;
+  return util::Ok{};
+}
+
+void Synthesizer::work(model::ModelClient& client) {
+  for (std::size_t i = m_next++; i < m_jobs.size(); i = m_next++) {
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_error)
+        return;
+    }
+    auto record = synthesize(client, m_jobs[i]);
+    if (record)
+      finish(*record);
+  }
+}
+
+std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& client,
+                                                       const Job& job) {
+  RationaleRecord record;
+  record.id = job.id;
+  record.kind = std::string(to_string(m_options.kind));
+  record.reasoning_model = m_spec.name;
+  record.prompt_version = std::string(job.prompt.version);
+  record.temperature = m_spec.sampling.temperature;
+  record.cost_usd = 0.0;
+  for (int pass = 1; pass <= m_options.max_passes; ++pass) {
+    if (cancelled())
+      return std::nullopt;
+    model::ChatRequest request = model::make_request(
+        m_spec, {{model::Role::system, job.prompt.system}, {model::Role::user, job.prompt.user}});
+    request.on_attempt = [&](const model::AttemptRecord&) { ++record.attempts; };
+    auto reply = client.complete(request);
+    if (!reply) {
+      record.error = fmt::format("pass {}: {}", pass, reply.error().message);
+      if (!worth_another_pass(reply.error().kind))
+        break;
+      continue;
+    }
+    record.input_tokens += reply->usage.input_tokens;
+    record.output_tokens += reply->usage.output_tokens;
+    *record.cost_usd += reply->cost_usd;
+    auto rationale = extract_rationale(reply->text, m_options.limits);
+    if (!rationale) {
+      record.error = fmt::format("pass {}: {}", pass, rationale.error().message);
+      continue;
+    }
+    record.status = "done";
+    record.error.clear();
+    record.reasoning = std::move(rationale->reasoning);
+    record.thinking = reply->reasoning.value_or(rationale->thinking);
+    return record;
+  }
+  record.status = "failed";
+  return record;
+}
+
+void Synthesizer::finish(const RationaleRecord& record) {
+  std::lock_guard lock(m_mutex);
+  if (auto status = append_jsonl(m_paths.output, to_json(record)); !status) {
+    if (!m_error)
+      m_error = status.error();
+    return;
+  }
+  (record.status == "done" ? m_done : m_failed) += 1;
+  m_cost += record.cost_usd.value_or(0);
+  if (m_deps.progress_out != nullptr)
+    fmt::print(m_deps.progress_out, "[{}/{}] {} {}{}\n", m_done + m_failed, m_jobs.size(),
+               record.id.substr(0, 12), record.status,
+               record.status == "done" ? fmt::format(" ({} chars)", record.reasoning.size())
+                                       : ": " + record.error);
+}
+
+util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePaths& paths,
+                            const SynthesizeResult& result) {
+  auto input = util::read_file(paths.input);
+  if (!input)
+    return input.take_error();
+  const Json manifest{
+      {"stage", "synthesize"},
+      {"kind", std::string(to_string(options.kind))},
+      {"input", paths.input.string()},
+      {"input_sha256", util::sha256_hex(*input)},
+      {"reasoning_model", options.reasoner},
+      {"prompt_version", std::string(options.kind == RationaleKind::fixit
+                                         ? kFixitPromptVersion
+                                         : kKernelGenPromptVersion)},
+      {"max_passes", options.max_passes},
+      {"min_chars", options.limits.min_chars},
+      {"max_chars", options.limits.max_chars},
+      {"counts",
+       {{"inputs", result.inputs},
+        {"done", result.already_done + result.done},
+        {"failed", result.failed},
+        {"left", result.left}}}};
+  return util::write_file_atomic(paths.manifest, manifest.dump(2) + "\n");
+}
+
+} // namespace
+
+SynthesizePaths synthesize_paths(const std::filesystem::path& data_dir, RationaleKind kind) {
+  const std::filesystem::path stage =
+      data_dir / std::string(to_string(kind)) / "synthesize";
+  const std::filesystem::path input = kind == RationaleKind::fixit
+                                          ? data_dir / "fixit" / "pairs" / "pairs.jsonl"
+                                          : data_dir / "kernelgen" / "collect" / "correct.jsonl";
+  return {input, stage / "rationales.jsonl", stage / "manifest.json"};
+}
+
+util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options,
+                                                const SynthesizeDeps& deps) {
+  if (deps.registry == nullptr)
+    throw util::Fatal("run_synthesize: missing registry");
+  const model::ModelSpec* spec = deps.registry->find(options.reasoner);
+  if (spec == nullptr)
+    return util::make_error(util::ErrorKind::not_found,
+                            "reasoning model \"" + options.reasoner + "\" is not in the registry " +
+                                deps.registry->origin.string());
+  const SynthesizePaths paths = synthesize_paths(options.data_dir, options.kind);
+  auto jobs = read_inputs(paths, options.kind);
+  if (!jobs)
+    return jobs.take_error();
+  auto done = keep_done(paths.output);
+  if (!done)
+    return done.take_error();
+  SynthesizeResult result;
+  result.inputs = jobs->size();
+  std::erase_if(*jobs, [&](const Job& job) { return done->contains(job.id); });
+  result.already_done = result.inputs - jobs->size();
+  if (!jobs->empty()) {
+    Synthesizer synthesizer(options, deps, *spec, paths, std::move(*jobs));
+    if (auto status = synthesizer.run(result); !status)
+      return status.take_error();
+  }
+  if (auto status = write_manifest(options, paths, result); !status)
+    return status.take_error();
+  return result;
+}
+
+} // namespace ptxbench::adapt
