@@ -30,6 +30,7 @@
 #include "store/records.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 #include <filesystem>
 #include <string>
