@@ -120,7 +120,17 @@ Action setup_fixit(CLI::App& sub) {
   auto o = std::make_shared<FixitCliOptions>();
   sub.require_subcommand(1);
   add_stage_subcommands(sub, *o);
-  return [o] {
+  CLI::App* repair = sub.add_subcommand(
+      "repair", "a teacher repairs the selected failures through the agent loop (resumable)");
+  Action repair_stage = setup_fixit_repair(*repair);
+  CLI::App* synthesize = sub.add_subcommand(
+      "synthesize", "a reasoning teacher writes each repaired pair's rationale (resumable)");
+  Action synthesize_stage = setup_fixit_synthesize(*synthesize);
+  return [o, repair, repair_stage, synthesize, synthesize_stage] {
+    if (repair->parsed())
+      return repair_stage();
+    if (synthesize->parsed())
+      return synthesize_stage();
     if (o->collect->parsed())
       return run_collect(*o);
     if (o->balance->parsed())

@@ -1,7 +1,7 @@
 // The model-calling stages of the adaptation data as commands of their own, until the merge
 // folds them into `ptxbench fixit repair|synthesize` and `ptxbench kernelgen synthesize`:
-// fixit-repair (a teacher repairs the selected failures through the agent loop),
-// fixit-synthesize and kernelgen-synthesize (a reasoning teacher writes the rationales).
+// fixit repair (a teacher repairs the selected failures through the agent loop),
+// fixit synthesize and kernelgen synthesize (a reasoning teacher writes the rationales).
 #include "adapt/repair.hpp"
 #include "adapt/synthesize.hpp"
 #include "agent/remote_executor.hpp"
@@ -54,7 +54,7 @@ util::Expected<adapt::RepairOptions> repair_options(const RepairCliOptions& o) {
 }
 
 ExitCode run_fixit_repair(const RepairCliOptions& o) {
-  constexpr std::string_view kCommand = "fixit-repair";
+  constexpr std::string_view kCommand = "fixit repair";
   auto options = repair_options(o);
   if (!options) return report_error(kCommand, options.error());
   auto plan = adapt::repair_plan(*options);
@@ -140,14 +140,14 @@ void add_synthesize_options(CLI::App& sub, SynthesizeCliOptions& o, std::string_
 Action setup_fixit_synthesize(CLI::App& sub) {
   auto o = std::make_shared<SynthesizeCliOptions>();
   add_synthesize_options(sub, *o, "fixit/pairs/pairs.jsonl");
-  return [o] { return run_synthesize(*o, adapt::RationaleKind::fixit, "fixit-synthesize"); };
+  return [o] { return run_synthesize(*o, adapt::RationaleKind::fixit, "fixit synthesize"); };
 }
 
 Action setup_kernelgen_synthesize(CLI::App& sub) {
   auto o = std::make_shared<SynthesizeCliOptions>();
   add_synthesize_options(sub, *o, "kernelgen/collect/correct.jsonl");
   return [o] {
-    return run_synthesize(*o, adapt::RationaleKind::kernelgen, "kernelgen-synthesize");
+    return run_synthesize(*o, adapt::RationaleKind::kernelgen, "kernelgen synthesize");
   };
 }
 

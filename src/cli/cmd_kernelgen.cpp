@@ -62,7 +62,12 @@ Action setup_kernelgen(CLI::App& sub) {
   o->bundle->add_option("out", o->bundle_out, "the archive to write (OUT.tar.gz)")->required();
   o->all = sub.add_subcommand("all", "a recipe's stages in order, as far as their inputs exist");
   add_recipe_options(*o->all, o->recipe);
-  return [o] {
+  CLI::App* synthesize = sub.add_subcommand(
+      "synthesize", "a reasoning teacher writes each correct kernel's rationale (resumable)");
+  Action synthesize_stage = setup_kernelgen_synthesize(*synthesize);
+  return [o, synthesize, synthesize_stage] {
+    if (synthesize->parsed())
+      return synthesize_stage();
     if (o->collect->parsed())
       return run_collect(*o);
     if (o->build->parsed())

@@ -41,24 +41,14 @@ std::span<const Command> commands() {
               "transitions) from one or more run directories",
               setup_report},
       Command{"fixit",
-              "Fixit SFT data from runs: collect failures, balance, pair with repairs, build "
-              "rows, stats, bundle; `fixit all` runs a recipe (docs/adapt.md)",
+              "Fixit SFT data from runs: collect failures, balance, repair (teacher), pair, "
+              "synthesize rationales (reasoner), build rows, stats, bundle; `fixit all` runs a "
+              "recipe (docs/adapt.md)",
               setup_fixit},
       Command{"kernelgen",
-              "KernelGen SFT data from runs: collect correct kernels, build rows, stats, bundle",
+              "KernelGen SFT data from runs: collect correct kernels, synthesize rationales, build "
+              "rows, stats, bundle",
               setup_kernelgen},
-      Command{"fixit-repair",
-              "Fixit data: a teacher model repairs the selected failures through the agent loop "
-              "into DIR/fixit/repair/run (resumable)",
-              setup_fixit_repair},
-      Command{"fixit-synthesize",
-              "Fixit data: a reasoning teacher writes the rationale of every repaired pair into "
-              "DIR/fixit/synthesize/rationales.jsonl (resumable)",
-              setup_fixit_synthesize},
-      Command{"kernelgen-synthesize",
-              "KernelGen data: a reasoning teacher writes the rationale of every correct kernel "
-              "into DIR/kernelgen/synthesize/rationales.jsonl (resumable)",
-              setup_kernelgen_synthesize},
   };
   return kCommands;
 }

@@ -40,7 +40,7 @@ ExitCode run_job(RunJob job, std::string_view command);
 // The real implementations a plan runs on, as `ptxbench run` builds them: the registry, the
 // knowledge packs, the suite and checker, the curl transport and the executor — the evaluation
 // service client when the plan names services, the GPU evaluator when a GPU is here, else the
-// static check (said on stderr). Commands that drive the loop (run, fixit-repair) share it.
+// static check (said on stderr). Commands that drive the loop (run, fixit repair) share it.
 // not_found before anything is built for a plan naming an unknown model, problem or variant.
 class RunEnvironment {
 public:

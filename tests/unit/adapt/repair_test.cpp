@@ -207,7 +207,7 @@ TEST(RepairCli, TheRepairRunIsAnOrdinaryRunDirectory) {
   const auto registry = test_support::write_registry(dir, server.base_url());
   write_records(repair_paths(dir.path()).selected, std::vector{failure(0), failure(1)});
   const std::string data = dir.path().string();
-  auto repaired = test_support::run_ptxbench({"fixit-repair", data, "--teacher", "loop",
+  auto repaired = test_support::run_ptxbench({"fixit", "repair", data, "--teacher", "loop",
                                               "--registry", registry.string(), "--turns", "2",
                                               "--static-only", "--quiet"},
                                              cache);
@@ -221,7 +221,7 @@ TEST(RepairCli, TheRepairRunIsAnOrdinaryRunDirectory) {
   auto resumed = test_support::run_ptxbench({"run", "--resume", run, "--quiet"}, cache);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_EQ(server.count(), 4u);
-  auto again = test_support::run_ptxbench({"fixit-repair", data, "--teacher", "loop",
+  auto again = test_support::run_ptxbench({"fixit", "repair", data, "--teacher", "loop",
                                            "--registry", registry.string(), "--static-only",
                                            "--quiet"},
                                           cache);

@@ -294,7 +294,7 @@ TEST(SynthesizeCli, AResumeAfterSigkillLeavesOneDoneRecordPerId) {
   const auto registry = write_priced_registry(dir, server->base_url());
   std::vector<PairRecord> pairs{pair(0), pair(1), pair(2), pair(3)};
   write_records(synthesize_paths(dir.path(), RationaleKind::fixit).input, pairs);
-  const std::vector<std::string> args{"fixit-synthesize", dir.path().string(), "--reasoner",
+  const std::vector<std::string> args{"fixit", "synthesize", dir.path().string(), "--reasoner",
                                       "loop", "--registry", registry.string(), "--concurrency",
                                       "1"};
   auto killed = test_support::run_ptxbench(args, std::chrono::seconds(8),

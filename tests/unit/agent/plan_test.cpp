@@ -180,7 +180,7 @@ TEST(RunPlan, ARepairPlanRunsOneTrajectoryPerModelAndRepairKeyedByItsIndex) {
 TEST(RunPlan, RepairsNeedEveryFieldADistinctIdAndAKnownProblem) {
   EXPECT_NE(parse_error(R"({"models": ["m"], "repairs": [{"id": "f", "problem": "p",
       "variant": "none", "kernel": "k"}]})")
-                .find("$.repairs[0].error: missing"),
+                .find("$.repairs[0]: missing required key \"error\""),
             std::string::npos);
   auto twice = parse_ok(R"({"models": ["m"], "repairs": [
       {"id": "f", "problem": "gemm_n7168_k5120", "variant": "none", "kernel": "k", "error": "e"},
