@@ -3,6 +3,7 @@
 // curl's error, never a header.
 #include "model/http_transport.hpp"
 #include "model/secret.hpp"
+#include "util/sigpipe.hpp"
 
 #include <cctype>
 #include <curl/curl.h>
@@ -134,7 +135,10 @@ public:
     char error_buffer[CURL_ERROR_SIZE] = {};
     set_options(curl.get(), request, headers.get(), sink, error_buffer);
     auto start = std::chrono::steady_clock::now();
-    CURLcode code = curl_easy_perform(curl.get());
+    CURLcode code = [&] {
+      const util::SigpipeBlock no_sigpipe; // a peer gone mid-request is an error value
+      return curl_easy_perform(curl.get());
+    }();
     sink.response.elapsed = std::chrono::steady_clock::now() - start;
     if (code != CURLE_OK)
       return classify(code, sink, request, error_buffer);

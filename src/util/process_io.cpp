@@ -1,6 +1,7 @@
 // Descriptors, pipes, SIGPIPE-free writes and the line reader of process.hpp (whose essay
 // covers them); spawn() is in process.cpp.
 #include "util/process.hpp"
+#include "util/sigpipe.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -23,37 +24,11 @@ Error errno_error(ErrorKind kind, std::string_view call, int error_number) {
   return make_error(kind, std::string(call) + ": " + std::strerror(error_number));
 }
 
-// Blocks SIGPIPE in the calling thread while it lives. A SIGPIPE raised meanwhile (noted with
-// raised()) is taken off the thread's pending set before the old mask returns, unless one was
-// already pending when the block began (that one belongs to someone else).
-class SigpipeBlock {
-public:
-  SigpipeBlock() {
-    ::sigemptyset(&m_pipe);
-    ::sigaddset(&m_pipe, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &m_pipe, &m_old);
-    sigset_t pending;
-    ::sigemptyset(&pending);
-    m_was_pending = ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~SigpipeBlock() {
-    if (m_raised && !m_was_pending) {
-      const timespec now{0, 0};
-      while (::sigtimedwait(&m_pipe, nullptr, &now) < 0 && errno == EINTR) {
-      }
-    }
-    ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-  void raised() { m_raised = true; }
-
-private:
-  sigset_t m_pipe;
-  sigset_t m_old;
-  bool m_was_pending = false;
-  bool m_raised = false;
-};
+bool sigpipe_pending() {
+  sigset_t pending;
+  ::sigemptyset(&pending);
+  return ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGPIPE) == 1;
+}
 
 bool is_socket(int fd) {
   struct stat info {};
@@ -74,6 +49,22 @@ template <typename Put> Status put_all(std::string_view bytes, const char* call,
 }
 
 } // namespace
+
+SigpipeBlock::SigpipeBlock() {
+  ::sigemptyset(&m_pipe);
+  ::sigaddset(&m_pipe, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &m_pipe, &m_old);
+  m_was_pending = sigpipe_pending();
+}
+
+SigpipeBlock::~SigpipeBlock() {
+  if (!m_was_pending && sigpipe_pending()) {
+    const timespec now{0, 0};
+    while (::sigtimedwait(&m_pipe, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+}
 
 Fd& Fd::operator=(Fd&& other) noexcept {
   if (this != &other) {
@@ -106,11 +97,9 @@ Status write_all(int fd, std::string_view bytes) {
     return put_all(bytes, "send", [fd](const char* data, std::size_t size) {
       return ::send(fd, data, size, MSG_NOSIGNAL);
     });
-  SigpipeBlock block;
-  return put_all(bytes, "write", [fd, &block](const char* data, std::size_t size) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EPIPE) block.raised();
-    return n;
+  const SigpipeBlock no_sigpipe;
+  return put_all(bytes, "write", [fd](const char* data, std::size_t size) {
+    return ::write(fd, data, size);
   });
 }
 

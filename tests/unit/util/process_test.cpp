@@ -3,9 +3,11 @@
 // clear start-up errors, SIGPIPE-free writes, the line reader's deadline and leftover bytes,
 // the group kill.
 #include "util/process.hpp"
+#include "util/sigpipe.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -217,6 +219,26 @@ TEST(WriteAll, ASocketWhosePeerClosedIsAnErrorValueNotASignal) {
   const Status written = write_all(mine.get(), "nobody reads this\n");
   ASSERT_FALSE(written);
   EXPECT_EQ(written.error().message, "send: Broken pipe");
+}
+
+bool sigpipe_pending_here() {
+  sigset_t pending;
+  ::sigemptyset(&pending);
+  return ::sigpending(&pending) == 0 && ::sigismember(&pending, SIGPIPE) == 1;
+}
+
+TEST(SigpipeBlock, ASigpipeRaisedInsideIsTakenAndTheMaskComesBack) {
+  ASSERT_NE(::signal(SIGPIPE, SIG_DFL), SIG_ERR);
+  {
+    const SigpipeBlock block;
+    // What OpenSSL's write(2) to a dead peer does under libcurl: a SIGPIPE for this thread.
+    ASSERT_EQ(::pthread_kill(::pthread_self(), SIGPIPE), 0);
+    EXPECT_TRUE(sigpipe_pending_here());
+  } // the default disposition would kill the test here if the signal were still pending
+  EXPECT_FALSE(sigpipe_pending_here());
+  sigset_t mask;
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, nullptr, &mask), 0);
+  EXPECT_EQ(::sigismember(&mask, SIGPIPE), 0) << "SIGPIPE is unblocked again";
 }
 
 TEST(WriteAll, EveryByteReachesALiveReader) {
