@@ -1,7 +1,7 @@
-// The model-calling stages of the adaptation data as commands of their own, until the merge
-// folds them into `ptxbench fixit repair|synthesize` and `ptxbench kernelgen synthesize`:
-// fixit repair (a teacher repairs the selected failures through the agent loop),
-// fixit synthesize and kernelgen synthesize (a reasoning teacher writes the rationales).
+// The model-calling stages of the adaptation data, set up as the `repair` and `synthesize`
+// subcommands of `ptxbench fixit` and `synthesize` of `ptxbench kernelgen` (cmd_fixit.cpp,
+// cmd_kernelgen.cpp): a teacher repairs the selected failures through the agent loop; a
+// reasoning teacher writes the rationales.
 #include "adapt/repair.hpp"
 #include "adapt/synthesize.hpp"
 #include "agent/remote_executor.hpp"
