@@ -5,8 +5,7 @@
 
 #include "adapt/jsonl.hpp"
 #include "adapt/records.hpp"
-#include "pack/manifest.hpp"
-#include "suite/suite.hpp"
+#include "support/real_data.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
@@ -19,22 +18,9 @@
 
 namespace ptxbench::adapt::testing {
 
+using test_support::real_manifest;
+using test_support::real_suite;
 using test_support::ScratchDir;
-
-inline const suite::Suite& real_suite() {
-  static const suite::Suite suite = [] {
-    auto loaded = suite::Suite::load_default();
-    if (!loaded)
-      throw util::Fatal(loaded.error().message);
-    return std::move(*loaded);
-  }();
-  return suite;
-}
-
-inline const pack::Manifest& real_manifest() {
-  static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
-  return loaded;
-}
 
 inline FailureRecord failure(int n, std::string category = "compile") {
   FailureRecord f;

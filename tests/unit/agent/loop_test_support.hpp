@@ -7,6 +7,7 @@
 #include "agent/loop.hpp"
 #include "agent_test_support.hpp"
 #include "suite/suite.hpp"
+#include "support/real_data.hpp"
 
 #include <deque>
 #include <mutex>
@@ -146,15 +147,7 @@ private:
   std::vector<std::string> m_sources;
 };
 
-inline const suite::Suite& real_suite() {
-  static const suite::Suite suite = [] {
-    auto loaded = suite::Suite::load_default();
-    if (!loaded)
-      throw util::Fatal(loaded.error().message);
-    return std::move(*loaded);
-  }();
-  return suite;
-}
+using test_support::real_suite;
 
 inline const suite::Problem& gemm_problem() {
   return **real_suite().find("gemm_n7168_k5120");
