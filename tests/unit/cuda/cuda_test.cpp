@@ -1,6 +1,7 @@
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
 #include "cuda/owned.hpp"
+#include "support/library_error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,18 +11,11 @@
 namespace ptxbench::cuda {
 namespace {
 
-template <typename Call> std::string thrown_message(Call&& call) {
-  try {
-    call();
-  } catch (const LibraryError& error) {
-    return error.what();
-  }
-  return "(nothing thrown)";
-}
+using test_support::library_error_message;
 
 TEST(CheckMacros, CudaFailureNamesLibraryErrorFileLineAndCall) {
   const std::string message =
-      thrown_message([] { PTXBENCH_CUDA_CHECK(cudaError_t{cudaErrorInvalidValue}); });
+      library_error_message([] { PTXBENCH_CUDA_CHECK(cudaError_t{cudaErrorInvalidValue}); });
   EXPECT_EQ(message.rfind("CUDA error cudaErrorInvalidValue: ", 0), 0u) << message;
   EXPECT_NE(message.find("cuda_test.cpp:"), std::string::npos) << message;
   EXPECT_NE(message.find("cudaError_t{cudaErrorInvalidValue}"), std::string::npos) << message;

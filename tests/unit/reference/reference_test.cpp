@@ -1,6 +1,7 @@
 #include "reference/library_check.hpp"
 #include "reference/reference.hpp"
 #include "reference/shapes.hpp"
+#include "support/library_error.hpp"
 #include "suite/suite.hpp"
 
 #include <gtest/gtest.h>
@@ -22,27 +23,20 @@ const suite::Problem& problem(std::string_view name) {
   return **found;
 }
 
-template <typename Call> std::string thrown_message(Call&& call) {
-  try {
-    call();
-  } catch (const LibraryError& error) {
-    return error.what();
-  }
-  return "(nothing thrown)";
-}
+using test_support::library_error_message;
 
 TEST(CheckMacros, CublasCudnnAndFrontendFailuresUseTheirOwnErrorNames) {
-  EXPECT_EQ(thrown_message([] { PTXBENCH_CUBLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED); })
+  EXPECT_EQ(library_error_message([] { PTXBENCH_CUBLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED); })
                 .rfind("cuBLASLt error CUBLAS_STATUS_NOT_SUPPORTED at ", 0),
             0u);
-  EXPECT_EQ(thrown_message([] { PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_BAD_PARAM); })
+  EXPECT_EQ(library_error_message([] { PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_BAD_PARAM); })
                 .rfind("cuDNN error CUDNN_STATUS_BAD_PARAM at ", 0),
             0u);
   struct FakeFrontendError {
     enum class Code { ok, attribute_not_set, shape, name, pack, graph_not_supported } code;
     std::string err_msg;
   };
-  const std::string fe = thrown_message([] {
+  const std::string fe = library_error_message([] {
     PTXBENCH_CUDNN_FE_CHECK((FakeFrontendError{FakeFrontendError::Code::graph_not_supported,
                                                "no engine"}));
   });
