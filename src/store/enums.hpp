@@ -56,6 +56,25 @@ inline constexpr std::array<EnumInfo<TurnCategory>, 9> kTurnCategories{{
 }};
 static_assert(enum_table_complete(kTurnCategories));
 
+// How the model's reply of a turn ended: as the model meant it, cut off at the output-token
+// limit (the provider's finish/stop reason says so), or with nothing in it.
+enum class ReplyEnd : std::uint8_t { complete = 1, truncated = 2, empty = 3 };
+inline constexpr std::array<EnumInfo<ReplyEnd>, 3> kReplyEnds{{
+    {ReplyEnd::complete, "complete"},
+    {ReplyEnd::truncated, "truncated"},
+    {ReplyEnd::empty, "empty"},
+}};
+static_assert(enum_table_complete(kReplyEnds));
+
+// A model-call attempt is `in_flight` from its start until its end is recorded; one that stays
+// in flight was cut off by a crash: it was paid for (or queued) but its tokens are unknown.
+enum class CallState : std::uint8_t { in_flight = 1, ended = 2 };
+inline constexpr std::array<EnumInfo<CallState>, 2> kCallStates{{
+    {CallState::in_flight, "in_flight"},
+    {CallState::ended, "ended"},
+}};
+static_assert(enum_table_complete(kCallStates));
+
 // A turn row is `open` from begin_turn until finish_turn; an open turn found on resume was cut
 // off by a crash and becomes `abandoned` (kept for its model-call costs, never replayed).
 enum class TurnState : std::uint8_t { open = 1, finished = 2, abandoned = 3 };

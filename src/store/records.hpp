@@ -24,6 +24,9 @@ struct TurnId {
   std::int64_t value = 0;
   friend bool operator==(TurnId, TurnId) = default;
 };
+struct ModelCallId {
+  std::int64_t value = 0;
+};
 
 struct RunInfo {
   std::string config_json;      // the run's configuration, as given
@@ -56,6 +59,15 @@ struct TrajectoryPrompts {
   friend bool operator==(const TrajectoryPrompts&, const TrajectoryPrompts&) = default;
 };
 
+// One recorded state of a model's settings (model::settings_json) in a run.
+struct ModelSettingsRecord {
+  std::int64_t id = 0;
+  std::string model;
+  std::string settings_json;
+  std::string reason;
+  std::string recorded_at;
+};
+
 struct TurnHandle {
   TurnId id;
   std::int64_t index = 0; // 0-based position in the trajectory
@@ -80,6 +92,11 @@ struct ModelCallRecord {
   std::string finish_reason;
   std::optional<std::string> reply;     // stored by hash in `source`
   std::optional<std::string> reasoning; // stored by hash in `source`
+  CallState state = CallState::ended;
+  // The server's own times (model::ServerTimings), when it reports them: latency_ms less both
+  // is the time the request waited in the server's queue and in transfer.
+  std::optional<double> server_prompt_ms;
+  std::optional<double> server_generation_ms;
 };
 
 // One evaluation of a turn's kernel: the FlashInfer-Trace traces (one per workload) and the
@@ -98,6 +115,8 @@ struct TurnOutcome {
   std::optional<std::string> reply;         // the assistant text the turn acted on
   std::optional<std::string> kernel_source; // the extracted candidate, when there was one
   std::optional<std::string> feedback;      // the observation sent back to the model
+  std::optional<std::string> infra_reason;  // an infra turn: the error that made it one
+  std::optional<ReplyEnd> reply_end;        // when there was a reply
 };
 
 struct StoredEvaluation {
@@ -117,17 +136,21 @@ struct FinishedTurn {
   std::optional<std::string> reply;
   std::optional<std::string> kernel_source;
   std::optional<std::string> feedback;
+  std::optional<std::string> infra_reason;
+  std::optional<std::int64_t> model_settings_id; // the settings it was asked with, when recorded
+  std::optional<ReplyEnd> reply_end;
   std::string started_at;
   std::string finished_at;
   std::vector<StoredEvaluation> evaluations;
 };
 
 struct UsageTotals {
-  std::int64_t calls = 0; // attempts, failed ones included
+  std::int64_t calls = 0; // attempts, failed ones and those still in flight included
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   std::int64_t reasoning_tokens = 0;
   double cost_usd = 0;
+  std::int64_t calls_in_flight = 0; // attempts that never ended (a crash): usage unknown
 };
 
 } // namespace ptxbench::store

@@ -62,7 +62,7 @@ struct ResumePoint {
 class RunStore {
 public:
   static constexpr std::string_view kDatabaseName = "run.sqlite";
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens `run_dir`/run.sqlite, creating the folder and database when absent; a new database
   // records `info` (config and version); an existing one keeps what it has, and info() says so.
@@ -91,9 +91,23 @@ public:
   // nullopt when the trajectory has no prompts recorded.
   util::Expected<std::optional<TrajectoryPrompts>> prompts(TrajectoryId id);
 
-  // Starts the next turn of a running trajectory, abandoning a turn left open by a crash.
+  // The resolved settings of a model (registry entry without secrets) from now on, and why
+  // ("run started", "override on resume"); turns begun later refer to them.
+  util::Status record_model_settings(std::string_view model, std::string_view settings_json,
+                                     std::string_view reason);
+  // The latest settings recorded for `model`; nullopt for none (a run made before they were kept).
+  util::Expected<std::optional<ModelSettingsRecord>> model_settings(std::string_view model);
+  util::Expected<std::optional<ModelSettingsRecord>> model_settings_by_id(std::int64_t id);
+
+  // Starts the next turn of a running trajectory, abandoning a turn left open by a crash; the
+  // turn refers to the latest settings recorded for the trajectory's model.
   util::Expected<TurnHandle> begin_turn(TrajectoryId id);
   util::Status record_model_call(TurnId turn, const ModelCallRecord& call);
+  // An attempt as it starts: an in_flight row (attempt, provider, model, request hash, start;
+  // no usage) that end_model_call() completes. One never ended — the process died during the
+  // call — stays in flight: usage() counts it as an attempt whose tokens are unknown.
+  util::Expected<ModelCallId> begin_model_call(TurnId turn, const ModelCallRecord& call);
+  util::Status end_model_call(ModelCallId id, const ModelCallRecord& call);
   util::Status record_evaluation(TurnId turn, const EvaluationRecord& evaluation);
   // Commits the outcome and its texts in one transaction; the turn must be open.
   util::Status finish_turn(TurnId turn, const TurnOutcome& outcome);
@@ -115,6 +129,8 @@ private:
   RunStore(std::unique_ptr<detail::Connection> db, std::filesystem::path path, const Clock& clock);
   util::Status load_or_create_run(const RunInfo& info);
   util::Expected<std::string> put_source(std::string_view text); // inside a transaction
+  util::Status write_call(std::optional<ModelCallId> id, TurnId turn, const ModelCallRecord& call,
+                          CallState state);
   util::Expected<std::optional<std::string>> put_optional(const std::optional<std::string>&);
   util::Expected<std::vector<StoredEvaluation>> evaluations_of(TurnId turn);
   std::string now() const;

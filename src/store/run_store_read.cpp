@@ -56,6 +56,14 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
   turn.feedback = row.optional_text(6);
   turn.started_at = row.text(7);
   turn.finished_at = row.text(8);
+  turn.infra_reason = row.optional_text(9);
+  turn.model_settings_id = row.optional_int64(10);
+  if (auto raw_end = row.optional_int64(11)) {
+    auto end = detail::decode(kReplyEnds, *raw_end, "turn.reply_end");
+    if (!end)
+      return end.take_error();
+    turn.reply_end = *end;
+  }
   return turn;
 }
 
@@ -79,6 +87,10 @@ ModelCallRecord read_model_call(const detail::Statement& row) {
   call.finish_reason = row.text(13);
   call.reply = row.optional_text(14);
   call.reasoning = row.optional_text(15);
+  if (row.int64(16) == detail::raw(CallState::in_flight))
+    call.state = CallState::in_flight;
+  call.server_prompt_ms = row.optional_real(17);
+  call.server_generation_ms = row.optional_real(18);
   return call;
 }
 
@@ -88,12 +100,12 @@ util::Expected<std::vector<StoredEvaluation>> RunStore::evaluations_of(TurnId tu
   auto& stmt = m_db->prepared("SELECT kernel_sha256, traces_json, speedup, static_verdict, "
                               "dynamic_verdict FROM evaluation WHERE turn_id = ?1 ORDER BY id");
   stmt.bind(1, turn.value);
-  const std::string origin =
-      m_path.string() + ": evaluation of turn " + std::to_string(turn.value);
+  const std::string origin = m_path.string() + ": evaluation of turn " + std::to_string(turn.value);
   auto evaluations = stmt.collect<StoredEvaluation>(
       [&](detail::Statement& row) -> util::Expected<StoredEvaluation> {
         auto traces = parse_traces(row.text(1), origin);
-        if (!traces) return traces.take_error();
+        if (!traces)
+          return traces.take_error();
         return StoredEvaluation{row.optional_text(0), std::move(*traces), row.optional_real(2),
                                 row.optional_text(3), row.optional_text(4)};
       });
@@ -104,7 +116,8 @@ util::Expected<std::vector<FinishedTurn>> RunStore::finished_turns(TrajectoryId 
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared(
       "SELECT t.id, t.idx, t.category, t.counting, r.text, k.text, f.text, t.started_at, "
-      "t.finished_at FROM turn t LEFT JOIN source r ON r.sha256 = t.reply_sha256 "
+      "t.finished_at, t.infra_reason, t.model_settings_id, t.reply_end FROM turn t LEFT JOIN "
+      "source r ON r.sha256 = t.reply_sha256 "
       "LEFT JOIN source k ON k.sha256 = t.kernel_sha256 "
       "LEFT JOIN source f ON f.sha256 = t.feedback_sha256 "
       "WHERE t.trajectory_id = ?1 AND t.state = ?2 ORDER BY t.idx");
@@ -140,7 +153,8 @@ util::Expected<std::vector<ModelCallRecord>> RunStore::model_calls(TurnId turn) 
   auto& stmt = m_db->prepared(
       "SELECT c.attempt, c.provider, c.model, c.request_sha256, c.started_at, c.latency_ms, "
       "c.input_tokens, c.output_tokens, c.reasoning_tokens, c.cost_usd, c.http_status, "
-      "c.error_kind, c.error_message, c.finish_reason, r.text, s.text FROM model_call c "
+      "c.error_kind, c.error_message, c.finish_reason, r.text, s.text, c.state, "
+      "c.server_prompt_ms, c.server_generation_ms FROM model_call c "
       "LEFT JOIN source r ON r.sha256 = c.reply_sha256 "
       "LEFT JOIN source s ON s.sha256 = c.reasoning_sha256 WHERE c.turn_id = ?1 ORDER BY c.id");
   stmt.bind(1, turn.value);
@@ -162,12 +176,14 @@ util::Expected<UsageTotals> RunStore::usage(TrajectoryId id) {
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared(
       "SELECT count(*), coalesce(sum(c.input_tokens), 0), coalesce(sum(c.output_tokens), 0), "
-      "coalesce(sum(c.reasoning_tokens), 0), coalesce(sum(c.cost_usd), 0.0) FROM model_call c "
+      "coalesce(sum(c.reasoning_tokens), 0), coalesce(sum(c.cost_usd), 0.0), "
+      "coalesce(sum(c.state = 1), 0) FROM model_call c "
       "JOIN turn t ON t.id = c.turn_id WHERE t.trajectory_id = ?1");
   auto row = stmt.bind(1, id.value).step();
   if (!row)
     return row.take_error();
-  UsageTotals totals{stmt.int64(0), stmt.int64(1), stmt.int64(2), stmt.int64(3), stmt.real(4)};
+  UsageTotals totals{stmt.int64(0), stmt.int64(1), stmt.int64(2),
+                     stmt.int64(3), stmt.real(4),  stmt.int64(5)};
   stmt.reset();
   return totals;
 }

@@ -89,7 +89,9 @@ util::Expected<TurnHandle> RunStore::begin_turn(TrajectoryId id) {
   if (!index)
     return index.take_error();
   auto& insert = m_db->prepared(
-      "INSERT INTO turn(trajectory_id, idx, state, started_at) VALUES (?1, ?2, ?3, ?4)");
+      "INSERT INTO turn(trajectory_id, idx, state, started_at, model_settings_id) VALUES (?1, ?2, "
+      "?3, ?4, (SELECT max(s.id) FROM model_settings s JOIN trajectory j ON j.model = s.model "
+      "WHERE j.id = ?1))");
   auto inserted =
       insert.bind(1, id.value).bind(2, *index).bind(3, raw(TurnState::open)).bind(4, now()).run();
   if (!inserted)
@@ -105,41 +107,87 @@ util::Status RunStore::record_model_call(TurnId turn, const ModelCallRecord& cal
   auto transaction = detail::WriteTransaction::begin(*m_db);
   if (!transaction)
     return transaction.take_error();
+  if (auto status = write_call(std::nullopt, turn, call, CallState::ended); !status)
+    return status;
+  return (*transaction)->commit();
+}
+
+util::Expected<ModelCallId> RunStore::begin_model_call(TurnId turn, const ModelCallRecord& call) {
+  ModelCallRecord start;
+  start.attempt = call.attempt;
+  start.provider = call.provider;
+  start.model = call.model;
+  start.request_sha256 = call.request_sha256;
+  start.started_at = call.started_at;
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  if (auto status = write_call(std::nullopt, turn, start, CallState::in_flight); !status)
+    return status.take_error();
+  ModelCallId id{m_db->last_insert_rowid()};
+  if (auto status = (*transaction)->commit(); !status)
+    return status.take_error();
+  return id;
+}
+
+util::Status RunStore::end_model_call(ModelCallId id, const ModelCallRecord& call) {
+  std::lock_guard lock(m_mutex);
+  auto transaction = detail::WriteTransaction::begin(*m_db);
+  if (!transaction)
+    return transaction.take_error();
+  if (auto status = write_call(id, TurnId{}, call, CallState::ended); !status)
+    return status;
+  if (m_db->changes() != 1)
+    throw util::Fatal("end_model_call: no model call " + std::to_string(id.value));
+  return (*transaction)->commit();
+}
+
+// Inserts the attempt for `turn` (no id) or rewrites the row `id` with it; inside the caller's
+// lock and transaction.
+util::Status RunStore::write_call(std::optional<ModelCallId> id, TurnId turn,
+                                  const ModelCallRecord& call, CallState state) {
   auto reply = put_optional(call.reply);
   if (!reply)
     return reply.take_error();
   auto reasoning = put_optional(call.reasoning);
   if (!reasoning)
     return reasoning.take_error();
-  auto& insert = m_db->prepared(
-      "INSERT INTO model_call(turn_id, attempt, provider, model, request_sha256, started_at, "
-      "latency_ms, input_tokens, output_tokens, reasoning_tokens, cost_usd, http_status, "
-      "error_kind, error_message, finish_reason, reply_sha256, reasoning_sha256) "
-      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)");
+  auto& stmt = m_db->prepared(
+      id ? "UPDATE model_call SET attempt = ?2, provider = ?3, model = ?4, request_sha256 = ?5, "
+           "started_at = ?6, latency_ms = ?7, input_tokens = ?8, output_tokens = ?9, "
+           "reasoning_tokens = ?10, cost_usd = ?11, http_status = ?12, error_kind = ?13, "
+           "error_message = ?14, finish_reason = ?15, reply_sha256 = ?16, reasoning_sha256 = ?17, "
+           "state = ?18, server_prompt_ms = ?19, server_generation_ms = ?20 WHERE id = ?1"
+         : "INSERT INTO model_call(turn_id, attempt, provider, model, request_sha256, started_at, "
+           "latency_ms, input_tokens, output_tokens, reasoning_tokens, cost_usd, http_status, "
+           "error_kind, error_message, finish_reason, reply_sha256, reasoning_sha256, state, "
+           "server_prompt_ms, server_generation_ms) "
+           "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)");
   std::optional<std::int64_t> error_kind;
   if (call.error_kind)
     error_kind = raw(*call.error_kind);
-  auto status = insert.bind(1, turn.value)
-                    .bind(2, call.attempt)
-                    .bind(3, call.provider)
-                    .bind(4, call.model)
-                    .bind(5, call.request_sha256)
-                    .bind(6, format_utc(call.started_at))
-                    .bind(7, call.latency_ms)
-                    .bind(8, call.input_tokens)
-                    .bind(9, call.output_tokens)
-                    .bind(10, call.reasoning_tokens)
-                    .bind(11, call.cost_usd)
-                    .bind(12, call.http_status)
-                    .bind(13, error_kind)
-                    .bind(14, call.error_message)
-                    .bind(15, call.finish_reason)
-                    .bind(16, *reply)
-                    .bind(17, *reasoning)
-                    .run();
-  if (!status)
-    return status;
-  return (*transaction)->commit();
+  return stmt.bind(1, id ? id->value : turn.value)
+      .bind(2, call.attempt)
+      .bind(3, call.provider)
+      .bind(4, call.model)
+      .bind(5, call.request_sha256)
+      .bind(6, format_utc(call.started_at))
+      .bind(7, call.latency_ms)
+      .bind(8, call.input_tokens)
+      .bind(9, call.output_tokens)
+      .bind(10, call.reasoning_tokens)
+      .bind(11, call.cost_usd)
+      .bind(12, call.http_status)
+      .bind(13, error_kind)
+      .bind(14, call.error_message)
+      .bind(15, call.finish_reason)
+      .bind(16, *reply)
+      .bind(17, *reasoning)
+      .bind(18, raw(state))
+      .bind(19, call.server_prompt_ms)
+      .bind(20, call.server_generation_ms)
+      .run();
 }
 
 util::Status RunStore::record_evaluation(TurnId turn, const EvaluationRecord& evaluation) {
@@ -182,9 +230,13 @@ util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
   for (auto* text : {&reply, &kernel, &feedback})
     if (!*text)
       return text->take_error();
-  auto& update =
-      m_db->prepared("UPDATE turn SET state = ?1, category = ?2, counting = ?3, reply_sha256 = ?4, "
-                     "kernel_sha256 = ?5, feedback_sha256 = ?6, finished_at = ?7 WHERE id = ?8");
+  std::optional<std::int64_t> reply_end;
+  if (outcome.reply_end)
+    reply_end = raw(*outcome.reply_end);
+  auto& update = m_db->prepared(
+      "UPDATE turn SET state = ?1, category = ?2, counting = ?3, reply_sha256 = ?4, "
+      "kernel_sha256 = ?5, feedback_sha256 = ?6, finished_at = ?7, infra_reason = ?9, "
+      "reply_end = ?10 WHERE id = ?8");
   auto status = update.bind(1, raw(TurnState::finished))
                     .bind(2, raw(outcome.category))
                     .bind(3, raw(outcome.counting))
@@ -193,6 +245,8 @@ util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
                     .bind(6, *feedback)
                     .bind(7, now())
                     .bind(8, turn.value)
+                    .bind(9, outcome.infra_reason)
+                    .bind(10, reply_end)
                     .run();
   if (!status)
     return status;

@@ -11,7 +11,7 @@ namespace ptxbench::store::detail {
 namespace {
 
 // Migration i (1-based) takes the schema from version i-1 to i. Append; never edit a shipped one.
-constexpr std::array<std::string_view, 2> kMigrations{
+constexpr std::array<std::string_view, 6> kMigrations{
     R"sql(
 CREATE TABLE run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -94,6 +94,33 @@ CREATE TABLE enum_value (
 ALTER TABLE trajectory ADD COLUMN system_prompt_sha256 TEXT REFERENCES source(sha256);
 ALTER TABLE trajectory ADD COLUMN task_prompt_sha256 TEXT REFERENCES source(sha256);
 )sql",
+    // 3: why an infra turn was not counted (the model API's or the evaluator's error).
+    R"sql(
+ALTER TABLE turn ADD COLUMN infra_reason TEXT;
+)sql",
+    // 4: the resolved model settings each turn was asked with (a resume may override them).
+    R"sql(
+CREATE TABLE model_settings (
+  id INTEGER PRIMARY KEY,
+  model TEXT NOT NULL,
+  settings_json TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  recorded_at TEXT NOT NULL
+);
+CREATE INDEX model_settings_model ON model_settings(model);
+ALTER TABLE turn ADD COLUMN model_settings_id INTEGER REFERENCES model_settings(id);
+)sql",
+    // 5: how the reply of a turn ended (complete, truncated, empty); NULL before it was kept.
+    R"sql(
+ALTER TABLE turn ADD COLUMN reply_end INTEGER;
+)sql",
+    // 6: attempts recorded as they start (state 1 until they end), and the server's own prompt
+    // and generation times where it reports them.
+    R"sql(
+ALTER TABLE model_call ADD COLUMN state INTEGER NOT NULL DEFAULT 2;
+ALTER TABLE model_call ADD COLUMN server_prompt_ms REAL;
+ALTER TABLE model_call ADD COLUMN server_generation_ms REAL;
+)sql",
 };
 
 util::Status put_enum_row(Connection& db, std::string_view name, std::int64_t value,
@@ -125,6 +152,10 @@ util::Status mirror_enums(Connection& db) {
   if (auto status = mirror(db, "counting", kCountings); !status)
     return status;
   if (auto status = mirror(db, "trajectory_status", kTrajectoryStatuses); !status)
+    return status;
+  if (auto status = mirror(db, "reply_end", kReplyEnds); !status)
+    return status;
+  if (auto status = mirror(db, "call_state", kCallStates); !status)
     return status;
   return mirror(db, "exit_reason", kExitReasons);
 }

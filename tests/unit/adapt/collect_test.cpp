@@ -1,8 +1,8 @@
 #include "adapt/collect.hpp"
 #include "adapt_test_support.hpp"
 #include "store/stored_version.hpp"
-#include "util/hash.hpp"
 #include "support/golden.hpp"
+#include "util/hash.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -150,7 +150,7 @@ void set_schema_version(const fs::path& run_dir, int version) {
 }
 
 TEST(FixitCollect, RefusesAnotherSchemaVersionWithoutMigratingIt) {
-  for (int version : {1, 3}) {
+  for (int version : {store::RunStore::kSchemaVersion - 1, store::RunStore::kSchemaVersion + 1}) {
     test_support::ScratchDir dir;
     write_benchmark_run(dir.path() / "run");
     set_schema_version(dir.path() / "run", version);
@@ -158,7 +158,8 @@ TEST(FixitCollect, RefusesAnotherSchemaVersionWithoutMigratingIt) {
     ASSERT_FALSE(result);
     EXPECT_EQ(result.error().kind, util::ErrorKind::invalid_input);
     EXPECT_NE(result.error().message.find("schema version " + std::to_string(version) +
-                                          ", this build reads version 2"),
+                                          ", this build reads version " +
+                                          std::to_string(store::RunStore::kSchemaVersion)),
               std::string::npos)
         << result.error().message;
     EXPECT_EQ(store::stored_schema_version(dir.path() / "run").value(), version);

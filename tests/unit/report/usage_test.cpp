@@ -69,7 +69,7 @@ TEST(Usage, RowsSplitByGpuWithEvaluationHardwareBeforeConfiguration) {
 
 TEST(Usage, ModelWithoutRepliedCallsHasUndefinedStatistics) {
   const std::vector<CallRecord> calls{{"m", "", 0, CallOutcome::failed, 0}};
-  const std::vector<SpendRecord> spend{{"m", "", 0, store::UsageTotals{1, 0, 0, 0, 0.0}}};
+  const std::vector<SpendRecord> spend{{"m", "", 0, store::UsageTotals{1, 0, 0, 0, 0.0, 0}}};
   const auto rows = usage_stats(calls, spend);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].failed_calls, 1);

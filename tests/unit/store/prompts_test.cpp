@@ -51,10 +51,13 @@ TEST(RunStorePrompts, AVersionOneDatabaseIsMigratedAndKeepsItsTrajectories) {
   // Turn the database back into a version-1 one: drop the columns migration 2 added.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir.path() / RunStore::kDatabaseName).c_str(), &db), SQLITE_OK);
+  std::vector<std::string> statements = undo_migrations_after_two();
   for (const char* sql : {"ALTER TABLE trajectory DROP COLUMN system_prompt_sha256",
                           "ALTER TABLE trajectory DROP COLUMN task_prompt_sha256",
                           "DELETE FROM schema_version", "INSERT INTO schema_version VALUES (1)"})
-    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    statements.emplace_back(sql);
+  for (const std::string& sql : statements)
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   sqlite3_close(db);
 
   auto reopened = RunStore::open_existing(dir.path());

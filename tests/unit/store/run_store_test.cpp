@@ -208,8 +208,10 @@ TEST(RunStore, ResumePointCountsOnlyCountedTurns) {
   auto id = *store->open_trajectory(sample_key());
   write_whole_turn(*store, id, 0);
   auto infra = *store->begin_turn(id);
-  ASSERT_TRUE(store->finish_turn(infra.id, TurnOutcome{TurnCategory::infra, Counting::not_counted,
-                                                       std::nullopt, std::nullopt, std::nullopt}));
+  TurnOutcome outcome;
+  outcome.category = TurnCategory::infra;
+  outcome.counting = Counting::not_counted;
+  ASSERT_TRUE(store->finish_turn(infra.id, outcome));
   auto point = store->resume_point(id);
   ASSERT_TRUE(point);
   EXPECT_EQ(point->next_index, 2);

@@ -1,15 +1,15 @@
 // Scratch run folders and sample records for the store tests.
 #pragma once
 
-#include "support/scratch_dir.hpp"
-
 #include "store/run_store.hpp"
+#include "support/scratch_dir.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace ptxbench::store::testing {
 
@@ -67,6 +67,18 @@ inline ModelCallRecord sample_call(std::int64_t attempt, std::string reply) {
 }
 
 // Writes one whole turn (call, evaluation, finish) and returns its handle.
+// The SQL that undoes migrations 3 and later, turning a database back into a version-2 one (the
+// tests of older databases run it and set the version they need).
+inline std::vector<std::string> undo_migrations_after_two() {
+  return {"ALTER TABLE turn DROP COLUMN infra_reason",
+          "ALTER TABLE turn DROP COLUMN model_settings_id",
+          "DROP TABLE model_settings",
+          "ALTER TABLE turn DROP COLUMN reply_end",
+          "ALTER TABLE model_call DROP COLUMN state",
+          "ALTER TABLE model_call DROP COLUMN server_prompt_ms",
+          "ALTER TABLE model_call DROP COLUMN server_generation_ms"};
+}
+
 inline TurnHandle write_whole_turn(RunStore& store, TrajectoryId trajectory, int salt) {
   auto turn = store.begin_turn(trajectory);
   if (!turn)
@@ -80,8 +92,13 @@ inline TurnHandle write_whole_turn(RunStore& store, TrajectoryId trajectory, int
   check(store.record_model_call(turn->id, sample_call(1, reply)));
   check(store.record_evaluation(
       turn->id, EvaluationRecord{kernel, {passed_trace(1.5)}, 1.5, "present", "present"}));
-  check(store.finish_turn(turn->id, TurnOutcome{TurnCategory::correct, Counting::counted, reply,
-                                                kernel, "Kernel is correct."}));
+  TurnOutcome outcome;
+  outcome.category = TurnCategory::correct;
+  outcome.reply = reply;
+  outcome.kernel_source = kernel;
+  outcome.feedback = "Kernel is correct.";
+  outcome.reply_end = ReplyEnd::complete;
+  check(store.finish_turn(turn->id, outcome));
   return *turn;
 }
 
