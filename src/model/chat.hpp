@@ -55,6 +55,18 @@ enum class CostSource : std::uint8_t {
   unpriced = 3,          // no prices known: cost_usd is 0
 };
 
+// Whether a finish reason says the output stopped at the token limit, in each provider's
+// spelling: "length" (OpenAI-compatible), "max_tokens" (Anthropic), "MAX_TOKENS" (Gemini).
+bool stopped_at_token_limit(std::string_view finish_reason);
+
+// Where the server's time went, as the server reports it (llama.cpp's `timings`: prompt_ms,
+// predicted_ms); vLLM, SGLang and the hosted APIs report none. The rest of an attempt's latency
+// is time queued at the server (a single-slot server serves one request at a time) and transfer.
+struct ServerTimings {
+  std::optional<double> prompt_ms;     // reading the prompt (prefill)
+  std::optional<double> generation_ms; // generating the output (decode)
+};
+
 struct ChatResponse {
   std::string text;                     // the assistant's answer (valid UTF-8)
   std::optional<std::string> reasoning; // reasoning / thinking text, when returned
@@ -63,8 +75,9 @@ struct ChatResponse {
   double cost_usd = 0;
   CostSource cost_source = CostSource::unpriced;
   std::string finish_reason; // the provider's spelling: "stop", "length", "end_turn", "STOP"...
-  Json raw;                  // the provider's response body
-  int attempts = 1;          // HTTP attempts this reply took
+  ServerTimings timings;
+  Json raw;         // the provider's response body
+  int attempts = 1; // HTTP attempts this reply took
 };
 
 // One HTTP attempt, reported as it ends (success or failure) so that the caller can persist
@@ -84,12 +97,24 @@ struct AttemptRecord {
 
 using AttemptObserver = std::function<void(const AttemptRecord&)>;
 
+// One HTTP attempt as it starts (AttemptRecord without its outcome), so that an attempt cut off
+// by a crash is still on record; the same attempt's AttemptRecord follows when it ends.
+struct AttemptStart {
+  int attempt = 1;
+  std::string provider;
+  std::string model; // registry name
+  std::string request_sha256;
+  std::chrono::system_clock::time_point started_at{};
+};
+using AttemptStartObserver = std::function<void(const AttemptStart&)>;
+
 struct ChatRequest {
   std::vector<Message> messages;
   SamplingParams sampling;
   ReasoningSettings reasoning;
-  Json extra_body = Json::object(); // merged into the provider's request body, last
-  AttemptObserver on_attempt;       // optional
+  Json extra_body = Json::object();      // merged into the provider's request body, last
+  AttemptObserver on_attempt;            // optional
+  AttemptStartObserver on_attempt_start; // optional; HTTP providers call it, replay does not
 };
 
 class ModelClient {

@@ -3,6 +3,7 @@
 #include "model/providers.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 
 namespace ptxbench::model {
 namespace {
@@ -34,7 +35,34 @@ util::Expected<Secret> api_key(const ModelSpec& spec, const EnvLookup& env) {
   return Secret{std::move(*value)};
 }
 
+bool has_host(std::string_view url) {
+  for (std::string_view scheme : {"http://", "https://"})
+    if (url.starts_with(scheme)) {
+      std::string_view rest = url.substr(scheme.size());
+      return !rest.empty() && rest.front() != '/' && rest.front() != ':' &&
+             rest.find_first_of(" \t\r\n") == std::string_view::npos;
+    }
+  return false;
+}
+
 } // namespace
+
+util::Status check_client_setup(const ModelSpec& spec, const EnvLookup& env) {
+  if (spec.provider == "replay") {
+    if (spec.replay_file && !std::filesystem::exists(*spec.replay_file))
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "model " + spec.name + ": replay file " + spec.replay_file->string() +
+                                  " does not exist");
+    return util::Ok{};
+  }
+  if (!has_host(spec.base_url))
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "model " + spec.name + ": base_url \"" + redact_url(spec.base_url) +
+                                "\" is not an http:// or https:// URL with a host");
+  if (auto key = api_key(spec, env ? env : process_environment()); !key)
+    return key.take_error();
+  return util::Ok{};
+}
 
 EnvLookup process_environment() {
   return [](const std::string& name) -> std::optional<std::string> {

@@ -31,6 +31,12 @@ struct ClientDeps {
 util::Expected<std::unique_ptr<ModelClient>> make_client(const ModelSpec& spec,
                                                          const ClientDeps& deps);
 
+// What make_client or the first request would refuse, found before anything is created:
+// invalid_input for an API-key variable that is unset or empty, a base URL that is not
+// http(s)://host…, or a replay file that does not exist. Reads no file but the replay's
+// metadata and sends nothing.
+util::Status check_client_setup(const ModelSpec& spec, const EnvLookup& env);
+
 // A request carrying the entry's sampling, reasoning and extra_body settings.
 ChatRequest make_request(const ModelSpec& spec, std::vector<Message> messages);
 

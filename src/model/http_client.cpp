@@ -45,6 +45,9 @@ util::Expected<ChatResponse> HttpModelClient::complete(const ChatRequest& reques
   int attempts = std::max(1, m_options.retry.max_attempts);
   for (int number = 1;; ++number) {
     auto started = std::chrono::system_clock::now();
+    if (request.on_attempt_start)
+      request.on_attempt_start(
+          AttemptStart{number, std::string(m_protocol->name()), m_spec.name, hash, started});
     Attempt attempt = attempt_once(http);
     if (attempt.response)
       attempt.response->attempts = number;
@@ -103,6 +106,7 @@ HttpModelClient::Attempt HttpModelClient::from_response(HttpResponse response,
   reply.reasoning = std::move(parsed->reasoning);
   reply.usage = parsed->usage;
   reply.finish_reason = std::move(parsed->finish_reason);
+  reply.timings = parsed->timings;
   reply.latency = response.elapsed;
   reply.raw = std::move(body);
   price(reply, parsed->provider_cost_usd);
@@ -194,6 +198,11 @@ std::int64_t integer_or_zero(const Json& object, const char* key) {
 util::Error bad_shape(std::string_view provider, const std::string& what) {
   return util::make_error(util::ErrorKind::bad_response,
                           fmt::format("{} reply: {}", provider, what));
+}
+
+bool stopped_at_token_limit(std::string_view finish_reason) {
+  return finish_reason == "length" || finish_reason == "max_tokens" ||
+         finish_reason == "MAX_TOKENS";
 }
 
 std::string_view to_string(Role role) {

@@ -23,6 +23,7 @@ struct ParsedReply {
   Usage usage;
   std::string finish_reason;
   std::optional<double> provider_cost_usd; // when the provider reports what it charged
+  ServerTimings timings;                   // when the server reports them
 };
 
 class ProviderProtocol {

@@ -10,7 +10,9 @@
 // Reply: choices[0].message.content (a string, or a list of text parts), reasoning from
 // message.reasoning_content (vLLM, SGLang, DeepSeek) or message.reasoning (OpenRouter);
 // usage.prompt_tokens, completion_tokens (reasoning included) and
-// completion_tokens_details.reasoning_tokens; OpenRouter's usage.cost is taken as the cost.
+// completion_tokens_details.reasoning_tokens; OpenRouter's usage.cost is taken as the cost;
+// llama.cpp's timings.prompt_ms and timings.predicted_ms as the server's prompt and generation
+// time (other servers send no timings).
 #include "model/providers.hpp"
 
 namespace ptxbench::model {
@@ -45,6 +47,7 @@ public:
     reply.reasoning = reasoning_text(*message);
     reply.finish_reason = string_or_empty(choice, "finish_reason");
     read_usage(body, reply);
+    reply.timings = read_timings(body);
     return reply;
   }
 
@@ -89,6 +92,22 @@ private:
         return text;
     }
     return std::nullopt;
+  }
+
+  static ServerTimings read_timings(const Json& body) {
+    ServerTimings timings;
+    auto found = body.find("timings");
+    if (found == body.end() || !found->is_object())
+      return timings;
+    auto number = [&](const char* key) -> std::optional<double> {
+      auto it = found->find(key);
+      if (it == found->end() || !it->is_number() || it->get<double>() < 0)
+        return std::nullopt;
+      return it->get<double>();
+    };
+    timings.prompt_ms = number("prompt_ms");
+    timings.generation_ms = number("predicted_ms");
+    return timings;
   }
 
   static void read_usage(const Json& body, ParsedReply& reply) {

@@ -1,5 +1,6 @@
 #include "model/registry.hpp"
 
+#include "model/secret.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 #include "util/paths.hpp"
@@ -131,6 +132,32 @@ util::Expected<ModelSpec> read_model(const std::string& name, const Json& json,
 }
 
 } // namespace
+
+Json settings_json(const ModelSpec& spec) {
+  Json json{
+      {"provider", spec.provider}, {"base_url", redact_url(spec.base_url)}, {"model", spec.model}};
+  json["api_key_env"] = spec.api_key_env ? Json(*spec.api_key_env) : Json();
+  const SamplingParams& s = spec.sampling;
+  json["temperature"] = s.temperature ? Json(*s.temperature) : Json();
+  json["top_p"] = s.top_p ? Json(*s.top_p) : Json();
+  json["top_k"] = s.top_k ? Json(*s.top_k) : Json();
+  json["presence_penalty"] = s.presence_penalty ? Json(*s.presence_penalty) : Json();
+  json["max_output_tokens"] = s.max_output_tokens ? Json(*s.max_output_tokens) : Json();
+  const ReasoningSettings& r = spec.reasoning;
+  json["reasoning"] = {{"mode", r.mode ? Json(*r.mode) : Json()},
+                       {"effort", r.effort ? Json(*r.effort) : Json()},
+                       {"budget_tokens", r.budget_tokens ? Json(*r.budget_tokens) : Json()},
+                       {"include_thoughts", r.include_thoughts}};
+  json["price_per_mtok"] = spec.prices ? Json{{"input", spec.prices->input_per_mtok},
+                                              {"output", spec.prices->output_per_mtok}}
+                                       : Json();
+  json["extra_body"] = spec.extra_body;
+  json["max_tokens_field"] = spec.max_tokens_field;
+  json["timeout_s"] = spec.timeout.count();
+  json["max_attempts"] = spec.max_attempts;
+  json["replay_file"] = spec.replay_file ? Json(spec.replay_file->string()) : Json();
+  return json;
+}
 
 const ModelSpec* ModelRegistry::find(std::string_view name) const {
   for (const auto& model : models)

@@ -64,6 +64,11 @@ util::Expected<ModelRegistry> parse_registry(std::string_view text,
                                              const std::filesystem::path& origin);
 util::Expected<ModelRegistry> load_registry(const std::filesystem::path& path);
 
+// The resolved entry as the run store keeps it, every default filled in, in the registry's own
+// key names: what a turn was asked with. No secret: the API key's variable name only, the
+// base URL without user-info or query values (redact_url).
+Json settings_json(const ModelSpec& spec);
+
 // The registry shipped with ptxbench (config/models.json in the source tree).
 std::filesystem::path default_registry_path();
 
