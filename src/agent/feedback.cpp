@@ -124,6 +124,23 @@ std::string extraction_feedback(const util::Error& error) {
          "with the exact signature given.\n";
 }
 
+std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_output_tokens) {
+  const std::string limit =
+      max_output_tokens ? fmt::format(" of {} tokens", *max_output_tokens) : std::string();
+  switch (end) {
+  case store::ReplyEnd::complete:
+    return {};
+  case store::ReplyEnd::truncated:
+    return fmt::format("Your reply was cut off: it reached the output limit{} before it ended, so "
+                       "what follows judges an incomplete reply. Keep the next reply shorter and "
+                       "give the complete kernel.\n\n",
+                       limit);
+  case store::ReplyEnd::empty:
+    return "Your reply was empty: it held no text at all. Answer with the complete kernel.\n\n";
+  }
+  return {};
+}
+
 std::optional<double> speedup_of(const exec::Evaluation& evaluation) {
   if (evaluation.status != trace::EvaluationStatus::passed || !evaluation.timing ||
       evaluation.timing->candidate_ms <= 0)

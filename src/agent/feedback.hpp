@@ -7,9 +7,11 @@
 
 #include "exec/check.hpp"
 #include "exec/evaluation.hpp"
+#include "store/enums.hpp"
 #include "util/error.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +30,11 @@ std::string evaluation_feedback(const exec::Evaluation& evaluation);
 
 // When no candidate could be taken from the reply.
 std::string extraction_feedback(const util::Error& error);
+
+// The opening of the feedback when the reply did not end as the model meant it — cut off at the
+// output-token limit (`max_output_tokens` when the registry sets one), or empty; "" when
+// complete.
+std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_output_tokens);
 
 // The speedup over the baseline when the evaluation passed and was timed.
 std::optional<double> speedup_of(const exec::Evaluation& evaluation);

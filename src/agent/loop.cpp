@@ -8,11 +8,15 @@
 #include <algorithm>
 #include <array>
 #include <fmt/core.h>
+#include <map>
+#include <thread>
 
 namespace ptxbench::agent {
 namespace {
 
 using store::TurnCategory;
+
+constexpr std::chrono::milliseconds kMaxEvalRetryDelay{std::chrono::minutes(2)};
 
 // Model-API failures that another attempt later may cure (the client already retried them).
 bool is_transient(util::ErrorKind kind) {
@@ -52,8 +56,31 @@ store::ModelCallRecord to_record(const model::AttemptRecord& attempt) {
     call.finish_reason = reply->finish_reason;
     call.reply = reply->text;
     call.reasoning = reply->reasoning;
+    call.server_prompt_ms = reply->timings.prompt_ms;
+    call.server_generation_ms = reply->timings.generation_ms;
   }
   return call;
+}
+
+store::ModelCallRecord to_record(const model::AttemptStart& start) {
+  store::ModelCallRecord call;
+  call.attempt = start.attempt;
+  call.provider = start.provider;
+  call.model = start.model;
+  call.request_sha256 = start.request_sha256;
+  call.started_at = start.started_at;
+  call.state = store::CallState::in_flight;
+  return call;
+}
+
+// An empty answer is empty whatever the finish reason; one with text that the provider says hit
+// the output limit is truncated.
+store::ReplyEnd reply_end_of(const model::ChatResponse& reply) {
+  if (util::trim(reply.text).empty())
+    return store::ReplyEnd::empty;
+  if (model::stopped_at_token_limit(reply.finish_reason))
+    return store::ReplyEnd::truncated;
+  return store::ReplyEnd::complete;
 }
 
 // The closing line of every evaluated turn's feedback, as the original agent words it.
@@ -81,6 +108,29 @@ struct TurnWork {
   std::optional<double> speedup;
   std::optional<store::ExitReason> ends; // the trajectory ends after this turn
   std::string error;                     // infra or ending error text
+  bool evaluator_failed = false;         // an infra turn that kept its unevaluated reply
+};
+
+// Reports an activity's beginning now and its end when the scope closes.
+class ActivityScope {
+public:
+  ActivityScope(const ActivityListener& listener, const store::TrajectoryKey& key,
+                Activity activity)
+      : m_listener(listener), m_key(key), m_activity(activity) {
+    if (m_listener)
+      m_listener(m_key, m_activity, Edge::begins);
+  }
+  ~ActivityScope() {
+    if (m_listener)
+      m_listener(m_key, m_activity, Edge::ends);
+  }
+  ActivityScope(const ActivityScope&) = delete;
+  ActivityScope& operator=(const ActivityScope&) = delete;
+
+private:
+  const ActivityListener& m_listener;
+  const store::TrajectoryKey& m_key;
+  Activity m_activity;
 };
 
 class Trajectory {
@@ -93,9 +143,18 @@ public:
 private:
   util::Expected<bool> already_finished();
   util::Status refresh();
+  util::Expected<TurnWork> next_turn(store::TurnHandle turn);
   util::Expected<TurnWork> model_turn(store::TurnHandle turn);
-  TurnWork evaluate_reply(const model::ChatResponse& reply);
+  const store::FinishedTurn* unevaluated_reply() const;
+  TurnWork evaluate_reply(const std::string& reply, store::ReplyEnd end);
+  util::Expected<TurnResult> evaluate_with_retries(const std::string& code);
   util::Expected<TurnResult> evaluate_candidate(const std::string& code);
+  void pause(std::chrono::milliseconds delay) const;
+  bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
+  void notice(const std::string& text) const {
+    if (m_deps.on_notice)
+      m_deps.on_notice(m_task.key, text);
+  }
   util::Status commit(store::TurnHandle turn, const TurnWork& work);
   util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
   TrajectoryResult stopped(std::string why) const;
@@ -174,12 +233,12 @@ util::Expected<TrajectoryResult> Trajectory::run() {
 
   int infra_in_a_row = 0;
   while (m_result.counted_turns < m_options.max_turns) {
-    if (m_deps.cancel != nullptr && m_deps.cancel->load())
+    if (cancelled())
       return stopped("cancelled");
     auto turn = m_store.begin_turn(m_id);
     if (!turn)
       return turn.take_error();
-    auto work = model_turn(*turn);
+    auto work = next_turn(*turn);
     if (!work)
       return work.take_error();
     if (auto status = commit(*turn, *work); !status)
@@ -191,6 +250,8 @@ util::Expected<TrajectoryResult> Trajectory::run() {
       m_deps.on_turn(TurnEvent{&m_task.key, turn->index, work->outcome.category, work->speedup});
     if (work->ends)
       return finish(*work->ends, work->error);
+    if (work->evaluator_failed)
+      return stopped(work->error);
     if (work->outcome.category != TurnCategory::infra) {
       infra_in_a_row = 0;
     } else if (++infra_in_a_row > m_options.max_infra_retries) {
@@ -203,24 +264,57 @@ util::Expected<TrajectoryResult> Trajectory::run() {
   return finish(store::ExitReason::turn_budget);
 }
 
+// A reply the evaluator could not judge is judged before the model is asked for another.
+util::Expected<TurnWork> Trajectory::next_turn(store::TurnHandle turn) {
+  if (const store::FinishedTurn* kept = unevaluated_reply()) {
+    notice("evaluating again the reply the evaluator failed on (no new model call)");
+    return evaluate_reply(*kept->reply, kept->reply_end.value_or(store::ReplyEnd::complete));
+  }
+  return model_turn(turn);
+}
+
+// The reply of the last finished turn when that turn is an evaluator failure: an infra turn
+// keeps its reply only then (a failed model call has none).
+const store::FinishedTurn* Trajectory::unevaluated_reply() const {
+  if (m_finished.empty())
+    return nullptr;
+  const store::FinishedTurn& last = m_finished.back();
+  return last.category == TurnCategory::infra && last.reply ? &last : nullptr;
+}
+
 util::Expected<TurnWork> Trajectory::model_turn(store::TurnHandle turn) {
   model::ChatRequest request =
       model::make_request(*m_task.model, conversation(m_prompts, m_finished, m_options.context));
   std::optional<util::Error> store_error;
+  std::map<int, store::ModelCallId> in_flight; // by attempt number
+  request.on_attempt_start = [&](const model::AttemptStart& start) {
+    auto id = m_store.begin_model_call(turn.id, to_record(start));
+    if (id)
+      in_flight[start.attempt] = *id;
+    else if (!store_error)
+      store_error = id.error();
+  };
   request.on_attempt = [&](const model::AttemptRecord& attempt) {
-    if (auto status = m_store.record_model_call(turn.id, to_record(attempt));
-        !status && !store_error)
+    auto started = in_flight.find(attempt.attempt);
+    auto status = started != in_flight.end()
+                      ? m_store.end_model_call(started->second, to_record(attempt))
+                      : m_store.record_model_call(turn.id, to_record(attempt));
+    if (!status && !store_error)
       store_error = status.error();
   };
-  auto reply = m_client->complete(request);
+  auto reply = [&] {
+    ActivityScope scope(m_deps.on_activity, m_task.key, Activity::model_call);
+    return m_client->complete(request);
+  }();
   if (store_error)
     return *store_error;
   if (reply)
-    return evaluate_reply(*reply);
+    return evaluate_reply(reply->text, reply_end_of(*reply));
   TurnWork work;
   work.outcome.category = TurnCategory::infra;
   work.outcome.counting = store::Counting::not_counted;
   work.error = reply.error().message;
+  work.outcome.infra_reason = "model call failed: " + work.error;
   if (is_context_overflow(reply.error()))
     work.ends = store::ExitReason::context_overflow;
   else if (!is_transient(reply.error().kind))
@@ -228,33 +322,69 @@ util::Expected<TurnWork> Trajectory::model_turn(store::TurnHandle turn) {
   return work;
 }
 
-TurnWork Trajectory::evaluate_reply(const model::ChatResponse& reply) {
+TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd end) {
   TurnWork work;
-  work.outcome.reply = reply.text;
-  auto candidate = compile::extract_candidate(reply.text);
+  work.outcome.reply = reply;
+  work.outcome.reply_end = end;
+  const std::string note = reply_end_note(end, m_task.model->sampling.max_output_tokens);
+  auto candidate = compile::extract_candidate(reply);
   if (!candidate) {
     work.outcome.category = TurnCategory::extraction;
-    work.outcome.feedback = extraction_feedback(candidate.error());
+    work.outcome.feedback = note + extraction_feedback(candidate.error());
     return work;
   }
   work.outcome.kernel_source = candidate->code;
-  auto result = evaluate_candidate(candidate->code);
+  auto result = evaluate_with_retries(candidate->code);
   if (!result) {
     work.outcome.category = TurnCategory::infra;
     work.outcome.counting = store::Counting::not_counted;
     work.error = "evaluation failed: " + result.error().message;
+    work.outcome.infra_reason = work.error;
+    work.evaluator_failed = true;
     return work;
   }
   work.outcome.category = result->category;
-  work.outcome.feedback = result->feedback + closing_line(*result, m_options.target_speedup);
+  work.outcome.feedback = note + result->feedback + closing_line(*result, m_options.target_speedup);
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);
   return work;
 }
 
+// An evaluator that has no verdict (a service down, a broken tool) is asked again about the
+// same code after a growing pause; the model is not asked again for it.
+util::Expected<TurnResult> Trajectory::evaluate_with_retries(const std::string& code) {
+  const int attempts = std::max(1, m_options.eval_attempts);
+  auto delay = m_options.eval_retry_delay;
+  for (int attempt = 1;; ++attempt) {
+    auto result = evaluate_candidate(code);
+    if (result)
+      return result;
+    util::Error error = result.take_error();
+    if (attempt >= attempts || cancelled()) {
+      error.message += fmt::format(" ({} of {} attempts made)", attempt, attempts);
+      return error;
+    }
+    notice(fmt::format("turn not evaluated (attempt {} of {}): {}; trying the same reply again "
+                       "in {:.1f} s",
+                       attempt, attempts, error.message, static_cast<double>(delay.count()) / 1e3));
+    pause(delay);
+    delay = std::min(delay * 2, kMaxEvalRetryDelay);
+  }
+}
+
+void Trajectory::pause(std::chrono::milliseconds delay) const {
+  if (m_deps.sleeper != nullptr)
+    return m_deps.sleeper->sleep_for(delay);
+  const auto until = std::chrono::steady_clock::now() + delay;
+  while (!cancelled() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(100), until - std::chrono::steady_clock::now()));
+}
+
 // The executor at the turn boundary: whatever the evaluation of one candidate throws is this
 // turn's infra failure, never the end of the run.
 util::Expected<TurnResult> Trajectory::evaluate_candidate(const std::string& code) {
+  ActivityScope scope(m_deps.on_activity, m_task.key, Activity::evaluation);
   try {
     return m_deps.executor->evaluate(code, *m_task.problem, m_options.arch);
   } catch (const std::exception& error) {

@@ -9,7 +9,8 @@
 // trajectory must continue exactly where the store says it stopped.
 //
 // Approach. Every turn is a store transaction sequence: begin_turn (which abandons a turn left
-// open by a crash), one model call whose every HTTP attempt is recorded as it ends, extraction,
+// open by a crash), one model call whose every HTTP attempt is recorded as it starts and
+// completed as it ends (a call cut off by a crash stays on record), extraction,
 // the executor (gate, compile, static SASS, GPU evaluation), record_evaluation, finish_turn with
 // the reply, kernel and feedback committed together. The conversation is rebuilt from the
 // store's finished turns before every model call, so a fresh trajectory and a resumed one take
@@ -19,8 +20,15 @@
 //   no code in the reply          extraction    counted; feedback says what was missing
 //   gate / nvcc / GPU verdict     its category  counted; feedback from feedback.hpp
 //   model API failed after its    infra         not counted; no reply reaches the conversation;
-//   retries, or evaluator failed                after max_infra_retries consecutive ones the
+//   retries                                     after max_infra_retries consecutive ones the
 //                                               trajectory stops and stays resumable
+//   evaluator failed (no verdict) —             the same reply is evaluated again, with
+//                                               backoff, up to eval_attempts times; then an
+//                                               infra turn that keeps the reply, and the
+//                                               trajectory stops resumable: resume evaluates
+//                                               that reply again before it calls the model
+// Every infra turn stores its reason; the loop's notices (each failed evaluation, its retry)
+// go to the caller as they happen.
 //   context window exceeded       —             the trajectory ends: context_overflow
 //   request refused (4xx, other)  —             the trajectory ends: model_error
 // The trajectory ends with target_met when a correct kernel reaches the target speedup, and
@@ -36,11 +44,13 @@
 #include "compile/nvcc.hpp"
 #include "model/chat.hpp"
 #include "model/registry.hpp"
+#include "model/retry.hpp"
 #include "store/run_store.hpp"
 #include "suite/problem.hpp"
 #include "util/error.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,6 +71,8 @@ struct LoopOptions {
   std::optional<double> target_speedup = 1.2; // nullopt: never stop early
   ContextPolicy context = ContextPolicy::full;
   int max_infra_retries = 3; // consecutive infra turns before the trajectory stops
+  int eval_attempts = 4;     // evaluations of one reply before its turn is infra
+  std::chrono::milliseconds eval_retry_delay{5000}; // before the second; doubled, ≤ 2 min
 };
 
 // What the loop reports after each finished turn (progress display, logs).
@@ -71,6 +83,14 @@ struct TurnEvent {
   std::optional<double> speedup;
 };
 using TurnListener = std::function<void(const TurnEvent&)>;
+// What a trajectory waits on, reported as it begins and ends (the progress line's calls in
+// flight, the stop message).
+enum class Activity : std::uint8_t { model_call = 1, evaluation = 2 };
+enum class Edge : std::uint8_t { begins = 1, ends = 2 };
+using ActivityListener = std::function<void(const store::TrajectoryKey&, Activity, Edge)>;
+
+// A line for the user about one trajectory (an evaluator failure and its retry).
+using NoticeListener = std::function<void(const store::TrajectoryKey&, const std::string&)>;
 
 // How a trajectory run ended. `exit` is empty when the trajectory stopped without finishing
 // (cancelled, or infrastructure kept failing): it stays resumable.
@@ -101,7 +121,10 @@ struct LoopDeps {
   Executor* executor = nullptr;
   ClientMaker make_client;
   TurnListener on_turn;                      // optional
+  NoticeListener on_notice;                  // optional
+  ActivityListener on_activity;              // optional
   const std::atomic<bool>* cancel = nullptr; // optional: stop between turns when set
+  model::Sleeper* sleeper = nullptr; // the evaluator's backoff; null: real, cut short by cancel
 };
 
 // Runs (or resumes) one trajectory to its end or until it must stop. Errors: the store failed

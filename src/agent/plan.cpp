@@ -15,15 +15,24 @@ using util::Json;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 13> kPlanKeys{
-    "models",       "problems", "prompt_variants",
-    "trajectories", "turns",    "target_speedup",
-    "context",      "arch",     "jobs",
-    "registry",     "eval",     "max_infra_retries",
-    "repairs"};
+constexpr std::array<std::string_view, 15> kPlanKeys{"models",
+                                                     "problems",
+                                                     "prompt_variants",
+                                                     "trajectories",
+                                                     "turns",
+                                                     "target_speedup",
+                                                     "context",
+                                                     "arch",
+                                                     "jobs",
+                                                     "registry",
+                                                     "eval",
+                                                     "max_infra_retries",
+                                                     "eval_attempts",
+                                                     "eval_retry_delay_s",
+                                                     "repairs"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
-constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup", "iterations",
+constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup",  "iterations",
                                                     "timeout_s", "service", "memcheck"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
 
@@ -52,6 +61,10 @@ void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
   loop.max_turns = as_int(r.optional_integer(json, "$", "turns", 1), loop.max_turns);
   loop.max_infra_retries =
       as_int(r.optional_integer(json, "$", "max_infra_retries", 0), loop.max_infra_retries);
+  loop.eval_attempts =
+      as_int(r.optional_integer(json, "$", "eval_attempts", 1), loop.eval_attempts);
+  if (auto delay = r.optional_number(json, "$", "eval_retry_delay_s", {0, 3600}))
+    loop.eval_retry_delay = std::chrono::milliseconds(static_cast<long long>(*delay * 1000));
   if (auto target = r.optional_number(json, "$", "target_speedup", {0, 1e6}))
     loop.target_speedup = *target > 0 ? std::optional<double>(*target) : std::nullopt;
   if (auto context = r.optional_string(json, "$", "context", Emptiness::rejected)) {
@@ -219,14 +232,13 @@ util::Json plan_to_json(const RunPlan& plan) {
   json["arch"] = std::string(compile::to_string(plan.loop.arch));
   json["jobs"] = plan.jobs;
   json["max_infra_retries"] = plan.loop.max_infra_retries;
+  json["eval_attempts"] = plan.loop.eval_attempts;
+  json["eval_retry_delay_s"] = static_cast<double>(plan.loop.eval_retry_delay.count()) / 1000.0;
   if (!plan.registry.empty())
     json["registry"] = plan.registry.string();
-  json["eval"] = {{"sets", plan.eval.sets},
-                  {"trials", plan.eval.trials},
-                  {"warmup", plan.eval.warmup},
-                  {"iterations", plan.eval.iterations},
-                  {"timeout_s", plan.eval.timeout_s},
-                  {"memcheck", plan.eval.memcheck}};
+  json["eval"] = {{"sets", plan.eval.sets},           {"trials", plan.eval.trials},
+                  {"warmup", plan.eval.warmup},       {"iterations", plan.eval.iterations},
+                  {"timeout_s", plan.eval.timeout_s}, {"memcheck", plan.eval.memcheck}};
   if (!plan.eval.service.empty())
     json["eval"]["service"] = plan.eval.service;
   for (const RepairTask& repair : plan.repairs)

@@ -4,6 +4,7 @@
 //   {"models": ["Qwen3.6-27B"], "problems": ["primary"], "prompt_variants": ["paper"],
 //    "trajectories": 4, "turns": 8, "target_speedup": 1.2, "context": "full",
 //    "arch": "sm_90a", "jobs": 4, "registry": "config/models.json",
+//    "max_infra_retries": 3, "eval_attempts": 4, "eval_retry_delay_s": 5,
 //    "eval": {"sets": 3, "trials": 3, "warmup": 10, "iterations": 50, "timeout_s": 60,
 //             "memcheck": true, "service": ["http://gpu-host:8000"]}}
 //
@@ -82,7 +83,7 @@ exec::EvalOptions eval_options(const RunPlan& plan);
 struct PlannedTrajectory {
   store::TrajectoryKey key;
   const suite::Problem* problem = nullptr;
-  std::string variant; // the knowledge-pack variant ("none" for no pack)
+  std::string variant;                // the knowledge-pack variant ("none" for no pack)
   const RepairTask* repair = nullptr; // into the plan, for a repair trajectory
 };
 

@@ -18,6 +18,12 @@ util::Error model_error(util::ErrorKind kind, std::string message) {
   return util::make_error(kind, std::move(message));
 }
 
+// Records the loop's pauses instead of sleeping.
+struct RecordingSleeper final : Sleeper {
+  std::vector<std::chrono::milliseconds> delays;
+  void sleep_for(std::chrono::milliseconds delay) override { delays.push_back(delay); }
+};
+
 struct Harness {
   ScratchDir dir;
   std::unique_ptr<store::RunStore> store;
@@ -27,6 +33,8 @@ struct Harness {
   ClientSlot client;
   std::unique_ptr<ScriptedExecutor> executor;
   std::vector<TurnEvent> events;
+  std::vector<std::string> notices;
+  RecordingSleeper sleeper;
   std::atomic<bool> cancel{false};
 
   Harness(std::vector<ScriptedClient::Step> replies, std::vector<ScriptedExecutor::Step> verdicts) {
@@ -51,6 +59,10 @@ struct Harness {
     deps.make_client = client.maker();
     deps.on_turn = [this](const TurnEvent& e) { events.push_back(e); };
     deps.cancel = &cancel;
+    deps.sleeper = &sleeper;
+    deps.on_notice = [this](const store::TrajectoryKey&, const std::string& text) {
+      notices.push_back(text);
+    };
     auto result = run_trajectory(task, options, deps);
     if (!result)
       throw util::Fatal(result.error().message);
@@ -137,26 +149,83 @@ TEST(AgentLoop, ModelApiFailuresAreRetriedAndNeverCountedNorShownToTheModel) {
   EXPECT_EQ(h.store->usage(result.id)->calls, 5);
 }
 
-TEST(AgentLoop, ExecutorFailuresAreInfraTurns) {
-  Harness h(replies(4), {util::make_error(util::ErrorKind::subprocess, "nvcc vanished"),
+// On main an evaluator failure threw the reply away and asked the model again (4 requests).
+TEST(AgentLoop, AnEvaluatorFailureEvaluatesTheSameReplyAgainWithBackoffAndNoModelCall) {
+  Harness h(replies(3), {util::make_error(util::ErrorKind::subprocess, "nvcc vanished"),
+                         util::make_error(util::ErrorKind::transport, "service refused"),
                          numerical(), numerical(), numerical()});
+  h.options.eval_attempts = 3;
+  h.options.eval_retry_delay = std::chrono::milliseconds(1000);
   auto result = h.run();
   auto turns = h.finished(result);
-  ASSERT_EQ(turns.size(), 4u);
-  EXPECT_EQ(turns[0].category, TurnCategory::infra);
+  ASSERT_EQ(turns.size(), 3u);
+  EXPECT_EQ(turns[0].category, TurnCategory::numerical);
+  EXPECT_EQ(result.exit, store::ExitReason::turn_budget);
   EXPECT_EQ(result.counted_turns, 3);
+  EXPECT_EQ(h.client.script->requests().size(), 3u);
+  EXPECT_EQ(h.executor->calls(), 5u);
+  EXPECT_EQ(h.sleeper.delays,
+            (std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(1000),
+                                                    std::chrono::milliseconds(2000)}));
+  ASSERT_EQ(h.notices.size(), 2u);
+  EXPECT_NE(h.notices[0].find("nvcc vanished"), std::string::npos) << h.notices[0];
+  EXPECT_NE(h.notices[1].find("attempt 2 of 3"), std::string::npos) << h.notices[1];
 }
 
-TEST(AgentLoop, AnEvaluatorThatRaisesIsAnInfraTurnAndTheTrajectoryGoesOn) {
-  Harness h(replies(4), {ScriptedExecutor::Throw{"type must be number, but is null"},
-                         numerical(), numerical(), numerical()});
+TEST(AgentLoop, AnEvaluatorThatRaisesIsRetriedAndTheTrajectoryGoesOn) {
+  Harness h(replies(3), {ScriptedExecutor::Throw{"type must be number, but is null"}, numerical(),
+                         numerical(), numerical()});
   TrajectoryResult result;
   ASSERT_NO_THROW(result = h.run());
   auto turns = h.finished(result);
-  ASSERT_EQ(turns.size(), 4u);
-  EXPECT_EQ(turns[0].category, TurnCategory::infra);
+  ASSERT_EQ(turns.size(), 3u);
   EXPECT_EQ(result.exit, store::ExitReason::turn_budget);
   EXPECT_EQ(result.counted_turns, 3);
+  EXPECT_EQ(h.executor->calls(), 4u);
+}
+
+TEST(AgentLoop, AnEvaluatorThatStaysDownStopsResumablyAndResumeJudgesTheSameReply) {
+  const auto down = util::make_error(util::ErrorKind::transport, "connection refused");
+  Harness h(replies(1), {down, down});
+  h.options.eval_attempts = 2;
+  auto result = h.run();
+  EXPECT_FALSE(result.exit);
+  EXPECT_NE(result.stop_reason.find("connection refused"), std::string::npos) << result.stop_reason;
+  EXPECT_EQ((*h.store->find_trajectory(h.task.key))->status, store::TrajectoryStatus::running);
+  auto turns = h.finished(result);
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_EQ(turns[0].category, TurnCategory::infra);
+  EXPECT_EQ(turns[0].counting, store::Counting::not_counted);
+  ASSERT_TRUE(turns[0].infra_reason);
+  EXPECT_NE(turns[0].infra_reason->find("connection refused"), std::string::npos);
+  EXPECT_NE(turns[0].infra_reason->find("2 of 2 attempts"), std::string::npos);
+  ASSERT_TRUE(turns[0].reply);
+
+  // The evaluator is back: resume judges the kept reply before it asks the model again.
+  h.client.script = std::make_shared<ScriptedClient>(replies(2));
+  h.executor = std::make_unique<ScriptedExecutor>(
+      std::vector<ScriptedExecutor::Step>{numerical(), numerical(), numerical()});
+  auto resumed = h.run();
+  EXPECT_EQ(resumed.exit, store::ExitReason::turn_budget);
+  EXPECT_EQ(resumed.counted_turns, 3);
+  EXPECT_EQ(h.client.script->requests().size(), 2u);
+  auto all = h.finished(resumed);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[1].category, TurnCategory::numerical);
+  EXPECT_EQ(all[1].reply, turns[0].reply);
+  EXPECT_FALSE(all[1].infra_reason);
+  EXPECT_EQ(h.store->usage(resumed.id)->calls, 3);
+}
+
+TEST(AgentLoop, AFailedModelCallStoresItsReasonOnTheTurn) {
+  Harness h({model_error(util::ErrorKind::http_status, "HTTP 503 from server"), kernel_reply("a"),
+             kernel_reply("b"), kernel_reply("c")},
+            {numerical(), numerical(), numerical()});
+  auto turns = h.finished(h.run());
+  ASSERT_EQ(turns.size(), 4u);
+  ASSERT_TRUE(turns[0].infra_reason);
+  EXPECT_NE(turns[0].infra_reason->find("HTTP 503"), std::string::npos);
+  EXPECT_FALSE(turns[1].infra_reason);
 }
 
 TEST(AgentLoop, PersistentInfrastructureFailureStopsTheTrajectoryResumably) {
@@ -179,6 +248,40 @@ TEST(AgentLoop, PersistentInfrastructureFailureStopsTheTrajectoryResumably) {
   EXPECT_EQ(resumed.exit, store::ExitReason::turn_budget);
   EXPECT_EQ(resumed.counted_turns, 3);
   EXPECT_EQ(h.client.made_with.back(), 3); // three failed attempts already recorded
+}
+
+ChatResponse response(std::string text, std::string finish_reason) {
+  ChatResponse reply;
+  reply.text = std::move(text);
+  reply.finish_reason = std::move(finish_reason);
+  reply.usage = Usage{100, reply.text.empty() ? 0 : 50, 0};
+  return reply;
+}
+
+// On main the model was never told that its reply was cut off or empty.
+TEST(AgentLoop, ATruncatedOrEmptyReplyIsToldToTheModelAndRecordedOnTheTurn) {
+  Harness h({response(kernel_reply("cut"), "length"), response("", "stop"),
+             response("  \n", "MAX_TOKENS"), kernel_reply("whole")},
+            {numerical(), numerical()});
+  h.spec.sampling.max_output_tokens = 512;
+  h.options.max_turns = 4;
+  auto turns = h.finished(h.run());
+  ASSERT_EQ(turns.size(), 4u);
+  EXPECT_EQ(turns[0].reply_end, store::ReplyEnd::truncated);
+  EXPECT_EQ(turns[0].category, TurnCategory::numerical);
+  EXPECT_TRUE(turns[0].feedback->starts_with("Your reply was cut off: it reached the output limit "
+                                             "of 512 tokens"))
+      << *turns[0].feedback;
+  EXPECT_EQ(turns[1].reply_end, store::ReplyEnd::empty);
+  EXPECT_EQ(turns[1].category, TurnCategory::extraction);
+  EXPECT_TRUE(turns[1].feedback->starts_with("Your reply was empty")) << *turns[1].feedback;
+  EXPECT_EQ(turns[2].reply_end, store::ReplyEnd::empty); // nothing in it, whatever the reason
+  EXPECT_EQ(turns[3].reply_end, store::ReplyEnd::complete);
+  EXPECT_EQ(turns[3].feedback->find("Your reply was"), std::string::npos);
+  // The model reads the note with the next request.
+  auto requests = h.client.script->requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_TRUE(requests[1].back().content.starts_with("Your reply was cut off"));
 }
 
 TEST(AgentLoop, AContextOverflowEndsTheTrajectory) {

@@ -22,10 +22,11 @@ inline std::string kernel_reply(std::string_view marker) {
          "```\n";
 }
 
-// Plays scripted replies or errors in order and records every request's messages.
+// Plays scripted replies (a text that ended with "stop", or a whole response) or errors in order
+// and records every request's messages.
 class ScriptedClient final : public model::ModelClient {
 public:
-  using Step = std::variant<std::string, util::Error>;
+  using Step = std::variant<std::string, util::Error, model::ChatResponse>;
   explicit ScriptedClient(std::vector<Step> steps, std::string name = "scripted")
       : m_steps(steps.begin(), steps.end()), m_name(std::move(name)) {}
 
@@ -43,6 +44,9 @@ public:
     model::ChatResponse reply;
     if (auto* error = std::get_if<util::Error>(&step)) {
       attempt.error = *error;
+    } else if (auto* response = std::get_if<model::ChatResponse>(&step)) {
+      reply = *response;
+      attempt.response = &reply;
     } else {
       reply.text = std::get<std::string>(step);
       reply.usage = model::Usage{100, 50, 10};

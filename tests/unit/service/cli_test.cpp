@@ -18,8 +18,8 @@
 
 using namespace ptxbench;
 using namespace ptxbench::service::testing;
-using test_support::chat_body;
 using test_support::cache_env;
+using test_support::chat_body;
 using test_support::LoopbackServer;
 using test_support::reply_json;
 using test_support::run_ptxbench;
@@ -135,7 +135,7 @@ TEST(ServeCli, TheDemoRunsItsGpuStepThroughTheService) {
   EXPECT_NE(bad.err.find("expected an http:// or https:// URL"), std::string::npos) << bad.err;
 }
 
-TEST(ServeCli, AServiceThatDiesMidRunCostsInfraTurnsAndTheRunResumes) {
+TEST(ServeCli, AServiceThatDiesMidRunCostsOneInfraTurnAndTheRunResumesWithItsReply) {
   ScratchDir state, dir, cache;
   auto live = std::make_unique<LiveService>(state.path());
   std::mutex mutex;
@@ -153,12 +153,15 @@ TEST(ServeCli, AServiceThatDiesMidRunCostsInfraTurnsAndTheRunResumes) {
   });
   auto registry = write_registry(dir, model.base_url());
   auto run_dir = dir.path() / "run";
-  auto first = run_ptxbench({"run", "--registry", registry.string(), "--model", "loop", "--variant",
-                             "none", "--turns", "3", "--target-speedup", "0", "--quiet",
-                             "--eval-service", live->url(), "--out", run_dir.string()},
+  auto plan = dir.path() / "plan.json";
+  ASSERT_TRUE(util::write_file_atomic(
+      plan, R"({"models": ["loop"], "eval_attempts": 2, "eval_retry_delay_s": 0.05})"));
+  auto first = run_ptxbench({"run", "--plan", plan.string(), "--registry", registry.string(),
+                             "--variant", "none", "--turns", "3", "--target-speedup", "0",
+                             "--quiet", "--eval-service", live->url(), "--out", run_dir.string()},
                             cache);
   EXPECT_EQ(first.exit_code, 1) << first.err << first.out;
-  EXPECT_NE(first.out.find("infrastructure failures in a row"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("evaluation failed"), std::string::npos) << first.out;
 
   {
     std::lock_guard lock(mutex);
@@ -186,8 +189,8 @@ TEST(ServeCli, AServiceThatDiesMidRunCostsInfraTurnsAndTheRunResumes) {
     }
   }
   EXPECT_EQ(counted, 3);
-  EXPECT_EQ(infra, 4); // max_infra_retries (3) + the one that stopped the trajectory
-  // The model saw no infra turn: every call after the first carried one finished pair more.
+  EXPECT_EQ(infra, 1); // the reply the dead service could not judge, judged again on resume
+  // The model was asked once per counted turn: the reply of the infra turn was kept.
   std::lock_guard lock(mutex);
-  EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 4, 4, 4, 4, 6}));
+  EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 6}));
 }
