@@ -102,6 +102,12 @@ private:
     loop_deps.executor = m_deps.executor;
     loop_deps.cancel = m_deps.cancel;
     loop_deps.on_turn = [this](const TurnEvent& event) { m_progress.on_turn(event); };
+    loop_deps.on_notice = [this](const store::TrajectoryKey& key, const std::string& text) {
+      m_progress.notice(key, text);
+    };
+    loop_deps.on_activity = [this](const store::TrajectoryKey& key, Activity activity, Edge edge) {
+      m_progress.on_activity(key, activity, edge);
+    };
     loop_deps.make_client = [this, model](std::int64_t calls_made) {
       model::ClientDeps client = m_deps.client;
       client.replay_start = static_cast<std::size_t>(calls_made);
@@ -172,7 +178,8 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
   if (!budget)
     return budget.take_error();
   Progress progress(static_cast<std::int64_t>(planned->size()), *budget, deps.progress_out,
-                    deps.display);
+                    deps.display, deps.notice_out);
+  progress.watch(deps.cancel);
   RunSummary summary;
   summary.trajectories = Workers(plan, deps, *planned, *prompts, progress).run();
   progress.finish();

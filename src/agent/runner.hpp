@@ -36,8 +36,9 @@ struct RunDeps {
   const pack::Manifest* manifest = nullptr;
   const model::ModelRegistry* registry = nullptr;
   model::ClientDeps client; // HTTP transport and retry settings
-  std::string live_device; // the evaluating GPU's live parameters for the prompts, or empty
+  std::string live_device;  // the evaluating GPU's live parameters for the prompts, or empty
   std::FILE* progress_out = nullptr; // null: no progress display
+  std::FILE* notice_out = nullptr;   // the loop's notices (evaluator retries); null: progress_out
   Display display = Display::lines;
   const std::atomic<bool>* cancel = nullptr; // optional
 };

@@ -5,6 +5,8 @@
 #include "loop_test_support.hpp"
 #include "util/paths.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 using namespace ptxbench;
@@ -121,6 +123,32 @@ TEST(Progress, ShowsCountsBestSpeedupAndTheTimeLeftAtThePaceSoFar) {
             "trajectories 12/12 · turns 18 · correct 5 · best 1.234x · 1h01m elapsed");
 }
 
+// On main a trajectory that could not run was counted done: "trajectories 1/1" beside the
+// summary's "0 of 1 trajectories finished".
+TEST(Progress, ATrajectoryThatEndsUnfinishedIsCountedStoppedNotDone) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  ASSERT_NE(out, nullptr);
+  {
+    Progress progress(2, 2, out, Display::lines);
+    progress.on_trajectory_end(TrajectoryResult{}, 1);
+    TrajectoryResult finished;
+    finished.exit = store::ExitReason::turn_budget;
+    finished.counted_turns = 1;
+    progress.on_trajectory_end(finished, 1);
+    EXPECT_EQ(progress.counts().trajectories_done, 1);
+    EXPECT_EQ(progress.counts().trajectories_stopped, 1);
+  }
+  std::fclose(out);
+  const std::string text(buffer, size);
+  std::free(buffer);
+  EXPECT_NE(text.find("trajectories 0/2 (1 stopped) · turns 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("trajectories 1/2 (1 stopped) · turns 0 · correct 0 · 0s elapsed\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(RunPlan, TheShippedPlansParseAndExpand) {
   int seen = 0;
   for (const auto& entry :
@@ -172,8 +200,7 @@ TEST(RunPlan, ARepairPlanRunsOneTrajectoryPerModelAndRepairKeyedByItsIndex) {
   ASSERT_TRUE(planned) << planned.error().message;
   ASSERT_EQ(planned->size(), 2u);
   EXPECT_EQ((*planned)[0].key, (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "none", 0}));
-  EXPECT_EQ((*planned)[1].key,
-            (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "gemm-0", 1}));
+  EXPECT_EQ((*planned)[1].key, (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "gemm-0", 1}));
   EXPECT_EQ((*planned)[1].repair, &plan.repairs[1]);
 }
 
