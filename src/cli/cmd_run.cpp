@@ -3,8 +3,8 @@
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
 
+#include <array>
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -28,30 +28,64 @@ struct RunCliOptions {
   bool static_only = false;
   bool no_memcheck = false;
   bool quiet = false;
+  bool override_settings = false;
 };
+
+// What a resume takes from the run's stored plan; given with --resume they would be ignored.
+constexpr std::array<std::string_view, 11> kPlanFlags{
+    "--plan",    "--out",          "--model",      "--problem",
+    "--variant", "--trajectories", "--turns",      "--target-speedup",
+    "--context", "--arch",         "--no-memcheck"};
+
+util::Status check_resume_flags(const CLI::App& sub, const RunCliOptions& o) {
+  if (o.resume.empty()) {
+    if (o.override_settings)
+      return util::make_error(util::ErrorKind::invalid_input, "--override goes with --resume");
+    return util::Ok{};
+  }
+  for (std::string_view flag : kPlanFlags)
+    if (sub.count(std::string(flag)) > 0)
+      return util::make_error(
+          util::ErrorKind::invalid_input,
+          fmt::format("{} cannot be used with --resume: a resumed run continues the plan it "
+                      "started with (stored in the run); start a new run with --out to change it",
+                      flag));
+  return util::Ok{};
+}
 
 // Flags given on the command line replace the plan file's values.
 util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
-  if (!o.models.empty()) plan.models = o.models;
-  if (!o.problems.empty()) plan.problems = o.problems;
-  if (!o.variants.empty()) plan.prompt_variants = o.variants;
-  if (!o.registry.empty()) plan.registry = std::filesystem::absolute(o.registry);
-  if (o.trajectories > 0) plan.trajectories = o.trajectories;
-  if (o.turns > 0) plan.loop.max_turns = o.turns;
-  if (o.jobs > 0) plan.jobs = o.jobs;
-  if (o.no_memcheck) plan.eval.memcheck = false;
-  if (o.target_speedup == 0) plan.loop.target_speedup.reset();
-  if (o.target_speedup > 0) plan.loop.target_speedup = o.target_speedup;
+  if (!o.models.empty())
+    plan.models = o.models;
+  if (!o.problems.empty())
+    plan.problems = o.problems;
+  if (!o.variants.empty())
+    plan.prompt_variants = o.variants;
+  if (!o.registry.empty())
+    plan.registry = std::filesystem::absolute(o.registry);
+  if (o.trajectories > 0)
+    plan.trajectories = o.trajectories;
+  if (o.turns > 0)
+    plan.loop.max_turns = o.turns;
+  if (o.jobs > 0)
+    plan.jobs = o.jobs;
+  if (o.no_memcheck)
+    plan.eval.memcheck = false;
+  if (o.target_speedup == 0)
+    plan.loop.target_speedup.reset();
+  if (o.target_speedup > 0)
+    plan.loop.target_speedup = o.target_speedup;
   if (!o.context.empty()) {
     auto policy = agent::parse_context_policy(o.context);
-    if (!policy) return util::make_error(util::ErrorKind::invalid_input,
-                                         "--context must be full or latest-pair");
+    if (!policy)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "--context must be full or latest-pair");
     plan.loop.context = *policy;
   }
   if (!o.arch.empty()) {
     auto arch = compile::parse_arch(o.arch);
-    if (!arch) return util::make_error(util::ErrorKind::invalid_input,
-                                       "--arch must be sm_90a or sm_100a");
+    if (!arch)
+      return util::make_error(util::ErrorKind::invalid_input, "--arch must be sm_90a or sm_100a");
     plan.loop.arch = *arch;
   }
   if (plan.models.empty())
@@ -64,28 +98,37 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   RunJob job;
   job.gpu = o.static_only ? GpuUse::never : GpuUse::when_present;
   job.progress = !o.quiet;
-  if (o.jobs > 0) job.plan.jobs = o.jobs;
+  if (o.jobs > 0)
+    job.plan.jobs = o.jobs;
   if (o.static_only && !o.eval_service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and --eval-service exclude each other");
-  if (auto urls = agent::check_service_urls(o.eval_service); !urls) return urls.take_error();
+  if (auto urls = agent::check_service_urls(o.eval_service); !urls)
+    return urls.take_error();
   job.plan.eval.service = o.eval_service;
   if (!o.resume.empty()) {
     job.mode = RunMode::resume;
     job.dir = o.resume;
+    job.override_settings = o.override_settings;
+    if (!o.registry.empty())
+      job.plan.registry = std::filesystem::absolute(o.registry);
     return job;
   }
   if (!o.plan_file.empty()) {
     auto plan = agent::load_plan(o.plan_file);
-    if (!plan) return plan.take_error();
+    if (!plan)
+      return plan.take_error();
     job.plan = std::move(*plan);
-    if (!o.eval_service.empty()) job.plan.eval.service = o.eval_service;
+    if (!o.eval_service.empty())
+      job.plan.eval.service = o.eval_service;
   }
   if (o.static_only && !job.plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and the plan's eval.service exclude each other");
-  if (auto status = apply_flags(o, job.plan); !status) return status.take_error();
-  if (!job.plan.registry.empty()) job.plan.registry = std::filesystem::absolute(job.plan.registry);
+  if (auto status = apply_flags(o, job.plan); !status)
+    return status.take_error();
+  if (!job.plan.registry.empty())
+    job.plan.registry = std::filesystem::absolute(job.plan.registry);
   job.dir = o.out.empty() ? default_run_dir("run") : std::filesystem::path(o.out);
   return job;
 }
@@ -97,15 +140,18 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("--plan", o->plan_file,
                  "run plan JSON: models × problems × prompt variants × trajectories × turns "
                  "(config/plans/; flags below override it)");
-  sub.add_option("--resume", o->resume, "continue the run in this directory without repeating "
-                                        "finished turns");
+  sub.add_option("--resume", o->resume,
+                 "continue the run in this directory without repeating "
+                 "finished turns");
   sub.add_option("--out", o->out, "run directory (default runs/run-<UTC time>)");
   sub.add_option("--model", o->models, "model name(s) from the registry");
   sub.add_option("--problem", o->problems,
                  "problem name(s), or primary / generalization / all (default gemm_n7168_k5120)");
   sub.add_option("--variant", o->variants,
                  "knowledge-pack variant(s), or paper (the kind's three), default, none");
-  sub.add_option("--registry", o->registry, "model registry JSON (default config/models.json)");
+  sub.add_option("--registry", o->registry,
+                 "model registry JSON (default config/models.json; with --resume, replaces the "
+                 "run's)");
   // Counts given on the command line must be ≥ 1: 0 is how "not given" is kept, so a 0 or a
   // negative value would otherwise fall back to the plan's number silently.
   sub.add_option("--trajectories", o->trajectories, "trajectories per model × problem × variant")
@@ -130,9 +176,15 @@ Action setup_run(CLI::App& sub) {
                "skip the compute-sanitizer memcheck pass that every evaluated turn gets by "
                "default (plan key eval.memcheck)");
   sub.add_flag("--quiet", o->quiet, "no progress line");
-  return [o] {
+  sub.add_flag("--override", o->override_settings,
+               "with --resume: continue although the model's registry entry changed since the "
+               "run recorded it; the new settings are recorded for the turns from now on");
+  return [o, &sub] {
+    if (auto status = check_resume_flags(sub, *o); !status)
+      return report_error("run", status.error());
     auto job = make_job(*o);
-    if (!job) return report_error("run", job.error());
+    if (!job)
+      return report_error("run", job.error());
     return run_job(std::move(*job), "run");
   };
 }

@@ -2,22 +2,22 @@
 
 #include "agent/executor.hpp"
 #include "agent/remote_executor.hpp"
-#include "cuda/device.hpp"
 #include "agent/runner.hpp"
 #include "cli/tools.hpp"
+#include "cuda/device.hpp"
 #include "exec/evaluator.hpp"
 #include "measure/live_device.hpp"
+#include "model/factory.hpp"
 #include "model/http_transport.hpp"
 #include "pack/manifest.hpp"
 #include "report/export.hpp"
 #include "store/enums.hpp"
 #include "util/strings.hpp"
 
-#include <fmt/core.h>
-
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <fmt/core.h>
 #include <unistd.h>
 
 namespace ptxbench::cli {
@@ -32,6 +32,10 @@ extern "C" void on_stop_signal(int signal) {
     return;
   }
   g_cancel.store(true);
+  static constexpr char kMessage[] =
+      "\nptxbench: stop requested; the turns in flight finish first (Ctrl-C again stops at once; "
+      "the run stays resumable)\n";
+  [[maybe_unused]] ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
 }
 
 util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
@@ -39,10 +43,12 @@ util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
     return store::RunStore::open_existing(job.dir);
   if (std::filesystem::exists(job.dir / store::RunStore::kDatabaseName))
     return util::make_error(util::ErrorKind::invalid_input,
-                            job.dir.string() + " already holds a run; continue it with "
-                                               "`ptxbench run --resume " + job.dir.string() + "`");
-  return store::RunStore::open(job.dir,
-                               store::RunInfo{agent::plan_to_json(job.plan).dump(), PTXBENCH_VERSION, ""});
+                            job.dir.string() +
+                                " already holds a run; continue it with "
+                                "`ptxbench run --resume " +
+                                job.dir.string() + "`");
+  return store::RunStore::open(
+      job.dir, store::RunInfo{agent::plan_to_json(job.plan).dump(), PTXBENCH_VERSION, ""});
 }
 
 // The plan a resumed run continues: the one stored when it started (jobs may change).
@@ -51,7 +57,10 @@ util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const R
   if (!plan)
     return plan.take_error();
   plan->jobs = job.plan.jobs;
-  if (!job.plan.eval.service.empty()) plan->eval.service = job.plan.eval.service;
+  if (!job.plan.registry.empty())
+    plan->registry = job.plan.registry;
+  if (!job.plan.eval.service.empty())
+    plan->eval.service = job.plan.eval.service;
   return plan;
 }
 
@@ -71,27 +80,89 @@ void print_exports(const report::ExportedFiles& files, const std::filesystem::pa
 // Each finished turn: index, category and the first lines of the feedback the model got.
 util::Status print_turns(store::RunStore& store) {
   auto trajectories = store.trajectories();
-  if (!trajectories) return trajectories.take_error();
+  if (!trajectories)
+    return trajectories.take_error();
   for (const auto& trajectory : *trajectories) {
     auto turns = store.finished_turns(trajectory.id);
-    if (!turns) return turns.take_error();
+    if (!turns)
+      return turns.take_error();
     fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
                trajectory.key.prompt_variant, trajectory.key.sample);
     for (const auto& turn : *turns) {
-      fmt::print("  turn {}: {}\n", turn.index + 1,
-                 store::enum_name(store::kTurnCategories, turn.category));
+      const bool cut = turn.reply_end && *turn.reply_end != store::ReplyEnd::complete;
+      fmt::print(
+          "  turn {}: {}{}{}\n", turn.index + 1,
+          store::enum_name(store::kTurnCategories, turn.category),
+          cut ? fmt::format(" (reply {})", store::enum_name(store::kReplyEnds, *turn.reply_end))
+              : "",
+          turn.infra_reason ? " (" + *turn.infra_reason + ")" : "");
       for (const auto& line : util::split_lines(util::head_lines(turn.feedback.value_or(""), 4)))
-        if (!util::trim(line).empty()) fmt::print("    | {}\n", line);
+        if (!util::trim(line).empty())
+          fmt::print("    | {}\n", line);
     }
   }
   fmt::print("\n");
   return util::Ok{};
 }
 
+// The top-level keys whose values differ: "max_output_tokens 100 -> 200".
+std::string settings_change(const nlohmann::ordered_json& before,
+                            const nlohmann::ordered_json& after) {
+  std::string change;
+  auto value = [](const nlohmann::ordered_json& json, const std::string& key) {
+    return json.contains(key) ? json[key].dump() : std::string("(absent)");
+  };
+  std::vector<std::string> keys;
+  for (const auto& [key, _] : before.items())
+    keys.push_back(key);
+  for (const auto& [key, _] : after.items())
+    if (!before.contains(key))
+      keys.push_back(key);
+  for (const auto& key : keys)
+    if (value(before, key) != value(after, key))
+      change += fmt::format("{}{} {} -> {}", change.empty() ? "" : ", ", key, value(before, key),
+                            value(after, key));
+  return change;
+}
+
+// Records each model's resolved settings: at the start of a run, and on resume when none were
+// stored or when --override accepts a change; a change without --override refuses the resume.
+util::Status settle_model_settings(store::RunStore& store, const model::ModelRegistry& registry,
+                                   const RunJob& job, std::string_view command) {
+  for (const std::string& name : job.plan.models) {
+    const nlohmann::ordered_json current = model::settings_json(*registry.find(name));
+    auto stored = store.model_settings(name);
+    if (!stored)
+      return stored.take_error();
+    std::string reason = job.mode == RunMode::fresh ? "run started" : "";
+    if (job.mode == RunMode::resume && !*stored)
+      reason = "first recorded on resume (the run began before settings were stored)";
+    if (job.mode == RunMode::resume && *stored) {
+      auto before = nlohmann::ordered_json::parse((*stored)->settings_json, nullptr, false);
+      const std::string change = settings_change(before, current);
+      if (change.empty())
+        continue;
+      if (!job.override_settings)
+        return util::make_error(
+            util::ErrorKind::invalid_input,
+            fmt::format("the settings of model \"{}\" changed since they were recorded ({}): {}; "
+                        "restore the registry entry, or resume with --override to continue with "
+                        "the new settings (recorded in the run)",
+                        name, (*stored)->recorded_at, change));
+      reason = "override on resume: " + change;
+      fmt::print(stderr, "ptxbench {}: model \"{}\": {}\n", command, name, reason);
+    }
+    if (auto status = store.record_model_settings(name, current.dump(), reason); !status)
+      return status;
+  }
+  return util::Ok{};
+}
+
 // The live parameters of GPU 0 when it is the plan's architecture (they go into the prompts).
 std::string live_device_text(compile::Arch arch) {
   auto device = measure::read_live_device(0);
-  if (!device || device->arch() != compile::to_string(arch)) return {};
+  if (!device || device->arch() != compile::to_string(arch))
+    return {};
   return measure::render_live_device(*device);
 }
 
@@ -118,24 +189,35 @@ StopSignals::~StopSignals() {
   std::signal(SIGTERM, m_term);
 }
 
-const std::atomic<bool>* StopSignals::flag() const { return &g_cancel; }
+const std::atomic<bool>* StopSignals::flag() const {
+  return &g_cancel;
+}
 
 util::Expected<std::unique_ptr<RunEnvironment>>
 RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command) {
-  auto registry = model::load_registry(plan.registry.empty() ? model::default_registry_path()
-                                                             : plan.registry);
-  if (!registry) return registry.take_error();
+  auto registry =
+      model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry);
+  if (!registry)
+    return registry.take_error();
   auto manifest = pack::Manifest::load(pack::Manifest::default_path());
-  if (!manifest) return manifest.take_error();
+  if (!manifest)
+    return manifest.take_error();
   std::unique_ptr<RunEnvironment> env(
       new RunEnvironment(std::move(*registry), std::move(*manifest)));
   auto suite = env->m_tools.suite();
-  if (!suite) return suite.take_error();
+  if (!suite)
+    return suite.take_error();
   env->m_suite = *suite;
   auto checker = env->m_tools.checker();
-  if (!checker) return checker.take_error();
+  if (!checker)
+    return checker.take_error();
   if (auto checked = agent::check_plan(plan, **suite, env->m_manifest, env->m_registry); !checked)
     return checked.take_error();
+  for (const std::string& name : plan.models)
+    if (auto status =
+            model::check_client_setup(*env->m_registry.find(name), model::process_environment());
+        !status)
+      return status.take_error();
   env->start_executor(plan, gpu, command, **checker);
   return env;
 }
@@ -153,8 +235,9 @@ void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
     m_live_device = live_device_text(plan.loop.arch);
   } else {
     m_executor = std::make_unique<agent::StaticExecutor>(checker);
-    fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
-                       "SASS) and is recorded as static_only\n",
+    fmt::print(stderr,
+               "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
+               "SASS) and is recorded as static_only\n",
                command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
   }
 }
@@ -168,6 +251,7 @@ agent::RunDeps RunEnvironment::deps(bool progress, const std::atomic<bool>* canc
   deps.client.transport = m_transport.get();
   deps.live_device = m_live_device;
   deps.progress_out = progress ? stderr : nullptr;
+  deps.notice_out = stderr;
   deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
   deps.cancel = cancel;
   return deps;
@@ -186,21 +270,28 @@ ExitCode run_job(RunJob job, std::string_view command) {
   std::unique_ptr<store::RunStore> store;
   if (job.mode == RunMode::resume) {
     auto opened = open_store(job);
-    if (!opened) return report_error(command, opened.error());
+    if (!opened)
+      return report_error(command, opened.error());
     store = std::move(*opened);
     auto plan = stored_plan(*store, job);
-    if (!plan) return report_error(command, plan.error());
+    if (!plan)
+      return report_error(command, plan.error());
     job.plan = std::move(*plan);
   }
   // A new run's folder is made only for a plan that names what exists (make checks it), so a
   // mistyped model leaves nothing behind that the corrected command would refuse.
   auto environment = RunEnvironment::make(job.plan, job.gpu, command);
-  if (!environment) return report_error(command, environment.error());
+  if (!environment)
+    return report_error(command, environment.error());
   if (!store) {
     auto opened = open_store(job);
-    if (!opened) return report_error(command, opened.error());
+    if (!opened)
+      return report_error(command, opened.error());
     store = std::move(*opened);
   }
+  if (auto status = settle_model_settings(*store, (*environment)->registry(), job, command);
+      !status)
+    return report_error(command, status.error());
   StopSignals signals;
   agent::RunDeps deps = (*environment)->deps(job.progress, signals.flag());
   deps.store = store.get();
@@ -209,12 +300,15 @@ ExitCode run_job(RunJob job, std::string_view command) {
              compile::to_string(job.plan.loop.arch));
   std::fflush(stdout);
   auto summary = agent::run_plan(job.plan, deps);
-  if (!summary) return report_error(command, summary.error());
+  if (!summary)
+    return report_error(command, summary.error());
   if (job.show_turns)
-    if (auto status = print_turns(*store); !status) return report_error(command, status.error());
+    if (auto status = print_turns(*store); !status)
+      return report_error(command, status.error());
   fmt::print("{}", agent::render_summary(*summary));
   auto files = report::export_run(*store, job.dir / "exports");
-  if (!files) return report_error(command, files.error());
+  if (!files)
+    return report_error(command, files.error());
   print_exports(*files, job.dir);
   return exit_code(*summary);
 }

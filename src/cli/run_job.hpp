@@ -1,6 +1,7 @@
 // Running a plan into a run directory, shared by `ptxbench run` and `ptxbench demo`: builds the
 // real implementations (registry, curl transport, checker, evaluation service client, GPU
-// evaluator or static executor, run store), runs the plan with a progress line, prints the summary and writes the exports.
+// evaluator or static executor, run store), runs the plan with a progress line, prints the summary
+// and writes the exports.
 #pragma once
 
 #include "agent/executor.hpp"
@@ -33,6 +34,9 @@ struct RunJob {
   GpuUse gpu = GpuUse::when_present;
   bool progress = true;
   bool show_turns = false; // print every turn's category and the head of its feedback
+  // resume: continue with model settings that differ from the stored ones (recorded as an
+  // override) instead of refusing
+  bool override_settings = false;
 };
 
 ExitCode run_job(RunJob job, std::string_view command);
@@ -41,11 +45,12 @@ ExitCode run_job(RunJob job, std::string_view command);
 // knowledge packs, the suite and checker, the curl transport and the executor — the evaluation
 // service client when the plan names services, the GPU evaluator when a GPU is here, else the
 // static check (said on stderr). Commands that drive the loop (run, fixit repair) share it.
-// not_found before anything is built for a plan naming an unknown model, problem or variant.
+// not_found before anything is built for a plan naming an unknown model, problem or variant;
+// invalid_input for a model whose API-key variable is unset or whose base URL is no URL.
 class RunEnvironment {
 public:
-  static util::Expected<std::unique_ptr<RunEnvironment>>
-  make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command);
+  static util::Expected<std::unique_ptr<RunEnvironment>> make(const agent::RunPlan& plan,
+                                                              GpuUse gpu, std::string_view command);
 
   // Everything but the store; progress on stderr unless `progress` is false.
   agent::RunDeps deps(bool progress, const std::atomic<bool>* cancel);

@@ -98,6 +98,13 @@ void evidence_section(std::vector<Block>& doc, const Report& report) {
   doc.push_back(table(std::move(t)));
 }
 
+// "7", or "7 (1 cut off, usage unknown)" when a crash ended attempts before their answer.
+std::string attempts_text(const store::UsageTotals& spent) {
+  if (spent.calls_in_flight == 0)
+    return std::to_string(spent.calls);
+  return fmt::format("{} ({} cut off, usage unknown)", spent.calls, spent.calls_in_flight);
+}
+
 std::string tokens(std::optional<double> value) {
   return value ? fmt::format("{:.1f}", *value) : std::string(kUndefined);
 }
@@ -128,7 +135,7 @@ void usage_section(std::vector<Block>& doc, const Report& report) {
          {std::to_string(u.replied_calls), std::to_string(u.failed_calls), tokens(u.reasoning_mean),
           tokens(u.reasoning_median),
           u.reasoning_max ? std::to_string(*u.reasoning_max) : std::string(kUndefined),
-          std::to_string(u.spent.calls), std::to_string(u.spent.input_tokens),
+          attempts_text(u.spent), std::to_string(u.spent.input_tokens),
           std::to_string(u.spent.output_tokens), fmt::format("{:.4f}", u.spent.cost_usd)})
       row.push_back(std::move(cell));
     t.rows.push_back(std::move(row));

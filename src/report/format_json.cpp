@@ -8,11 +8,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json number(std::optional<double> value) { return value ? Json(*value) : Json(nullptr); }
+Json number(std::optional<double> value) {
+  return value ? Json(*value) : Json(nullptr);
+}
 
 Json key_json(const MetricKey& key) {
   Json out{{"metric", to_string(key.metric)}, {"limit", key.limit}};
-  if (is_fast_p(key.metric)) out["p"] = key.p;
+  if (is_fast_p(key.metric))
+    out["p"] = key.p;
   return out;
 }
 
@@ -44,16 +47,22 @@ Json variant_json(const VariantResult& variant) {
 
 Json group_json(const GroupResult& group) {
   Json variants = Json::array();
-  for (const VariantResult& variant : group.variants) variants.push_back(variant_json(variant));
+  for (const VariantResult& variant : group.variants)
+    variants.push_back(variant_json(variant));
   Json across = Json::array();
   for (const auto& [key, s] : group.across) {
     Json row = key_json(key);
-    row.update({{"mean", number(s.mean)}, {"min", number(s.min)}, {"max", number(s.max)},
-                {"defined_variants", s.defined}, {"variants", s.variants}});
+    row.update({{"mean", number(s.mean)},
+                {"min", number(s.min)},
+                {"max", number(s.max)},
+                {"defined_variants", s.defined},
+                {"variants", s.variants}});
     across.push_back(row);
   }
-  return {{"model", group.model}, {"problem", group.problem},
-          {"counts", counts_json(group.counts)}, {"across_variants", across},
+  return {{"model", group.model},
+          {"problem", group.problem},
+          {"counts", counts_json(group.counts)},
+          {"across_variants", across},
           {"variants", variants}};
 }
 
@@ -70,25 +79,30 @@ Json categories_json(const CategoryStats& stats) {
     transitions.push_back({{"from", store::to_string(pair.first)},
                            {"to", store::to_string(pair.second)},
                            {"count", count}});
-  return {{"model", stats.model}, {"not_counted_turns", stats.not_counted_turns},
-          {"by_turn", by_turn}, {"transitions", transitions}};
+  return {{"model", stats.model},
+          {"not_counted_turns", stats.not_counted_turns},
+          {"by_turn", by_turn},
+          {"transitions", transitions}};
 }
 
 Json usage_json(const UsageStats& u) {
-  return {{"model", u.model},
-          {"gpu", u.gpu.empty() ? Json(nullptr) : Json(u.gpu)},
-          {"replied_calls", u.replied_calls},
-          {"failed_calls", u.failed_calls},
-          {"reasoning_tokens_per_call",
-           {{"mean", number(u.reasoning_mean)},
-            {"median", number(u.reasoning_median)},
-            {"max", u.reasoning_max ? Json(*u.reasoning_max) : Json(nullptr)}}},
-          {"spent",
-           {{"attempts", u.spent.calls},
-            {"input_tokens", u.spent.input_tokens},
-            {"output_tokens", u.spent.output_tokens},
-            {"reasoning_tokens", u.spent.reasoning_tokens},
-            {"cost_usd", u.spent.cost_usd}}}};
+  Json json = {{"model", u.model},
+               {"gpu", u.gpu.empty() ? Json(nullptr) : Json(u.gpu)},
+               {"replied_calls", u.replied_calls},
+               {"failed_calls", u.failed_calls},
+               {"reasoning_tokens_per_call",
+                {{"mean", number(u.reasoning_mean)},
+                 {"median", number(u.reasoning_median)},
+                 {"max", u.reasoning_max ? Json(*u.reasoning_max) : Json(nullptr)}}},
+               {"spent",
+                {{"attempts", u.spent.calls},
+                 {"input_tokens", u.spent.input_tokens},
+                 {"output_tokens", u.spent.output_tokens},
+                 {"reasoning_tokens", u.spent.reasoning_tokens},
+                 {"cost_usd", u.spent.cost_usd}}}};
+  if (u.spent.calls_in_flight > 0) // cut off by a crash: counted above, their usage unknown
+    json["spent"]["attempts_usage_unknown"] = u.spent.calls_in_flight;
+  return json;
 }
 
 class JsonFormat final : public ReportFormat {
@@ -97,11 +111,14 @@ public:
   std::vector<OutputFile> render(const Report& report,
                                  std::span<const Figure> /*figures*/) const override {
     Json groups = Json::array();
-    for (const GroupResult& group : report.groups) groups.push_back(group_json(group));
+    for (const GroupResult& group : report.groups)
+      groups.push_back(group_json(group));
     Json categories = Json::array();
-    for (const CategoryStats& stats : report.categories) categories.push_back(categories_json(stats));
+    for (const CategoryStats& stats : report.categories)
+      categories.push_back(categories_json(stats));
     Json usage = Json::array();
-    for (const UsageStats& u : report.usage) usage.push_back(usage_json(u));
+    for (const UsageStats& u : report.usage)
+      usage.push_back(usage_json(u));
     const Json out{{"schema_version", 1},
                    {"sources", report.sources},
                    {"turn_limits", report.options.limits},
@@ -119,6 +136,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<ReportFormat> make_json_format() { return std::make_unique<JsonFormat>(); }
+std::unique_ptr<ReportFormat> make_json_format() {
+  return std::make_unique<JsonFormat>();
+}
 
 } // namespace ptxbench::report

@@ -29,6 +29,7 @@ void add(store::UsageTotals& sum, const store::UsageTotals& part) {
   sum.output_tokens += part.output_tokens;
   sum.reasoning_tokens += part.reasoning_tokens;
   sum.cost_usd += part.cost_usd;
+  sum.calls_in_flight += part.calls_in_flight;
 }
 
 void summarise(UsageStats& stats, std::vector<std::int64_t> reasoning) {

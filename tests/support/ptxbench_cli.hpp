@@ -5,11 +5,12 @@
 #include "support/scratch_dir.hpp"
 #include "util/subprocess.hpp"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <cstdlib>
+#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace ptxbench::test_support {
@@ -47,6 +48,34 @@ inline util::ProcessResult ptxbench_result(std::vector<std::string> args,
 // The same with its cache in `cache`.
 inline util::ProcessResult run_ptxbench(std::vector<std::string> args, const ScratchDir& cache) {
   return ptxbench_result(std::move(args), {cache_env(cache)});
+}
+
+// `ptxbench ARGS` started in the background (stdout to /dev/null, stderr to `err_file` when
+// given) so that a test can signal it; its cache in `cache`.
+inline pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchDir& cache,
+                            const std::filesystem::path& err_file = {}) {
+  std::vector<std::string> argv{PTXBENCH_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env{"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin",
+                               cache_env(cache)};
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& entry : env)
+      putenv(const_cast<char*>(entry.c_str()));
+    std::vector<char*> raw;
+    for (auto& arg : argv)
+      raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    int null_fd = ::open("/dev/null", O_WRONLY);
+    dup2(null_fd, STDOUT_FILENO);
+    if (!err_file.empty()) {
+      int err_fd = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(err_fd, STDERR_FILENO);
+    }
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  return pid;
 }
 
 } // namespace ptxbench::test_support

@@ -16,37 +16,16 @@
 #include <unistd.h>
 
 using namespace ptxbench;
-using test_support::chat_body;
-using test_support::ScratchDir;
 using test_support::cache_env;
+using test_support::chat_body;
 using test_support::LoopbackServer;
 using test_support::reply_json;
 using test_support::run_ptxbench;
+using test_support::ScratchDir;
+using test_support::spawn_ptxbench;
 using test_support::write_registry;
 
 namespace {
-
-// Started in the background so that the test can kill it.
-pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchDir& cache) {
-  std::vector<std::string> argv{PTXBENCH_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env{"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin",
-                               cache_env(cache)};
-  pid_t pid = fork();
-  if (pid == 0) {
-    for (const auto& entry : env)
-      putenv(const_cast<char*>(entry.c_str()));
-    std::vector<char*> raw;
-    for (auto& arg : argv)
-      raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    int null_fd = ::open("/dev/null", O_WRONLY);
-    dup2(null_fd, STDOUT_FILENO);
-    execv(raw[0], raw.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 const char* kKernelReply = R"(Here it is.
 ```cuda
@@ -178,9 +157,8 @@ TEST(RunCli, BadPlansAndUnknownModelsGetClearMessagesAndLeaveNoRunBehind) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "u" / "run.sqlite"));
   // Counts of 0 or below are usage errors, not a silent fall-back to the plan's numbers.
   for (const char* flag : {"--turns", "--trajectories", "--jobs"}) {
-    auto zero = run_ptxbench({"run", "--model", "demo", flag, "0", "--out",
-                              (dir.path() / "z").string()},
-                             cache);
+    auto zero = run_ptxbench(
+        {"run", "--model", "demo", flag, "0", "--out", (dir.path() / "z").string()}, cache);
     EXPECT_EQ(zero.exit_code, 2) << flag << ": " << zero.err;
     EXPECT_NE(zero.err.find(flag), std::string::npos) << zero.err;
   }
