@@ -239,21 +239,21 @@ TEST(RealRunCli, AnAttemptKilledInFlightIsCountedWithItsUsageMarkedUnknown) {
   std::atomic<int> requests{0};
   LoopbackServer* self = nullptr;
   LoopbackServer server([&](int, const httplib::Request&, httplib::Response& response) {
-    if (requests.fetch_add(1) == 0)
-      self->hold(std::chrono::seconds(60)); // the run dies waiting for this reply
+    if (requests.fetch_add(1) == 1)
+      self->hold(std::chrono::seconds(60)); // the run dies waiting for its second reply
     reply_json(response, chat_body("no code"));
   });
   self = &server;
   auto registry = write_registry(dir, server.base_url());
   auto run_dir = dir.path() / "run";
   pid_t pid = test_support::spawn_ptxbench({"run", "--registry", registry.string(), "--model",
-                                            "loop", "--variant", "none", "--turns", "1",
+                                            "loop", "--variant", "none", "--turns", "2",
                                             "--static-only", "--quiet", "--out", run_dir.string()},
                                            cache);
   ASSERT_GT(pid, 0);
-  for (int i = 0; i < 3000 && requests.load() == 0; ++i)
+  for (int i = 0; i < 3000 && requests.load() < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_EQ(requests.load(), 1) << "the run never called the model";
+  ASSERT_EQ(requests.load(), 2) << "the run never reached its second model call";
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -264,13 +264,13 @@ TEST(RealRunCli, AnAttemptKilledInFlightIsCountedWithItsUsageMarkedUnknown) {
     ASSERT_TRUE(store);
     auto trajectory = (*(*store)->trajectories())[0];
     auto usage = *(*store)->usage(trajectory.id);
-    EXPECT_EQ(usage.calls, 1);
+    EXPECT_EQ(usage.calls, 2);
     EXPECT_EQ(usage.calls_in_flight, 1);
-    EXPECT_EQ(usage.input_tokens, 0);
+    EXPECT_EQ(usage.input_tokens, 100); // the first call's; the second's is unknown
   }
   auto markdown = run_ptxbench({"report", run_dir.string()}, cache);
   EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
-  EXPECT_NE(markdown.out.find("1 (1 cut off, usage unknown)"), std::string::npos) << markdown.out;
+  EXPECT_NE(markdown.out.find("2 (1 cut off, usage unknown)"), std::string::npos) << markdown.out;
   auto json = run_ptxbench({"report", run_dir.string(), "--format", "json"}, cache);
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"attempts_usage_unknown\": 1"), std::string::npos) << json.out;
@@ -281,9 +281,9 @@ TEST(RealRunCli, AnAttemptKilledInFlightIsCountedWithItsUsageMarkedUnknown) {
   auto store = store::RunStore::open_existing(run_dir);
   ASSERT_TRUE(store);
   auto usage = *(*store)->usage((*(*store)->trajectories())[0].id);
-  EXPECT_EQ(usage.calls, 2);
+  EXPECT_EQ(usage.calls, 3);
   EXPECT_EQ(usage.calls_in_flight, 1);
-  EXPECT_EQ(usage.input_tokens, 100);
+  EXPECT_EQ(usage.input_tokens, 200);
 }
 
 // llama.cpp says where its time went; the store keeps it beside the call's wall-clock latency.
