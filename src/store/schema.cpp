@@ -11,7 +11,7 @@ namespace ptxbench::store::detail {
 namespace {
 
 // Migration i (1-based) takes the schema from version i-1 to i. Append; never edit a shipped one.
-constexpr std::array<std::string_view, 2> kMigrations{
+constexpr std::array<std::string_view, 3> kMigrations{
     R"sql(
 CREATE TABLE run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -93,6 +93,10 @@ CREATE TABLE enum_value (
     R"sql(
 ALTER TABLE trajectory ADD COLUMN system_prompt_sha256 TEXT REFERENCES source(sha256);
 ALTER TABLE trajectory ADD COLUMN task_prompt_sha256 TEXT REFERENCES source(sha256);
+)sql",
+    // 3: the candidate language (FlashInfer-Trace spelling); stores from before it held CUDA.
+    R"sql(
+ALTER TABLE trajectory ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda';
 )sql",
 };
 

@@ -48,11 +48,12 @@ TEST(RunStorePrompts, AVersionOneDatabaseIsMigratedAndKeepsItsTrajectories) {
     auto store = open_store(dir.path());
     ASSERT_TRUE(store->open_trajectory(sample_key()));
   }
-  // Turn the database back into a version-1 one: drop the columns migration 2 added.
+  // Turn the database back into a version-1 one: drop the columns migrations 2 and 3 added.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir.path() / RunStore::kDatabaseName).c_str(), &db), SQLITE_OK);
   for (const char* sql : {"ALTER TABLE trajectory DROP COLUMN system_prompt_sha256",
                           "ALTER TABLE trajectory DROP COLUMN task_prompt_sha256",
+                          "ALTER TABLE trajectory DROP COLUMN language",
                           "DELETE FROM schema_version", "INSERT INTO schema_version VALUES (1)"})
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   sqlite3_close(db);
