@@ -5,6 +5,7 @@
 // every feedback stays in the conversation of every later turn.
 #pragma once
 
+#include "compile/language.hpp"
 #include "exec/check.hpp"
 #include "exec/evaluation.hpp"
 #include "util/error.hpp"
@@ -26,8 +27,8 @@ std::string check_feedback(const exec::CheckReport& report);
 // says plainly when the GPU step did not run.
 std::string evaluation_feedback(const exec::Evaluation& evaluation);
 
-// When no candidate could be taken from the reply.
-std::string extraction_feedback(const util::Error& error);
+// When no candidate could be taken from the reply; the request names the language's fence.
+std::string extraction_feedback(const util::Error& error, compile::Language language);
 
 // The speedup over the baseline when the evaluation passed and was timed.
 std::optional<double> speedup_of(const exec::Evaluation& evaluation);

@@ -231,10 +231,10 @@ util::Expected<TurnWork> Trajectory::model_turn(store::TurnHandle turn) {
 TurnWork Trajectory::evaluate_reply(const model::ChatResponse& reply) {
   TurnWork work;
   work.outcome.reply = reply.text;
-  auto candidate = compile::extract_candidate(reply.text);
+  auto candidate = compile::extract_candidate(reply.text, m_options.language);
   if (!candidate) {
     work.outcome.category = TurnCategory::extraction;
-    work.outcome.feedback = extraction_feedback(candidate.error());
+    work.outcome.feedback = extraction_feedback(candidate.error(), m_options.language);
     return work;
   }
   work.outcome.kernel_source = candidate->code;
