@@ -150,7 +150,7 @@ void set_schema_version(const fs::path& run_dir, int version) {
 }
 
 TEST(FixitCollect, RefusesAnotherSchemaVersionWithoutMigratingIt) {
-  for (int version : {1, 3}) {
+  for (int version : {1, 2, 4}) {
     test_support::ScratchDir dir;
     write_benchmark_run(dir.path() / "run");
     set_schema_version(dir.path() / "run", version);
@@ -158,7 +158,7 @@ TEST(FixitCollect, RefusesAnotherSchemaVersionWithoutMigratingIt) {
     ASSERT_FALSE(result);
     EXPECT_EQ(result.error().kind, util::ErrorKind::invalid_input);
     EXPECT_NE(result.error().message.find("schema version " + std::to_string(version) +
-                                          ", this build reads version 2"),
+                                          ", this build reads version 3"),
               std::string::npos)
         << result.error().message;
     EXPECT_EQ(store::stored_schema_version(dir.path() / "run").value(), version);
