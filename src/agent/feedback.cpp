@@ -118,10 +118,15 @@ std::string evaluation_feedback(const exec::Evaluation& evaluation) {
   return out + gpu_lines(evaluation);
 }
 
-std::string extraction_feedback(const util::Error& error) {
+std::string extraction_feedback(const util::Error& error, compile::Language language) {
+  std::string_view ask = language == compile::Language::triton
+                             ? "Reply with one complete Python file in a single ```python block "
+                               "that imports triton, defines a @triton.jit kernel and `run` with "
+                               "the exact signature given."
+                             : "Reply with one complete CUDA file in a single ```cuda block that "
+                               "defines `run` with the exact signature given.";
   return "No kernel could be taken from your reply: " + clip(error.message, kMaxMessageChars) +
-         "\nReply with one complete CUDA file in a single ```cuda block that defines `run` "
-         "with the exact signature given.\n";
+         "\n" + std::string(ask) + "\n";
 }
 
 std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_output_tokens) {

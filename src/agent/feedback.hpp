@@ -5,6 +5,7 @@
 // every feedback stays in the conversation of every later turn.
 #pragma once
 
+#include "compile/language.hpp"
 #include "exec/check.hpp"
 #include "exec/evaluation.hpp"
 #include "store/enums.hpp"
@@ -28,8 +29,8 @@ std::string check_feedback(const exec::CheckReport& report);
 // says plainly when the GPU step did not run.
 std::string evaluation_feedback(const exec::Evaluation& evaluation);
 
-// When no candidate could be taken from the reply.
-std::string extraction_feedback(const util::Error& error);
+// When no candidate could be taken from the reply; the request names the language's fence.
+std::string extraction_feedback(const util::Error& error, compile::Language language);
 
 // The opening of the feedback when the reply did not end as the model meant it — cut off at the
 // output-token limit (`max_output_tokens` when the registry sets one), or empty; "" when

@@ -327,10 +327,10 @@ TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd en
   work.outcome.reply = reply;
   work.outcome.reply_end = end;
   const std::string note = reply_end_note(end, m_task.model->sampling.max_output_tokens);
-  auto candidate = compile::extract_candidate(reply);
+  auto candidate = compile::extract_candidate(reply, m_options.language);
   if (!candidate) {
     work.outcome.category = TurnCategory::extraction;
-    work.outcome.feedback = note + extraction_feedback(candidate.error());
+    work.outcome.feedback = note + extraction_feedback(candidate.error(), m_options.language);
     return work;
   }
   work.outcome.kernel_source = candidate->code;

@@ -41,6 +41,7 @@
 
 #include "agent/executor.hpp"
 #include "agent/prompt.hpp"
+#include "compile/language.hpp"
 #include "compile/nvcc.hpp"
 #include "model/chat.hpp"
 #include "model/registry.hpp"
@@ -67,6 +68,7 @@ std::optional<ContextPolicy> parse_context_policy(std::string_view name);
 
 struct LoopOptions {
   compile::Arch arch = compile::Arch::sm_90a;
+  compile::Language language = compile::Language::cuda;
   int max_turns = 8;
   std::optional<double> target_speedup = 1.2; // nullopt: never stop early
   ContextPolicy context = ContextPolicy::full;

@@ -15,7 +15,7 @@ using util::Json;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 15> kPlanKeys{"models",
+constexpr std::array<std::string_view, 16> kPlanKeys{"models",
                                                      "problems",
                                                      "prompt_variants",
                                                      "trajectories",
@@ -29,7 +29,8 @@ constexpr std::array<std::string_view, 15> kPlanKeys{"models",
                                                      "max_infra_retries",
                                                      "eval_attempts",
                                                      "eval_retry_delay_s",
-                                                     "repairs"};
+                                                     "repairs",
+                                                     "language"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
 constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup",  "iterations",
@@ -79,6 +80,12 @@ void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
     else
       r.fail("$.arch", "expected \"sm_90a\" or \"sm_100a\"");
   }
+  if (auto language = r.optional_string(json, "$", "language", Emptiness::rejected)) {
+    if (auto parsed = compile::parse_language(*language))
+      loop.language = *parsed;
+    else
+      r.fail("$.language", "expected \"cuda\" or \"triton\"");
+  }
 }
 
 void read_repairs(JsonReader& r, const Json& plan, std::vector<RepairTask>& repairs) {
@@ -109,7 +116,7 @@ util::Status check_variant(const RunPlan& plan, const std::string& name,
                            const pack::Manifest& manifest) {
   if (name == "none")
     return util::Ok{};
-  auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
+  auto found = find_variant(manifest, name, plan.loop.arch, plan.loop.language);
   if (!found)
     return found.take_error();
   return util::Ok{};
@@ -131,9 +138,10 @@ expand_repairs(const RunPlan& plan, const suite::Suite& suite, const pack::Manif
         return problem.take_error();
       if (auto status = check_variant(plan, repair.variant, manifest); !status)
         return status.take_error();
-      out.push_back({store::TrajectoryKey{model, repair.problem, repair.variant,
-                                          static_cast<std::int64_t>(i)},
-                     *problem, repair.variant, &repair});
+      out.push_back(
+          {store::TrajectoryKey{model, repair.problem, repair.variant, static_cast<std::int64_t>(i),
+                                compile::to_trace(plan.loop.language)},
+           *problem, repair.variant, &repair});
     }
   return out;
 }
@@ -146,15 +154,16 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
   for (const std::string& name : plan.prompt_variants) {
     if (name == "paper") {
       bool found = false;
-      for (const auto& [group, variants] : manifest.problem_variants())
+      for (const auto& [group, variants] :
+           manifest.problem_variants(compile::to_string(plan.loop.language)))
         if (group == kind) {
           out.insert(out.end(), variants.begin(), variants.end());
           found = !variants.empty();
         }
       if (!found)
-        out.push_back(default_variant(manifest, problem));
+        out.push_back(default_variant(manifest, problem, plan.loop.language));
     } else if (name == "default") {
-      out.push_back(default_variant(manifest, problem));
+      out.push_back(default_variant(manifest, problem, plan.loop.language));
     } else {
       out.push_back(name);
     }
@@ -230,6 +239,7 @@ util::Json plan_to_json(const RunPlan& plan) {
   json["target_speedup"] = plan.loop.target_speedup.value_or(0.0);
   json["context"] = std::string(to_string(plan.loop.context));
   json["arch"] = std::string(compile::to_string(plan.loop.arch));
+  json["language"] = std::string(compile::to_string(plan.loop.language));
   json["jobs"] = plan.jobs;
   json["max_infra_retries"] = plan.loop.max_infra_retries;
   json["eval_attempts"] = plan.loop.eval_attempts;
@@ -277,8 +287,9 @@ expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& man
         return variants.take_error();
       for (const std::string& variant : *variants)
         for (int sample = 0; sample < plan.trajectories; ++sample)
-          out.push_back(
-              {store::TrajectoryKey{model, problem->name(), variant, sample}, problem, variant});
+          out.push_back({store::TrajectoryKey{model, problem->name(), variant, sample,
+                                              compile::to_trace(plan.loop.language)},
+                         problem, variant});
     }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "agent/prompt.hpp"
 
 #include "compile/abi.hpp"
+#include "compile/triton_abi.hpp"
 #include "pack/compose.hpp"
 #include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
@@ -22,6 +23,33 @@ function `run` with exactly the signature below (extern "C++", no other entry po
   are forbidden and rejected before compilation;
 - use the target architecture's tensor-core instructions (inline PTX is welcome).
 After each attempt you get the compiler, correctness, timing and instruction-verdict results;
+answer with a complete, improved file each time.)";
+
+// The Triton instructions explain destination-passing style as the original's Triton prompt
+// does: `run` gets inputs, then preallocated outputs, then variable axes, and returns nothing.
+constexpr std::string_view kTritonInstructions =
+    R"(You are an expert Triton engineer writing a high-performance GPU kernel for one fixed
+problem.
+
+Write ONE complete Python file, in a single ```python code block, that does `import triton`,
+defines one or more `@triton.jit` kernels, and defines the host function `run` with exactly the
+parameters below:
+- destination-passing style: `run(<inputs>, <outputs>, <variable axes>)` receives every input,
+  then every output, then the value of every variable axis, all positionally. The outputs are
+  torch tensors already allocated on the GPU with the definition's shape and dtype (their
+  contents are garbage: the evaluator fills them with NaN); write every element into them and
+  return nothing. Never allocate or return new output tensors;
+- inputs are read-only, contiguous torch tensors on the GPU in the definition's layout;
+- all work is done by your Triton kernels, launched on torch's current stream; do not
+  synchronize or create streams;
+- no torch compute: the only torch calls allowed are `torch.cuda.*` and `torch.empty` inside
+  the allocator function you give to `triton.set_allocator` (needed for tensor descriptors);
+  no `@` operator, no matmul/mm/bmm/linear/softmax/einsum/conv/scaled_dot_product_attention
+  calls, no CUTLASS, `import torch` only in that form, no `__import__`/`importlib`/`getattr`
+  tricks. These are rejected before the GPU step, and a kernel in the call that Triton did not
+  compile from your file is rejected by the evaluation;
+- the first call compiles and autotunes (not timed); later calls must not recompile.
+After each attempt you get the gate, correctness, timing and instruction-verdict results;
 answer with a complete, improved file each time.)";
 
 // How the evaluator judges the problem's outputs (docs/evaluation.md §Correctness), with the
@@ -69,6 +97,18 @@ std::string system_prompt(std::string_view signature, std::string_view pack_text
   return out;
 }
 
+std::string triton_system_prompt(std::string_view signature, std::string_view pack_text,
+                                 compile::Arch arch) {
+  std::string out(kTritonInstructions);
+  if (!pack_text.empty())
+    out += fmt::format("\n\n# Architecture and Triton knowledge\n\n{}", pack_text);
+  out += fmt::format("\n\n# Required signature\n\n```python\n{}\n```\n", signature);
+  out += fmt::format("\nTarget architecture: {} (Triton compiles your kernels for it on the "
+                     "evaluating GPU).\n",
+                     compile::to_string(arch));
+  return out;
+}
+
 std::string task_content(const suite::Problem& problem) {
   trace::Json json = trace::to_json(problem.definition);
   json.erase("tags");
@@ -89,23 +129,52 @@ std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_
                      without_final_newlines(error_log));
 }
 
-std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem) {
+std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem,
+                            compile::Language language) {
   std::string_view kind = suite::info(problem.kind).name;
-  for (const auto& [name, variants] : manifest.problem_variants())
+  for (const auto& [name, variants] : manifest.problem_variants(compile::to_string(language)))
     if (name == kind && !variants.empty())
       return variants.front();
-  return "base";
+  return language == compile::Language::triton ? "triton-base" : "base";
+}
+
+util::Expected<const pack::Variant*> find_variant(const pack::Manifest& manifest,
+                                                  std::string_view variant, compile::Arch arch,
+                                                  compile::Language language) {
+  auto found = manifest.variant(variant, compile::to_string(arch));
+  if (!found)
+    return found.take_error();
+  if ((*found)->language != compile::to_string(language))
+    return util::make_error(util::ErrorKind::invalid_input,
+                            fmt::format("prompt variant '{}' is for {} candidates, not {} (see "
+                                        "knowledge/packs.json)",
+                                        variant, (*found)->language, compile::to_string(language)));
+  return *found;
+}
+
+util::Expected<std::string> signature_text(const suite::Problem& problem,
+                                           compile::Language language) {
+  if (language == compile::Language::triton) {
+    auto signature = compile::make_triton_signature(problem.definition);
+    if (!signature)
+      return signature.take_error();
+    return signature->pretty();
+  }
+  auto signature = compile::make_signature(problem.definition);
+  if (!signature)
+    return signature.take_error();
+  return signature->pretty();
 }
 
 util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Arch arch,
                                       const pack::Manifest& manifest, std::string_view variant,
-                                      std::string_view live_device) {
-  auto signature = compile::make_signature(problem.definition);
+                                      std::string_view live_device, compile::Language language) {
+  auto signature = signature_text(problem, language);
   if (!signature)
     return signature.take_error();
   std::string pack_text;
   if (variant != "none") {
-    auto found = manifest.variant(variant, compile::to_string(arch));
+    auto found = find_variant(manifest, variant, arch, language);
     if (!found)
       return found.take_error();
     auto composed = pack::compose(manifest, **found);
@@ -115,8 +184,10 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
     if (!live_device.empty())
       pack_text += "\n\n" + std::string(live_device);
   }
-  return Prompts{system_prompt(signature->pretty(), pack_text, arch), task_prompt(problem),
-                 std::string(variant)};
+  std::string system = language == compile::Language::triton
+                           ? triton_system_prompt(*signature, pack_text, arch)
+                           : system_prompt(*signature, pack_text, arch);
+  return Prompts{std::move(system), task_prompt(problem), std::string(variant)};
 }
 
 } // namespace ptxbench::agent

@@ -1,7 +1,8 @@
 // The two fixed messages a trajectory opens with. The system prompt carries the instructions
 // (one CUDA file defining `run` with the exact signature, destination-passing style, the given
 // stream, no cuBLAS/cuDNN/CUTLASS), the knowledge-pack variant for the target architecture,
-// the ABI signature and the target architecture line; the task prompt is the problem's
+// the ABI signature and the target architecture line (for Triton: one Python file, the DPS
+// `run` on torch tensors, the gate's rules, the Python signature); the task prompt is the problem's
 // definition JSON without its tags, then how the evaluator judges correctness for that problem
 // (its tolerance and required matched ratio, read from suite::correctness_rule — the rule the
 // evaluator applies — the NaN-filled outputs, the unchanged inputs, the re-checked timed call).
@@ -10,6 +11,7 @@
 // evaluator gave it.
 #pragma once
 
+#include "compile/language.hpp"
 #include "compile/nvcc.hpp"
 #include "pack/manifest.hpp"
 #include "suite/problem.hpp"
@@ -29,6 +31,10 @@ struct Prompts {
 // `pack_text` may be empty (no knowledge pack).
 std::string system_prompt(std::string_view signature, std::string_view pack_text,
                           compile::Arch arch);
+// The Triton form: one Python file, DPS `run` on torch tensors, the gate's rules, the Python
+// signature of compile/triton_abi.hpp.
+std::string triton_system_prompt(std::string_view signature, std::string_view pack_text,
+                                 compile::Arch arch);
 std::string task_prompt(const suite::Problem& problem);
 // The task itself: the definition JSON (fenced, without tags) and the correctness section.
 std::string task_content(const suite::Problem& problem);
@@ -40,14 +46,23 @@ std::string task_content(const suite::Problem& problem);
 std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_kernel,
                           std::string_view error_log);
 
-// The problem kind's first prompt variant in the manifest ("gemm-0"), else "base".
-std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem);
+// The problem kind's first prompt variant of `language` in the manifest ("gemm-0",
+// "triton-gemm-0"), else "base" / "triton-base".
+std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem,
+                            compile::Language language = compile::Language::cuda);
+
+// The variant of `arch`; not_found when absent, invalid_input when it is for another language.
+util::Expected<const pack::Variant*> find_variant(const pack::Manifest& manifest,
+                                                  std::string_view variant, compile::Arch arch,
+                                                  compile::Language language);
 
 // Both prompts; `variant` "none" leaves the knowledge pack out. `live_device` (may be empty) is
 // the live parameters of the evaluating GPU (measure/live_device.hpp), appended to the
-// knowledge pack. not_found for an unknown variant of `arch`.
+// knowledge pack. not_found for an unknown variant of `arch`; invalid_input for a variant of
+// another language. `language` picks the instructions, the signature form and the fence.
 util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Arch arch,
                                       const pack::Manifest& manifest, std::string_view variant,
-                                      std::string_view live_device = {});
+                                      std::string_view live_device = {},
+                                      compile::Language language = compile::Language::cuda);
 
 } // namespace ptxbench::agent

@@ -29,7 +29,8 @@ build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& 
     PromptKey key{item.problem->name(), item.variant};
     if (prompts.contains(key))
       continue;
-    auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device);
+    auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device,
+                               plan.loop.language);
     if (!built)
       return built.take_error();
     prompts.emplace(std::move(key), std::move(*built));

@@ -1,5 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/tools.hpp"
+#include "compile/language.hpp"
+#include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "util/fs.hpp"
 
@@ -14,13 +16,66 @@ struct CheckOptions {
   std::string kernel;
   std::string problem;
   std::vector<std::string> arches{"sm_90a"};
+  std::string language; // empty: from the file name (.py is Triton)
   bool json = false;
 };
+
+util::Expected<compile::Language> candidate_language(const CheckOptions& options) {
+  if (options.language.empty())
+    return options.kernel.ends_with(".py") ? compile::Language::triton : compile::Language::cuda;
+  if (auto language = compile::parse_language(options.language))
+    return *language;
+  return util::make_error(util::ErrorKind::invalid_input,
+                          "--language must be cuda or triton, not '" + options.language + "'");
+}
+
+nlohmann::ordered_json to_json(const compile::TritonGateReport& report) {
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const auto& f : report.findings)
+    findings.push_back({{"rule", f.rule},
+                        {"line", f.line},
+                        {"col", f.col},
+                        {"message", f.message},
+                        {"quote", f.quote}});
+  return {{"language", "triton"},
+          {"outcome", report.ok() ? "ok" : "rejected"},
+          {"findings", std::move(findings)}};
+}
+
+// The Triton candidate's static check: the gate of compile/triton_gate.hpp. The SASS report of
+// the cubins Triton builds needs Triton itself, which this check does not run.
+ExitCode check_triton(const CheckOptions& options, const std::string& source,
+                      const suite::Problem& problem, Toolchain& tools) {
+  auto signature = compile::make_triton_signature(problem.definition);
+  if (!signature)
+    return report_error("check", signature.error());
+  compile::TritonGate gate(tools.runner());
+  auto report = gate.check(source, *signature);
+  if (!report)
+    return report_error("check", report.error());
+  if (options.json)
+    fmt::print("{}\n", to_json(*report).dump(2, ' ', false,
+                                             nlohmann::ordered_json::error_handler_t::replace));
+  else if (report->ok())
+    fmt::print("{}: Triton gate passed ({})\n", options.kernel, signature->one_line());
+  else
+    fmt::print("{}: rejected by the Triton gate\n{}", options.kernel, render_text(*report));
+  return report->ok() ? ExitCode::ok : ExitCode::failure;
+}
 
 ExitCode run_check(const CheckOptions& options) {
   auto source = read_candidate(options.kernel);
   if (!source) return report_error("check", source.error());
+  auto language = candidate_language(options);
+  if (!language)
+    return report_error("check", language.error());
   Toolchain tools;
+  if (*language == compile::Language::triton) {
+    auto problem = tools.problem(options.problem);
+    if (!problem)
+      return report_error("check", problem.error());
+    return check_triton(options, *source, **problem, tools);
+  }
   auto checker = tools.checker();
   if (!checker) return report_error("check", checker.error());
   auto problem = tools.problem(options.problem);
@@ -48,11 +103,14 @@ ExitCode run_check(const CheckOptions& options) {
 
 Action setup_check(CLI::App& sub) {
   auto options = std::make_shared<CheckOptions>();
-  sub.add_option("kernel", options->kernel, "the candidate .cu file")->required();
+  sub.add_option("kernel", options->kernel, "the candidate: kernel.cu, or kernel.py (Triton)")
+      ->required();
   sub.add_option("--problem", options->problem, "problem name (see `ptxbench problems`)")
       ->required();
   sub.add_option("--arch", options->arches, "sm_90a and/or sm_100a (repeatable)")
       ->capture_default_str();
+  sub.add_option("--language", options->language,
+                 "cuda or triton (default: triton for a .py file, else cuda)");
   sub.add_flag("--json", options->json, "print JSON instead of text");
   return [options] { return run_check(*options); };
 }

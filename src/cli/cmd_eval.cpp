@@ -59,6 +59,11 @@ ExitCode exit_code(const exec::Evaluation& ev) {
 ExitCode run_eval(const EvalCliOptions& o) {
   auto options = eval_options(o);
   if (!options) return report_error("eval", options.error());
+  if (o.kernel.ends_with(".py"))
+    return report_error("eval", {util::ErrorKind::unsupported,
+                                 "Triton candidates have no GPU evaluation in this build yet "
+                                 "(docs/evaluation.md, \"Triton candidates\"); `ptxbench check " +
+                                     o.kernel + " --problem P` runs the Triton gate"});
   auto source = read_candidate(o.kernel);
   if (!source) return report_error("eval", source.error());
   Toolchain tools;

@@ -21,6 +21,7 @@ struct RunCliOptions {
   std::string registry;
   std::string context;
   std::string arch;
+  std::string language;
   int trajectories = 0;
   int turns = 0;
   int jobs = 0;
@@ -87,6 +88,12 @@ util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
     if (!arch)
       return util::make_error(util::ErrorKind::invalid_input, "--arch must be sm_90a or sm_100a");
     plan.loop.arch = *arch;
+  }
+  if (!o.language.empty()) {
+    auto language = compile::parse_language(o.language);
+    if (!language)
+      return util::make_error(util::ErrorKind::invalid_input, "--language must be cuda or triton");
+    plan.loop.language = *language;
   }
   if (plan.models.empty())
     return util::make_error(util::ErrorKind::invalid_input,
@@ -163,6 +170,8 @@ Action setup_run(CLI::App& sub) {
       ->check(at_least(0));
   sub.add_option("--context", o->context, "full or latest-pair (default full)");
   sub.add_option("--arch", o->arch, "sm_90a or sm_100a (default sm_90a)");
+  sub.add_option("--language", o->language,
+                 "candidate language: cuda (kernel.cu) or triton (kernel.py) (default cuda)");
   sub.add_option("--jobs", o->jobs, "trajectories in flight at once (default 4)")
       ->check(at_least(1));
   sub.add_option("--eval-service", o->eval_service,

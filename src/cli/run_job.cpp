@@ -3,6 +3,7 @@
 #include "agent/executor.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
+#include "agent/triton_executor.hpp"
 #include "cli/tools.hpp"
 #include "cuda/device.hpp"
 #include "exec/evaluator.hpp"
@@ -225,6 +226,15 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
 void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
                                     std::string_view command, exec::Checker& checker) {
   m_transport = model::make_curl_transport();
+  if (plan.loop.language == compile::Language::triton) {
+    m_triton_gate = std::make_unique<compile::TritonGate>(m_tools.runner());
+    m_executor = std::make_unique<agent::TritonStaticExecutor>(*m_triton_gate);
+    fmt::print(stderr,
+               "ptxbench {}: Triton candidates get the Triton gate only (the GPU step "
+               "for Triton is not built yet); a passing turn is recorded as static_only\n",
+               command);
+    return;
+  }
   if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
     m_executor =
         std::make_unique<agent::RemoteExecutor>(checker, *m_transport, remote_options(plan));

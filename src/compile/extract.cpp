@@ -176,6 +176,8 @@ util::Error no_block_error(std::size_t other_blocks) {
   return util::make_error(util::ErrorKind::extraction, std::move(message));
 }
 
+} // namespace
+
 std::vector<std::string> selection_notes(const CodeBlock& chosen, std::size_t index,
                                          std::size_t complete_count) {
   std::vector<std::string> notes;
@@ -189,8 +191,6 @@ std::vector<std::string> selection_notes(const CodeBlock& chosen, std::size_t in
                                 index + 1, chosen.line));
   return notes;
 }
-
-} // namespace
 
 std::vector<CodeBlock> find_code_blocks(std::string_view reply) {
   std::vector<CodeBlock> blocks;

@@ -1,6 +1,7 @@
 // Taking the candidate kernel out of a model reply (Markdown with fenced code blocks).
 #pragma once
 
+#include "compile/language.hpp"
 #include "util/error.hpp"
 
 #include <cstddef>
@@ -41,5 +42,27 @@ struct Extraction {
 // The last complete cpp/c++/cuda/cu block. Error{extraction} with feedback for the model when
 // there is no such block.
 util::Expected<Extraction> extract_candidate(std::string_view reply);
+
+// True when the info string names Python: python, py, python3 or triton (any case).
+bool is_python_language(std::string_view info);
+
+// What a Python block lacks to be a Triton candidate: a top-level `def run(` and an
+// `@triton.jit` decorator.
+struct PythonCompleteness {
+  bool missing_run = false;
+  bool missing_kernel = false;
+  bool complete() const { return !missing_run && !missing_kernel; }
+};
+PythonCompleteness check_python_completeness(std::string_view code);
+
+// The last complete python/py block; Error{extraction} worded for a Triton candidate otherwise.
+util::Expected<Extraction> extract_python_candidate(std::string_view reply);
+
+// The candidate of `language`: extract_candidate for CUDA, extract_python_candidate for Triton.
+util::Expected<Extraction> extract_candidate(std::string_view reply, Language language);
+
+// The notes on the chosen block (which of several complete ones, an unclosed fence).
+std::vector<std::string> selection_notes(const CodeBlock& chosen, std::size_t index,
+                                         std::size_t complete_count);
 
 } // namespace ptxbench::compile

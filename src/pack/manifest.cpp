@@ -218,6 +218,14 @@ private:
       return fail(where + ".arch", fmt::format("unknown arch '{}' (not in $.arches)", v.arch));
     if (m_manifest.variant(v.name, v.arch))
       return fail(where + ".name", fmt::format("duplicate variant '{}' for {}", v.name, v.arch));
+    auto language = string_field(entry, where, "language", false);
+    if (!language)
+      return language.take_error();
+    if (!language->empty())
+      v.language = *language;
+    if (v.language != kCudaLanguage && v.language != kTritonLanguage)
+      return fail(where + ".language",
+                  fmt::format("unknown language '{}' (cuda, triton)", v.language));
     auto extends = string_field(entry, where, "extends", false);
     if (!extends)
       return extends.take_error();
@@ -227,6 +235,10 @@ private:
       if (!parent)
         return fail(where + ".extends",
                     fmt::format("'{}' is not an earlier variant of {}", v.extends, v.arch));
+      if ((*parent)->language != v.language)
+        return fail(where + ".language",
+                    fmt::format("'{}' is a {} variant; a variant extends one of its own language",
+                                v.extends, (*parent)->language));
       v.components = (*parent)->components;
     }
     auto own = string_list(entry, where, "components", v.extends.empty());
@@ -264,6 +276,44 @@ private:
     return util::Ok{};
   }
 
+  // A variant of `language` on every architecture.
+  util::Status of_language(const std::string& name, std::string_view language,
+                           const std::string& where) const {
+    for (const std::string& arch : m_manifest.m_arches)
+      if (auto found = m_manifest.variant(name, arch); found && (*found)->language != language)
+        return fail(where, fmt::format("variant '{}' is a {} variant, this list is for {}", name,
+                                       (*found)->language, language));
+    return util::Ok{};
+  }
+
+  using KindVariants = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+  util::Status kind_lists(const Json& doc, const char* key, std::string_view language,
+                          bool required, KindVariants& out) const {
+    const std::string where = std::string("$.") + key;
+    if (!doc.contains(key)) {
+      if (required)
+        return fail(where, "missing");
+      return util::Ok{};
+    }
+    if (!doc[key].is_object())
+      return fail(where, "must be an object: problem kind -> variant names");
+    for (const auto& [kind, names] : doc[key].items()) {
+      auto list = string_list(doc[key], where, kind.c_str(), true);
+      if (!list)
+        return list.take_error();
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string at = fmt::format("{}.{}[{}]", where, kind, i);
+        if (auto s = defined_everywhere((*list)[i], at); !s)
+          return s;
+        if (auto s = of_language((*list)[i], language, at); !s)
+          return s;
+      }
+      out.emplace_back(kind, *list);
+    }
+    return util::Ok{};
+  }
+
   util::Status groups(const Json& doc) {
     auto ablations = string_list(doc, "$", "ablations", true);
     if (!ablations)
@@ -272,20 +322,12 @@ private:
       if (auto s = defined_everywhere((*ablations)[i], fmt::format("$.ablations[{}]", i)); !s)
         return s;
     m_manifest.m_ablations = *ablations;
-    if (!doc.contains("problem_variants") || !doc["problem_variants"].is_object())
-      return fail("$.problem_variants", "must be an object: problem kind -> variant names");
-    for (const auto& [kind, names] : doc["problem_variants"].items()) {
-      auto list = string_list(doc["problem_variants"], "$.problem_variants", kind.c_str(), true);
-      if (!list)
-        return list.take_error();
-      for (std::size_t i = 0; i < list->size(); ++i)
-        if (auto s =
-                defined_everywhere((*list)[i], fmt::format("$.problem_variants.{}[{}]", kind, i));
-            !s)
-          return s;
-      m_manifest.m_problem_variants.emplace_back(kind, *list);
-    }
-    return util::Ok{};
+    if (auto s =
+            kind_lists(doc, "problem_variants", kCudaLanguage, true, m_manifest.m_problem_variants);
+        !s)
+      return s;
+    return kind_lists(doc, "triton_problem_variants", kTritonLanguage, false,
+                      m_manifest.m_triton_problem_variants);
   }
 
   Manifest m_manifest;

@@ -5,6 +5,8 @@
 // A variant either lists its components or `extends` an earlier variant of the same
 // architecture and appends components to it, so `base+pattern` variants and the ablation chain
 // (params-only -> params+wrappers -> params+wrappers+contracts) are prefixes by construction.
+// A variant's `language` ("cuda", the default, or "triton") says which candidate language its
+// prompt is for; `problem_variants` lists CUDA variants, `triton_problem_variants` Triton ones.
 // Loading is all-or-nothing: every error names the manifest file and the JSON path of the
 // offending value ("$.variants[3].components[1]"), and every component file must exist.
 #pragma once
@@ -62,9 +64,14 @@ struct Component {
   std::string arch; // "sm_90a", "sm_100a" or kAnyArch
 };
 
+// The candidate language a variant's prompt is for: "cuda" unless packs.json says "triton".
+inline constexpr std::string_view kCudaLanguage = "cuda";
+inline constexpr std::string_view kTritonLanguage = "triton";
+
 struct Variant {
   std::string name;
   std::string arch;
+  std::string language{kCudaLanguage}; // kCudaLanguage or kTritonLanguage; a child's = parent's
   std::string description;
   std::string extends;                 // empty, or an earlier variant of the same arch
   std::vector<std::string> own;        // component ids this variant adds, in order
@@ -92,6 +99,12 @@ public:
   const std::vector<std::pair<std::string, std::vector<std::string>>>& problem_variants() const {
     return m_problem_variants;
   }
+  // The same for a candidate language: problem_variants() for CUDA, `triton_problem_variants`
+  // of packs.json for Triton.
+  const std::vector<std::pair<std::string, std::vector<std::string>>>&
+  problem_variants(std::string_view language) const {
+    return language == kTritonLanguage ? m_triton_problem_variants : m_problem_variants;
+  }
 
   const Component* component(std::string_view id) const;
   // not_found naming the known variants of `arch`.
@@ -108,6 +121,7 @@ private:
   std::vector<Variant> m_variants;
   std::vector<std::string> m_ablations;
   std::vector<std::pair<std::string, std::vector<std::string>>> m_problem_variants;
+  std::vector<std::pair<std::string, std::vector<std::string>>> m_triton_problem_variants;
 };
 
 } // namespace ptxbench::pack

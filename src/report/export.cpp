@@ -142,6 +142,7 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
                     {"problem", record.key.problem},
                     {"prompt_variant", record.key.prompt_variant},
                     {"sample", record.key.sample},
+                    {"language", trace::to_string(record.key.language)},
                     {"plan", config.is_discarded() ? Json(store.info().config_json) : config}};
   info["ptxbench_version"] = store.info().ptxbench_version;
   return Json{{"trajectory_format", kTrajectoryFormat},
@@ -199,7 +200,7 @@ std::optional<double> memcheck_ms(const FinishedTurn& turn) {
 std::string turns_csv_of(const std::vector<Loaded>& all) {
   std::string out = "model,problem,prompt_variant,trajectory,turn,counted_turn,category,counted,"
                     "speedup,static_verdict,dynamic_verdict,input_tokens,output_tokens,"
-                    "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms\n";
+                    "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms,language\n";
   for (const auto& item : all) {
     std::int64_t counted = 0;
     for (std::size_t i = 0; i < item.turns.size(); ++i) {
@@ -214,14 +215,14 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
       }
       const auto& key = item.record.key;
       out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
           csv_field(key.problem), csv_field(key.prompt_variant), key.sample, turn.index,
           is_counted ? std::to_string(counted) : "",
           store::enum_name(store::kTurnCategories, turn.category), is_counted ? 1 : 0,
           csv_number(turn_speedup(turn)), csv_field(static_verdict), csv_field(dynamic_verdict),
           usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
           csv_number(usage.cost_usd), turn.started_at, turn.finished_at,
-          csv_number(memcheck_ms(turn)));
+          csv_number(memcheck_ms(turn)), trace::to_string(key.language));
     }
   }
   return out;

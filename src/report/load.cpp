@@ -1,5 +1,6 @@
 #include "report/model.hpp"
 #include "store/run_store.hpp"
+#include "trace/json_io.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
   record.model = trajectory.key.model;
   record.problem = trajectory.key.problem;
   record.variant = trajectory.key.prompt_variant;
+  record.language = trace::to_string(trajectory.key.language);
   record.trajectory = number;
   record.sample = trajectory.key.sample;
   record.turn_index = turn.index;

@@ -60,6 +60,7 @@ struct TurnRecord {
   std::string model;
   std::string problem;
   std::string variant;
+  std::string language; // the candidate language, "cuda" or "triton"
   std::int64_t trajectory = 0;
   std::int64_t sample = 0;
   std::int64_t turn_index = 0;

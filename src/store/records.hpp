@@ -40,6 +40,7 @@ struct TrajectoryKey {
   std::string problem;        // definition name
   std::string prompt_variant; // prompt tag
   std::int64_t sample = 0;    // 0-based index among trajectories with the same triple
+  trace::Language language = trace::Language::cuda; // the candidate language
   friend bool operator==(const TrajectoryKey&, const TrajectoryKey&) = default;
 };
 

@@ -4,6 +4,7 @@
 #include "store/codec.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite.hpp"
+#include "trace/json_io.hpp"
 
 #include <ctime>
 #include <fmt/core.h>
@@ -105,19 +106,20 @@ util::Status RunStore::load_or_create_run(const RunInfo& info) {
 util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key) {
   std::lock_guard lock(m_mutex);
   auto& insert = m_db->prepared(
-      "INSERT INTO trajectory(model, problem, prompt_variant, sample, status, created_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING");
+      "INSERT INTO trajectory(model, problem, prompt_variant, sample, status, created_at, "
+      "language) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING");
   auto status = insert.bind(1, key.model)
                     .bind(2, key.problem)
                     .bind(3, key.prompt_variant)
                     .bind(4, key.sample)
                     .bind(5, detail::raw(TrajectoryStatus::running))
                     .bind(6, now())
+                    .bind(7, trace::to_string(key.language))
                     .run();
   if (!status)
     return status.take_error();
-  auto& select = m_db->prepared("SELECT id FROM trajectory WHERE model = ?1 AND problem = ?2 "
-                                "AND prompt_variant = ?3 AND sample = ?4");
+  auto& select = m_db->prepared("SELECT id, language FROM trajectory WHERE model = ?1 AND "
+                                "problem = ?2 AND prompt_variant = ?3 AND sample = ?4");
   select.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
   auto row = select.step();
   if (!row)
@@ -125,7 +127,14 @@ util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key)
   if (!*row)
     throw util::Fatal("trajectory row vanished after insert");
   TrajectoryId id{select.int64(0)};
+  std::string stored = select.text(1);
   select.reset();
+  if (stored != trace::to_string(key.language))
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "trajectory " + key.model + " / " + key.problem + " / " +
+                                key.prompt_variant + " / #" + std::to_string(key.sample) +
+                                " is stored as language " + stored + ", not " +
+                                std::string(trace::to_string(key.language)));
   return id;
 }
 
@@ -133,7 +142,7 @@ namespace {
 
 constexpr std::string_view kTrajectoryColumns =
     "SELECT id, model, problem, prompt_variant, sample, status, exit_reason, created_at, "
-    "finished_at FROM trajectory ";
+    "finished_at, language FROM trajectory ";
 
 util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
   TrajectoryRecord record;
@@ -151,6 +160,11 @@ util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
   }
   record.created_at = row.text(7);
   record.finished_at = row.optional_text(8);
+  auto language = trace::parse_language(row.text(9));
+  if (!language)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "trajectory.language: unknown language '" + row.text(9) + "'");
+  record.key.language = *language;
   return record;
 }
 
@@ -165,8 +179,12 @@ RunStore::find_trajectory(const TrajectoryKey& key) {
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared(std::string(kTrajectoryColumns) +
                               "WHERE model = ?1 AND problem = ?2 AND prompt_variant = ?3 "
-                              "AND sample = ?4");
-  stmt.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
+                              "AND sample = ?4 AND language = ?5");
+  stmt.bind(1, key.model)
+      .bind(2, key.problem)
+      .bind(3, key.prompt_variant)
+      .bind(4, key.sample)
+      .bind(5, trace::to_string(key.language));
   auto records = read_trajectories(stmt);
   if (!records)
     return records.take_error();

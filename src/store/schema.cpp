@@ -11,7 +11,7 @@ namespace ptxbench::store::detail {
 namespace {
 
 // Migration i (1-based) takes the schema from version i-1 to i. Append; never edit a shipped one.
-constexpr std::array<std::string_view, 6> kMigrations{
+constexpr std::array<std::string_view, 7> kMigrations{
     R"sql(
 CREATE TABLE run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -120,6 +120,10 @@ ALTER TABLE turn ADD COLUMN reply_end INTEGER;
 ALTER TABLE model_call ADD COLUMN state INTEGER NOT NULL DEFAULT 2;
 ALTER TABLE model_call ADD COLUMN server_prompt_ms REAL;
 ALTER TABLE model_call ADD COLUMN server_generation_ms REAL;
+)sql",
+    // 7: the candidate language (FlashInfer-Trace spelling); stores from before it held CUDA.
+    R"sql(
+ALTER TABLE trajectory ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda';
 )sql",
 };
 

@@ -77,5 +77,15 @@ TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
   EXPECT_EQ(feedback.find("the candidate printed this"), std::string::npos) << feedback;
 }
 
+TEST(Feedback, ExtractionFeedbackAsksForTheFenceOfTheRunsLanguage) {
+  util::Error error{util::ErrorKind::extraction, "no block"};
+  std::string triton = extraction_feedback(error, compile::Language::triton);
+  EXPECT_NE(triton.find("single ```python block"), std::string::npos) << triton;
+  EXPECT_NE(triton.find("@triton.jit"), std::string::npos) << triton;
+  EXPECT_EQ(triton.find("```cuda"), std::string::npos) << triton;
+  std::string cuda = extraction_feedback(error, compile::Language::cuda);
+  EXPECT_NE(cuda.find("single ```cuda block"), std::string::npos) << cuda;
+}
+
 } // namespace
 } // namespace ptxbench::agent

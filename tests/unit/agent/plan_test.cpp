@@ -68,6 +68,23 @@ TEST(RunPlan, TheStoredJsonParsesBackToTheSamePlan) {
   EXPECT_EQ(again.loop.max_turns, 5);
 }
 
+TEST(RunPlan, TheLanguageIsReadStoredAndGivenToEveryTrajectoryKey) {
+  EXPECT_EQ(parse_ok(R"({"models": ["m"]})").loop.language, compile::Language::cuda);
+  auto plan = parse_ok(R"({"models": ["m"], "language": "triton", "prompt_variants": ["none"],
+      "trajectories": 2})");
+  EXPECT_EQ(plan.loop.language, compile::Language::triton);
+  EXPECT_EQ(plan_to_json(plan)["language"], "triton");
+  EXPECT_EQ(parse_ok(plan_to_json(plan).dump()).loop.language, compile::Language::triton);
+  auto planned = expand(plan, real_suite(), manifest());
+  ASSERT_TRUE(planned) << planned.error().message;
+  ASSERT_EQ(planned->size(), 2u);
+  for (const auto& item : *planned)
+    EXPECT_EQ(item.key.language, trace::Language::triton);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "language": "rust"})")
+                .find("$.language: expected \"cuda\" or \"triton\""),
+            std::string::npos);
+}
+
 TEST(RunPlan, ErrorsNameTheFileAndTheJsonPath) {
   EXPECT_NE(parse_error(R"({"models": ["m"], "turns": 8, "trajectorys": 4})")
                 .find("/plans/p.json: $.trajectorys: unknown key"),

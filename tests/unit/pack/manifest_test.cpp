@@ -190,6 +190,49 @@ TEST_F(BadManifest, ComponentOfAnotherArchIsRejected) {
       << e;
 }
 
+TEST_F(BadManifest, AnUnknownLanguageIsRejected) {
+  const std::string e =
+      load_error("\"name\": \"base\", \"arch\": \"sm_90a\",",
+                 "\"name\": \"base\", \"arch\": \"sm_90a\", \"language\": \"rust\",");
+  EXPECT_NE(e.find("$.variants[1].language: unknown language 'rust' (cuda, triton)"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(BadManifest, AVariantExtendsOnlyOneOfItsOwnLanguage) {
+  const std::string e =
+      load_error("\"name\": \"base\", \"arch\": \"sm_90a\",",
+                 "\"name\": \"base\", \"arch\": \"sm_90a\", \"language\": \"triton\",");
+  EXPECT_NE(e.find("$.variants[1].language: 'params-only' is a cuda variant"), std::string::npos)
+      << e;
+}
+
+TEST_F(BadManifest, TritonProblemVariantsMustBeTritonVariants) {
+  const std::string e = load_error("\"problem_variants\": {\"gemm\": [\"base\"]}",
+                                   "\"problem_variants\": {\"gemm\": [\"base\"]}, "
+                                   "\"triton_problem_variants\": {\"gemm\": [\"base\"]}");
+  EXPECT_NE(e.find("$.triton_problem_variants.gemm[0]: variant 'base' is a cuda variant, this "
+                   "list is for triton"),
+            std::string::npos)
+      << e;
+}
+
+TEST(PackManifest, TheShippedTritonVariantsAreTritonOnBothArches) {
+  const Manifest& m = real_manifest();
+  const auto& lists = m.problem_variants(kTritonLanguage);
+  ASSERT_EQ(lists.size(), 3u);
+  for (const auto& [kind, names] : lists)
+    for (const std::string& name : names)
+      for (const char* arch : {"sm_90a", "sm_100a"}) {
+        auto variant = m.variant(name, arch);
+        ASSERT_TRUE(variant) << name << " " << arch;
+        EXPECT_EQ((*variant)->language, kTritonLanguage) << name;
+      }
+  auto cuda = m.variant("gemm-0", "sm_90a");
+  ASSERT_TRUE(cuda);
+  EXPECT_EQ((*cuda)->language, kCudaLanguage);
+}
+
 TEST_F(BadManifest, GroupVariantMissingForAnArchIsRejected) {
   const std::string e =
       load_error("\"arches\": [\"sm_90a\"]", "\"arches\": [\"sm_90a\", \"sm_100a\"]");

@@ -125,3 +125,26 @@ TEST(RunExport, AnEmptyRunExportsEmptyFiles) {
   EXPECT_TRUE(files->trajectories.empty());
   EXPECT_EQ(*util::read_file(files->traces), "");
 }
+
+TEST(RunExport, TheCandidateLanguageIsTheTurnTablesLastColumnAndInTheTrajectoryConfig) {
+  ScratchDir dir;
+  auto opened = store::RunStore::open(dir.path() / "run", {"{}", "0.1.0", ""});
+  ASSERT_TRUE(opened);
+  auto& s = *opened;
+  store::TrajectoryKey key{"m", "gemm_n7168_k5120", "triton-hopper", 0};
+  key.language = trace::Language::triton;
+  auto id = *s->open_trajectory(key);
+  finish(*s, id, store::TurnCategory::compile, "first");
+  auto cuda = *s->open_trajectory({"m", "gemm_n7168_k5120", "gemm-0", 0});
+  finish(*s, cuda, store::TurnCategory::compile, "first");
+  auto files = report::export_run(*s, dir.path() / "out");
+  ASSERT_TRUE(files) << files.error().message;
+  auto lines = util::split_lines(*util::read_file(files->turns_csv));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_TRUE(lines[0].ends_with(",language")) << lines[0];
+  EXPECT_TRUE(lines[1].ends_with(",triton")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with(",cuda")) << lines[2];
+  ASSERT_EQ(files->trajectories.size(), 2u);
+  auto json = nlohmann::json::parse(*util::read_file(files->trajectories[0]));
+  EXPECT_EQ(json["info"]["config"]["language"], "triton");
+}

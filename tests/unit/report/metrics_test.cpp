@@ -174,7 +174,7 @@ TEST_F(SyntheticRun, CategoriesByTurnAndTransitionsFollowCountedTurns) {
 TEST(UnknownTargetState, IsNeverCountedAsPositive) {
   std::vector<TurnRecord> turns;
   for (std::int64_t i = 0; i < 3; ++i) {
-    TurnRecord turn{"m", "p", "v", 7, 0, i, store::TurnCategory::correct,
+    TurnRecord turn{"m", "p", "v", "cuda", 7, 0, i, store::TurnCategory::correct,
                     store::Counting::counted, 2.0, TargetState::unknown, ""};
     turns.push_back(turn);
   }

@@ -48,7 +48,7 @@ TEST(RunStorePrompts, AVersionOneDatabaseIsMigratedAndKeepsItsTrajectories) {
     auto store = open_store(dir.path());
     ASSERT_TRUE(store->open_trajectory(sample_key()));
   }
-  // Turn the database back into a version-1 one: drop the columns migration 2 added.
+  // Turn the database back into a version-1 one: drop the columns migrations 2 and 3 added.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir.path() / RunStore::kDatabaseName).c_str(), &db), SQLITE_OK);
   std::vector<std::string> statements = undo_migrations_after_two();

@@ -1,0 +1,137 @@
+#include "compile/triton_gate.hpp"
+
+#include "util/fs.hpp"
+#include "util/json.hpp"
+#include "util/paths.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <system_error>
+
+namespace ptxbench::compile {
+namespace {
+
+constexpr std::size_t kMaxQuoteChars = 160;
+
+// A private folder under the temporary directory, removed with everything in it.
+class ScratchFolder {
+public:
+  static util::Expected<ScratchFolder> make() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ptxbench-gate-XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr)
+      return util::make_error(util::ErrorKind::io, "cannot create a folder for the Triton gate");
+    return ScratchFolder(pattern);
+  }
+  ScratchFolder(ScratchFolder&& other) noexcept : m_path(std::move(other.m_path)) {
+    other.m_path.clear();
+  }
+  ScratchFolder& operator=(ScratchFolder&&) = delete;
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (!m_path.empty())
+      std::filesystem::remove_all(m_path, ec);
+  }
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  explicit ScratchFolder(std::filesystem::path path) : m_path(std::move(path)) {}
+  std::filesystem::path m_path;
+};
+
+std::string quote_line(std::string_view source, std::size_t line) {
+  if (line == 0)
+    return {};
+  std::size_t begin = 0;
+  for (std::size_t n = 1; n < line && begin != std::string_view::npos; ++n) {
+    begin = source.find('\n', begin);
+    if (begin != std::string_view::npos)
+      ++begin;
+  }
+  if (begin == std::string_view::npos || begin > source.size())
+    return {};
+  std::string_view text = source.substr(begin, source.find('\n', begin) - begin);
+  std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos)
+    return {};
+  text = text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+  return text.size() > kMaxQuoteChars ? std::string(text.substr(0, kMaxQuoteChars)) + "..."
+                                      : std::string(text);
+}
+
+util::Error bad_output(std::string_view what) {
+  return util::make_error(util::ErrorKind::subprocess,
+                          fmt::format("the Triton gate answered {}", what));
+}
+
+} // namespace
+
+std::string render_text(const TritonGateReport& report) {
+  std::string out;
+  for (const auto& f : report.findings) {
+    if (f.line == 0)
+      out += fmt::format("{} [{}]\n", f.message, f.rule);
+    else if (f.quote.empty())
+      out += fmt::format("line {}: {} [{}]\n", f.line, f.message, f.rule);
+    else
+      out += fmt::format("line {}: `{}`: {} [{}]\n", f.line, f.quote, f.message, f.rule);
+  }
+  return out;
+}
+
+util::Expected<TritonGateReport> parse_gate_output(std::string_view json, std::string_view source) {
+  util::Json parsed = util::Json::parse(json, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("findings") ||
+      !parsed["findings"].is_array())
+    return bad_output("with something that is not its JSON");
+  TritonGateReport report;
+  for (const auto& item : parsed["findings"]) {
+    if (!item.is_object() || !item.value("rule", util::Json()).is_string() ||
+        !item.value("message", util::Json()).is_string() ||
+        !item.value("line", util::Json()).is_number_unsigned())
+      return bad_output("with a malformed finding");
+    TritonFinding finding;
+    finding.rule = item["rule"].get<std::string>();
+    finding.message = item["message"].get<std::string>();
+    finding.line = item["line"].get<std::size_t>();
+    if (item.value("col", util::Json()).is_number_unsigned())
+      finding.col = item["col"].get<std::size_t>();
+    finding.quote = quote_line(source, finding.line);
+    report.findings.push_back(std::move(finding));
+  }
+  return report;
+}
+
+TritonGate::TritonGate(util::ProcessRunner& runner, std::filesystem::path python,
+                       std::filesystem::path package_root)
+    : m_runner(runner), m_python(std::move(python)),
+      m_package_root(package_root.empty() ? util::data_root() / "python"
+                                          : std::move(package_root)) {}
+
+util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
+                                                   const TritonSignature& signature) const {
+  auto scratch = ScratchFolder::make();
+  if (!scratch)
+    return scratch.take_error();
+  const std::filesystem::path kernel = scratch->path() / "kernel.py";
+  if (auto written = util::write_file_atomic(kernel, source); !written)
+    return written.take_error();
+  util::ProcessOptions options;
+  options.timeout = std::chrono::seconds(30);
+  auto result = m_runner.run({m_python.string(), "-I", "-B", "-c",
+                              "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+                              "from ptxbench_triton.gate import main; sys.exit(main())",
+                              m_package_root.string(), kernel.string(), "--params",
+                              fmt::format("{}", fmt::join(signature.names(), ","))},
+                             options);
+  if (!result)
+    return result.take_error();
+  if (!result->succeeded())
+    return util::make_error(util::ErrorKind::subprocess,
+                            fmt::format("the Triton gate ({} -m ptxbench_triton.gate) failed{}: {}",
+                                        m_python.string(), result->timed_out ? " (timed out)" : "",
+                                        result->err));
+  return parse_gate_output(result->out, source);
+}
+
+} // namespace ptxbench::compile

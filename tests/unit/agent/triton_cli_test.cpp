@@ -1,0 +1,66 @@
+// `ptxbench show --language triton` (golden) and `ptxbench check kernel.py` (the Triton gate).
+#include "support/golden.hpp"
+#include "support/ptxbench_cli.hpp"
+#include "support/scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace ptxbench;
+using test_support::run_ptxbench;
+using test_support::ScratchDir;
+
+namespace {
+
+std::string triton_kernel(const char* name) {
+  return std::string(PTXBENCH_TEST_DATA) + "/compile/triton/" + name;
+}
+
+} // namespace
+
+TEST(TritonCli, ShowPrintsThePythonSignatureAndEntryPoint) {
+  ScratchDir cache;
+  auto result = run_ptxbench({"show", "gemm_n7168_k5120", "--language", "triton"}, cache);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  test_support::expect_golden("cli/show_gemm_triton.txt", result.out);
+  auto json = run_ptxbench({"show", "gemm_n7168_k5120", "--language", "triton", "--json"}, cache);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["signature"], "def run(A, B, C, M)");
+  EXPECT_EQ(parsed["entry_point"], "kernel.py::run");
+  auto bad = run_ptxbench({"show", "gemm_n7168_k5120", "--language", "rust"}, cache);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--language must be cuda or triton"), std::string::npos);
+}
+
+TEST(TritonCli, CheckOfAPyFileRunsTheTritonGate) {
+  ScratchDir cache;
+  auto clean = run_ptxbench(
+      {"check", triton_kernel("gemm_persistent_tma.py"), "--problem", "gemm_n7168_k5120"}, cache);
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("Triton gate passed (def run(A, B, C, M))"), std::string::npos)
+      << clean.out;
+  auto torch = run_ptxbench(
+      {"check", triton_kernel("gemm_torch_matmul.py"), "--problem", "gemm_n7168_k5120"}, cache);
+  EXPECT_EQ(torch.exit_code, 1) << torch.out << torch.err;
+  EXPECT_NE(torch.out.find("line 24: `C.copy_(torch.matmul(A, B.T))`"), std::string::npos)
+      << torch.out;
+  auto json = run_ptxbench(
+      {"check", triton_kernel("gemm_torch_matmul.py"), "--problem", "gemm_n7168_k5120", "--json"},
+      cache);
+  auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["outcome"], "rejected");
+  EXPECT_EQ(parsed["findings"][0]["rule"], "torch_call");
+  EXPECT_EQ(parsed["findings"][0]["line"], 24);
+}
+
+TEST(TritonCli, EvalOfAPyFileSaysThereIsNoTritonGpuStepYetAndPointsToCheck) {
+  ScratchDir cache;
+  auto result = run_ptxbench(
+      {"eval", triton_kernel("gemm_persistent_tma.py"), "--problem", "gemm_n7168_k5120"}, cache);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("Triton candidates have no GPU evaluation in this build yet"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("ptxbench check"), std::string::npos);
+}
