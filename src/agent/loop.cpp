@@ -56,6 +56,24 @@ store::ModelCallRecord to_record(const model::AttemptRecord& attempt) {
   return call;
 }
 
+// Whether an evaluated turn's verdict says the kernel is wrong (not correct, not unjudged).
+bool is_failure(TurnCategory category) {
+  switch (category) {
+  case TurnCategory::compile:
+  case TurnCategory::runtime:
+  case TurnCategory::numerical:
+  case TurnCategory::timeout:
+  case TurnCategory::banned_library:
+    return true;
+  case TurnCategory::extraction:
+  case TurnCategory::correct:
+  case TurnCategory::infra:
+  case TurnCategory::static_only:
+    return false;
+  }
+  return false;
+}
+
 // The closing line of every evaluated turn's feedback, as the original agent words it.
 std::string closing_line(const TurnResult& result, const std::optional<double>& target) {
   if (result.category != TurnCategory::correct)
@@ -96,6 +114,7 @@ private:
   util::Expected<TurnWork> model_turn(store::TurnHandle turn);
   TurnWork evaluate_reply(const model::ChatResponse& reply);
   util::Expected<TurnResult> evaluate_candidate(const std::string& code);
+  std::string hook_feedback(const std::string& code, store::TurnCategory category) const;
   util::Status commit(store::TurnHandle turn, const TurnWork& work);
   util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
   TrajectoryResult stopped(std::string why) const;
@@ -246,7 +265,8 @@ TurnWork Trajectory::evaluate_reply(const model::ChatResponse& reply) {
     return work;
   }
   work.outcome.category = result->category;
-  work.outcome.feedback = result->feedback + closing_line(*result, m_options.target_speedup);
+  work.outcome.feedback = result->feedback + closing_line(*result, m_options.target_speedup) +
+                          hook_feedback(candidate->code, result->category);
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);
   return work;
@@ -261,6 +281,13 @@ util::Expected<TurnResult> Trajectory::evaluate_candidate(const std::string& cod
     return util::make_error(util::ErrorKind::subprocess,
                             std::string("the evaluator raised an exception: ") + error.what());
   }
+}
+
+std::string Trajectory::hook_feedback(const std::string& code, store::TurnCategory category) const {
+  if (!m_deps.extra_feedback || !is_failure(category))
+    return {};
+  std::string extra = m_deps.extra_feedback(FailedTurn{m_task.problem, code, category});
+  return extra.empty() ? extra : "\n" + extra;
 }
 
 util::Status Trajectory::commit(store::TurnHandle turn, const TurnWork& work) {

@@ -36,10 +36,11 @@ struct RunDeps {
   const pack::Manifest* manifest = nullptr;
   const model::ModelRegistry* registry = nullptr;
   model::ClientDeps client; // HTTP transport and retry settings
-  std::string live_device; // the evaluating GPU's live parameters for the prompts, or empty
+  std::string live_device;  // the evaluating GPU's live parameters for the prompts, or empty
   std::FILE* progress_out = nullptr; // null: no progress display
   Display display = Display::lines;
   const std::atomic<bool>* cancel = nullptr; // optional
+  FeedbackHook extra_feedback;               // optional (loop.hpp); thread-safe
 };
 
 struct TrajectoryOutcome {

@@ -4,7 +4,6 @@
 #include "cli/tools.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -25,6 +24,8 @@ struct RunCliOptions {
   int turns = 0;
   int jobs = 0;
   double target_speedup = -1;
+  std::string notes;
+  int notes_mode = 0;
   bool static_only = false;
   bool no_memcheck = false;
   bool quiet = false;
@@ -32,28 +33,46 @@ struct RunCliOptions {
 
 // Flags given on the command line replace the plan file's values.
 util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
-  if (!o.models.empty()) plan.models = o.models;
-  if (!o.problems.empty()) plan.problems = o.problems;
-  if (!o.variants.empty()) plan.prompt_variants = o.variants;
-  if (!o.registry.empty()) plan.registry = std::filesystem::absolute(o.registry);
-  if (o.trajectories > 0) plan.trajectories = o.trajectories;
-  if (o.turns > 0) plan.loop.max_turns = o.turns;
-  if (o.jobs > 0) plan.jobs = o.jobs;
-  if (o.no_memcheck) plan.eval.memcheck = false;
-  if (o.target_speedup == 0) plan.loop.target_speedup.reset();
-  if (o.target_speedup > 0) plan.loop.target_speedup = o.target_speedup;
+  if (!o.models.empty())
+    plan.models = o.models;
+  if (!o.problems.empty())
+    plan.problems = o.problems;
+  if (!o.variants.empty())
+    plan.prompt_variants = o.variants;
+  if (!o.registry.empty())
+    plan.registry = std::filesystem::absolute(o.registry);
+  if (o.trajectories > 0)
+    plan.trajectories = o.trajectories;
+  if (o.turns > 0)
+    plan.loop.max_turns = o.turns;
+  if (o.jobs > 0)
+    plan.jobs = o.jobs;
+  if (o.no_memcheck)
+    plan.eval.memcheck = false;
+  if (o.target_speedup == 0)
+    plan.loop.target_speedup.reset();
+  if (o.target_speedup > 0)
+    plan.loop.target_speedup = o.target_speedup;
   if (!o.context.empty()) {
     auto policy = agent::parse_context_policy(o.context);
-    if (!policy) return util::make_error(util::ErrorKind::invalid_input,
-                                         "--context must be full or latest-pair");
+    if (!policy)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "--context must be full or latest-pair");
     plan.loop.context = *policy;
   }
   if (!o.arch.empty()) {
     auto arch = compile::parse_arch(o.arch);
-    if (!arch) return util::make_error(util::ErrorKind::invalid_input,
-                                       "--arch must be sm_90a or sm_100a");
+    if (!arch)
+      return util::make_error(util::ErrorKind::invalid_input, "--arch must be sm_90a or sm_100a");
     plan.loop.arch = *arch;
   }
+  if (!o.notes.empty())
+    plan.notes.file = std::filesystem::absolute(o.notes);
+  if (o.notes_mode > 0)
+    plan.notes.mode = o.notes_mode;
+  if (o.notes_mode > 0 && plan.notes.file.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--notes-mode needs --notes FILE (or the plan's repair_notes.file)");
   if (plan.models.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "name a model (--model NAME, see config/models.json) or a --plan file");
@@ -64,11 +83,13 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   RunJob job;
   job.gpu = o.static_only ? GpuUse::never : GpuUse::when_present;
   job.progress = !o.quiet;
-  if (o.jobs > 0) job.plan.jobs = o.jobs;
+  if (o.jobs > 0)
+    job.plan.jobs = o.jobs;
   if (o.static_only && !o.eval_service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and --eval-service exclude each other");
-  if (auto urls = agent::check_service_urls(o.eval_service); !urls) return urls.take_error();
+  if (auto urls = agent::check_service_urls(o.eval_service); !urls)
+    return urls.take_error();
   job.plan.eval.service = o.eval_service;
   if (!o.resume.empty()) {
     job.mode = RunMode::resume;
@@ -77,15 +98,19 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   }
   if (!o.plan_file.empty()) {
     auto plan = agent::load_plan(o.plan_file);
-    if (!plan) return plan.take_error();
+    if (!plan)
+      return plan.take_error();
     job.plan = std::move(*plan);
-    if (!o.eval_service.empty()) job.plan.eval.service = o.eval_service;
+    if (!o.eval_service.empty())
+      job.plan.eval.service = o.eval_service;
   }
   if (o.static_only && !job.plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and the plan's eval.service exclude each other");
-  if (auto status = apply_flags(o, job.plan); !status) return status.take_error();
-  if (!job.plan.registry.empty()) job.plan.registry = std::filesystem::absolute(job.plan.registry);
+  if (auto status = apply_flags(o, job.plan); !status)
+    return status.take_error();
+  if (!job.plan.registry.empty())
+    job.plan.registry = std::filesystem::absolute(job.plan.registry);
   job.dir = o.out.empty() ? default_run_dir("run") : std::filesystem::path(o.out);
   return job;
 }
@@ -97,8 +122,9 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("--plan", o->plan_file,
                  "run plan JSON: models × problems × prompt variants × trajectories × turns "
                  "(config/plans/; flags below override it)");
-  sub.add_option("--resume", o->resume, "continue the run in this directory without repeating "
-                                        "finished turns");
+  sub.add_option("--resume", o->resume,
+                 "continue the run in this directory without repeating "
+                 "finished turns");
   sub.add_option("--out", o->out, "run directory (default runs/run-<UTC time>)");
   sub.add_option("--model", o->models, "model name(s) from the registry");
   sub.add_option("--problem", o->problems,
@@ -124,6 +150,13 @@ Action setup_run(CLI::App& sub) {
                  "GPU: URL[,URL] — each turn goes to the one with the shortest queue; bearer "
                  "token from $PTXBENCH_SERVICE_TOKEN; with --resume, replaces the run's")
       ->delimiter(',');
+  sub.add_option(
+      "--notes", o->notes,
+      "append repair notes retrieved from this corpus (fixit/notes/notes.jsonl of "
+      "`ptxbench fixit notes`) to every failed turn's feedback (plan key repair_notes.file)");
+  sub.add_option("--notes-mode", o->notes_mode,
+                 "1: the notes (default); 2: the best fixed kernel and the notes")
+      ->check(CLI::Range(1, 2));
   sub.add_flag("--static-only", o->static_only,
                "never run the GPU step, even on a GPU machine (turns end as static_only)");
   sub.add_flag("--no-memcheck", o->no_memcheck,
@@ -132,7 +165,8 @@ Action setup_run(CLI::App& sub) {
   sub.add_flag("--quiet", o->quiet, "no progress line");
   return [o] {
     auto job = make_job(*o);
-    if (!job) return report_error("run", job.error());
+    if (!job)
+      return report_error("run", job.error());
     return run_job(std::move(*job), "run");
   };
 }

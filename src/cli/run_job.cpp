@@ -1,10 +1,11 @@
 #include "cli/run_job.hpp"
 
+#include "adapt/notes_feedback.hpp"
 #include "agent/executor.hpp"
 #include "agent/remote_executor.hpp"
-#include "cuda/device.hpp"
 #include "agent/runner.hpp"
 #include "cli/tools.hpp"
+#include "cuda/device.hpp"
 #include "exec/evaluator.hpp"
 #include "measure/live_device.hpp"
 #include "model/http_transport.hpp"
@@ -13,11 +14,10 @@
 #include "store/enums.hpp"
 #include "util/strings.hpp"
 
-#include <fmt/core.h>
-
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <fmt/core.h>
 #include <unistd.h>
 
 namespace ptxbench::cli {
@@ -39,10 +39,12 @@ util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
     return store::RunStore::open_existing(job.dir);
   if (std::filesystem::exists(job.dir / store::RunStore::kDatabaseName))
     return util::make_error(util::ErrorKind::invalid_input,
-                            job.dir.string() + " already holds a run; continue it with "
-                                               "`ptxbench run --resume " + job.dir.string() + "`");
-  return store::RunStore::open(job.dir,
-                               store::RunInfo{agent::plan_to_json(job.plan).dump(), PTXBENCH_VERSION, ""});
+                            job.dir.string() +
+                                " already holds a run; continue it with "
+                                "`ptxbench run --resume " +
+                                job.dir.string() + "`");
+  return store::RunStore::open(
+      job.dir, store::RunInfo{agent::plan_to_json(job.plan).dump(), PTXBENCH_VERSION, ""});
 }
 
 // The plan a resumed run continues: the one stored when it started (jobs may change).
@@ -51,7 +53,8 @@ util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const R
   if (!plan)
     return plan.take_error();
   plan->jobs = job.plan.jobs;
-  if (!job.plan.eval.service.empty()) plan->eval.service = job.plan.eval.service;
+  if (!job.plan.eval.service.empty())
+    plan->eval.service = job.plan.eval.service;
   return plan;
 }
 
@@ -71,17 +74,20 @@ void print_exports(const report::ExportedFiles& files, const std::filesystem::pa
 // Each finished turn: index, category and the first lines of the feedback the model got.
 util::Status print_turns(store::RunStore& store) {
   auto trajectories = store.trajectories();
-  if (!trajectories) return trajectories.take_error();
+  if (!trajectories)
+    return trajectories.take_error();
   for (const auto& trajectory : *trajectories) {
     auto turns = store.finished_turns(trajectory.id);
-    if (!turns) return turns.take_error();
+    if (!turns)
+      return turns.take_error();
     fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
                trajectory.key.prompt_variant, trajectory.key.sample);
     for (const auto& turn : *turns) {
       fmt::print("  turn {}: {}\n", turn.index + 1,
                  store::enum_name(store::kTurnCategories, turn.category));
       for (const auto& line : util::split_lines(util::head_lines(turn.feedback.value_or(""), 4)))
-        if (!util::trim(line).empty()) fmt::print("    | {}\n", line);
+        if (!util::trim(line).empty())
+          fmt::print("    | {}\n", line);
     }
   }
   fmt::print("\n");
@@ -91,7 +97,8 @@ util::Status print_turns(store::RunStore& store) {
 // The live parameters of GPU 0 when it is the plan's architecture (they go into the prompts).
 std::string live_device_text(compile::Arch arch) {
   auto device = measure::read_live_device(0);
-  if (!device || device->arch() != compile::to_string(arch)) return {};
+  if (!device || device->arch() != compile::to_string(arch))
+    return {};
   return measure::render_live_device(*device);
 }
 
@@ -118,24 +125,36 @@ StopSignals::~StopSignals() {
   std::signal(SIGTERM, m_term);
 }
 
-const std::atomic<bool>* StopSignals::flag() const { return &g_cancel; }
+const std::atomic<bool>* StopSignals::flag() const {
+  return &g_cancel;
+}
 
 util::Expected<std::unique_ptr<RunEnvironment>>
 RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command) {
-  auto registry = model::load_registry(plan.registry.empty() ? model::default_registry_path()
-                                                             : plan.registry);
-  if (!registry) return registry.take_error();
+  auto registry =
+      model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry);
+  if (!registry)
+    return registry.take_error();
   auto manifest = pack::Manifest::load(pack::Manifest::default_path());
-  if (!manifest) return manifest.take_error();
+  if (!manifest)
+    return manifest.take_error();
   std::unique_ptr<RunEnvironment> env(
       new RunEnvironment(std::move(*registry), std::move(*manifest)));
   auto suite = env->m_tools.suite();
-  if (!suite) return suite.take_error();
+  if (!suite)
+    return suite.take_error();
   env->m_suite = *suite;
   auto checker = env->m_tools.checker();
-  if (!checker) return checker.take_error();
+  if (!checker)
+    return checker.take_error();
   if (auto checked = agent::check_plan(plan, **suite, env->m_manifest, env->m_registry); !checked)
     return checked.take_error();
+  if (!plan.notes.file.empty()) {
+    auto hook = adapt::notes_feedback_hook(plan.notes);
+    if (!hook)
+      return hook.take_error();
+    env->m_notes = std::move(*hook);
+  }
   env->start_executor(plan, gpu, command, **checker);
   return env;
 }
@@ -153,8 +172,9 @@ void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
     m_live_device = live_device_text(plan.loop.arch);
   } else {
     m_executor = std::make_unique<agent::StaticExecutor>(checker);
-    fmt::print(stderr, "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
-                       "SASS) and is recorded as static_only\n",
+    fmt::print(stderr,
+               "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
+               "SASS) and is recorded as static_only\n",
                command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
   }
 }
@@ -170,6 +190,7 @@ agent::RunDeps RunEnvironment::deps(bool progress, const std::atomic<bool>* canc
   deps.progress_out = progress ? stderr : nullptr;
   deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
   deps.cancel = cancel;
+  deps.extra_feedback = m_notes;
   return deps;
 }
 
@@ -186,19 +207,23 @@ ExitCode run_job(RunJob job, std::string_view command) {
   std::unique_ptr<store::RunStore> store;
   if (job.mode == RunMode::resume) {
     auto opened = open_store(job);
-    if (!opened) return report_error(command, opened.error());
+    if (!opened)
+      return report_error(command, opened.error());
     store = std::move(*opened);
     auto plan = stored_plan(*store, job);
-    if (!plan) return report_error(command, plan.error());
+    if (!plan)
+      return report_error(command, plan.error());
     job.plan = std::move(*plan);
   }
   // A new run's folder is made only for a plan that names what exists (make checks it), so a
   // mistyped model leaves nothing behind that the corrected command would refuse.
   auto environment = RunEnvironment::make(job.plan, job.gpu, command);
-  if (!environment) return report_error(command, environment.error());
+  if (!environment)
+    return report_error(command, environment.error());
   if (!store) {
     auto opened = open_store(job);
-    if (!opened) return report_error(command, opened.error());
+    if (!opened)
+      return report_error(command, opened.error());
     store = std::move(*opened);
   }
   StopSignals signals;
@@ -209,12 +234,15 @@ ExitCode run_job(RunJob job, std::string_view command) {
              compile::to_string(job.plan.loop.arch));
   std::fflush(stdout);
   auto summary = agent::run_plan(job.plan, deps);
-  if (!summary) return report_error(command, summary.error());
+  if (!summary)
+    return report_error(command, summary.error());
   if (job.show_turns)
-    if (auto status = print_turns(*store); !status) return report_error(command, status.error());
+    if (auto status = print_turns(*store); !status)
+      return report_error(command, status.error());
   fmt::print("{}", agent::render_summary(*summary));
   auto files = report::export_run(*store, job.dir / "exports");
-  if (!files) return report_error(command, files.error());
+  if (!files)
+    return report_error(command, files.error());
   print_exports(*files, job.dir);
   return exit_code(*summary);
 }

@@ -1,6 +1,7 @@
 // Running a plan into a run directory, shared by `ptxbench run` and `ptxbench demo`: builds the
 // real implementations (registry, curl transport, checker, evaluation service client, GPU
-// evaluator or static executor, run store), runs the plan with a progress line, prints the summary and writes the exports.
+// evaluator or static executor, run store), runs the plan with a progress line, prints the summary
+// and writes the exports.
 #pragma once
 
 #include "agent/executor.hpp"
@@ -40,12 +41,13 @@ ExitCode run_job(RunJob job, std::string_view command);
 // The real implementations a plan runs on, as `ptxbench run` builds them: the registry, the
 // knowledge packs, the suite and checker, the curl transport and the executor — the evaluation
 // service client when the plan names services, the GPU evaluator when a GPU is here, else the
-// static check (said on stderr). Commands that drive the loop (run, fixit repair) share it.
+// static check (said on stderr) — and the retrieval of the plan's repair notes, when it names a
+// notes corpus. Commands that drive the loop (run, fixit repair) share it.
 // not_found before anything is built for a plan naming an unknown model, problem or variant.
 class RunEnvironment {
 public:
-  static util::Expected<std::unique_ptr<RunEnvironment>>
-  make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command);
+  static util::Expected<std::unique_ptr<RunEnvironment>> make(const agent::RunPlan& plan,
+                                                              GpuUse gpu, std::string_view command);
 
   // Everything but the store; progress on stderr unless `progress` is false.
   agent::RunDeps deps(bool progress, const std::atomic<bool>* cancel);
@@ -68,6 +70,7 @@ private:
   std::unique_ptr<exec::Evaluator> m_evaluator;
   std::unique_ptr<agent::Executor> m_executor;
   std::string m_live_device;
+  agent::FeedbackHook m_notes; // the plan's repair notes (adapt/notes_feedback.hpp), or none
 };
 
 // While alive, the first Ctrl-C (or SIGTERM) sets flag() so the turns in flight finish and the

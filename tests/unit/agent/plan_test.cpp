@@ -66,6 +66,22 @@ TEST(RunPlan, TheStoredJsonParsesBackToTheSamePlan) {
   EXPECT_EQ(again.loop.max_turns, 5);
 }
 
+TEST(RunPlan, RepairNotesAreReadRelativeToThePlanAndStoredWithIt) {
+  auto plan = parse_ok(R"({"models": ["m"], "repair_notes": {"file": "notes.jsonl", "mode": 2,
+      "top_k": 2, "definition_prefixes": ["gemm_"]}})");
+  EXPECT_EQ(plan.notes.file, std::filesystem::path("/plans/notes.jsonl"));
+  EXPECT_EQ(plan.notes.mode, 2);
+  EXPECT_EQ(plan.notes.top_k, 2);
+  EXPECT_EQ(plan.notes.max_notes, 8);
+  EXPECT_EQ(plan.notes.definition_prefixes, std::vector<std::string>{"gemm_"});
+  auto again = parse_ok(plan_to_json(plan).dump());
+  EXPECT_EQ(plan_to_json(again), plan_to_json(plan));
+  EXPECT_FALSE(plan_to_json(parse_ok(R"({"models": ["m"]})")).contains("repair_notes"));
+  EXPECT_NE(parse_error(R"({"models": ["m"], "repair_notes": {"file": "n", "mode": 3}})")
+                .find("$.repair_notes.mode"),
+            std::string::npos);
+}
+
 TEST(RunPlan, ErrorsNameTheFileAndTheJsonPath) {
   EXPECT_NE(parse_error(R"({"models": ["m"], "turns": 8, "trajectorys": 4})")
                 .find("/plans/p.json: $.trajectorys: unknown key"),
@@ -172,8 +188,7 @@ TEST(RunPlan, ARepairPlanRunsOneTrajectoryPerModelAndRepairKeyedByItsIndex) {
   ASSERT_TRUE(planned) << planned.error().message;
   ASSERT_EQ(planned->size(), 2u);
   EXPECT_EQ((*planned)[0].key, (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "none", 0}));
-  EXPECT_EQ((*planned)[1].key,
-            (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "gemm-0", 1}));
+  EXPECT_EQ((*planned)[1].key, (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "gemm-0", 1}));
   EXPECT_EQ((*planned)[1].repair, &plan.repairs[1]);
 }
 
