@@ -1,8 +1,9 @@
 // Adaptation data files (JSONL records written by other stages, or edited by hand; recipes):
-// each line parsed as every record kind, the whole input as a recipe. An accepted record must
-// serialise and parse back to the same JSON; a rejected one must say why.
+// each line parsed as every record kind (the notes records too), the whole input as a recipe. An
+// accepted record must serialise and parse back to the same JSON; a rejected one must say why.
 #include "adapt/recipe.hpp"
 #include "adapt/records.hpp"
+#include "adapt/repair_notes.hpp"
 #include "util/strings.hpp"
 
 #include <cstdint>
@@ -16,12 +17,14 @@ using ptxbench::adapt::Json;
 template <typename Parse> void round_trip(const Json& json, Parse parse) {
   auto record = parse(json);
   if (!record) {
-    if (record.error().message.empty()) std::abort();
+    if (record.error().message.empty())
+      std::abort();
     return;
   }
   const Json again = ptxbench::adapt::to_json(*record);
   auto reparsed = parse(again);
-  if (!reparsed || ptxbench::adapt::to_json(*reparsed) != again) std::abort();
+  if (!reparsed || ptxbench::adapt::to_json(*reparsed) != again)
+    std::abort();
 }
 
 } // namespace
@@ -31,17 +34,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   for (const std::string& line : ptxbench::util::split_lines(text)) {
     const Json json = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) continue;
+    if (json.is_discarded())
+      continue;
     round_trip(json, failure_from_json);
     round_trip(json, pair_from_json);
     round_trip(json, correct_from_json);
     round_trip(json, rationale_from_json);
     round_trip(json, repair_task_from_json);
+    round_trip(json, notes_record_from_json);
   }
   const Json whole = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!whole.is_discarded()) {
     auto recipe = parse_recipe(whole);
-    if (!recipe && recipe.error().message.empty()) std::abort();
+    if (!recipe && recipe.error().message.empty())
+      std::abort();
   }
   return 0;
 }

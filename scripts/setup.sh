@@ -53,3 +53,14 @@ for probe in "${probes[@]}"; do
     break
   fi
 done
+
+# A real tokenizer for the build stage's token-filter test (tests/unit/adapt/
+# tokenizer_real_test.cpp): Hugging Face tokenizers and the tokenizer.json that ships inside
+# anthropic 0.37.1 (only the data file is read, so no dependencies), into its own folder.
+tokenizer_deps="$deps/python-tokenizer"
+if [ ! -e "$tokenizer_deps/anthropic/tokenizer.json" ] || [ ! -d "$tokenizer_deps/tokenizers" ]; then
+  echo "setup: installing tokenizers 0.20.3 and anthropic 0.37.1 from PyPI into .deps/python-tokenizer/"
+  rm -rf "$tokenizer_deps"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$tokenizer_deps" \
+    "tokenizers==0.20.3" "anthropic==0.37.1"
+fi

@@ -31,7 +31,8 @@ util::Status write_synced(int fd, std::string_view text, const std::filesystem::
 
 } // namespace
 
-util::Expected<std::vector<Json>> read_jsonl(const std::filesystem::path& path, TornTail torn) {
+util::Expected<std::vector<JsonlLine>> read_jsonl_lines(const std::filesystem::path& path,
+                                                        std::FILE* warnings) {
   if (!std::filesystem::exists(path))
     return util::make_error(util::ErrorKind::not_found, path.string() + ": no such file");
   auto text = util::read_file(path);
@@ -39,19 +40,25 @@ util::Expected<std::vector<Json>> read_jsonl(const std::filesystem::path& path, 
     return text.take_error();
   const bool ends_clean = text->empty() || text->back() == '\n';
   const auto lines = util::split_lines(*text);
-  std::vector<Json> out;
+  std::vector<JsonlLine> out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (util::trim(lines[i]).empty())
       continue;
+    const auto number = static_cast<std::int64_t>(i + 1);
     Json value = Json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) {
-      out.push_back(std::move(value));
+      out.push_back(JsonlLine{number, std::move(value)});
       continue;
     }
-    if (torn == TornTail::skip && !ends_clean && i + 1 == lines.size())
+    if (!ends_clean && i + 1 == lines.size()) {
+      if (warnings != nullptr)
+        fmt::print(warnings,
+                   "warning: {}:{}: torn last line (a writer killed mid-append) ignored\n",
+                   path.string(), number);
       break;
+    }
     return util::make_error(util::ErrorKind::invalid_input,
-                            path.string() + ":" + std::to_string(i + 1) + ": not a JSON line");
+                            fmt::format("{}:{}: not a JSON document", path.string(), number));
   }
   return out;
 }

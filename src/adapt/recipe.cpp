@@ -64,6 +64,23 @@ util::Status parse_stages(const Json& json, Recipe& r) {
   r.pairs.require_target = pairs.value("require_target", false);
   if (pairs.contains("min_speedup") && pairs["min_speedup"].is_number())
     r.pairs.min_speedup = pairs["min_speedup"].get<double>();
+  const Json repair = json.value("repair", Json());
+  if (repair.is_object()) {
+    const std::string teacher = repair.value("teacher", std::string());
+    if (teacher.empty())
+      return bad("repair.teacher must name a model of the registry (or make \"repair\" null)");
+    r.repair =
+        RecipeRepair{teacher, repair.value("turns", 5), repair.value("target_speedup", 0.15)};
+    if (r.repair->turns < 1)
+      return bad("repair.turns must be at least 1");
+    if (!r.balance)
+      return bad("a recipe with a repair teacher needs \"balance\" (the repair stage reads "
+                 "balance/selected.jsonl)");
+  } else if (!repair.is_null()) {
+    return bad("\"repair\" must be an object or null");
+  }
+  r.reasoning_model =
+      json.value("synthesize", Json::object()).value("reasoning_model", std::string());
   const Json build = json.value("build", Json::object());
   if (build.contains("max_tokens") && build["max_tokens"].is_number_integer())
     r.build.max_tokens = build["max_tokens"].get<std::int64_t>();
@@ -105,9 +122,42 @@ bool present(const fs::path& path) {
   return fs::exists(path, ec);
 }
 
+// The repair stage through the caller, when the recipe names a teacher.
+util::Status run_fixit_repair(const Recipe& recipe, const fs::path& dir, const ModelStages& stages,
+                              RecipeRun& run) {
+  if (!recipe.repair || !stages.repair)
+    return util::Ok{};
+  RepairOptions options;
+  options.data_dir = dir;
+  options.teacher = recipe.repair->teacher;
+  options.turns = recipe.repair->turns;
+  options.target_speedup = recipe.repair->target_speedup;
+  if (auto status = stages.repair(options); !status)
+    return status;
+  run.ran.push_back("repair");
+  return util::Ok{};
+}
+
+// The synthesize stage through the caller, when the recipe names a teacher and a reasoner.
+util::Status run_fixit_synthesize(const Recipe& recipe, const fs::path& dir,
+                                  const ModelStages& stages, RecipeRun& run) {
+  if (!recipe.repair || recipe.reasoning_model.empty() || !stages.synthesize)
+    return util::Ok{};
+  SynthesizeOptions options;
+  options.data_dir = dir;
+  options.kind = RationaleKind::fixit;
+  options.reasoner = recipe.reasoning_model;
+  if (auto status = stages.synthesize(options); !status)
+    return status;
+  run.ran.push_back("synthesize");
+  return util::Ok{};
+}
+
 util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tokenizer,
-                       RecipeRun& run) {
+                       const ModelStages& stages, RecipeRun& run) {
   if (auto status = run_fixit_collect(recipe, dir, run); !status)
+    return status;
+  if (auto status = run_fixit_repair(recipe, dir, stages, run); !status)
     return status;
   const fs::path repair = stage_dir(dir, DatasetKind::fixit, "repair");
   if (!present(repair / "tasks.jsonl") || !present(repair / "run")) {
@@ -119,6 +169,8 @@ util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tok
     return pairs.take_error();
   run.notes.insert(run.notes.end(), pairs->warnings.begin(), pairs->warnings.end());
   run.ran.push_back("pairs");
+  if (auto status = run_fixit_synthesize(recipe, dir, stages, run); !status)
+    return status;
   if (!present(stage_dir(dir, DatasetKind::fixit, "synthesize") / "rationales.jsonl")) {
     run.waiting_for = "synthesize";
     return util::Ok{};
@@ -181,11 +233,11 @@ util::Expected<Recipe> load_recipe(const fs::path& path) {
 }
 
 util::Expected<RecipeRun> run_recipe(const Recipe& recipe, const fs::path& dir,
-                                     Tokenizer& tokenizer) {
+                                     Tokenizer& tokenizer, const ModelStages& stages) {
   if (auto status = check_sources(recipe); !status)
     return status.take_error();
   RecipeRun run;
-  auto status = recipe.kind == DatasetKind::fixit ? run_fixit(recipe, dir, tokenizer, run)
+  auto status = recipe.kind == DatasetKind::fixit ? run_fixit(recipe, dir, tokenizer, stages, run)
                                                   : run_kernelgen(recipe, dir, tokenizer, run);
   if (!status)
     return status.take_error();

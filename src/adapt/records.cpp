@@ -253,23 +253,4 @@ util::Expected<RepairTask> repair_task_from_json(const Json& json) {
   return in.finish(std::move(t));
 }
 
-util::Expected<std::vector<JsonlLine>> read_jsonl_lines(const std::filesystem::path& path) {
-  auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
-  std::vector<JsonlLine> lines;
-  std::int64_t number = 0;
-  for (const std::string& line : util::split_lines(*text)) {
-    ++number;
-    if (util::trim(line).empty())
-      continue;
-    Json json = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded())
-      return util::make_error(util::ErrorKind::invalid_input,
-                              fmt::format("{}:{}: not a JSON document", path.string(), number));
-    lines.push_back(JsonlLine{number, std::move(json)});
-  }
-  return lines;
-}
-
 } // namespace ptxbench::adapt

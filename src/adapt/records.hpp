@@ -4,6 +4,7 @@
 // twice writes the same bytes.
 #pragma once
 
+#include "adapt/jsonl.hpp"
 #include "store/records.hpp"
 #include "util/error.hpp"
 
@@ -17,8 +18,6 @@
 #include <vector>
 
 namespace ptxbench::adapt {
-
-using Json = nlohmann::ordered_json;
 
 // A failed counted turn of a benchmark run; `id` is the sha256 of kernel_source, and
 // `occurrences` counts the turns whose kernel had that source.
@@ -103,12 +102,6 @@ util::Expected<CorrectRecord> correct_from_json(const Json& json);
 util::Expected<RationaleRecord> rationale_from_json(const Json& json);
 util::Expected<RepairTask> repair_task_from_json(const Json& json);
 
-// Every non-blank line of a .jsonl file, parsed by `parse`; an error names "file:line".
-template <typename T> using RecordParser = std::function<util::Expected<T>(const Json&)>;
-template <typename T>
-util::Expected<std::vector<T>> read_jsonl(const std::filesystem::path& path,
-                                          const RecordParser<T>& parse);
-
 // One compact JSON document per line, each ending in '\n'.
 template <typename T> std::string to_jsonl(const std::vector<T>& records) {
   std::string out;
@@ -117,32 +110,6 @@ template <typename T> std::string to_jsonl(const std::vector<T>& records) {
     out += '\n';
   }
   return out;
-}
-
-// The text of each line of `path` with its 1-based number (blank lines skipped).
-struct JsonlLine {
-  std::int64_t number = 0;
-  Json json;
-};
-util::Expected<std::vector<JsonlLine>> read_jsonl_lines(const std::filesystem::path& path);
-
-template <typename T>
-util::Expected<std::vector<T>> read_jsonl(const std::filesystem::path& path,
-                                          const RecordParser<T>& parse) {
-  auto lines = read_jsonl_lines(path);
-  if (!lines)
-    return lines.take_error();
-  std::vector<T> records;
-  records.reserve(lines->size());
-  for (const JsonlLine& line : *lines) {
-    auto record = parse(line.json);
-    if (!record)
-      return util::make_error(util::ErrorKind::invalid_input, path.string() + ":" +
-                                                                  std::to_string(line.number) +
-                                                                  ": " + record.error().message);
-    records.push_back(std::move(*record));
-  }
-  return records;
 }
 
 } // namespace ptxbench::adapt

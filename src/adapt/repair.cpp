@@ -13,20 +13,12 @@ util::Error invalid(std::string message) {
 }
 
 util::Expected<std::vector<FailureRecord>> read_failures(const std::filesystem::path& path) {
-  auto lines = read_jsonl(path);
-  if (!lines)
-    return lines.error().kind == util::ErrorKind::not_found
+  auto out = read_jsonl<FailureRecord>(path, failure_from_json);
+  if (!out)
+    return out.error().kind == util::ErrorKind::not_found
                ? invalid(path.string() + ": missing; run the balance stage first")
-               : lines.take_error();
-  std::vector<FailureRecord> out;
-  for (std::size_t i = 0; i < lines->size(); ++i) {
-    auto record = failure_from_json((*lines)[i]);
-    if (!record)
-      return invalid(fmt::format("{}: record {}: {}", path.string(), i + 1,
-                                 record.error().message));
-    out.push_back(std::move(*record));
-  }
-  if (out.empty())
+               : out.take_error();
+  if (out->empty())
     return invalid(path.string() + ": no failures selected");
   return out;
 }
@@ -41,8 +33,8 @@ util::Expected<compile::Arch> failures_arch(const std::vector<FailureRecord>& fa
                                  failures.front().arch, failure.arch));
   auto arch = compile::parse_arch(failures.front().arch);
   if (!arch)
-    return invalid("failure " + failures.front().id + ": unknown arch \"" +
-                   failures.front().arch + "\"");
+    return invalid("failure " + failures.front().id + ": unknown arch \"" + failures.front().arch +
+                   "\"");
   return *arch;
 }
 
@@ -145,8 +137,7 @@ util::Expected<RepairResult> run_repair(const RepairOptions& options, agent::Run
   auto planned = agent::expand(*plan, *deps.suite, *deps.manifest);
   if (!planned)
     return planned.take_error();
-  if (auto status = agent::check_plan(*plan, *deps.suite, *deps.manifest, *deps.registry);
-      !status)
+  if (auto status = agent::check_plan(*plan, *deps.suite, *deps.manifest, *deps.registry); !status)
     return status.take_error();
   auto store = open_run(paths, *plan);
   if (!store)

@@ -105,19 +105,47 @@ LengthStats length_stats(std::vector<std::int64_t> values) {
                      values.back()};
 }
 
-util::Expected<std::string> render_stats(const fs::path& dir, DatasetKind kind) {
+namespace {
+
+util::Expected<Json> build_manifest(const fs::path& dir, DatasetKind kind) {
   const fs::path manifest_path = stage_dir(dir, kind, "build") / "manifest.json";
   auto text = util::read_file(manifest_path);
   if (!text)
     return text.take_error();
-  const Json manifest = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  Json manifest = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!manifest.is_object() || !manifest.contains("counts"))
     return util::make_error(util::ErrorKind::invalid_input,
                             manifest_path.string() + ": not a build manifest (no \"counts\")");
+  return manifest;
+}
+
+util::Expected<Composition> composition_of(const Json& manifest, const fs::path& dir,
+                                           DatasetKind kind) {
   auto counts = composition_from_json(manifest["counts"]);
   if (!counts)
     return util::make_error(util::ErrorKind::invalid_input,
-                            manifest_path.string() + ": " + counts.error().message);
+                            (stage_dir(dir, kind, "build") / "manifest.json").string() + ": " +
+                                counts.error().message);
+  return counts;
+}
+
+} // namespace
+
+util::Expected<Composition> build_composition(const fs::path& dir, DatasetKind kind) {
+  auto manifest = build_manifest(dir, kind);
+  if (!manifest)
+    return manifest.take_error();
+  return composition_of(*manifest, dir, kind);
+}
+
+util::Expected<std::string> render_stats(const fs::path& dir, DatasetKind kind) {
+  auto loaded = build_manifest(dir, kind);
+  if (!loaded)
+    return loaded.take_error();
+  const Json& manifest = *loaded;
+  auto counts = composition_of(manifest, dir, kind);
+  if (!counts)
+    return counts.take_error();
   auto lengths = rationale_lengths(dir, kind);
   if (!lengths)
     return lengths.take_error();

@@ -2,8 +2,8 @@
 // problem, per error category, per turn) and the length of its rationales (Figure 15: min,
 // median, p90, max characters), as Markdown. Counts come from the build manifest; lengths
 // from the done rationales of the rows that made it into sft.jsonl. Percentiles are
-// nearest-rank (the value at rank ceil(p * n)). No figure is drawn (report/'s plots are
-// specific to run metrics).
+// nearest-rank (the value at rank ceil(p * n)). The composition is also drawn as a figure
+// (stats_figure.hpp).
 #pragma once
 
 #include "adapt/dataset.hpp"
@@ -26,6 +26,10 @@ struct LengthStats {
 
 // Nearest-rank statistics of `values` (all zero when empty).
 LengthStats length_stats(std::vector<std::int64_t> values);
+
+// The composition counts of DIR/<kind>/build/manifest.json; invalid_input for a file that is
+// not a build manifest.
+util::Expected<Composition> build_composition(const std::filesystem::path& dir, DatasetKind kind);
 
 // Markdown for DIR/<kind>/build/ (manifest.json, sft.jsonl) and DIR/<kind>/synthesize/.
 util::Expected<std::string> render_stats(const std::filesystem::path& dir, DatasetKind kind);

@@ -5,7 +5,6 @@
 #include "util/hash.hpp"
 
 #include <fmt/core.h>
-
 #include <mutex>
 #include <set>
 #include <thread>
@@ -19,23 +18,17 @@ struct Job {
 };
 
 template <class Record>
-util::Expected<std::vector<Job>>
-read_jobs(const std::filesystem::path& path,
-          util::Expected<Record> (*parse)(const Json&),
-          RationalePrompt (*prompt)(const Record&)) {
-  auto lines = read_jsonl(path);
-  if (!lines)
-    return lines.take_error();
+util::Expected<std::vector<Job>> read_jobs(const std::filesystem::path& path,
+                                           util::Expected<Record> (*parse)(const Json&),
+                                           RationalePrompt (*prompt)(const Record&)) {
+  auto records = read_jsonl<Record>(path, parse);
+  if (!records)
+    return records.take_error();
   std::vector<Job> jobs;
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < lines->size(); ++i) {
-    auto record = parse((*lines)[i]);
-    if (!record)
-      return util::make_error(util::ErrorKind::invalid_input,
-                              fmt::format("{}: record {}: {}", path.string(), i + 1,
-                                          record.error().message));
-    if (seen.insert(record->id).second)
-      jobs.push_back({record->id, prompt(*record)});
+  for (const Record& record : *records) {
+    if (seen.insert(record.id).second)
+      jobs.push_back({record.id, prompt(record)});
   }
   return jobs;
 }
@@ -49,17 +42,17 @@ util::Expected<std::vector<Job>> read_inputs(const SynthesizePaths& paths, Ratio
 // The done records of the output, one per id (the first), rewriting the file when it holds
 // anything else.
 util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& path) {
-  auto lines = read_jsonl(path, TornTail::skip);
+  auto lines = read_jsonl_lines(path);
   if (!lines && lines.error().kind == util::ErrorKind::not_found)
     return std::set<std::string>{};
   if (!lines)
     return lines.take_error();
   std::set<std::string> done;
   std::vector<Json> kept;
-  for (const Json& line : *lines) {
-    auto record = rationale_from_json(line);
+  for (const JsonlLine& line : *lines) {
+    auto record = rationale_from_json(line.json);
     if (record && record->status == "done" && done.insert(record->id).second)
-      kept.push_back(line);
+      kept.push_back(line.json);
   }
   auto text = util::read_file(path);
   if (!text)
@@ -104,8 +97,8 @@ private:
 };
 
 util::Status Synthesizer::run(SynthesizeResult& result) {
-  const int count = std::max(1, std::min<int>(m_options.concurrency,
-                                              static_cast<int>(m_jobs.size())));
+  const int count =
+      std::max(1, std::min<int>(m_options.concurrency, static_cast<int>(m_jobs.size())));
   std::vector<std::unique_ptr<model::ModelClient>> clients;
   for (int i = 0; i < count; ++i) {
     auto client = model::make_client(m_spec, m_deps.client);
@@ -140,8 +133,7 @@ void Synthesizer::work(model::ModelClient& client) {
   }
 }
 
-std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& client,
-                                                       const Job& job) {
+std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& client, const Job& job) {
   RationaleRecord record;
   record.id = job.id;
   record.kind = std::string(to_string(m_options.kind));
@@ -201,31 +193,29 @@ util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePa
   auto input = util::read_file(paths.input);
   if (!input)
     return input.take_error();
-  const Json manifest{
-      {"stage", "synthesize"},
-      {"kind", std::string(to_string(options.kind))},
-      {"input", paths.input.string()},
-      {"input_sha256", util::sha256_hex(*input)},
-      {"reasoning_model", options.reasoner},
-      {"prompt_version", std::string(options.kind == RationaleKind::fixit
-                                         ? kFixitPromptVersion
-                                         : kKernelGenPromptVersion)},
-      {"max_passes", options.max_passes},
-      {"min_chars", options.limits.min_chars},
-      {"max_chars", options.limits.max_chars},
-      {"counts",
-       {{"inputs", result.inputs},
-        {"done", result.already_done + result.done},
-        {"failed", result.failed},
-        {"left", result.left}}}};
+  const Json manifest{{"stage", "synthesize"},
+                      {"kind", std::string(to_string(options.kind))},
+                      {"input", paths.input.string()},
+                      {"input_sha256", util::sha256_hex(*input)},
+                      {"reasoning_model", options.reasoner},
+                      {"prompt_version",
+                       std::string(options.kind == RationaleKind::fixit ? kFixitPromptVersion
+                                                                        : kKernelGenPromptVersion)},
+                      {"max_passes", options.max_passes},
+                      {"min_chars", options.limits.min_chars},
+                      {"max_chars", options.limits.max_chars},
+                      {"counts",
+                       {{"inputs", result.inputs},
+                        {"done", result.already_done + result.done},
+                        {"failed", result.failed},
+                        {"left", result.left}}}};
   return util::write_file_atomic(paths.manifest, manifest.dump(2) + "\n");
 }
 
 } // namespace
 
 SynthesizePaths synthesize_paths(const std::filesystem::path& data_dir, RationaleKind kind) {
-  const std::filesystem::path stage =
-      data_dir / std::string(to_string(kind)) / "synthesize";
+  const std::filesystem::path stage = data_dir / std::string(to_string(kind)) / "synthesize";
   const std::filesystem::path input = kind == RationaleKind::fixit
                                           ? data_dir / "fixit" / "pairs" / "pairs.jsonl"
                                           : data_dir / "kernelgen" / "collect" / "correct.jsonl";
@@ -238,9 +228,9 @@ util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options
     throw util::Fatal("run_synthesize: missing registry");
   const model::ModelSpec* spec = deps.registry->find(options.reasoner);
   if (spec == nullptr)
-    return util::make_error(util::ErrorKind::not_found,
-                            "reasoning model \"" + options.reasoner + "\" is not in the registry " +
-                                deps.registry->origin.string());
+    return util::make_error(util::ErrorKind::not_found, "reasoning model \"" + options.reasoner +
+                                                            "\" is not in the registry " +
+                                                            deps.registry->origin.string());
   const SynthesizePaths paths = synthesize_paths(options.data_dir, options.kind);
   auto jobs = read_inputs(paths, options.kind);
   if (!jobs)

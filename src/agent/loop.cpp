@@ -83,6 +83,24 @@ store::ReplyEnd reply_end_of(const model::ChatResponse& reply) {
   return store::ReplyEnd::complete;
 }
 
+// Whether an evaluated turn's verdict says the kernel is wrong (not correct, not unjudged).
+bool is_failure(TurnCategory category) {
+  switch (category) {
+  case TurnCategory::compile:
+  case TurnCategory::runtime:
+  case TurnCategory::numerical:
+  case TurnCategory::timeout:
+  case TurnCategory::banned_library:
+    return true;
+  case TurnCategory::extraction:
+  case TurnCategory::correct:
+  case TurnCategory::infra:
+  case TurnCategory::static_only:
+    return false;
+  }
+  return false;
+}
+
 // The closing line of every evaluated turn's feedback, as the original agent words it.
 std::string closing_line(const TurnResult& result, const std::optional<double>& target) {
   if (result.category != TurnCategory::correct)
@@ -155,6 +173,7 @@ private:
     if (m_deps.on_notice)
       m_deps.on_notice(m_task.key, text);
   }
+  std::string hook_feedback(const std::string& code, store::TurnCategory category) const;
   util::Status commit(store::TurnHandle turn, const TurnWork& work);
   util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
   TrajectoryResult stopped(std::string why) const;
@@ -344,7 +363,8 @@ TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd en
     return work;
   }
   work.outcome.category = result->category;
-  work.outcome.feedback = note + result->feedback + closing_line(*result, m_options.target_speedup);
+  work.outcome.feedback = note + result->feedback + closing_line(*result, m_options.target_speedup) +
+                          hook_feedback(candidate->code, result->category);
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);
   return work;
@@ -391,6 +411,13 @@ util::Expected<TurnResult> Trajectory::evaluate_candidate(const std::string& cod
     return util::make_error(util::ErrorKind::subprocess,
                             std::string("the evaluator raised an exception: ") + error.what());
   }
+}
+
+std::string Trajectory::hook_feedback(const std::string& code, store::TurnCategory category) const {
+  if (!m_deps.extra_feedback || !is_failure(category))
+    return {};
+  std::string extra = m_deps.extra_feedback(FailedTurn{m_task.problem, code, category});
+  return extra.empty() ? extra : "\n" + extra;
 }
 
 util::Status Trajectory::commit(store::TurnHandle turn, const TurnWork& work) {

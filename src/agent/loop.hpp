@@ -18,7 +18,8 @@
 //
 // Turn outcomes:
 //   no code in the reply          extraction    counted; feedback says what was missing
-//   gate / nvcc / GPU verdict     its category  counted; feedback from feedback.hpp
+//   gate / nvcc / GPU verdict     its category  counted; feedback from feedback.hpp, plus
+//                                               the feedback hook's text on a failure
 //   model API failed after its    infra         not counted; no reply reaches the conversation;
 //   retries                                     after max_infra_retries consecutive ones the
 //                                               trajectory stops and stays resumable
@@ -118,6 +119,18 @@ struct TrajectoryTask {
   Prompts prompts; // used when the store has none for this trajectory yet
 };
 
+// An evaluated turn that failed (compile, runtime, numerical, timeout, banned library), as a
+// feedback hook sees it.
+struct FailedTurn {
+  const suite::Problem* problem = nullptr;
+  std::string_view kernel_source;
+  store::TurnCategory category = store::TurnCategory::compile;
+};
+// Text appended (after a blank line) to a failed turn's feedback before it is stored and shown
+// to the model — e.g. repair notes retrieved for the kernel; empty adds nothing. Called from the
+// worker threads of a run at once: it must be thread-safe.
+using FeedbackHook = std::function<std::string(const FailedTurn&)>;
+
 struct LoopDeps {
   store::RunStore* store = nullptr;
   Executor* executor = nullptr;
@@ -127,6 +140,7 @@ struct LoopDeps {
   ActivityListener on_activity;              // optional
   const std::atomic<bool>* cancel = nullptr; // optional: stop between turns when set
   model::Sleeper* sleeper = nullptr; // the evaluator's backoff; null: real, cut short by cancel
+  FeedbackHook extra_feedback;               // optional
 };
 
 // Runs (or resumes) one trajectory to its end or until it must stop. Errors: the store failed

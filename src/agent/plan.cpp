@@ -15,7 +15,7 @@ using util::Json;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 16> kPlanKeys{"models",
+constexpr std::array<std::string_view, 17> kPlanKeys{"models",
                                                      "problems",
                                                      "prompt_variants",
                                                      "trajectories",
@@ -30,7 +30,10 @@ constexpr std::array<std::string_view, 16> kPlanKeys{"models",
                                                      "eval_attempts",
                                                      "eval_retry_delay_s",
                                                      "repairs",
-                                                     "language"};
+                                                     "language",
+                                                     "repair_notes"};
+constexpr std::array<std::string_view, 6> kNotesKeys{
+    "file", "mode", "top_k", "max_notes", "min_similarity", "definition_prefixes"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
 constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup",  "iterations",
@@ -56,6 +59,25 @@ void read_eval(JsonReader& r, const Json* json, const std::string& path, EvalSet
       r.fail(key_path(path, "service"), urls.error().message);
     eval.service = std::move(*service);
   }
+}
+
+void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& origin,
+                NotesSettings& notes) {
+  if (json == nullptr)
+    return;
+  const std::string path = "$.repair_notes";
+  r.allow_only(*json, path, kNotesKeys);
+  const std::filesystem::path file(r.string(*json, path, "file", Emptiness::rejected));
+  notes.file = file.is_absolute() || file.empty() ? file : origin.parent_path() / file;
+  notes.mode = as_int(r.optional_integer(*json, path, "mode", 1), notes.mode);
+  if (notes.mode != 1 && notes.mode != 2)
+    r.fail(key_path(path, "mode"), "expected 1 (notes) or 2 (best fixed kernel and notes)");
+  notes.top_k = as_int(r.optional_integer(*json, path, "top_k", 1), notes.top_k);
+  notes.max_notes = as_int(r.optional_integer(*json, path, "max_notes", 1), notes.max_notes);
+  notes.min_similarity =
+      r.optional_number(*json, path, "min_similarity", {0, 1e9}).value_or(notes.min_similarity);
+  if (auto prefixes = r.optional_strings(*json, path, "definition_prefixes"))
+    notes.definition_prefixes = std::move(*prefixes);
 }
 
 void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
@@ -219,6 +241,7 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   read_loop(r, json, plan.loop);
   read_eval(r, r.optional_object(json, "$", "eval"), "$.eval", plan.eval);
   read_repairs(r, json, plan.repairs);
+  read_notes(r, r.optional_object(json, "$", "repair_notes"), origin, plan.notes);
   return r.finish(std::move(plan));
 }
 
@@ -257,6 +280,14 @@ util::Json plan_to_json(const RunPlan& plan) {
                                {"variant", repair.variant},
                                {"kernel", repair.kernel},
                                {"error", repair.error}});
+  if (!plan.notes.file.empty())
+    json["repair_notes"] = {{"file", plan.notes.file.string()},
+                            {"mode", plan.notes.mode},
+                            {"top_k", plan.notes.top_k},
+                            {"max_notes", plan.notes.max_notes},
+                            {"min_similarity", plan.notes.min_similarity}};
+  if (!plan.notes.definition_prefixes.empty())
+    json["repair_notes"]["definition_prefixes"] = plan.notes.definition_prefixes;
   return json;
 }
 

@@ -61,6 +61,20 @@ struct RepairTask {
   friend bool operator==(const RepairTask&, const RepairTask&) = default;
 };
 
+// Repair notes retrieved for a failed turn's kernel and appended to its feedback (the notes
+// corpus of `ptxbench fixit notes`; retrieval in adapt/notes_index.hpp, wired by the cli).
+//   "repair_notes": {"file": "data/fixit/notes/notes.jsonl", "mode": 1, "top_k": 3, "max_notes": 8,
+//             "min_similarity": 0, "definition_prefixes": ["gemm_"]}
+// mode 1: the notes; 2: the best fixed kernel and the notes. An empty file: no retrieval.
+struct NotesSettings {
+  std::filesystem::path file;
+  int mode = 1;
+  int top_k = 3;
+  int max_notes = 8;
+  double min_similarity = 0;
+  std::vector<std::string> definition_prefixes; // empty: the failing kernel's problem only
+};
+
 struct RunPlan {
   std::vector<std::string> models;
   std::vector<std::string> problems{"gemm_n7168_k5120"};
@@ -71,6 +85,7 @@ struct RunPlan {
   std::filesystem::path registry; // empty: the shipped config/models.json
   EvalSettings eval;
   std::vector<RepairTask> repairs; // non-empty: a repair run (see above)
+  NotesSettings notes;
 };
 
 util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin);

@@ -102,6 +102,7 @@ private:
     loop_deps.store = m_deps.store;
     loop_deps.executor = m_deps.executor;
     loop_deps.cancel = m_deps.cancel;
+    loop_deps.extra_feedback = m_deps.extra_feedback;
     loop_deps.on_turn = [this](const TurnEvent& event) { m_progress.on_turn(event); };
     loop_deps.on_notice = [this](const store::TrajectoryKey& key, const std::string& text) {
       m_progress.notice(key, text);

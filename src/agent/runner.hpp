@@ -41,6 +41,7 @@ struct RunDeps {
   std::FILE* notice_out = nullptr;   // the loop's notices (evaluator retries); null: progress_out
   Display display = Display::lines;
   const std::atomic<bool>* cancel = nullptr; // optional
+  FeedbackHook extra_feedback;               // optional (loop.hpp); thread-safe
 };
 
 struct TrajectoryOutcome {

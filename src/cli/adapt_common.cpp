@@ -3,6 +3,7 @@
 #include "adapt/bundle.hpp"
 #include "adapt/recipe.hpp"
 #include "adapt/stats.hpp"
+#include "adapt/stats_figure.hpp"
 #include "cli/tools.hpp"
 
 #include <fmt/core.h>
@@ -96,6 +97,11 @@ ExitCode run_stats(std::string_view command, const std::string& dir, adapt::Data
   if (!text)
     return report_error(command, text.error());
   fmt::print("{}", *text);
+  std::fflush(stdout);
+  auto figure = adapt::write_composition_figure(dir, kind);
+  if (!figure)
+    return report_error(command, figure.error());
+  fmt::print(stderr, "Composition figure: {}, {}\n", (*figure)[0].string(), (*figure)[1].string());
   return ExitCode::ok;
 }
 
@@ -115,7 +121,53 @@ void add_recipe_options(CLI::App& sub, RecipeCliOptions& o) {
   sub.add_option("--tokenizer", o.build.tokenizer, "approx or a /tokenize URL (see build)");
   sub.add_option("--tokenizer-model", o.build.tokenizer_model, "model name sent to the endpoint");
   sub.add_option("--tokenizer-api", o.build.tokenizer_api, "vllm or llamacpp");
+  sub.add_option(
+      "--registry", o.registry,
+      "model registry of the recipe's teacher and reasoner (default config/models.json)");
+  sub.add_option("--service", o.service,
+                 "run the repair stage's GPU step on evaluation service(s): URL[,URL]")
+      ->delimiter(',');
+  sub.add_flag("--static-only", o.static_only,
+               "the repair stage never runs the GPU step (no repair is then correct)");
+  sub.add_flag("--quiet", o.quiet, "no progress of the model stages");
 }
+
+namespace {
+
+// The recipe's repair and synthesize stages as their own subcommands run them; an unfinished
+// stage stops the recipe (the same command resumes it).
+adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view command) {
+  adapt::ModelStages stages;
+  stages.repair = [&o, command](adapt::RepairOptions options) -> util::Status {
+    if (!o.registry.empty())
+      options.registry = std::filesystem::absolute(o.registry);
+    options.eval.service = o.service;
+    auto result = run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
+                                   !o.quiet, command);
+    if (!result)
+      return result.take_error();
+    if (result->summary.unfinished() > 0)
+      return util::make_error(util::ErrorKind::transport, // model or evaluator kept failing
+                              fmt::format("{} repairs stopped unfinished; run this again to "
+                                          "resume them",
+                                          result->summary.unfinished()));
+    return util::Ok{};
+  };
+  stages.synthesize = [&o](const adapt::SynthesizeOptions& options) -> util::Status {
+    auto result = run_synthesize_stage(options, o.registry, !o.quiet);
+    if (!result)
+      return result.take_error();
+    if (result->failed + result->left > 0)
+      return util::make_error(util::ErrorKind::bad_response,
+                              fmt::format("{} rationales failed or were not attempted; run this "
+                                          "again to retry them",
+                                          result->failed + result->left));
+    return util::Ok{};
+  };
+  return stages;
+}
+
+} // namespace
 
 ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::DatasetKind kind) {
   auto recipe = adapt::load_recipe(o.recipe);
@@ -135,7 +187,7 @@ ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::Dat
   auto tokenizer = make_tokenizer(o.build, transport);
   if (!tokenizer)
     return report_error(command, tokenizer.error());
-  auto run = adapt::run_recipe(*recipe, o.dir, **tokenizer);
+  auto run = adapt::run_recipe(*recipe, o.dir, **tokenizer, model_stages(o, command));
   if (!run)
     return report_error(command, run.error());
   print_warnings(command, run->notes);

@@ -3,9 +3,12 @@
 #pragma once
 
 #include "adapt/collect.hpp"
+#include "adapt/repair.hpp"
 #include "adapt/sft_build.hpp"
+#include "adapt/synthesize.hpp"
 #include "adapt/tokenizer.hpp"
 #include "cli/command.hpp"
+#include "cli/run_job.hpp"
 #include "model/http_transport.hpp"
 
 #include <memory>
@@ -54,7 +57,22 @@ struct RecipeCliOptions {
   std::string dir;
   std::vector<std::string> run_dirs; // replace the recipe's sources when given
   BuildCliOptions build;             // only the tokenizer options are read
+  std::string registry;              // the model stages' registry; empty: the shipped one
+  std::vector<std::string> service;  // the repair stage's evaluation services
+  bool static_only = false;          // the repair stage never runs the GPU step
+  bool quiet = false;
 };
+
+// The repair stage as `fixit repair` runs it: the run environment (executor, clients), the
+// run, its summary and exports on stdout.
+util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions& options,
+                                                     GpuUse gpu, bool progress,
+                                                     std::string_view command);
+// The synthesize stage as `fixit synthesize` runs it, with the registry at `registry_file`
+// (empty: the shipped one); its counts on stdout.
+util::Expected<adapt::SynthesizeResult>
+run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string& registry_file,
+                     bool progress);
 void add_recipe_options(CLI::App& sub, RecipeCliOptions& o);
 // Runs a recipe's stages (adapt/recipe.hpp); a recipe of the other kind is a usage error.
 ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::DatasetKind kind);

@@ -126,11 +126,16 @@ Action setup_fixit(CLI::App& sub) {
   CLI::App* synthesize = sub.add_subcommand(
       "synthesize", "a reasoning teacher writes each repaired pair's rationale (resumable)");
   Action synthesize_stage = setup_fixit_synthesize(*synthesize);
-  return [o, repair, repair_stage, synthesize, synthesize_stage] {
+  CLI::App* notes = sub.add_subcommand(
+      "notes", "a reviewer writes each repaired pair's repair notes, the corpus of run --notes");
+  Action notes_stage = setup_fixit_notes(*notes);
+  return [o, repair, repair_stage, synthesize, synthesize_stage, notes, notes_stage] {
     if (repair->parsed())
       return repair_stage();
     if (synthesize->parsed())
       return synthesize_stage();
+    if (notes->parsed())
+      return notes_stage();
     if (o->collect->parsed())
       return run_collect(*o);
     if (o->balance->parsed())

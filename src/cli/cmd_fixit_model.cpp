@@ -1,17 +1,18 @@
-// The model-calling stages of the adaptation data, set up as the `repair` and `synthesize`
-// subcommands of `ptxbench fixit` and `synthesize` of `ptxbench kernelgen` (cmd_fixit.cpp,
-// cmd_kernelgen.cpp): a teacher repairs the selected failures through the agent loop; a
-// reasoning teacher writes the rationales.
+// The model-calling stages of the adaptation data, set up as the `repair`, `synthesize` and
+// `notes` subcommands of `ptxbench fixit` and `synthesize` of `ptxbench kernelgen`
+// (cmd_fixit.cpp, cmd_kernelgen.cpp): a teacher repairs the selected failures through the agent
+// loop; a reasoning teacher writes the rationales; a reviewer writes the repair notes.
+#include "adapt/notes_stage.hpp"
 #include "adapt/repair.hpp"
 #include "adapt/synthesize.hpp"
 #include "agent/remote_executor.hpp"
+#include "cli/adapt_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
 #include "report/export.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -38,11 +39,13 @@ util::Expected<adapt::RepairOptions> repair_options(const RepairCliOptions& o) {
   options.turns = o.turns;
   options.target_speedup = o.target_speedup;
   options.jobs = o.jobs;
-  if (!o.registry.empty()) options.registry = std::filesystem::absolute(o.registry);
+  if (!o.registry.empty())
+    options.registry = std::filesystem::absolute(o.registry);
   if (o.static_only && !o.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and --service exclude each other");
-  if (auto urls = agent::check_service_urls(o.service); !urls) return urls.take_error();
+  if (auto urls = agent::check_service_urls(o.service); !urls)
+    return urls.take_error();
   options.eval.service = o.service;
   options.eval.memcheck = !o.no_memcheck;
   if (!o.arch.empty()) {
@@ -56,26 +59,12 @@ util::Expected<adapt::RepairOptions> repair_options(const RepairCliOptions& o) {
 ExitCode run_fixit_repair(const RepairCliOptions& o) {
   constexpr std::string_view kCommand = "fixit repair";
   auto options = repair_options(o);
-  if (!options) return report_error(kCommand, options.error());
-  auto plan = adapt::repair_plan(*options);
-  if (!plan) return report_error(kCommand, plan.error());
-  auto environment =
-      RunEnvironment::make(*plan, o.static_only ? GpuUse::never : GpuUse::when_present, kCommand);
-  if (!environment) return report_error(kCommand, environment.error());
-  StopSignals signals;
-  const adapt::RepairPaths paths = adapt::repair_paths(options->data_dir);
-  fmt::print("Repair run: {} ({} on {}), tasks {}\n", paths.run_dir.string(),
-             (*environment)->executor().name(), compile::to_string(plan->loop.arch),
-             paths.tasks.string());
-  std::fflush(stdout);
-  auto result = adapt::run_repair(*options, (*environment)->deps(!o.quiet, signals.flag()));
-  if (!result) return report_error(kCommand, result.error());
-  fmt::print("{}{} repairs ({})\n", agent::render_summary(result->summary), result->repairs,
-             result->start == adapt::RepairStart::resumed ? "resumed" : "new run");
-  auto store = store::RunStore::open_existing(paths.run_dir);
-  if (!store) return report_error(kCommand, store.error());
-  auto files = report::export_run(**store, paths.run_dir / "exports");
-  if (!files) return report_error(kCommand, files.error());
+  if (!options)
+    return report_error(kCommand, options.error());
+  auto result = run_repair_stage(*options, o.static_only ? GpuUse::never : GpuUse::when_present,
+                                 !o.quiet, kCommand);
+  if (!result)
+    return report_error(kCommand, result.error());
   return result->summary.unfinished() == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
@@ -92,9 +81,6 @@ struct SynthesizeCliOptions {
 
 ExitCode run_synthesize(const SynthesizeCliOptions& o, adapt::RationaleKind kind,
                         std::string_view command) {
-  auto registry = model::load_registry(o.registry.empty() ? model::default_registry_path()
-                                                          : std::filesystem::path(o.registry));
-  if (!registry) return report_error(command, registry.error());
   adapt::SynthesizeOptions options;
   options.data_dir = o.dir;
   options.kind = kind;
@@ -102,27 +88,14 @@ ExitCode run_synthesize(const SynthesizeCliOptions& o, adapt::RationaleKind kind
   options.concurrency = o.concurrency;
   options.max_passes = o.max_passes;
   options.limits = {o.min_chars, o.max_chars};
-  auto transport = model::make_curl_transport();
-  StopSignals signals;
-  adapt::SynthesizeDeps deps;
-  deps.registry = &*registry;
-  deps.client.transport = transport.get();
-  deps.progress_out = o.quiet ? nullptr : stderr;
-  deps.cancel = signals.flag();
-  auto result = adapt::run_synthesize(options, deps);
-  if (!result) return report_error(command, result.error());
-  const adapt::SynthesizePaths paths = adapt::synthesize_paths(options.data_dir, kind);
-  fmt::print("{}: {} inputs, {} done before, {} done now, {} failed, {} left; ${:.4f}\n",
-             paths.output.string(), result->inputs, result->already_done, result->done,
-             result->failed, result->left, result->cost_usd);
-  if (result->failed + result->left > 0)
-    fmt::print("Failed and unattempted ones run again with the same command.\n");
+  auto result = run_synthesize_stage(options, o.registry, !o.quiet);
+  if (!result)
+    return report_error(command, result.error());
   return result->failed + result->left == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
 void add_synthesize_options(CLI::App& sub, SynthesizeCliOptions& o, std::string_view input) {
-  sub.add_option("dir", o.dir, "the data directory (reads " + std::string(input) + ")")
-      ->required();
+  sub.add_option("dir", o.dir, "the data directory (reads " + std::string(input) + ")")->required();
   sub.add_option("--reasoner", o.reasoner, "the reasoning teacher, a registry name")->required();
   sub.add_option("--registry", o.registry, "model registry JSON (default config/models.json)");
   sub.add_option("--concurrency", o.concurrency, "calls in flight at once (default 8)")
@@ -135,7 +108,97 @@ void add_synthesize_options(CLI::App& sub, SynthesizeCliOptions& o, std::string_
   sub.add_flag("--quiet", o.quiet, "no line per record");
 }
 
+struct NotesCliOptions {
+  std::string dir;
+  std::string model;
+  std::string registry;
+  int concurrency = 8;
+  int max_passes = 3;
+  bool quiet = false;
+};
+
+ExitCode run_fixit_notes(const NotesCliOptions& o) {
+  constexpr std::string_view kCommand = "fixit notes";
+  auto registry = model::load_registry(o.registry.empty() ? model::default_registry_path()
+                                                          : std::filesystem::path(o.registry));
+  if (!registry)
+    return report_error(kCommand, registry.error());
+  const adapt::NotesOptions options{o.dir, o.model, o.concurrency, o.max_passes};
+  auto transport = model::make_curl_transport();
+  StopSignals signals;
+  adapt::NotesDeps deps;
+  deps.registry = &*registry;
+  deps.client.transport = transport.get();
+  deps.progress_out = o.quiet ? nullptr : stderr;
+  deps.cancel = signals.flag();
+  auto result = adapt::run_notes(options, deps);
+  if (!result)
+    return report_error(kCommand, result.error());
+  fmt::print("{}: {} pairs, {} done before, {} done now, {} failed, {} left; ${:.4f}\n",
+             adapt::notes_paths(options.data_dir).output.string(), result->inputs,
+             result->already_done, result->done, result->failed, result->left, result->cost_usd);
+  if (result->failed + result->left > 0)
+    fmt::print("Failed and unattempted ones run again with the same command.\n");
+  return result->failed + result->left == 0 ? ExitCode::ok : ExitCode::failure;
+}
+
 } // namespace
+
+util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions& options,
+                                                     GpuUse gpu, bool progress,
+                                                     std::string_view command) {
+  auto plan = adapt::repair_plan(options);
+  if (!plan)
+    return plan.take_error();
+  auto environment = RunEnvironment::make(*plan, gpu, command);
+  if (!environment)
+    return environment.take_error();
+  StopSignals signals;
+  const adapt::RepairPaths paths = adapt::repair_paths(options.data_dir);
+  fmt::print("Repair run: {} ({} on {}), tasks {}\n", paths.run_dir.string(),
+             (*environment)->executor().name(), compile::to_string(plan->loop.arch),
+             paths.tasks.string());
+  std::fflush(stdout);
+  auto result = adapt::run_repair(options, (*environment)->deps(progress, signals.flag()));
+  if (!result)
+    return result.take_error();
+  fmt::print("{}{} repairs ({})\n", agent::render_summary(result->summary), result->repairs,
+             result->start == adapt::RepairStart::resumed ? "resumed" : "new run");
+  auto store = store::RunStore::open_existing(paths.run_dir);
+  if (!store)
+    return store.take_error();
+  auto files = report::export_run(**store, paths.run_dir / "exports");
+  if (!files)
+    return files.take_error();
+  return result;
+}
+
+util::Expected<adapt::SynthesizeResult>
+run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string& registry_file,
+                     bool progress) {
+  auto registry =
+      model::load_registry(registry_file.empty() ? model::default_registry_path()
+                                                 : std::filesystem::path(registry_file));
+  if (!registry)
+    return registry.take_error();
+  auto transport = model::make_curl_transport();
+  StopSignals signals;
+  adapt::SynthesizeDeps deps;
+  deps.registry = &*registry;
+  deps.client.transport = transport.get();
+  deps.progress_out = progress ? stderr : nullptr;
+  deps.cancel = signals.flag();
+  auto result = adapt::run_synthesize(options, deps);
+  if (!result)
+    return result.take_error();
+  const adapt::SynthesizePaths paths = adapt::synthesize_paths(options.data_dir, options.kind);
+  fmt::print("{}: {} inputs, {} done before, {} done now, {} failed, {} left; ${:.4f}\n",
+             paths.output.string(), result->inputs, result->already_done, result->done,
+             result->failed, result->left, result->cost_usd);
+  if (result->failed + result->left > 0)
+    fmt::print("Failed and unattempted ones run again with the same command.\n");
+  return result;
+}
 
 Action setup_fixit_synthesize(CLI::App& sub) {
   auto o = std::make_shared<SynthesizeCliOptions>();
@@ -146,9 +209,8 @@ Action setup_fixit_synthesize(CLI::App& sub) {
 Action setup_kernelgen_synthesize(CLI::App& sub) {
   auto o = std::make_shared<SynthesizeCliOptions>();
   add_synthesize_options(sub, *o, "kernelgen/collect/correct.jsonl");
-  return [o] {
-    return run_synthesize(*o, adapt::RationaleKind::kernelgen, "kernelgen synthesize");
-  };
+  return
+      [o] { return run_synthesize(*o, adapt::RationaleKind::kernelgen, "kernelgen synthesize"); };
 }
 
 Action setup_fixit_repair(CLI::App& sub) {
@@ -171,6 +233,20 @@ Action setup_fixit_repair(CLI::App& sub) {
   sub.add_flag("--no-memcheck", o->no_memcheck, "skip the compute-sanitizer memcheck pass");
   sub.add_flag("--quiet", o->quiet, "no progress line");
   return [o] { return run_fixit_repair(*o); };
+}
+
+Action setup_fixit_notes(CLI::App& sub) {
+  auto o = std::make_shared<NotesCliOptions>();
+  sub.add_option("dir", o->dir, "the data directory (reads fixit/pairs/pairs.jsonl)")->required();
+  sub.add_option("--model", o->model, "the notes model (reviewer), a registry name")->required();
+  sub.add_option("--registry", o->registry, "model registry JSON (default config/models.json)");
+  sub.add_option("--concurrency", o->concurrency, "calls in flight at once (default 8)")
+      ->check(at_least(1));
+  sub.add_option("--max-passes", o->max_passes,
+                 "model calls per pair before it is written as failed (default 3)")
+      ->check(at_least(1));
+  sub.add_flag("--quiet", o->quiet, "no line per pair");
+  return [o] { return run_fixit_notes(*o); };
 }
 
 } // namespace ptxbench::cli

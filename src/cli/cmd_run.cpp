@@ -26,6 +26,8 @@ struct RunCliOptions {
   int turns = 0;
   int jobs = 0;
   double target_speedup = -1;
+  std::string notes;
+  int notes_mode = 0;
   bool static_only = false;
   bool no_memcheck = false;
   bool quiet = false;
@@ -95,6 +97,13 @@ util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
       return util::make_error(util::ErrorKind::invalid_input, "--language must be cuda or triton");
     plan.loop.language = *language;
   }
+  if (!o.notes.empty())
+    plan.notes.file = std::filesystem::absolute(o.notes);
+  if (o.notes_mode > 0)
+    plan.notes.mode = o.notes_mode;
+  if (o.notes_mode > 0 && plan.notes.file.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--notes-mode needs --notes FILE (or the plan's repair_notes.file)");
   if (plan.models.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "name a model (--model NAME, see config/models.json) or a --plan file");
@@ -179,6 +188,13 @@ Action setup_run(CLI::App& sub) {
                  "GPU: URL[,URL] — each turn goes to the one with the shortest queue; bearer "
                  "token from $PTXBENCH_SERVICE_TOKEN; with --resume, replaces the run's")
       ->delimiter(',');
+  sub.add_option(
+      "--notes", o->notes,
+      "append repair notes retrieved from this corpus (fixit/notes/notes.jsonl of "
+      "`ptxbench fixit notes`) to every failed turn's feedback (plan key repair_notes.file)");
+  sub.add_option("--notes-mode", o->notes_mode,
+                 "1: the notes (default); 2: the best fixed kernel and the notes")
+      ->check(CLI::Range(1, 2));
   sub.add_flag("--static-only", o->static_only,
                "never run the GPU step, even on a GPU machine (turns end as static_only)");
   sub.add_flag("--no-memcheck", o->no_memcheck,

@@ -20,6 +20,7 @@ Action setup_fixit(CLI::App& sub);
 Action setup_kernelgen(CLI::App& sub);
 Action setup_fixit_repair(CLI::App& sub);
 Action setup_fixit_synthesize(CLI::App& sub);
+Action setup_fixit_notes(CLI::App& sub);
 Action setup_kernelgen_synthesize(CLI::App& sub);
 
 } // namespace ptxbench::cli

@@ -1,5 +1,6 @@
 #include "cli/run_job.hpp"
 
+#include "adapt/notes_feedback.hpp"
 #include "agent/executor.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
@@ -219,6 +220,12 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
             model::check_client_setup(*env->m_registry.find(name), model::process_environment());
         !status)
       return status.take_error();
+  if (!plan.notes.file.empty()) {
+    auto hook = adapt::notes_feedback_hook(plan.notes);
+    if (!hook)
+      return hook.take_error();
+    env->m_notes = std::move(*hook);
+  }
   env->start_executor(plan, gpu, command, **checker);
   return env;
 }
@@ -264,6 +271,7 @@ agent::RunDeps RunEnvironment::deps(bool progress, const std::atomic<bool>* canc
   deps.notice_out = stderr;
   deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
   deps.cancel = cancel;
+  deps.extra_feedback = m_notes;
   return deps;
 }
 

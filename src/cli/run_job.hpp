@@ -45,7 +45,8 @@ ExitCode run_job(RunJob job, std::string_view command);
 // The real implementations a plan runs on, as `ptxbench run` builds them: the registry, the
 // knowledge packs, the suite and checker, the curl transport and the executor — the evaluation
 // service client when the plan names services, the GPU evaluator when a GPU is here, else the
-// static check (said on stderr). Commands that drive the loop (run, fixit repair) share it.
+// static check (said on stderr) — and the retrieval of the plan's repair notes, when it names a
+// notes corpus. Commands that drive the loop (run, fixit repair) share it.
 // not_found before anything is built for a plan naming an unknown model, problem or variant;
 // invalid_input for a model whose API-key variable is unset or whose base URL is no URL.
 class RunEnvironment {
@@ -75,6 +76,7 @@ private:
   std::unique_ptr<compile::TritonGate> m_triton_gate;
   std::unique_ptr<agent::Executor> m_executor;
   std::string m_live_device;
+  agent::FeedbackHook m_notes; // the plan's repair notes (adapt/notes_feedback.hpp), or none
 };
 
 // While alive, the first Ctrl-C (or SIGTERM) sets flag() so the turns in flight finish and the

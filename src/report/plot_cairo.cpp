@@ -93,12 +93,15 @@ std::string draw_svg(const CairoApi& api, double width, double height, const Pai
 
 // The document's accessible name (cairo draws text as glyph outlines, so no text is searchable
 // otherwise), as the root element's first child.
-std::string with_title(std::string svg, std::string_view title) {
+std::string with_title(std::string svg, std::string_view title, std::string_view description) {
   const std::size_t root = svg.find("<svg");
   const std::size_t end = root == std::string::npos ? root : svg.find('>', root);
   if (end == std::string::npos)
     throw util::Fatal("cairo wrote an SVG without a root element");
-  svg.insert(end + 1, "\n<title>" + xml_escape(title) + "</title>");
+  std::string head = "\n<title>" + xml_escape(title) + "</title>";
+  if (!description.empty())
+    head += "\n<desc>" + xml_escape(description) + "</desc>";
+  svg.insert(end + 1, head);
   return svg;
 }
 
@@ -220,13 +223,13 @@ void Canvas::pop_clip() {
 }
 
 util::Expected<Picture> render(double width, double height, std::string_view title,
-                               const Painter& paint) {
+                               const Painter& paint, std::string_view description) {
   auto api = cairo_api();
   if (!api)
     return api.take_error();
   Picture picture;
   picture.png = draw_png(**api, width, height, paint);
-  picture.svg = with_title(draw_svg(**api, width, height, paint), title);
+  picture.svg = with_title(draw_svg(**api, width, height, paint), title, description);
   return picture;
 }
 

@@ -79,13 +79,14 @@ private:
 using Painter = std::function<void(Canvas&)>;
 
 // One drawing as PNG bytes (twice the pixel size, for sharp text) and an SVG document whose
-// <title> is `title`.
+// <title> is `title` and whose <desc>, when `description` is not empty, is `description` (the
+// figure's data as text: cairo draws text as outlines).
 struct Picture {
   std::string png;
   std::string svg;
 };
 util::Expected<Picture> render(double width, double height, std::string_view title,
-                               const Painter& paint);
+                               const Painter& paint, std::string_view description = {});
 
 // `text` with &, <, > and " replaced by entities, for XML and HTML.
 std::string xml_escape(std::string_view text);

@@ -1,7 +1,9 @@
 #include "adapt/sft_build.hpp"
 #include "adapt/stats.hpp"
+#include "adapt/stats_figure.hpp"
 #include "adapt_test_support.hpp"
 #include "support/golden.hpp"
+#include "unit/report/figure_test_support.hpp"
 #include "util/hash.hpp"
 
 #include <algorithm>
@@ -242,6 +244,43 @@ TEST(Stats, FixitTablesMatchTheGolden) {
   auto stats = render_stats(dir.path(), DatasetKind::fixit);
   ASSERT_TRUE(stats) << stats.error().message;
   test_support::expect_golden("adapt/stats_fixit.md", *stats);
+}
+
+TEST(Stats, CompositionFigureIsAPngAndAnSvgNamingTheManifestCounts) {
+  test_support::ScratchDir dir;
+  write_fixit_inputs(dir.path());
+  ApproxTokenizer tokenizer;
+  ASSERT_TRUE(build_fixit(dir.path(), BuildOptions{std::nullopt, 42}, tokenizer));
+  auto paths = write_composition_figure(dir.path(), DatasetKind::fixit);
+  ASSERT_TRUE(paths) << paths.error().message;
+  ASSERT_EQ(paths->size(), 2u);
+  EXPECT_EQ((*paths)[0], dir.path() / "fixit/stats/composition.png");
+  const auto png = util::read_file((*paths)[0]);
+  ASSERT_TRUE(png);
+  ASSERT_TRUE(png->starts_with(report::testing::kPngSignature));
+  const report::testing::Image image = report::testing::decode_png(*png);
+  EXPECT_GT(image.width, 1000);                  // drawn at twice the pixel size
+  EXPECT_GT(image.count_near(0x1f77b4, 6), 100); // the first category's bars
+  const auto svg = report::testing::parse_svg((*paths)[1]);
+  ASSERT_FALSE(svg.contains("error")) << svg["error"];
+  EXPECT_EQ(svg["root"], "{http://www.w3.org/2000/svg}svg");
+  EXPECT_EQ(svg["title"], "fixit data set composition: 3 rows");
+  EXPECT_GT(svg["uses"].get<int>(), 20); // the drawn characters
+  // Every problem, category and turn of the manifest, with its count.
+  auto counts = build_composition(dir.path(), DatasetKind::fixit);
+  ASSERT_TRUE(counts);
+  std::map<std::string, std::int64_t> expected;
+  for (const auto& [key, count] : *counts) {
+    expected[std::get<0>(key)] += count;
+    expected[std::get<1>(key)] += count;
+    expected["turn " + std::to_string(std::get<2>(key))] += count;
+  }
+  const std::string desc = svg["desc"].get<std::string>();
+  for (const auto& [label, count] : expected)
+    EXPECT_NE(desc.find("\n" + label + ": " + std::to_string(count) + "\n"), std::string::npos)
+        << label << " in " << desc;
+  EXPECT_NE(desc.find("\ngemm: 2\n"), std::string::npos) << desc;
+  EXPECT_NE(desc.find("\nmha: 1\n"), std::string::npos) << desc;
 }
 
 } // namespace

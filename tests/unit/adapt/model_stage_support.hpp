@@ -12,7 +12,6 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -76,9 +75,8 @@ void write_records(const std::filesystem::path& path, const std::vector<Record>&
 
 // A registry naming one OpenAI-compatible model "loop" at `base_url`, priced at $1/M input and
 // $2/M output tokens, with `max_attempts` HTTP attempts a call.
-inline std::filesystem::path write_priced_registry(const ScratchDir& dir,
-                                                   const std::string& base_url,
-                                                   int max_attempts = 1) {
+inline std::filesystem::path
+write_priced_registry(const ScratchDir& dir, const std::string& base_url, int max_attempts = 1) {
   auto path = dir.path() / "models.json";
   const nlohmann::json model{{"provider", "openai"},
                              {"base_url", base_url + "/v1"},
@@ -91,9 +89,13 @@ inline std::filesystem::path write_priced_registry(const ScratchDir& dir,
 }
 
 inline std::vector<Json> read_lines(const std::filesystem::path& path) {
-  auto lines = read_jsonl(path);
+  auto lines = read_jsonl_lines(path);
   EXPECT_TRUE(lines) << lines.error().message;
-  return lines ? *lines : std::vector<Json>{};
+  std::vector<Json> out;
+  if (lines)
+    for (JsonlLine& line : *lines)
+      out.push_back(std::move(line.json));
+  return out;
 }
 
 } // namespace ptxbench::adapt::testing

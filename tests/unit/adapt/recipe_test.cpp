@@ -1,7 +1,12 @@
 #include "adapt/recipe.hpp"
 #include "adapt_test_support.hpp"
+#include "model/factory.hpp"
+#include "model/registry.hpp"
+#include "support/real_data.hpp"
+#include "util/fs.hpp"
 
 #include <gtest/gtest.h>
+#include <mutex>
 
 namespace ptxbench::adapt {
 namespace {
@@ -52,6 +57,139 @@ TEST(Recipe, FixitRunsCollectAndBalanceThenWaitsForRepair) {
   EXPECT_EQ(run->ran, (std::vector<std::string>{"collect", "balance"}));
   EXPECT_EQ(run->waiting_for, "repair");
   EXPECT_TRUE(fs::exists(dir.path() / "data/fixit/balance/selected.jsonl"));
+}
+
+// Kernels that say "fixed" are correct at speedup 0.2; everything else is wrong.
+class FixedIsCorrect final : public agent::Executor {
+public:
+  util::Expected<agent::TurnResult> evaluate(const std::string& source, const suite::Problem&,
+                                             compile::Arch) override {
+    agent::TurnResult result;
+    const bool fixed = source.find("fixed") != std::string::npos;
+    result.category = fixed ? TurnCategory::correct : TurnCategory::numerical;
+    if (fixed)
+      result.speedup = 0.2;
+    result.feedback = fixed ? "Evaluation results:\n" : "Evaluation FAILED:\n";
+    result.evaluation.kernel_source = source;
+    result.evaluation.speedup = result.speedup;
+    return result;
+  }
+  std::string_view name() const override { return "fixed-is-correct"; }
+};
+
+// A registry of two replay models: "teacher" answers with a fixed kernel, "reasoner" with
+// accepted rationales.
+fs::path replay_registry(const fs::path& dir) {
+  const std::string kernel = "#include <cuda_runtime.h>\n// fixed\n__global__ void k() {}\n"
+                             "void run(cudaStream_t stream) { k<<<1, 1, 0, stream>>>(); }\n";
+  const std::string rationale = "<my_reasoning>\nI start from the shapes: M = 8192, N = 7168. " +
+                                std::string(300, 'r') + "\n</my_reasoning>\n";
+  std::string teacher, reasoner;
+  for (int i = 0; i < 4; ++i) {
+    teacher += Json{{"text", "```cuda\n" + kernel + "```\n"}}.dump() + "\n";
+    reasoner += Json{{"text", rationale}}.dump() + "\n";
+  }
+  EXPECT_TRUE(util::write_file_atomic(dir / "teacher.jsonl", teacher));
+  EXPECT_TRUE(util::write_file_atomic(dir / "reasoner.jsonl", reasoner));
+  const Json models{
+      {"teacher", {{"provider", "replay"}, {"model", "replay"}, {"replay_file", "teacher.jsonl"}}},
+      {"reasoner",
+       {{"provider", "replay"}, {"model", "replay"}, {"replay_file", "reasoner.jsonl"}}}};
+  EXPECT_TRUE(util::write_file_atomic(dir / "models.json", Json{{"models", models}}.dump()));
+  return dir / "models.json";
+}
+
+TEST(Recipe, FixitRunsRepairAndSynthesizeWhenTheRecipeNamesATeacherAndAReasoner) {
+  test_support::ScratchDir dir;
+  {
+    auto run = test::open_run(dir.path() / "run");
+    test::add_trajectory(
+        *run, test::key("gemm_n7168_k5120", 0, "none"),
+        {test::failed(TurnCategory::compile, "a"), test::failed(TurnCategory::numerical, "b")});
+  }
+  auto registry = model::load_registry(replay_registry(dir.path()));
+  ASSERT_TRUE(registry) << registry.error().message;
+  auto recipe = parse_recipe(Json{{"name", "t"},
+                                  {"kind", "fixit"},
+                                  {"sources", {(dir.path() / "run").string()}},
+                                  {"balance", {{"cap", 33}}},
+                                  {"repair", {{"teacher", "teacher"}, {"turns", 2}}},
+                                  {"synthesize", {{"reasoning_model", "reasoner"}}}});
+  ASSERT_TRUE(recipe) << recipe.error().message;
+  FixedIsCorrect executor;
+  std::vector<std::string> called;
+  ModelStages stages;
+  stages.repair = [&](RepairOptions options) -> util::Status {
+    called.push_back("repair " + options.teacher);
+    options.jobs = 1;
+    agent::RunDeps deps;
+    deps.executor = &executor;
+    deps.suite = &test_support::real_suite();
+    deps.manifest = &test_support::real_manifest();
+    deps.registry = &*registry;
+    auto result = run_repair(options, deps);
+    if (!result)
+      return result.take_error();
+    EXPECT_EQ(result->summary.finished(), 2);
+    return util::Ok{};
+  };
+  stages.synthesize = [&](SynthesizeOptions options) -> util::Status {
+    called.push_back("synthesize " + options.reasoner);
+    options.concurrency = 1;
+    SynthesizeDeps deps;
+    deps.registry = &*registry;
+    auto result = run_synthesize(options, deps);
+    if (!result)
+      return result.take_error();
+    EXPECT_EQ(result->done, 2u);
+    return util::Ok{};
+  };
+  ApproxTokenizer tokenizer;
+  auto run = run_recipe(*recipe, dir.path() / "data", tokenizer, stages);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->ran, (std::vector<std::string>{"collect", "balance", "repair", "pairs",
+                                                "synthesize", "build"}));
+  EXPECT_FALSE(run->waiting_for);
+  EXPECT_EQ(called, (std::vector<std::string>{"repair teacher", "synthesize reasoner"}));
+  const std::string sft = test::read(dir.path() / "data/fixit/build/sft.jsonl");
+  EXPECT_EQ(std::count(sft.begin(), sft.end(), '\n'), 2);
+  EXPECT_NE(sft.find("// fixed"), std::string::npos);
+  EXPECT_NE(sft.find("I start from the shapes"), std::string::npos);
+}
+
+TEST(Recipe, WithoutATeacherTheModelStagesAreNotCalled) {
+  test_support::ScratchDir dir;
+  {
+    auto run = test::open_run(dir.path() / "run");
+    test::add_trajectory(*run, test::key("gemm_n7168_k5120", 0, "none"),
+                         {test::failed(TurnCategory::compile, "a")});
+  }
+  auto recipe = load_recipe(kRecipes / "s1.json"); // names a reasoner, no teacher
+  ASSERT_TRUE(recipe);
+  EXPECT_FALSE(recipe->repair);
+  EXPECT_EQ(recipe->reasoning_model, "GLM-5.2");
+  recipe->source.run_dirs = {dir.path() / "run"};
+  recipe->source.problems.clear();
+  ModelStages stages;
+  bool called = false;
+  stages.repair = [&](const RepairOptions&) -> util::Status {
+    called = true;
+    return util::Ok{};
+  };
+  ApproxTokenizer tokenizer;
+  auto run = run_recipe(*recipe, dir.path() / "data", tokenizer, stages);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_FALSE(called);
+  EXPECT_EQ(run->waiting_for, "repair");
+}
+
+TEST(Recipe, RepairWithoutATeacherOrWithoutBalanceIsAnError) {
+  auto recipe = parse_recipe(Json{{"kind", "fixit"}, {"repair", {{"turns", 3}}}});
+  ASSERT_FALSE(recipe);
+  EXPECT_NE(recipe.error().message.find("repair.teacher"), std::string::npos);
+  auto unbalanced = parse_recipe(Json{{"kind", "fixit"}, {"repair", {{"teacher", "t"}}}});
+  ASSERT_FALSE(unbalanced);
+  EXPECT_NE(unbalanced.error().message.find("needs \"balance\""), std::string::npos);
 }
 
 TEST(Recipe, BadModeIsAnError) {

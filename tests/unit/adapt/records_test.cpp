@@ -1,6 +1,7 @@
 #include "adapt/records.hpp"
 #include "support/scratch_dir.hpp"
 
+#include <cstdio>
 #include <gtest/gtest.h>
 
 namespace ptxbench::adapt {
@@ -103,6 +104,43 @@ TEST(Records, BadRecordOnALineNamesFileAndLine) {
   ASSERT_FALSE(records);
   EXPECT_NE(records.error().message.find(":1: field \"id\" must be a string"), std::string::npos)
       << records.error().message;
+}
+
+TEST(Records, TornLastLineOfAKilledWriterIsIgnoredWithAWarning) {
+  test_support::ScratchDir dir;
+  const auto path = dir.write("f.jsonl", to_jsonl(std::vector<FailureRecord>{sample_failure()}) +
+                                             "{\"id\": \"tor");
+  std::FILE* warnings = std::tmpfile();
+  ASSERT_NE(warnings, nullptr);
+  auto records = read_jsonl<FailureRecord>(path, failure_from_json, warnings);
+  ASSERT_TRUE(records) << records.error().message;
+  EXPECT_EQ(records->size(), 1u);
+  std::rewind(warnings);
+  char buffer[512] = {};
+  const std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, warnings);
+  std::fclose(warnings);
+  EXPECT_NE(std::string(buffer, n).find(path.string() + ":2: torn last line"), std::string::npos)
+      << std::string(buffer, n);
+}
+
+TEST(Records, BadLineInTheMiddleIsAnErrorEvenWithoutATrailingNewline) {
+  test_support::ScratchDir dir;
+  const std::string good = to_jsonl(std::vector<FailureRecord>{sample_failure()});
+  const auto path = dir.write("f.jsonl", good + "{oops\n" + good.substr(0, good.size() - 1));
+  auto records = read_jsonl<FailureRecord>(path, failure_from_json, nullptr);
+  ASSERT_FALSE(records);
+  EXPECT_NE(records.error().message.find(path.string() + ":2: not a JSON document"),
+            std::string::npos)
+      << records.error().message;
+}
+
+TEST(Records, CompleteLastLineWithoutNewlineIsKept) {
+  test_support::ScratchDir dir;
+  const std::string good = to_jsonl(std::vector<FailureRecord>{sample_failure()});
+  const auto path = dir.write("f.jsonl", good + good.substr(0, good.size() - 1));
+  auto records = read_jsonl<FailureRecord>(path, failure_from_json, nullptr);
+  ASSERT_TRUE(records) << records.error().message;
+  EXPECT_EQ(records->size(), 2u);
 }
 
 TEST(Records, JsonlHasOneLinePerRecordEvenWithNewlinesInTexts) {

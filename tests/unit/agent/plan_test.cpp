@@ -82,6 +82,22 @@ TEST(RunPlan, TheLanguageIsReadStoredAndGivenToEveryTrajectoryKey) {
     EXPECT_EQ(item.key.language, trace::Language::triton);
   EXPECT_NE(parse_error(R"({"models": ["m"], "language": "rust"})")
                 .find("$.language: expected \"cuda\" or \"triton\""),
+              std::string::npos);
+}
+
+TEST(RunPlan, RepairNotesAreReadRelativeToThePlanAndStoredWithIt) {
+  auto plan = parse_ok(R"({"models": ["m"], "repair_notes": {"file": "notes.jsonl", "mode": 2,
+      "top_k": 2, "definition_prefixes": ["gemm_"]}})");
+  EXPECT_EQ(plan.notes.file, std::filesystem::path("/plans/notes.jsonl"));
+  EXPECT_EQ(plan.notes.mode, 2);
+  EXPECT_EQ(plan.notes.top_k, 2);
+  EXPECT_EQ(plan.notes.max_notes, 8);
+  EXPECT_EQ(plan.notes.definition_prefixes, std::vector<std::string>{"gemm_"});
+  auto again = parse_ok(plan_to_json(plan).dump());
+  EXPECT_EQ(plan_to_json(again), plan_to_json(plan));
+  EXPECT_FALSE(plan_to_json(parse_ok(R"({"models": ["m"]})")).contains("repair_notes"));
+  EXPECT_NE(parse_error(R"({"models": ["m"], "repair_notes": {"file": "n", "mode": 3}})")
+                .find("$.repair_notes.mode"),
             std::string::npos);
 }
 

@@ -78,7 +78,7 @@ inline Image decode_png(const std::string& png) {
   return image;
 }
 
-// What Python's XML parser makes of an SVG file: {"root", "title", "paths", "uses"}, or
+// What Python's XML parser makes of an SVG file: {"root", "title", "desc", "paths", "uses"}, or
 // {"error": message} when it is not well-formed XML.
 inline nlohmann::json parse_svg(const std::filesystem::path& file) {
   static constexpr const char* kScript = R"(
@@ -89,7 +89,9 @@ except ET.ParseError as e:
     print(json.dumps({"error": str(e)})); sys.exit(0)
 ns = "{http://www.w3.org/2000/svg}"
 title = root.find(ns + "title")
+desc = root.find(ns + "desc")
 print(json.dumps({"root": root.tag, "title": None if title is None else title.text,
+                  "desc": None if desc is None else desc.text,
                   "paths": len(root.findall(".//" + ns + "path")),
                   "uses": len(root.findall(".//" + ns + "use"))}))
 )";

@@ -1,0 +1,245 @@
+#include "adapt/notes_stage.hpp"
+
+#include "adapt/jsonl.hpp"
+#include "util/fs.hpp"
+#include "util/hash.hpp"
+
+#include <fmt/core.h>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace ptxbench::adapt {
+namespace {
+
+util::Expected<std::vector<PairRecord>> read_pairs(const std::filesystem::path& path) {
+  auto pairs = read_jsonl<PairRecord>(path, pair_from_json);
+  if (!pairs)
+    return pairs.error().kind == util::ErrorKind::not_found
+               ? util::make_error(util::ErrorKind::invalid_input,
+                                  path.string() + ": missing; run the pairs stage first")
+               : pairs.take_error();
+  std::set<std::string> seen;
+  std::erase_if(*pairs, [&](const PairRecord& p) { return !seen.insert(p.id).second; });
+  return pairs;
+}
+
+// The done records of the output, one per id (the first), rewriting the file when it holds
+// anything else.
+util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& path) {
+  auto lines = read_jsonl_lines(path);
+  if (!lines && lines.error().kind == util::ErrorKind::not_found)
+    return std::set<std::string>{};
+  if (!lines)
+    return lines.take_error();
+  std::set<std::string> done;
+  std::vector<Json> kept;
+  for (const JsonlLine& line : *lines) {
+    auto record = notes_record_from_json(line.json);
+    if (record && record->status == "done" && done.insert(record->id).second)
+      kept.push_back(line.json);
+  }
+  auto text = util::read_file(path);
+  if (!text)
+    return text.take_error();
+  if (*text != to_jsonl(kept))
+    if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
+      return status.take_error();
+  return done;
+}
+
+bool worth_another_pass(util::ErrorKind kind) {
+  return kind != util::ErrorKind::invalid_input && kind != util::ErrorKind::not_found &&
+         kind != util::ErrorKind::unsupported;
+}
+
+NotesRecord blank_record(const PairRecord& pair, const model::ModelSpec& spec) {
+  NotesRecord r;
+  r.id = pair.id;
+  r.problem = pair.failure.trajectory_key.problem;
+  r.wrong_kernel = pair.failure.kernel_source;
+  r.feedback = pair.failure.feedback;
+  r.fixed_kernel = pair.repaired_kernel;
+  r.speedup = pair.speedup;
+  r.notes_model = spec.name;
+  r.prompt_version = std::string(kNotesPromptVersion);
+  r.cost_usd = 0.0;
+  return r;
+}
+
+class NotesWriter {
+public:
+  NotesWriter(const NotesOptions& options, const NotesDeps& deps, const model::ModelSpec& spec,
+              const NotesPaths& paths, std::vector<PairRecord> jobs)
+      : m_options(options), m_deps(deps), m_spec(spec), m_paths(paths), m_jobs(std::move(jobs)) {}
+
+  util::Status run(NotesResult& result);
+
+private:
+  void work(model::ModelClient& client);
+  std::optional<NotesRecord> write_notes(model::ModelClient& client, const PairRecord& pair);
+  bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
+  void finish(const NotesRecord& record);
+
+  const NotesOptions& m_options;
+  const NotesDeps& m_deps;
+  const model::ModelSpec& m_spec;
+  const NotesPaths& m_paths;
+  std::vector<PairRecord> m_jobs;
+  std::atomic<std::size_t> m_next{0};
+  std::mutex m_mutex;
+  std::optional<util::Error> m_error;
+  std::size_t m_done = 0;
+  std::size_t m_failed = 0;
+  double m_cost = 0;
+};
+
+util::Status NotesWriter::run(NotesResult& result) {
+  const int count =
+      std::max(1, std::min<int>(m_options.concurrency, static_cast<int>(m_jobs.size())));
+  std::vector<std::unique_ptr<model::ModelClient>> clients;
+  for (int i = 0; i < count; ++i) {
+    auto client = model::make_client(m_spec, m_deps.client);
+    if (!client)
+      return client.take_error();
+    clients.push_back(std::move(*client));
+  }
+  std::vector<std::thread> threads;
+  for (auto& client : clients)
+    threads.emplace_back([this, &client] { work(*client); });
+  for (auto& thread : threads)
+    thread.join();
+  if (m_error)
+    return *m_error;
+  result.done = m_done;
+  result.failed = m_failed;
+  result.left = m_jobs.size() - m_done - m_failed;
+  result.cost_usd = m_cost;
+  return util::Ok{};
+}
+
+void NotesWriter::work(model::ModelClient& client) {
+  for (std::size_t i = m_next++; i < m_jobs.size(); i = m_next++) {
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_error)
+        return;
+    }
+    if (auto record = write_notes(client, m_jobs[i]))
+      finish(*record);
+  }
+}
+
+std::optional<NotesRecord> NotesWriter::write_notes(model::ModelClient& client,
+                                                    const PairRecord& pair) {
+  NotesRecord record = blank_record(pair, m_spec);
+  const NotesPrompt prompt = notes_prompt(pair);
+  for (int pass = 1; pass <= m_options.max_passes; ++pass) {
+    if (cancelled())
+      return std::nullopt;
+    model::ChatRequest request = model::make_request(
+        m_spec, {{model::Role::system, prompt.system}, {model::Role::user, prompt.user}});
+    NotesCall call;
+    call.pass = pass;
+    request.on_attempt = [&](const model::AttemptRecord&) { ++call.attempts; };
+    auto reply = client.complete(request);
+    if (reply) {
+      call.input_tokens = reply->usage.input_tokens;
+      call.output_tokens = reply->usage.output_tokens;
+      record.input_tokens += call.input_tokens;
+      record.output_tokens += call.output_tokens;
+      *record.cost_usd += reply->cost_usd;
+    }
+    auto notes =
+        reply ? parse_repair_notes(reply->text) : util::Expected<RepairNotes>(reply.error());
+    if (notes) {
+      record.calls.push_back(std::move(call));
+      record.status = "done";
+      record.error.clear();
+      record.notes = std::move(*notes);
+      return record;
+    }
+    call.error = notes.error().message;
+    record.error = fmt::format("pass {}: {}", pass, call.error);
+    record.calls.push_back(std::move(call));
+    if (!reply && !worth_another_pass(reply.error().kind))
+      break;
+  }
+  record.status = "failed";
+  return record;
+}
+
+void NotesWriter::finish(const NotesRecord& record) {
+  std::lock_guard lock(m_mutex);
+  if (auto status = append_jsonl(m_paths.output, to_json(record)); !status) {
+    if (!m_error)
+      m_error = status.error();
+    return;
+  }
+  (record.status == "done" ? m_done : m_failed) += 1;
+  m_cost += record.cost_usd.value_or(0);
+  if (m_deps.progress_out != nullptr)
+    fmt::print(m_deps.progress_out, "[{}/{}] {} {}{}\n", m_done + m_failed, m_jobs.size(),
+               record.id.substr(0, 12), record.status,
+               record.status == "done"
+                   ? fmt::format(" ({} notes)", record.notes.instruction_notes.size())
+                   : ": " + record.error);
+}
+
+util::Status write_manifest(const NotesOptions& options, const NotesPaths& paths,
+                            const NotesResult& result) {
+  auto input = util::read_file(paths.input);
+  if (!input)
+    return input.take_error();
+  const Json manifest{{"stage", "notes"},
+                      {"input", paths.input.string()},
+                      {"input_sha256", util::sha256_hex(*input)},
+                      {"notes_model", options.model},
+                      {"prompt_version", std::string(kNotesPromptVersion)},
+                      {"max_passes", options.max_passes},
+                      {"counts",
+                       {{"inputs", result.inputs},
+                        {"done", result.already_done + result.done},
+                        {"failed", result.failed},
+                        {"left", result.left}}}};
+  return util::write_file_atomic(paths.manifest, manifest.dump(2) + "\n");
+}
+
+} // namespace
+
+NotesPaths notes_paths(const std::filesystem::path& data_dir) {
+  const std::filesystem::path stage = data_dir / "fixit" / "notes";
+  return {data_dir / "fixit" / "pairs" / "pairs.jsonl", stage / "notes.jsonl",
+          stage / "manifest.json"};
+}
+
+util::Expected<NotesResult> run_notes(const NotesOptions& options, const NotesDeps& deps) {
+  if (deps.registry == nullptr)
+    throw util::Fatal("run_notes: missing registry");
+  const model::ModelSpec* spec = deps.registry->find(options.model);
+  if (spec == nullptr)
+    return util::make_error(util::ErrorKind::not_found, "notes model \"" + options.model +
+                                                            "\" is not in the registry " +
+                                                            deps.registry->origin.string());
+  const NotesPaths paths = notes_paths(options.data_dir);
+  auto jobs = read_pairs(paths.input);
+  if (!jobs)
+    return jobs.take_error();
+  auto done = keep_done(paths.output);
+  if (!done)
+    return done.take_error();
+  NotesResult result;
+  result.inputs = jobs->size();
+  std::erase_if(*jobs, [&](const PairRecord& p) { return done->contains(p.id); });
+  result.already_done = result.inputs - jobs->size();
+  if (!jobs->empty()) {
+    NotesWriter writer(options, deps, *spec, paths, std::move(*jobs));
+    if (auto status = writer.run(result); !status)
+      return status.take_error();
+  }
+  if (auto status = write_manifest(options, paths, result); !status)
+    return status.take_error();
+  return result;
+}
+
+} // namespace ptxbench::adapt
