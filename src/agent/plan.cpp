@@ -2,6 +2,7 @@
 
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
+#include "pack/listing.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 
@@ -23,7 +24,7 @@ constexpr std::array<std::string_view, 13> kPlanKeys{
     "repairs"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
-constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup", "iterations",
+constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup",  "iterations",
                                                     "timeout_s", "service", "memcheck"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
 
@@ -94,7 +95,7 @@ void read_repairs(JsonReader& r, const Json& plan, std::vector<RepairTask>& repa
 
 util::Status check_variant(const RunPlan& plan, const std::string& name,
                            const pack::Manifest& manifest) {
-  if (name == "none")
+  if (name == pack::kNoPackVariant)
     return util::Ok{};
   auto found = manifest.variant(name, compile::to_string(plan.loop.arch));
   if (!found)
@@ -131,7 +132,7 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
   std::vector<std::string> out;
   std::string_view kind = suite::info(problem.kind).name;
   for (const std::string& name : plan.prompt_variants) {
-    if (name == "paper") {
+    if (name == pack::kPaperVariants) {
       bool found = false;
       for (const auto& [group, variants] : manifest.problem_variants())
         if (group == kind) {
@@ -140,7 +141,7 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
         }
       if (!found)
         out.push_back(default_variant(manifest, problem));
-    } else if (name == "default") {
+    } else if (name == pack::kDefaultVariant) {
       out.push_back(default_variant(manifest, problem));
     } else {
       out.push_back(name);
@@ -221,12 +222,9 @@ util::Json plan_to_json(const RunPlan& plan) {
   json["max_infra_retries"] = plan.loop.max_infra_retries;
   if (!plan.registry.empty())
     json["registry"] = plan.registry.string();
-  json["eval"] = {{"sets", plan.eval.sets},
-                  {"trials", plan.eval.trials},
-                  {"warmup", plan.eval.warmup},
-                  {"iterations", plan.eval.iterations},
-                  {"timeout_s", plan.eval.timeout_s},
-                  {"memcheck", plan.eval.memcheck}};
+  json["eval"] = {{"sets", plan.eval.sets},           {"trials", plan.eval.trials},
+                  {"warmup", plan.eval.warmup},       {"iterations", plan.eval.iterations},
+                  {"timeout_s", plan.eval.timeout_s}, {"memcheck", plan.eval.memcheck}};
   if (!plan.eval.service.empty())
     json["eval"]["service"] = plan.eval.service;
   for (const RepairTask& repair : plan.repairs)

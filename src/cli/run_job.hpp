@@ -1,6 +1,7 @@
 // Running a plan into a run directory, shared by `ptxbench run` and `ptxbench demo`: builds the
 // real implementations (registry, curl transport, checker, evaluation service client, GPU
-// evaluator or static executor, run store), runs the plan with a progress line, prints the summary and writes the exports.
+// evaluator or static executor, run store), runs the plan with a progress line, prints the summary
+// and writes the exports.
 #pragma once
 
 #include "agent/executor.hpp"
@@ -44,8 +45,8 @@ ExitCode run_job(RunJob job, std::string_view command);
 // not_found before anything is built for a plan naming an unknown model, problem or variant.
 class RunEnvironment {
 public:
-  static util::Expected<std::unique_ptr<RunEnvironment>>
-  make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command);
+  static util::Expected<std::unique_ptr<RunEnvironment>> make(const agent::RunPlan& plan,
+                                                              GpuUse gpu, std::string_view command);
 
   // Everything but the store; progress on stderr unless `progress` is false.
   agent::RunDeps deps(bool progress, const std::atomic<bool>* cancel);
@@ -79,6 +80,8 @@ public:
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   const std::atomic<bool>* flag() const;
+  // The signal that stopped the run (SIGINT, SIGTERM), 0 while none came.
+  int received() const;
 
 private:
   void (*m_int)(int) = nullptr;
