@@ -1,5 +1,6 @@
 #include "agent/feedback.hpp"
 
+#include "compile/extract.hpp"
 #include "sass/report.hpp"
 #include "trace/json_io.hpp"
 
@@ -120,8 +121,9 @@ std::string evaluation_feedback(const exec::Evaluation& evaluation) {
 
 std::string extraction_feedback(const util::Error& error) {
   return "No kernel could be taken from your reply: " + clip(error.message, kMaxMessageChars) +
-         "\nReply with one complete CUDA file in a single ```cuda block that defines `run` "
-         "with the exact signature given.\n";
+         fmt::format("\nReply with one complete CUDA file in a single {} code block that "
+                     "defines `run` with the exact signature given.\n",
+                     compile::kCodeFence);
 }
 
 std::optional<double> speedup_of(const exec::Evaluation& evaluation) {
