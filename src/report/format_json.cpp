@@ -8,11 +8,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json number(std::optional<double> value) { return value ? Json(*value) : Json(nullptr); }
+Json number(std::optional<double> value) {
+  return value ? Json(*value) : Json(nullptr);
+}
 
 Json key_json(const MetricKey& key) {
   Json out{{"metric", to_string(key.metric)}, {"limit", key.limit}};
-  if (is_fast_p(key.metric)) out["p"] = key.p;
+  if (is_fast_p(key.metric))
+    out["p"] = key.p;
   return out;
 }
 
@@ -44,16 +47,22 @@ Json variant_json(const VariantResult& variant) {
 
 Json group_json(const GroupResult& group) {
   Json variants = Json::array();
-  for (const VariantResult& variant : group.variants) variants.push_back(variant_json(variant));
+  for (const VariantResult& variant : group.variants)
+    variants.push_back(variant_json(variant));
   Json across = Json::array();
   for (const auto& [key, s] : group.across) {
     Json row = key_json(key);
-    row.update({{"mean", number(s.mean)}, {"min", number(s.min)}, {"max", number(s.max)},
-                {"defined_variants", s.defined}, {"variants", s.variants}});
+    row.update({{"mean", number(s.mean)},
+                {"min", number(s.min)},
+                {"max", number(s.max)},
+                {"defined_variants", s.defined},
+                {"variants", s.variants}});
     across.push_back(row);
   }
-  return {{"model", group.model}, {"problem", group.problem},
-          {"counts", counts_json(group.counts)}, {"across_variants", across},
+  return {{"model", group.model},
+          {"problem", group.problem},
+          {"counts", counts_json(group.counts)},
+          {"across_variants", across},
           {"variants", variants}};
 }
 
@@ -70,8 +79,10 @@ Json categories_json(const CategoryStats& stats) {
     transitions.push_back({{"from", store::to_string(pair.first)},
                            {"to", store::to_string(pair.second)},
                            {"count", count}});
-  return {{"model", stats.model}, {"not_counted_turns", stats.not_counted_turns},
-          {"by_turn", by_turn}, {"transitions", transitions}};
+  return {{"model", stats.model},
+          {"not_counted_turns", stats.not_counted_turns},
+          {"by_turn", by_turn},
+          {"transitions", transitions}};
 }
 
 Json usage_json(const UsageStats& u) {
@@ -91,17 +102,30 @@ Json usage_json(const UsageStats& u) {
             {"cost_usd", u.spent.cost_usd}}}};
 }
 
+Json ends_json(const EndStats& stats) {
+  Json out{{"model", stats.model}, {"problem", stats.problem}};
+  for (std::size_t i = 0; i < kEndCount; ++i)
+    out[std::string(end_name(i))] = stats.counts[i];
+  return out;
+}
+
 class JsonFormat final : public ReportFormat {
 public:
   std::string_view name() const override { return "json"; }
   std::vector<OutputFile> render(const Report& report,
                                  std::span<const Figure> /*figures*/) const override {
     Json groups = Json::array();
-    for (const GroupResult& group : report.groups) groups.push_back(group_json(group));
+    for (const GroupResult& group : report.groups)
+      groups.push_back(group_json(group));
     Json categories = Json::array();
-    for (const CategoryStats& stats : report.categories) categories.push_back(categories_json(stats));
+    for (const CategoryStats& stats : report.categories)
+      categories.push_back(categories_json(stats));
     Json usage = Json::array();
-    for (const UsageStats& u : report.usage) usage.push_back(usage_json(u));
+    for (const UsageStats& u : report.usage)
+      usage.push_back(usage_json(u));
+    Json ends = Json::array();
+    for (const EndStats& stats : report.ends)
+      ends.push_back(ends_json(stats));
     const Json out{{"schema_version", 1},
                    {"sources", report.sources},
                    {"turn_limits", report.options.limits},
@@ -109,6 +133,8 @@ public:
                    {"trajectories", report.trajectories},
                    {"finished_turns", report.finished_turns},
                    {"not_counted_turns", report.not_counted_turns},
+                   {"static_only", report.static_only},
+                   {"trajectory_ends", ends},
                    {"groups", groups},
                    {"categories", categories},
                    {"usage", usage}};
@@ -119,6 +145,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<ReportFormat> make_json_format() { return std::make_unique<JsonFormat>(); }
+std::unique_ptr<ReportFormat> make_json_format() {
+  return std::make_unique<JsonFormat>();
+}
 
 } // namespace ptxbench::report
