@@ -1,5 +1,6 @@
 #include "agent/feedback.hpp"
 
+#include "compile/extract.hpp"
 #include "sass/report.hpp"
 #include "trace/json_io.hpp"
 
@@ -119,14 +120,17 @@ std::string evaluation_feedback(const exec::Evaluation& evaluation) {
 }
 
 std::string extraction_feedback(const util::Error& error, compile::Language language) {
-  std::string_view ask = language == compile::Language::triton
-                             ? "Reply with one complete Python file in a single ```python block "
-                               "that imports triton, defines a @triton.jit kernel and `run` with "
-                               "the exact signature given."
-                             : "Reply with one complete CUDA file in a single ```cuda block that "
-                               "defines `run` with the exact signature given.";
+  const std::string ask =
+      language == compile::Language::triton
+          ? fmt::format("Reply with one complete Python file in a single {} block that imports "
+                        "triton, defines a @triton.jit kernel and `run` with the exact signature "
+                        "given.",
+                        compile::kPythonCodeFence)
+          : fmt::format("Reply with one complete CUDA file in a single {} code block that defines "
+                        "`run` with the exact signature given.",
+                        compile::kCodeFence);
   return "No kernel could be taken from your reply: " + clip(error.message, kMaxMessageChars) +
-         "\n" + std::string(ask) + "\n";
+         "\n" + ask + "\n";
 }
 
 std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_output_tokens) {

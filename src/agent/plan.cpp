@@ -2,6 +2,7 @@
 
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
+#include "pack/listing.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 
@@ -136,7 +137,7 @@ void read_repairs(JsonReader& r, const Json& plan, std::vector<RepairTask>& repa
 
 util::Status check_variant(const RunPlan& plan, const std::string& name,
                            const pack::Manifest& manifest) {
-  if (name == "none")
+  if (name == pack::kNoPackVariant)
     return util::Ok{};
   auto found = find_variant(manifest, name, plan.loop.arch, plan.loop.language);
   if (!found)
@@ -174,7 +175,7 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
   std::vector<std::string> out;
   std::string_view kind = suite::info(problem.kind).name;
   for (const std::string& name : plan.prompt_variants) {
-    if (name == "paper") {
+    if (name == pack::kPaperVariants) {
       bool found = false;
       for (const auto& [group, variants] :
            manifest.problem_variants(compile::to_string(plan.loop.language)))
@@ -184,7 +185,7 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
         }
       if (!found)
         out.push_back(default_variant(manifest, problem, plan.loop.language));
-    } else if (name == "default") {
+    } else if (name == pack::kDefaultVariant) {
       out.push_back(default_variant(manifest, problem, plan.loop.language));
     } else {
       out.push_back(name);

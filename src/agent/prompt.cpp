@@ -1,8 +1,11 @@
 #include "agent/prompt.hpp"
 
 #include "compile/abi.hpp"
+#include "compile/extract.hpp"
+#include "compile/nvcc.hpp"
 #include "compile/triton_abi.hpp"
 #include "pack/compose.hpp"
+#include "pack/listing.hpp"
 #include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
 
@@ -14,7 +17,7 @@ namespace {
 constexpr std::string_view kInstructions =
     R"(You are an expert CUDA engineer writing a high-performance kernel for one fixed problem.
 
-Write ONE complete CUDA source file, in a single ```cuda code block, that defines the host
+Write ONE complete CUDA source file, in a single {fence} code block, that defines the host
 function `run` with exactly the signature below (extern "C++", no other entry point):
 - destination-passing style: outputs are preallocated device buffers; write results into them
   and allocate nothing per call that outlives the call;
@@ -78,6 +81,22 @@ std::string correctness_section(const suite::Problem& problem) {
       rule.atol, rule.rtol, share);
 }
 
+// The code-generation flags of the real build (compile::nvcc_flags): the optimization level,
+// the language standard and the -gencode pair, as the system prompt states them.
+std::string codegen_flags_text(compile::Arch arch) {
+  const std::vector<std::string> flags = compile::nvcc_flags(arch);
+  std::string out;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    const bool gencode = flags[i] == "-gencode" && i + 1 < flags.size();
+    if (!gencode && !flags[i].starts_with("-O") && !flags[i].starts_with("-std="))
+      continue;
+    out += (out.empty() ? "" : " ") + flags[i];
+    if (gencode)
+      out += " " + flags[++i];
+  }
+  return out;
+}
+
 std::string_view without_final_newlines(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.remove_suffix(1);
@@ -88,12 +107,12 @@ std::string_view without_final_newlines(std::string_view text) {
 
 std::string system_prompt(std::string_view signature, std::string_view pack_text,
                           compile::Arch arch) {
-  std::string out(kInstructions);
+  std::string out = fmt::format(kInstructions, fmt::arg("fence", compile::kCodeFence));
   if (!pack_text.empty())
     out += fmt::format("\n\n# Architecture knowledge\n\n{}", pack_text);
-  out += fmt::format("\n\n# Required signature\n\n```cuda\n{}\n```\n", signature);
-  out += fmt::format("\nTarget architecture: {} (compiled with -arch={}).\n",
-                     compile::to_string(arch), compile::to_string(arch));
+  out += fmt::format("\n\n# Required signature\n\n{}\n{}\n```\n", compile::kCodeFence, signature);
+  out += fmt::format("\nTarget architecture: {} (nvcc builds the file with {}).\n",
+                     compile::to_string(arch), codegen_flags_text(arch));
   return out;
 }
 
@@ -125,8 +144,7 @@ std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_
                      "Your task is to fix the CUDA kernel with the minimal change. The kernel "
                      "implements the given PyTorch reference.\n\n",
                      without_final_newlines(task_content(problem)),
-                     without_final_newlines(wrong_kernel),
-                     without_final_newlines(error_log));
+                     without_final_newlines(wrong_kernel), without_final_newlines(error_log));
 }
 
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem,
@@ -173,7 +191,7 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
   if (!signature)
     return signature.take_error();
   std::string pack_text;
-  if (variant != "none") {
+  if (variant != pack::kNoPackVariant) {
     auto found = find_variant(manifest, variant, arch, language);
     if (!found)
       return found.take_error();

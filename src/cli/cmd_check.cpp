@@ -4,9 +4,9 @@
 #include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "util/fs.hpp"
+#include "util/terminal.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -63,12 +63,36 @@ ExitCode check_triton(const CheckOptions& options, const std::string& source,
   return report->ok() ? ExitCode::ok : ExitCode::failure;
 }
 
+// The exit code of one report: 1 when the candidate was rejected, did not build, or holds none
+// of the target instructions (`absent`), as the README's scheme says for a negative verdict.
+ExitCode verdict_code(const exec::CheckReport& report) {
+  if (report.outcome != exec::CheckOutcome::ok)
+    return ExitCode::failure;
+  return report.verdict() == sass::Verdict::absent ? ExitCode::failure : ExitCode::ok;
+}
+
+// An error of `check --json`: the usual line on stderr and `{"error": …}` on stdout, so that a
+// script reading stdout as JSON gets JSON either way.
+ExitCode report_check_error(const CheckOptions& options, const util::Error& error) {
+  const ExitCode code = report_error("check", error);
+  if (options.json) {
+    const nlohmann::ordered_json body{
+        {"error", {{"kind", util::to_string(error.kind)}, {"message", error.message}}}};
+    fmt::print("{}\n", body.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  }
+  return code;
+}
+
 ExitCode run_check(const CheckOptions& options) {
   auto source = read_candidate(options.kernel);
   if (!source) return report_error("check", source.error());
   auto language = candidate_language(options);
   if (!language)
     return report_error("check", language.error());
+}
+
+  if (!source)
+    return report_check_error(options, source.error());
   Toolchain tools;
   if (*language == compile::Language::triton) {
     auto problem = tools.problem(options.problem);
@@ -77,25 +101,36 @@ ExitCode run_check(const CheckOptions& options) {
     return check_triton(options, *source, **problem, tools);
   }
   auto checker = tools.checker();
-  if (!checker) return report_error("check", checker.error());
+  if (!checker)
+    return report_check_error(options, checker.error());
   auto problem = tools.problem(options.problem);
-  if (!problem) return report_error("check", problem.error());
+  if (!problem)
+    return report_check_error(options, problem.error());
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   ExitCode code = ExitCode::ok;
+  std::string text;
   for (const std::string& arch_name : options.arches) {
     auto arch = compile::parse_arch(arch_name);
-    if (!arch) return report_error("check", {util::ErrorKind::invalid_input,
-                                             "unknown arch '" + arch_name + "' (sm_90a, sm_100a)"});
+    if (!arch)
+      return report_check_error(options, {util::ErrorKind::invalid_input,
+                                          "unknown arch '" + arch_name + "' (sm_90a, sm_100a)"});
     auto report = (*checker)->check(*source, **problem, *arch);
-    if (!report) return report_error("check", report.error());
-    if (report->outcome != exec::CheckOutcome::ok) code = ExitCode::failure;
-    if (options.json) all.push_back(exec::to_json(*report));
-    else fmt::print("{}{}", all.empty() && &arch_name == &options.arches.front() ? "" : "\n",
-                    exec::render_text(*report));
+    if (!report)
+      return report_check_error(options, report.error());
+    if (verdict_code(*report) != ExitCode::ok)
+      code = ExitCode::failure;
+    if (options.json)
+      all.push_back(exec::to_json(*report));
+    else
+      text += (text.empty() ? "" : "\n") + exec::render_text(*report);
   }
-  // nvcc echoes source lines, which may hold any bytes: invalid UTF-8 is printed as U+FFFD.
+  // nvcc echoes source lines, which may hold any bytes: invalid UTF-8 is
+  // printed as U+FFFD in JSON, and control characters (terminal escapes)
+  // as visible escapes in text.
   if (options.json)
     fmt::print("{}\n", all.dump(2, ' ', false, decltype(all)::error_handler_t::replace));
+  else
+    fmt::print("{}", util::printable(text));
   return code;
 }
 

@@ -3,9 +3,9 @@
 #include "exec/evaluator.hpp"
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
+#include "util/terminal.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -29,11 +29,13 @@ struct EvalCliOptions {
 
 util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   auto arch = compile::parse_arch(o.arch);
-  if (!arch) return util::make_error(util::ErrorKind::invalid_input,
-                                     "unknown arch '" + o.arch + "' (sm_90a, sm_100a)");
-  if (o.sets < 1 || o.trials < 1 || o.warmup < 0 || o.iterations < 1 || o.timeout_s <= 0)
+  if (!arch)
     return util::make_error(util::ErrorKind::invalid_input,
-                            "--sets, --trials and --iters must be ≥ 1, --warmup ≥ 0, --timeout-s > 0");
+                            "unknown arch '" + o.arch + "' (sm_90a, sm_100a)");
+  if (o.sets < 1 || o.trials < 1 || o.warmup < 0 || o.iterations < 1 || o.timeout_s <= 0)
+    return util::make_error(
+        util::ErrorKind::invalid_input,
+        "--sets, --trials and --iters must be ≥ 1, --warmup ≥ 0, --timeout-s > 0");
   if (!o.audit.empty() && o.audit != "ncu")
     return util::make_error(util::ErrorKind::invalid_input,
                             "unknown --audit '" + o.audit + "' (the one audit is `ncu`)");
@@ -52,39 +54,48 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
 }
 
 ExitCode exit_code(const exec::Evaluation& ev) {
-  if (ev.status != trace::EvaluationStatus::passed) return ExitCode::failure;
+  if (ev.status != trace::EvaluationStatus::passed)
+    return ExitCode::failure;
   return ev.gpu_ran ? ExitCode::ok : ExitCode::needs_gpu;
 }
 
 ExitCode run_eval(const EvalCliOptions& o) {
   auto options = eval_options(o);
-  if (!options) return report_error("eval", options.error());
+  if (!options)
+    return report_error("eval", options.error());
   if (o.kernel.ends_with(".py"))
     return report_error("eval", {util::ErrorKind::unsupported,
                                  "Triton candidates have no GPU evaluation in this build yet "
                                  "(docs/evaluation.md, \"Triton candidates\"); `ptxbench check " +
                                      o.kernel + " --problem P` runs the Triton gate"});
   auto source = read_candidate(o.kernel);
-  if (!source) return report_error("eval", source.error());
+  if (!source)
+    return report_error("eval", source.error());
   Toolchain tools;
   auto problem = tools.problem(o.problem);
-  if (!problem) return report_error("eval", problem.error());
+  if (!problem)
+    return report_error("eval", problem.error());
   auto checker = tools.checker();
-  if (!checker) return report_error("eval", checker.error());
+  if (!checker)
+    return report_error("eval", checker.error());
   // One evaluation per process: a spare candidate child would never be used.
   exec::Evaluator evaluator(**checker, **tools.suite(), {},
                             exec::ReferenceLatencyCache::default_file(),
                             exec::EvaluatorOptions{.children = exec::ChildStart::on_demand});
   auto ev = evaluator.evaluate(*source, **problem, *options);
-  if (!ev) return report_error("eval", ev.error());
+  if (!ev)
+    return report_error("eval", ev.error());
   if (!o.trace_out.empty())
     if (auto written = trace::append_trace(o.trace_out, exec::to_trace(*ev, **problem)); !written)
       return report_error("eval", written.error());
-  // A candidate's log may hold any bytes: invalid UTF-8 is printed as U+FFFD, never thrown on.
+  // A candidate's log may hold any bytes: invalid UTF-8 is printed as U+FFFD, never thrown on,
+  // and control characters (terminal escapes) in text as visible escapes.
   if (o.json)
-    fmt::print("{}\n", exec::to_json(*ev, **problem)
-                           .dump(2, ' ', false, trace::Json::error_handler_t::replace));
-  else fmt::print("{}", exec::render_text(*ev));
+    fmt::print(
+        "{}\n",
+        exec::to_json(*ev, **problem).dump(2, ' ', false, trace::Json::error_handler_t::replace));
+  else
+    fmt::print("{}", util::printable(exec::render_text(*ev)));
   return exit_code(*ev);
 }
 
@@ -96,7 +107,8 @@ Action setup_eval(CLI::App& sub) {
   sub.add_option("--problem", o->problem, "problem name (see `ptxbench problems`)")->required();
   sub.add_option("--arch", o->arch, "sm_90a or sm_100a")->capture_default_str();
   sub.add_flag("--json", o->json, "print JSON instead of text");
-  sub.add_option("--trace-out", o->trace_out, "append the FlashInfer-Trace line to this JSONL file");
+  sub.add_option("--trace-out", o->trace_out,
+                 "append the FlashInfer-Trace line to this JSONL file");
   sub.add_option("--sets", o->sets, "seeded input sets")->capture_default_str();
   sub.add_option("--trials", o->trials, "timing trials (interleaved with the reference)")
       ->capture_default_str();

@@ -1,12 +1,13 @@
+#include "cli/adapt_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/tools.hpp"
 #include "pack/compose.hpp"
 #include "pack/listing.hpp"
 #include "pack/manifest.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
-
-#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,9 @@ struct PackOptions {
   std::string arch;
   std::string variant;
   bool json = false;
+  BuildCliOptions tokenizer; // only its tokenizer fields are used
+  std::unique_ptr<model::HttpTransport> transport;
+  std::unique_ptr<adapt::Tokenizer> counter;
   CLI::App* list = nullptr;
   CLI::App* show = nullptr;
 };
@@ -27,9 +31,28 @@ util::Expected<pack::Manifest> load(const PackOptions& options) {
                                                        : std::filesystem::path(options.manifest));
 }
 
-ExitCode list(const PackOptions& options, const pack::Manifest& manifest) {
-  auto text = options.json ? pack::render_list_json(manifest, options.arch)
-                           : pack::render_list_text(manifest, options.arch);
+// The model's tokenizer when --tokenizer names an endpoint; nothing for the approximation
+// every listing shows anyway.
+util::Expected<std::optional<pack::ExactTokens>> exact_tokens(PackOptions& options) {
+  if (options.tokenizer.tokenizer == "approx")
+    return std::optional<pack::ExactTokens>();
+  auto made = make_tokenizer(options.tokenizer, options.transport);
+  if (!made)
+    return made.take_error();
+  options.counter = std::move(*made);
+  adapt::Tokenizer* counter = options.counter.get();
+  return std::optional<pack::ExactTokens>(
+      pack::ExactTokens{[counter](std::string_view text) { return counter->count(text); },
+                        "the tokenizer at " + options.tokenizer.tokenizer});
+}
+
+ExitCode list(PackOptions& options, const pack::Manifest& manifest) {
+  auto exact = exact_tokens(options);
+  if (!exact)
+    return report_error("pack list", exact.error());
+  const pack::ExactTokens* counter = *exact ? &**exact : nullptr;
+  auto text = options.json ? pack::render_list_json(manifest, options.arch, counter)
+                           : pack::render_list_text(manifest, options.arch, counter);
   if (!text) {
     fmt::print(stderr, "ptxbench pack list: {}\n", text.error().message);
     return ExitCode::usage;
@@ -38,13 +61,18 @@ ExitCode list(const PackOptions& options, const pack::Manifest& manifest) {
   return ExitCode::ok;
 }
 
-ExitCode show(const PackOptions& options, const pack::Manifest& manifest) {
+ExitCode show(PackOptions& options, const pack::Manifest& manifest) {
+  if (auto explained = pack::explain_run_only_variant(manifest, options.variant)) {
+    fmt::print("{}", *explained);
+    return ExitCode::ok;
+  }
   std::string arch = options.arch;
   if (arch.empty()) {
     // sm_90a when the variant has one, as every other command defaults to; else its only arch.
     const std::vector<std::string> arches = manifest.arches_of(options.variant);
     const bool hopper = std::find(arches.begin(), arches.end(), "sm_90a") != arches.end();
-    if (hopper) arch = "sm_90a";
+    if (hopper)
+      arch = "sm_90a";
     else if (arches.size() != 1) {
       fmt::print(stderr, "ptxbench pack show: variant '{}' {}; pass --arch\n", options.variant,
                  arches.empty() ? "does not exist"
@@ -64,9 +92,19 @@ ExitCode show(const PackOptions& options, const pack::Manifest& manifest) {
     fmt::print(stderr, "ptxbench pack show: {}\n", composed.error().message);
     return ExitCode::usage;
   }
+  auto exact = exact_tokens(options);
+  if (!exact)
+    return report_error("pack show", exact.error());
+  std::string counted;
+  if (*exact) {
+    auto tokens = (*exact)->count(composed->text);
+    if (!tokens)
+      return report_error("pack show", tokens.error());
+    counted = fmt::format("{} tokens by {}; ", *tokens, (*exact)->source);
+  }
   fmt::print("{}", composed->text);
-  fmt::print(stderr, "{} / {}: {} components, ~{} tokens, {} words ({})\n", arch, options.variant,
-             composed->sections.size(), composed->size.approx_tokens, composed->size.words,
+  fmt::print(stderr, "{} / {}: {} components, {}~{} tokens, {} words ({})\n", arch, options.variant,
+             composed->sections.size(), counted, composed->size.approx_tokens, composed->size.words,
              pack::kTokenNote);
   return ExitCode::ok;
 }
@@ -87,6 +125,15 @@ Action setup_pack(CLI::App& sub) {
       ->required();
   options->show->add_option("--arch", options->arch,
                             "architecture of the variant (default: sm_90a where it has one)");
+  for (CLI::App* command : {options->list, options->show}) {
+    command->add_option("--tokenizer", options->tokenizer.tokenizer,
+                        "approx (the default, ceil(bytes/4)) or the URL of the model server's "
+                        "/tokenize, which counts every variant with the model's own tokenizer");
+    command->add_option("--tokenizer-model", options->tokenizer.tokenizer_model,
+                        "model name sent to the endpoint");
+    command->add_option("--tokenizer-api", options->tokenizer.tokenizer_api,
+                        "endpoint dialect: vllm (also SGLang) or llamacpp (default vllm)");
+  }
   return [options] {
     auto manifest = load(*options);
     if (!manifest) {

@@ -16,9 +16,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <memory>
 #include <mutex>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace ptxbench::cli {
@@ -77,6 +79,23 @@ util::Expected<service::HttpOptions> http_options(const ServeCliOptions& o) {
   return options;
 }
 
+// Whether another process holds the state folder's lock (service/task_store.cpp takes it): the
+// `--state` given is in use, a bad input like any other command-line error (exit 2).
+bool held_by_another_server(const std::filesystem::path& state_dir) {
+  const int fd = ::open((state_dir / "lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
+std::string auth_text(const service::HttpOptions& http) {
+  return http.token.empty()
+             ? fmt::format("auth off (set ${} to require a bearer token)", kServiceTokenEnv)
+             : fmt::format("auth on: a bearer token (${}) is required", kServiceTokenEnv);
+}
+
 std::string workers_text(const service::Health& health) {
   std::string out;
   for (const auto& worker : health.workers)
@@ -106,8 +125,10 @@ ExitCode run_serve(const ServeCliOptions& o) {
   options.log = log_line;
   options.keep_finished = std::chrono::hours(o.keep_finished_hours);
   auto evaluation_service = service::Service::start(**checker, **suite, options);
-  if (!evaluation_service)
-    return report_error("serve", evaluation_service.error());
+  if (!evaluation_service) {
+    const ExitCode code = report_error("serve", evaluation_service.error());
+    return held_by_another_server(options.state_dir) ? ExitCode::usage : code;
+  }
   service::HttpServer server(**evaluation_service, *http);
   install_stop_signals();
   auto url = server.start();
@@ -116,11 +137,12 @@ ExitCode run_serve(const ServeCliOptions& o) {
   fmt::print("{}\n", *url);
   std::fflush(stdout);
   const service::Health health = (*evaluation_service)->health();
-  log_line(fmt::format("serving {} with {}; state {}; {} task(s) queued; finished tasks kept {}{}",
-                       *url, workers_text(health), options.state_dir.string(), health.queue_size,
-                       o.keep_finished_hours == 0 ? "forever"
-                                                  : fmt::format("{} hours", o.keep_finished_hours),
-                       gpus->empty() ? "; no GPU: evaluations stop after the static check" : ""));
+  log_line(fmt::format(
+      "serving {} with {}; state {}; {} task(s) queued; finished tasks kept {}; "
+      "{}{}",
+      *url, workers_text(health), options.state_dir.string(), health.queue_size,
+      o.keep_finished_hours == 0 ? "forever" : fmt::format("{} hours", o.keep_finished_hours),
+      auth_text(*http), gpus->empty() ? "; no GPU: evaluations stop after the static check" : ""));
   wait_for_stop_signal();
   log_line("stopping: running evaluations finish, queued ones wait for the next start "
            "(a second signal stops at once; running ones are re-queued then)");

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 #include <functional>
 #include <span>
@@ -15,10 +14,11 @@ namespace ptxbench::cli {
 // Exit codes shared by all subcommands.
 enum class ExitCode : int {
   ok = 0,
-  failure = 1,          // the job ran and its verdict is negative (compile error, wrong result…)
-  usage = 2,            // bad command line or bad input file
-  needs_gpu = 3,        // did everything possible here; the rest needs a GPU
-  internal = 70,        // a bug or broken set-up
+  failure = 1,       // the job ran and its verdict is negative (compile error, wrong result…)
+  usage = 2,         // bad command line or bad input file
+  needs_gpu = 3,     // did everything possible here; the rest needs a GPU
+  interrupted = 130, // stopped by Ctrl-C (128 + SIGINT; SIGTERM gives 143), resumable
+  internal = 70,     // a bug or broken set-up
 };
 
 using Action = std::function<ExitCode()>;

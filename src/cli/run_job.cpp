@@ -2,6 +2,7 @@
 
 #include "adapt/notes_feedback.hpp"
 #include "agent/executor.hpp"
+#include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
 #include "agent/triton_executor.hpp"
@@ -11,21 +12,28 @@
 #include "measure/live_device.hpp"
 #include "model/factory.hpp"
 #include "model/http_transport.hpp"
+#include "pack/compose.hpp"
 #include "pack/manifest.hpp"
 #include "report/export.hpp"
 #include "store/enums.hpp"
 #include "util/strings.hpp"
+#include "util/terminal.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <fmt/core.h>
+#include <set>
+#include <tuple>
 #include <unistd.h>
 
 namespace ptxbench::cli {
 namespace {
 
 std::atomic<bool> g_cancel{false};
+std::atomic<int> g_stop_signal{0}; // the signal that set g_cancel
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int signal) {
   if (g_cancel.load()) {
@@ -33,6 +41,7 @@ extern "C" void on_stop_signal(int signal) {
     std::raise(signal);
     return;
   }
+  g_stop_signal.store(signal);
   g_cancel.store(true);
   static constexpr char kMessage[] =
       "\nptxbench: stop requested; the turns in flight finish first (Ctrl-C again stops at once; "
@@ -66,10 +75,28 @@ util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const R
   return plan;
 }
 
-ExitCode exit_code(const agent::RunSummary& summary) {
+bool every_trajectory_overflowed(const agent::RunSummary& summary) {
+  return !summary.trajectories.empty() &&
+         std::ranges::all_of(summary.trajectories, [](const agent::TrajectoryOutcome& t) {
+           return t.result && t.result->exit == store::ExitReason::context_overflow;
+         });
+}
+
+// 128 + the signal after a Ctrl-C (130) or SIGTERM (143), as shells report a signalled job;
+// 1 when a trajectory failed or stayed unfinished, or when every one ran out of context (the
+// run measured nothing).
+ExitCode exit_code(const agent::RunSummary& summary, const StopSignals& signals) {
+  if (signals.received() != 0)
+    return static_cast<ExitCode>(128 + signals.received());
   for (const auto& t : summary.trajectories)
     if (t.error)
       return ExitCode::failure;
+  if (every_trajectory_overflowed(summary)) {
+    fmt::print(stderr, "every trajectory ended context_overflow: the prompt and replies do not "
+                       "fit the model's context (a smaller --variant, --context latest-pair, or a "
+                       "model with a longer context)\n");
+    return ExitCode::failure;
+  }
   return summary.unfinished() == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
@@ -100,7 +127,7 @@ util::Status print_turns(store::RunStore& store) {
           turn.infra_reason ? " (" + *turn.infra_reason + ")" : "");
       for (const auto& line : util::split_lines(util::head_lines(turn.feedback.value_or(""), 4)))
         if (!util::trim(line).empty())
-          fmt::print("    | {}\n", line);
+          fmt::print("    | {}\n", util::printable(line));
     }
   }
   fmt::print("\n");
@@ -178,10 +205,50 @@ agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
   return options;
 }
 
+// The opening prompts of one trajectory in tokens, estimated (pack::measure: ceil(bytes / 4)).
+std::size_t estimated_prompt_tokens(const agent::Prompts& prompts) {
+  return pack::measure(prompts.system).approx_tokens + pack::measure(prompts.task).approx_tokens;
+}
+
+// Before a run: a warning for every model × problem × variant whose opening prompts and output
+// budget do not fit the context the registry gives the model (`context_tokens`). The count is
+// an estimate and code tokenizes denser than bytes / 4, so a prompt near the limit may not fit
+// either; `ptxbench pack list --tokenizer URL` counts exactly.
+void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& env,
+                            std::string_view command) {
+  auto planned = agent::expand(plan, env.suite(), env.manifest());
+  if (!planned)
+    return;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const agent::PlannedTrajectory& item : *planned) {
+    const model::ModelSpec* spec = env.registry().find(item.key.model);
+    if (spec == nullptr || !spec->context_tokens ||
+        !seen.insert({item.key.model, item.problem->name(), item.variant}).second)
+      continue;
+    auto prompts =
+        agent::build_prompts(*item.problem, plan.loop.arch, env.manifest(), item.variant);
+    if (!prompts)
+      continue;
+    const auto prompt = static_cast<std::int64_t>(estimated_prompt_tokens(*prompts));
+    const std::int64_t output = spec->sampling.max_output_tokens.value_or(0);
+    if (prompt + output <= *spec->context_tokens)
+      continue;
+    fmt::print(stderr,
+               "ptxbench {}: warning: {} / {} / {}: the opening prompt is ~{} tokens (estimate: "
+               "ceil(bytes / 4); code often counts more){} and does not fit the {} tokens of "
+               "context the registry gives {}; the first call may end the trajectory as "
+               "context_overflow (a smaller --variant, or none)\n",
+               command, item.key.model, item.problem->name(), item.variant, prompt,
+               output > 0 ? fmt::format(" + {} max_output_tokens", output) : "",
+               *spec->context_tokens, item.key.model);
+  }
+}
+
 } // namespace
 
 StopSignals::StopSignals() {
   g_cancel.store(false);
+  g_stop_signal.store(0);
   m_int = std::signal(SIGINT, on_stop_signal);
   m_term = std::signal(SIGTERM, on_stop_signal);
 }
@@ -193,6 +260,10 @@ StopSignals::~StopSignals() {
 
 const std::atomic<bool>* StopSignals::flag() const {
   return &g_cancel;
+}
+
+int StopSignals::received() const {
+  return g_stop_signal.load();
 }
 
 util::Expected<std::unique_ptr<RunEnvironment>>
@@ -301,6 +372,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
   auto environment = RunEnvironment::make(job.plan, job.gpu, command);
   if (!environment)
     return report_error(command, environment.error());
+  warn_unfitting_prompts(job.plan, **environment, command);
   if (!store) {
     auto opened = open_store(job);
     if (!opened)
@@ -328,7 +400,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
   if (!files)
     return report_error(command, files.error());
   print_exports(*files, job.dir);
-  return exit_code(*summary);
+  return exit_code(*summary, signals);
 }
 
 } // namespace ptxbench::cli

@@ -88,6 +88,8 @@ public:
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   const std::atomic<bool>* flag() const;
+  // The signal that stopped the run (SIGINT, SIGTERM), 0 while none came.
+  int received() const;
 
 private:
   void (*m_int)(int) = nullptr;

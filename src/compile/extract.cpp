@@ -23,9 +23,11 @@
 namespace ptxbench::compile {
 namespace {
 
-constexpr std::string_view kNoBlockMessage =
-    "Could not extract a ```cpp code block from your response. Please provide your complete "
-    "CUDA kernel in a single ```cpp code block.";
+std::string no_block_message() {
+  return fmt::format("Could not extract a {0} code block from your response. Please provide "
+                     "your complete CUDA kernel in a single {0} code block.",
+                     kCodeFence);
+}
 
 struct Fence {
   char marker = '`';
@@ -158,21 +160,24 @@ std::string missing_text(const Completeness& completeness) {
   return "has no kernel (no __global__ function, <<<...>>> launch or launch API call)";
 }
 
-util::Error incomplete_error(std::size_t cuda_blocks, const Completeness& last) {
+util::Error incomplete_error(std::size_t cuda_blocks, std::size_t all_blocks,
+                             const Completeness& last) {
+  const std::string others = all_blocks > cuda_blocks ? fmt::format(" (and {} in another language)",
+                                                                    all_blocks - cuda_blocks)
+                                                      : "";
   return util::make_error(
       util::ErrorKind::extraction,
-      fmt::format("Found {} ```cpp code block(s) in your response, but none is a complete "
+      fmt::format("Found {} code block(s) labelled {}{} in your response, but none is a complete "
                   "kernel: the last one {}. Please provide your complete CUDA kernel and its "
-                  "host `run` function in a single ```cpp code block.",
-                  cuda_blocks, missing_text(last)));
+                  "host `run` function in a single {} code block.",
+                  cuda_blocks, kCudaLanguages, others, missing_text(last), kCodeFence));
 }
 
 util::Error no_block_error(std::size_t other_blocks) {
-  std::string message(kNoBlockMessage);
+  std::string message = no_block_message();
   if (other_blocks > 0)
-    message += fmt::format(" (Your response has {} fenced block(s), but none is labelled cpp, "
-                           "c++, cuda or cu.)",
-                           other_blocks);
+    message += fmt::format(" (Your response has {} fenced block(s), but none is labelled {}.)",
+                           other_blocks, kCudaLanguages);
   return util::make_error(util::ErrorKind::extraction, std::move(message));
 }
 
@@ -229,7 +234,7 @@ util::Expected<Extraction> extract_candidate(std::string_view reply) {
   if (cuda_blocks == 0)
     return no_block_error(blocks.size());
   if (complete_count == 0)
-    return incomplete_error(cuda_blocks, last);
+    return incomplete_error(cuda_blocks, blocks.size(), last);
   auto notes = selection_notes(blocks[chosen], chosen, complete_count);
   return Extraction{std::move(blocks[chosen].code), chosen, blocks.size(), std::move(notes)};
 }

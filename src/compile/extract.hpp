@@ -21,7 +21,14 @@ struct CodeBlock {
 // Every fenced block (``` or ~~~) of the reply, in order, whatever its language.
 std::vector<CodeBlock> find_code_blocks(std::string_view reply);
 
-// True when the info string names C++ or CUDA: cpp, c++, cuda or cu (any case).
+// The fence the system prompt, the feedback and the extraction errors ask for; extraction
+// takes a block in any of kCudaLanguages (is_cuda_language).
+inline constexpr std::string_view kCodeFence = "```cuda";
+// The fence a Triton candidate's reply is asked for.
+inline constexpr std::string_view kPythonCodeFence = "```python";
+inline constexpr std::string_view kCudaLanguages = "cpp, c++, cuda or cu";
+
+// True when the info string names C++ or CUDA: one of kCudaLanguages (any case).
 bool is_cuda_language(std::string_view info);
 
 // What a block lacks to be a complete candidate; both false means complete.

@@ -17,11 +17,12 @@ using util::Emptiness;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 16> kModelKeys{
+constexpr std::array<std::string_view, 17> kModelKeys{
     "provider",          "base_url",  "model",          "api_key_env",
     "temperature",       "top_p",     "top_k",          "presence_penalty",
     "max_output_tokens", "reasoning", "price_per_mtok", "extra_body",
-    "max_tokens_field",  "timeout_s", "max_attempts",   "replay_file"};
+    "max_tokens_field",  "timeout_s", "max_attempts",   "replay_file",
+    "context_tokens"};
 
 constexpr std::array<std::string_view, 4> kReasoningKeys{"mode", "effort", "budget_tokens",
                                                          "include_thoughts"};
@@ -106,6 +107,7 @@ void read_fields(JsonReader& r, const Json& json, const std::string& path, Model
   spec.timeout = std::chrono::seconds(timeout_s.value_or(1800));
   spec.max_attempts =
       static_cast<int>(r.optional_integer(json, path, "max_attempts", 1).value_or(6));
+  spec.context_tokens = r.optional_integer(json, path, "context_tokens", 1);
   if (auto file = r.optional_string(json, path, "replay_file", Emptiness::rejected))
     spec.replay_file = std::filesystem::absolute(origin.parent_path() / *file);
   if (const Json* extra = r.optional_object(json, path, "extra_body"))

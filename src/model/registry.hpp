@@ -8,7 +8,7 @@
 //                   "include_thoughts": true},
 //     "price_per_mtok": {"input": 0.4, "output": 0.8}, "extra_body": {...},
 //     "max_tokens_field": "max_completion_tokens", "timeout_s": 1800, "max_attempts": 6,
-//     "replay_file": "replies.jsonl", "notes": "..."}}}
+//     "replay_file": "replies.jsonl", "context_tokens": 32768, "notes": "..."}}}
 //
 // Keys are checked: an unknown key (a typo) is an error, like a wrong type or range; every error
 // names the file and the JSON path ($.models["gpt-5.4"].top_p). API keys never appear in the
@@ -50,6 +50,7 @@ struct ModelSpec {
   std::chrono::seconds timeout{1800};
   int max_attempts = 6;
   std::optional<std::filesystem::path> replay_file; // replay: absolute after loading
+  std::optional<std::int64_t> context_tokens;       // the model's context window, when known
 };
 
 struct ModelRegistry {

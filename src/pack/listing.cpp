@@ -43,7 +43,18 @@ std::string group(std::size_t n) {
   return digits;
 }
 
-Expected<std::string> arch_text(const Manifest& manifest, const std::string& arch) {
+// The exact-count column of a variant row ("" without a tokenizer).
+Expected<std::string> exact_cell(const ExactTokens* exact, const Composition& composed) {
+  if (exact == nullptr)
+    return std::string();
+  auto counted = exact->count(composed.text);
+  if (!counted)
+    return counted.take_error();
+  return fmt::format(" {:>8}", group(static_cast<std::size_t>(*counted)));
+}
+
+Expected<std::string> arch_text(const Manifest& manifest, const std::string& arch,
+                                const ExactTokens* exact) {
   std::string out = fmt::format("{} components\n  {:<30} {:<9} {:>8} {:>8}  {}\n", arch, "id",
                                 "kind", "~tokens", "words", "file");
   for (const Component& c : manifest.components()) {
@@ -55,29 +66,35 @@ Expected<std::string> arch_text(const Manifest& manifest, const std::string& arc
     out += fmt::format("  {:<30} {:<9} {:>8} {:>8}  {}\n", c.id, info(c.kind).name,
                        group(size->approx_tokens), group(size->words), c.file.generic_string());
   }
-  out += fmt::format("\n{} variants\n  {:<30} {:>8} {:>8}  {}\n", arch, "name", "~tokens", "words",
-                     "components");
+  out += fmt::format("\n{} variants\n  {:<30} {:>8}{} {:>8}  {}\n", arch, "name", "~tokens",
+                     exact ? fmt::format(" {:>8}", "tokens") : "", "words", "components");
   for (const Variant& v : manifest.variants()) {
     if (v.arch != arch)
       continue;
     auto composed = compose(manifest, v);
     if (!composed)
       return composed.take_error();
-    out += fmt::format("  {:<30} {:>8} {:>8}  {}\n", v.name, group(composed->size.approx_tokens),
-                       group(composed->size.words), recipe(v));
+    auto cell = exact_cell(exact, *composed);
+    if (!cell)
+      return cell.take_error();
+    out += fmt::format("  {:<30} {:>8}{} {:>8}  {}\n", v.name, group(composed->size.approx_tokens),
+                       *cell, group(composed->size.words), recipe(v));
   }
   return out;
 }
 
 } // namespace
 
-Expected<std::string> render_list_text(const Manifest& manifest, std::string_view arch) {
+Expected<std::string> render_list_text(const Manifest& manifest, std::string_view arch,
+                                       const ExactTokens* exact) {
   auto arches = selected_arches(manifest, arch);
   if (!arches)
     return arches.take_error();
   std::string out = fmt::format("Knowledge-pack variants ({}).\n", kTokenNote);
+  if (exact != nullptr)
+    out += fmt::format("Column `tokens`: the variant's text counted by {}.\n", exact->source);
   for (const std::string& a : *arches) {
-    auto text = arch_text(manifest, a);
+    auto text = arch_text(manifest, a, exact);
     if (!text)
       return text.take_error();
     out += "\n" + *text;
@@ -85,12 +102,15 @@ Expected<std::string> render_list_text(const Manifest& manifest, std::string_vie
   return out;
 }
 
-Expected<std::string> render_list_json(const Manifest& manifest, std::string_view arch) {
+Expected<std::string> render_list_json(const Manifest& manifest, std::string_view arch,
+                                       const ExactTokens* exact) {
   auto arches = selected_arches(manifest, arch);
   if (!arches)
     return arches.take_error();
   nlohmann::ordered_json doc;
   doc["token_estimate"] = kTokenNote;
+  if (exact != nullptr)
+    doc["tokens_from"] = exact->source;
   doc["arches"] = nlohmann::ordered_json::array();
   for (const std::string& a : *arches) {
     nlohmann::ordered_json entry{{"arch", a},
@@ -115,17 +135,46 @@ Expected<std::string> render_list_json(const Manifest& manifest, std::string_vie
       auto composed = compose(manifest, v);
       if (!composed)
         return composed.take_error();
-      entry["variants"].push_back({{"name", v.name},
-                                   {"description", v.description},
-                                   {"extends", v.extends},
-                                   {"components", v.components},
-                                   {"approx_tokens", composed->size.approx_tokens},
-                                   {"words", composed->size.words},
-                                   {"bytes", composed->size.bytes}});
+      nlohmann::ordered_json row{{"name", v.name},
+                                 {"description", v.description},
+                                 {"extends", v.extends},
+                                 {"components", v.components},
+                                 {"approx_tokens", composed->size.approx_tokens},
+                                 {"words", composed->size.words},
+                                 {"bytes", composed->size.bytes}};
+      if (exact != nullptr) {
+        auto counted = exact->count(composed->text);
+        if (!counted)
+          return counted.take_error();
+        row["tokens"] = *counted;
+      }
+      entry["variants"].push_back(std::move(row));
     }
     doc["arches"].push_back(std::move(entry));
   }
   return doc.dump(2) + "\n";
+}
+
+std::optional<std::string> explain_run_only_variant(const Manifest& manifest,
+                                                    std::string_view name) {
+  if (name == kNoPackVariant)
+    return fmt::format("'{}' is a run-only name: the prompt carries no knowledge pack, so there "
+                       "is nothing to show\n",
+                       name);
+  if (name != kDefaultVariant && name != kPaperVariants)
+    return std::nullopt;
+  std::string out = fmt::format(
+      "'{}' is a run-only name: each problem runs {} of its kind's variants (knowledge/packs.json "
+      "\"problem_variants\"); show one with `ptxbench pack show VARIANT`\n",
+      name, name == kDefaultVariant ? "the first" : "all");
+  for (const auto& [kind, variants] : manifest.problem_variants()) {
+    if (variants.empty())
+      continue;
+    out += fmt::format("  {:<14} {}\n", kind,
+                       name == kDefaultVariant ? variants.front()
+                                               : fmt::format("{}", fmt::join(variants, ", ")));
+  }
+  return out;
 }
 
 } // namespace ptxbench::pack

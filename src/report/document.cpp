@@ -1,6 +1,6 @@
 // The report's sections: paper-style tables (Tables 1 and 7), Fast_p with its figures, the
-// original code's trajectory-level and run-level variants, target-instruction evidence,
-// reasoning tokens and cost, and Figure 9's data with its figure.
+// original code's trajectory-level and run-level variants, target-instruction evidence, why
+// trajectories ended, reasoning tokens and cost, and Figure 9's data with its figure.
 #include "report/document.hpp"
 
 #include "report/text.hpp"
@@ -105,6 +105,22 @@ std::string attempts_text(const store::UsageTotals& spent) {
   return fmt::format("{} ({} cut off, usage unknown)", spent.calls, spent.calls_in_flight);
 }
 
+void ends_section(std::vector<Block>& doc, const Report& report) {
+  doc.push_back(heading(2, "Why trajectories ended"));
+  doc.push_back(paragraph("Trajectories per exit reason; `unfinished` ones were stopped or "
+                          "killed and continue with `ptxbench run --resume DIR`."));
+  Table t{{"Model", "Problem"}, {}};
+  for (std::size_t i = 0; i < kEndCount; ++i)
+    t.header.emplace_back(end_name(i));
+  for (const EndStats& stats : report.ends) {
+    std::vector<std::string> row{stats.model, stats.problem};
+    for (const std::int64_t count : stats.counts)
+      row.push_back(std::to_string(count));
+    t.rows.push_back(std::move(row));
+  }
+  doc.push_back(table(std::move(t)));
+}
+
 std::string tokens(std::optional<double> value) {
   return value ? fmt::format("{:.1f}", *value) : std::string(kUndefined);
 }
@@ -197,9 +213,15 @@ void preamble(std::vector<Block>& doc, const Report& report) {
       paragraph(fmt::format("{} trajectories, {} finished turns, {} of them not counted "
                             "(infra; excluded from every metric).",
                             report.trajectories, report.finished_turns, report.not_counted_turns)));
+  if (report.static_only)
+    doc.push_back(paragraph(fmt::format(
+        "**Static-only run**: no turn ran on a GPU (counted turns are `static_only` — gate, nvcc "
+        "and SASS only — or failed before the GPU step), so correctness, speedups and Fast_p were "
+        "never measured and read {}.",
+        kUndefined)));
   doc.push_back(paragraph(fmt::format(
       "Cells read `target-instruction value {} (unrestricted value)`; {} means undefined (no "
-      "turn, or no qualifying kernel). Definitions: docs/metrics.md.",
+      "turn, no qualifying kernel, or nothing measured). Definitions: docs/metrics.md.",
       limits_label(report), kUndefined)));
 }
 
@@ -221,6 +243,7 @@ std::vector<Block> report_document(const Report& report) {
   paper_table(doc, report, "Run-level peak speedup (original PTXBench code: max over trajectories)",
               Metric::target_peak_speedup, Metric::peak_speedup, Unit::speedup);
   evidence_section(doc, report);
+  ends_section(doc, report);
   usage_section(doc, report);
   doc.push_back(heading(2, "Error categories by turn and transitions (paper Figure 9)"));
   doc.push_back(figure("transitions"));

@@ -1,14 +1,14 @@
 // The CSV report: paper tables in long form (table1.csv, table7.csv), every metric per variant
 // (metrics.csv) and across variants (summary.csv), one row per finished turn (turns.csv),
 // Figure 9's data (categories.csv, transitions.csv), the Fast_p curves of the figures
-// (fast_p_curves.csv) and reasoning tokens and cost (usage.csv). Values are fractions, not
-// percentages.
+// (fast_p_curves.csv), reasoning tokens and cost (usage.csv), why trajectories ended (ends.csv)
+// and the run's totals with its static-only flag (run.csv). Values are fractions, not
+// percentages; an undefined value is an empty field.
 #include "report/figures.hpp"
 #include "report/format.hpp"
 #include "report/text.hpp"
 
 #include <fmt/core.h>
-
 #include <map>
 
 namespace ptxbench::report {
@@ -26,9 +26,9 @@ std::string paper_table(const Report& report, Metric target, Metric plain) {
     for (const int limit : report.options.limits) {
       const Spread& t = group.across.at(MetricKey{target, limit, 0});
       const Spread& a = group.across.at(MetricKey{plain, limit, 0});
-      out += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(group.model),
-                         csv_field(group.problem), limit, spread_fields(t), spread_fields(a),
-                         t.defined, a.defined, t.variants);
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(group.model), csv_field(group.problem),
+                      limit, spread_fields(t), spread_fields(a), t.defined, a.defined, t.variants);
     }
   }
   return out;
@@ -122,11 +122,32 @@ std::string usage_file(const Report& report) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(u.model),
                        csv_field(u.gpu), u.replied_calls, u.failed_calls,
                        csv_number(u.reasoning_mean), csv_number(u.reasoning_median),
-                       csv_number(max), u.spent.calls, u.spent.input_tokens,
-                       u.spent.output_tokens, u.spent.reasoning_tokens,
-                       csv_number(u.spent.cost_usd));
+                       csv_number(max), u.spent.calls, u.spent.input_tokens, u.spent.output_tokens,
+                       u.spent.reasoning_tokens, csv_number(u.spent.cost_usd));
   }
   return out;
+}
+
+std::string ends_file(const Report& report) {
+  std::string out = "model,problem";
+  for (std::size_t i = 0; i < kEndCount; ++i)
+    out += "," + std::string(end_name(i));
+  out += "\n";
+  for (const EndStats& stats : report.ends) {
+    out += csv_field(stats.model) + "," + csv_field(stats.problem);
+    for (const std::int64_t count : stats.counts)
+      out += "," + std::to_string(count);
+    out += "\n";
+  }
+  return out;
+}
+
+// The run as a whole; static_only 1 means every metric field is empty because nothing was
+// measured, not because nothing qualified.
+std::string run_file(const Report& report) {
+  return fmt::format("trajectories,finished_turns,not_counted_turns,static_only\n{},{},{},{}\n",
+                     report.trajectories, report.finished_turns, report.not_counted_turns,
+                     report.static_only ? 1 : 0);
 }
 
 class CsvFormat final : public ReportFormat {
@@ -135,8 +156,9 @@ public:
   std::vector<OutputFile> render(const Report& report,
                                  std::span<const Figure> /*figures*/) const override {
     return {
-        OutputFile{"table1.csv", paper_table(report, Metric::target_turn_correctness,
-                                             Metric::turn_correctness)},
+        OutputFile{"run.csv", run_file(report)},
+        OutputFile{"table1.csv",
+                   paper_table(report, Metric::target_turn_correctness, Metric::turn_correctness)},
         OutputFile{"table7.csv",
                    paper_table(report, Metric::target_best_speedup, Metric::best_speedup)},
         OutputFile{"summary.csv", summary_file(report)},
@@ -146,12 +168,15 @@ public:
         OutputFile{"transitions.csv", transitions_file(report)},
         OutputFile{"fast_p_curves.csv", curves_file(report)},
         OutputFile{"usage.csv", usage_file(report)},
+        OutputFile{"ends.csv", ends_file(report)},
     };
   }
 };
 
 } // namespace
 
-std::unique_ptr<ReportFormat> make_csv_format() { return std::make_unique<CsvFormat>(); }
+std::unique_ptr<ReportFormat> make_csv_format() {
+  return std::make_unique<CsvFormat>();
+}
 
 } // namespace ptxbench::report

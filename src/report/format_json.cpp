@@ -105,6 +105,13 @@ Json usage_json(const UsageStats& u) {
   return json;
 }
 
+Json ends_json(const EndStats& stats) {
+  Json out{{"model", stats.model}, {"problem", stats.problem}};
+  for (std::size_t i = 0; i < kEndCount; ++i)
+    out[std::string(end_name(i))] = stats.counts[i];
+  return out;
+}
+
 class JsonFormat final : public ReportFormat {
 public:
   std::string_view name() const override { return "json"; }
@@ -119,6 +126,9 @@ public:
     Json usage = Json::array();
     for (const UsageStats& u : report.usage)
       usage.push_back(usage_json(u));
+    Json ends = Json::array();
+    for (const EndStats& stats : report.ends)
+      ends.push_back(ends_json(stats));
     const Json out{{"schema_version", 1},
                    {"sources", report.sources},
                    {"turn_limits", report.options.limits},
@@ -126,6 +136,8 @@ public:
                    {"trajectories", report.trajectories},
                    {"finished_turns", report.finished_turns},
                    {"not_counted_turns", report.not_counted_turns},
+                   {"static_only", report.static_only},
+                   {"trajectory_ends", ends},
                    {"groups", groups},
                    {"categories", categories},
                    {"usage", usage}};

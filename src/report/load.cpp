@@ -2,10 +2,9 @@
 #include "store/run_store.hpp"
 #include "trace/json_io.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
-
-#include <algorithm>
 #include <system_error>
 
 namespace ptxbench::report {
@@ -40,7 +39,8 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
 util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::TurnId turn,
                         RunModel& model) {
   auto calls = run.model_calls(turn);
-  if (!calls) return calls.take_error();
+  if (!calls)
+    return calls.take_error();
   for (const store::ModelCallRecord& call : *calls)
     model.calls.push_back(CallRecord{record.model, record.gpu, record.trajectory,
                                      call.error_kind ? CallOutcome::failed : CallOutcome::replied,
@@ -52,14 +52,17 @@ util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::T
 util::Status load_trajectory(store::RunStore& run, const store::TrajectoryRecord& trajectory,
                              std::int64_t number, std::string_view configured, RunModel& model) {
   auto turns = run.finished_turns(trajectory.id);
-  if (!turns) return turns.take_error();
+  if (!turns)
+    return turns.take_error();
   const std::string gpu = trajectory_gpu(*turns, configured);
   for (const store::FinishedTurn& turn : *turns) {
     model.turns.push_back(make_record(trajectory, number, turn, gpu));
-    if (auto loaded = load_calls(run, model.turns.back(), turn.id, model); !loaded) return loaded;
+    if (auto loaded = load_calls(run, model.turns.back(), turn.id, model); !loaded)
+      return loaded;
   }
   auto usage = run.usage(trajectory.id);
-  if (!usage) return usage.take_error();
+  if (!usage)
+    return usage.take_error();
   model.spend.push_back(SpendRecord{trajectory.key.model, gpu, number, *usage});
   return util::Ok{};
 }
@@ -80,16 +83,20 @@ util::Expected<std::unique_ptr<store::RunStore>> open_run(const fs::path& run_di
 
 TargetState target_state_from_verdicts(const std::optional<std::string>& static_verdict,
                                        const std::optional<std::string>& dynamic_verdict) {
-  if (static_verdict == "absent") return TargetState::absent;
-  if (!dynamic_verdict) return TargetState::unknown;
+  if (static_verdict == "absent")
+    return TargetState::absent;
+  if (!dynamic_verdict)
+    return TargetState::unknown;
   for (const auto& info : kTargetStates)
-    if (info.name == *dynamic_verdict) return info.state;
+    if (info.name == *dynamic_verdict)
+      return info.state;
   return TargetState::unknown;
 }
 
 std::string configured_gpu(std::string_view config_json) {
   const auto config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return {};
+  if (!config.is_object())
+    return {};
   for (const char* key : {"gpu", "arch"}) {
     const auto it = config.find(key);
     if (it != config.end() && it->is_string() && !it->get<std::string>().empty())
@@ -103,26 +110,36 @@ std::string trajectory_gpu(std::span<const store::FinishedTurn> turns,
   for (const store::FinishedTurn& turn : turns)
     for (const store::StoredEvaluation& evaluation : turn.evaluations)
       for (const trace::Trace& trace : evaluation.traces) {
-        if (!trace.evaluation) continue;
+        if (!trace.evaluation)
+          continue;
         const std::string& hardware = trace.evaluation->environment.hardware;
-        if (!hardware.empty() && !hardware.starts_with("unknown")) return hardware;
+        if (!hardware.empty() && !hardware.starts_with("unknown"))
+          return hardware;
       }
-  return std::string(configured);
+  const bool static_only = std::any_of(turns.begin(), turns.end(), [](const auto& turn) {
+    return turn.category == store::TurnCategory::static_only;
+  });
+  return std::string(static_only ? kNoGpu : configured);
 }
 
 util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_trajectory) {
   auto run = open_run(run_dir);
-  if (!run) return run.take_error();
+  if (!run)
+    return run.take_error();
   auto trajectories = (*run)->trajectories();
-  if (!trajectories) return trajectories.take_error();
+  if (!trajectories)
+    return trajectories.take_error();
   RunModel model;
   model.sources.push_back(run_dir.string());
   model.n_trajectories = static_cast<std::int64_t>(trajectories->size());
   const std::string configured = configured_gpu((*run)->info().config_json);
   std::int64_t number = first_trajectory;
-  for (const store::TrajectoryRecord& trajectory : *trajectories)
+  for (const store::TrajectoryRecord& trajectory : *trajectories) {
     if (auto loaded = load_trajectory(**run, trajectory, number++, configured, model); !loaded)
       return loaded.take_error();
+    model.ends.push_back(EndRecord{trajectory.key.model, trajectory.key.problem,
+                                   trajectory.key.prompt_variant, trajectory.exit_reason});
+  }
   return model;
 }
 
@@ -132,27 +149,32 @@ util::Expected<RunModel> load_runs(std::span<const fs::path> run_dirs) {
   for (const fs::path& dir : run_dirs) {
     std::error_code error;
     fs::path folder = fs::weakly_canonical(dir, error);
-    if (error) folder = dir.lexically_normal();
+    if (error)
+      folder = dir.lexically_normal();
     if (std::find(seen.begin(), seen.end(), folder) != seen.end()) {
       merged.repeated.push_back(dir.string());
       continue;
     }
     seen.push_back(std::move(folder));
     auto one = load_run(dir, merged.n_trajectories);
-    if (!one) return one.take_error();
+    if (!one)
+      return one.take_error();
     merged.sources.push_back(one->sources.front());
     merged.n_trajectories += one->n_trajectories;
     merged.turns.insert(merged.turns.end(), one->turns.begin(), one->turns.end());
     merged.calls.insert(merged.calls.end(), one->calls.begin(), one->calls.end());
     merged.spend.insert(merged.spend.end(), one->spend.begin(), one->spend.end());
+    merged.ends.insert(merged.ends.end(), one->ends.begin(), one->ends.end());
   }
   return merged;
 }
 
 util::Status require_turns(const RunModel& model) {
-  if (!model.turns.empty()) return util::Ok{};
+  if (!model.turns.empty())
+    return util::Ok{};
   std::string where;
-  for (const std::string& source : model.sources) where += (where.empty() ? "" : ", ") + source;
+  for (const std::string& source : model.sources)
+    where += (where.empty() ? "" : ", ") + source;
   return util::make_error(
       util::ErrorKind::invalid_input,
       fmt::format("nothing to report: {} hold{} no finished turn ({} trajectories)", where,

@@ -5,8 +5,8 @@
 
 #include "store/enums.hpp"
 #include "store/records.hpp"
-#include "util/error.hpp"
 #include "util/enum_table.hpp"
+#include "util/error.hpp"
 
 #include <array>
 #include <cstdint>
@@ -35,7 +35,8 @@ inline constexpr std::array kTargetStates{
 };
 consteval bool target_states_complete() {
   for (std::size_t i = 0; i < kTargetStates.size(); ++i)
-    if (static_cast<std::size_t>(kTargetStates[i].state) != i + 1) return false;
+    if (static_cast<std::size_t>(kTargetStates[i].state) != i + 1)
+      return false;
   return true;
 }
 static_assert(target_states_complete(), "kTargetStates must list every state in value order");
@@ -91,20 +92,34 @@ struct SpendRecord {
   store::UsageTotals totals;
 };
 
+// How one trajectory ended: its exit reason, or none while it is unfinished (resumable).
+// Every trajectory has one, also those without finished turns (a first call that overflowed).
+struct EndRecord {
+  std::string model;
+  std::string problem;
+  std::string variant;
+  std::optional<store::ExitReason> exit;
+};
+
+// The GPU column of a trajectory that never reached a GPU (every evaluated turn static_only).
+inline constexpr std::string_view kNoGpu = "none (static-only)";
+
 struct RunModel {
-  std::vector<std::string> sources; // the run directories, as given
+  std::vector<std::string> sources;  // the run directories, as given
   std::vector<std::string> repeated; // directories given again (same folder): counted once
-  std::int64_t n_trajectories = 0;  // all trajectories, also those without finished turns
+  std::int64_t n_trajectories = 0;   // all trajectories, also those without finished turns
   std::vector<TurnRecord> turns;
   std::vector<CallRecord> calls;  // by trajectory, turn, attempt
   std::vector<SpendRecord> spend; // one per trajectory
+  std::vector<EndRecord> ends;    // one per trajectory
 };
 
 // The GPU a trajectory ran on: the hardware its evaluations recorded (FlashInfer-Trace
-// environment.hardware; "unknown…" means no GPU was used), otherwise `configured` (the run
-// configuration's "gpu", else its "arch"); empty when neither says.
-std::string trajectory_gpu(std::span<const store::FinishedTurn> turns,
-                           std::string_view configured);
+// environment.hardware; "unknown…" means no GPU was used); kNoGpu when none did and a turn
+// stopped after the static check (static_only: no GPU took part, whatever the configuration
+// names); otherwise `configured` (the run configuration's "gpu", else its "arch"); empty when
+// neither says.
+std::string trajectory_gpu(std::span<const store::FinishedTurn> turns, std::string_view configured);
 // The run configuration's "gpu" string field, else its "arch"; empty when it has neither or is
 // not a JSON object.
 std::string configured_gpu(std::string_view config_json);

@@ -6,13 +6,38 @@
 namespace ptxbench::report {
 namespace {
 
-using CellTurns = std::map<std::string, std::vector<TurnRecord>>; // by variant
+using CellTurns = std::map<std::string, std::vector<TurnRecord>>;       // by variant
 using Cells = std::map<std::pair<std::string, std::string>, CellTurns>; // by model, problem
 
 Cells split_cells(std::span<const TurnRecord> turns) {
   Cells cells;
-  for (const TurnRecord& turn : turns) cells[{turn.model, turn.problem}][turn.variant].push_back(turn);
+  for (const TurnRecord& turn : turns)
+    cells[{turn.model, turn.problem}][turn.variant].push_back(turn);
   return cells;
+}
+
+// Whether `turns` were never measured on a GPU: some counted turn stopped after the static check
+// (static_only) and none got a GPU verdict (correct, numerical, runtime, timeout). Compile,
+// extraction and banned-library turns are negatives either way and do not decide it.
+bool only_static_checks(std::span<const TurnRecord> turns) {
+  bool static_only = false;
+  for (const TurnRecord& turn : turns) {
+    if (turn.counting != store::Counting::counted)
+      continue;
+    switch (turn.category) {
+    case store::TurnCategory::correct:
+    case store::TurnCategory::numerical:
+    case store::TurnCategory::runtime:
+    case store::TurnCategory::timeout:
+      return false;
+    case store::TurnCategory::static_only:
+      static_only = true;
+      break;
+    default:
+      break;
+    }
+  }
+  return static_only;
 }
 
 VariantResult variant_result(const std::string& variant, std::span<const TurnRecord> turns,
@@ -21,9 +46,25 @@ VariantResult variant_result(const std::string& variant, std::span<const TurnRec
   VariantResult result;
   result.variant = variant;
   result.trajectories = static_cast<std::int64_t>(trajectories.size());
-  for (const int limit : options.limits) result.counts[limit] = count_turns(trajectories, limit);
+  for (const int limit : options.limits)
+    result.counts[limit] = count_turns(trajectories, limit);
   result.values = compute_metrics(trajectories, options);
+  if (only_static_checks(turns))
+    for (auto& [key, value] : result.values)
+      value.reset();
   return result;
+}
+
+std::vector<EndStats> end_stats(std::span<const EndRecord> ends) {
+  std::map<std::pair<std::string, std::string>, EndCounts> cells;
+  for (const EndRecord& end : ends) {
+    EndCounts& counts = cells[{end.model, end.problem}];
+    ++counts[end.exit ? static_cast<std::size_t>(*end.exit) - 1 : kEndCount - 1];
+  }
+  std::vector<EndStats> out;
+  for (const auto& [key, counts] : cells)
+    out.push_back(EndStats{key.first, key.second, counts});
+  return out;
 }
 
 void add_counts(TurnCounts& sum, const TurnCounts& part) {
@@ -36,21 +77,25 @@ void add_counts(TurnCounts& sum, const TurnCounts& part) {
 }
 
 void summarise_group(GroupResult& group) {
-  if (group.variants.empty()) return;
+  if (group.variants.empty())
+    return;
   for (const auto& [key, unused] : group.variants.front().values) {
     std::vector<std::optional<double>> per_variant;
-    for (const VariantResult& variant : group.variants) per_variant.push_back(variant.values.at(key));
+    for (const VariantResult& variant : group.variants)
+      per_variant.push_back(variant.values.at(key));
     group.across[key] = spread(per_variant);
   }
   for (const VariantResult& variant : group.variants)
-    for (const auto& [limit, counts] : variant.counts) add_counts(group.counts[limit], counts);
+    for (const auto& [limit, counts] : variant.counts)
+      add_counts(group.counts[limit], counts);
 }
 
 } // namespace
 
 std::vector<CategoryStats> category_stats(std::span<const TurnRecord> turns) {
   std::map<std::string, std::vector<TurnRecord>> by_model;
-  for (const TurnRecord& turn : turns) by_model[turn.model].push_back(turn);
+  for (const TurnRecord& turn : turns)
+    by_model[turn.model].push_back(turn);
   std::vector<CategoryStats> out;
   for (const auto& [model, list] : by_model) {
     CategoryStats stats;
@@ -63,7 +108,8 @@ std::vector<CategoryStats> category_stats(std::span<const TurnRecord> turns) {
         const store::TurnCategory category = trajectory.turns[i]->category;
         CategoryCounts& row = stats.by_turn[static_cast<int>(i) + 1];
         ++row[static_cast<std::size_t>(category) - 1];
-        if (i > 0) ++stats.transitions[{trajectory.turns[i - 1]->category, category}];
+        if (i > 0)
+          ++stats.transitions[{trajectory.turns[i - 1]->category, category}];
       }
     }
     out.push_back(std::move(stats));
@@ -92,7 +138,13 @@ Report build_report(const RunModel& run, const MetricOptions& options) {
   for (const CategoryStats& stats : report.categories)
     report.not_counted_turns += stats.not_counted_turns;
   report.usage = usage_stats(run.calls, run.spend);
+  report.ends = end_stats(run.ends);
+  report.static_only = only_static_checks(run.turns);
   return report;
+}
+
+std::string_view end_name(std::size_t i) {
+  return i < store::kExitReasons.size() ? store::kExitReasons[i].name : "unfinished";
 }
 
 } // namespace ptxbench::report

@@ -17,10 +17,12 @@
 
 namespace ptxbench::report {
 
-// One model × problem × prompt variant.
+// One model × problem × prompt variant. A variant none of whose counted turns got a GPU
+// verdict while some stopped after the static check (static_only) has every metric
+// undefined: nothing was measured.
 struct VariantResult {
   std::string variant;
-  std::int64_t trajectories = 0; // with at least one counted turn
+  std::int64_t trajectories = 0;    // with at least one counted turn
   std::map<int, TurnCounts> counts; // by turn limit
   MetricValues values;
 };
@@ -46,6 +48,18 @@ struct CategoryStats {
   std::int64_t not_counted_turns = 0; // infra turns, excluded from everything else
 };
 
+// Why the trajectories of one model × problem ended: a count per exit reason (kExitReasons
+// order), then the unfinished ones (stopped or killed; resumable).
+inline constexpr std::size_t kEndCount = store::kExitReasons.size() + 1;
+using EndCounts = std::array<std::int64_t, kEndCount>;
+struct EndStats {
+  std::string model;
+  std::string problem;
+  EndCounts counts{};
+};
+// The column name of EndCounts[i]: the exit reason's name, or "unfinished".
+std::string_view end_name(std::size_t i);
+
 struct Report {
   std::vector<std::string> sources;
   MetricOptions options;
@@ -56,6 +70,10 @@ struct Report {
   std::vector<CategoryStats> categories; // sorted by model
   std::vector<TurnRecord> turns;         // sorted by trajectory, turn index
   std::vector<UsageStats> usage;         // sorted by model, GPU
+  std::vector<EndStats> ends;            // sorted by model, problem
+  // No counted turn got a GPU verdict and some stopped after the static check: correctness and
+  // speed were never measured, so every metric is undefined (–), not 0.
+  bool static_only = false;
 };
 
 Report build_report(const RunModel& run, const MetricOptions& options = {});

@@ -90,7 +90,12 @@ std::string render_text(const StaticReport& report) {
     out += "no device code\n";
   for (const ArchReport& arch : report.arches)
     out += "\n" + render_arch(arch);
-  out += "\nnote: " + std::string(kStaticCaveat) + "\n";
+  // The caveat speaks of instructions that are in the binary: only a present verdict has them.
+  const bool any_present =
+      std::any_of(report.arches.begin(), report.arches.end(),
+                  [](const ArchReport& a) { return a.verdict == Verdict::present; });
+  if (any_present)
+    out += "\nnote: " + std::string(kStaticCaveat) + "\n";
   return out;
 }
 

@@ -1,13 +1,16 @@
 #include "service/http_server.hpp"
 
 #include "trace/json_io.hpp"
+#include "util/strings.hpp"
 
 #include <atomic>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #ifndef PTXBENCH_VERSION
 #define PTXBENCH_VERSION "unknown"
@@ -82,6 +85,36 @@ bool same_secret(std::string_view a, std::string_view b) {
   return differ == 0;
 }
 
+// Every endpoint but / and /health wants the token when one is set. The scheme name is
+// case-insensitive (RFC 7235 §2.1): "bearer", "Bearer" and "BEARER" are the same.
+bool authorized(const Request& request, const std::string& token) {
+  if (token.empty() || request.path == "/" || request.path == "/health")
+    return true;
+  constexpr std::string_view kScheme = "bearer ";
+  const std::string header = request.get_header_value("Authorization");
+  if (!util::starts_with_ci(header, kScheme))
+    return false;
+  return same_secret(util::trim(std::string_view(header).substr(kScheme.size())), token);
+}
+
+// Why a POST's body is refused before it is read (status and sentence), or nothing: a body
+// must be JSON (415 for another declared type; none declared is accepted) and must be there.
+std::optional<std::pair<std::string, int>> body_refusal(const Request& request) {
+  const std::string type = request.get_header_value("Content-Type");
+  if (!type.empty() && !util::starts_with_ci(type, "application/json"))
+    return std::pair{fmt::format("the body must be JSON sent as Content-Type: application/json, "
+                                 "not {} (curl: -H 'Content-Type: application/json')",
+                                 type),
+                     415};
+  const bool chunked =
+      request.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+  const std::string length = request.get_header_value("Content-Length");
+  if (!chunked && (length.empty() || length == "0"))
+    return std::pair{fmt::format("POST {} needs a JSON body; the request has none", request.path),
+                     400};
+  return std::nullopt;
+}
+
 Json health_json(const Health& health) {
   Json workers = Json::array();
   bool all_healthy = true;
@@ -129,15 +162,21 @@ void HttpServer::Impl::guards() {
   server.new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<std::size_t>(threads));
   };
+  // Runs on the headers, before cpp-httplib reads the body: a form-typed body (curl's default
+  // for -d) would otherwise be parsed as a form and refused with 413 past 8 KiB.
   server.set_pre_routing_handler([this](const Request& request, Response& response) {
-    if (options.token.empty() || request.path == "/" || request.path == "/health")
-      return httplib::Server::HandlerResponse::Unhandled;
-    const std::string header = request.get_header_value("Authorization");
-    if (header.starts_with("Bearer ") && same_secret(header.substr(7), options.token))
-      return httplib::Server::HandlerResponse::Unhandled;
-    reply(response, Json{{"error", "missing or wrong bearer token (Authorization: Bearer ...)"}},
-          401);
-    return httplib::Server::HandlerResponse::Handled;
+    if (!authorized(request, options.token)) {
+      reply(response, Json{{"error", "missing or wrong bearer token (Authorization: Bearer ...)"}},
+            401);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (request.method == "POST") {
+      if (auto refusal = body_refusal(request)) {
+        reply(response, Json{{"error", refusal->first}}, refusal->second);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   server.set_error_handler([this](const Request& request, Response& response) {
     if (!response.body.empty())

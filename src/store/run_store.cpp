@@ -70,9 +70,9 @@ util::Expected<std::unique_ptr<RunStore>> RunStore::open(const std::filesystem::
 util::Expected<std::unique_ptr<RunStore>>
 RunStore::open_existing(const std::filesystem::path& run_dir, const Clock& clock) {
   if (!std::filesystem::exists(run_dir / kDatabaseName))
-    return util::make_error(util::ErrorKind::not_found, run_dir.string() + ": no run database (" +
-                                                            std::string(kDatabaseName) +
-                                                            ") to resume");
+    return util::make_error(util::ErrorKind::not_found, "no run store at " + run_dir.string() +
+                                                            " (it holds no " +
+                                                            std::string(kDatabaseName) + ")");
   return open(run_dir, RunInfo{}, clock);
 }
 

@@ -1,6 +1,8 @@
 // The opening prompts: instructions, knowledge pack, live device, signature and arch line; the
 // task prompt's definition and the correctness rule it is judged by.
+#include "agent/feedback.hpp"
 #include "agent/prompt.hpp"
+#include "compile/extract.hpp"
 #include "exec/compare_rule.hpp"
 #include "loop_test_support.hpp"
 #include "suite/correctness.hpp"
@@ -128,4 +130,44 @@ TEST(Prompts, TheRepairPromptIsTheOriginalFixitPromptWithOurFence) {
   EXPECT_NE(task.find("# How correctness is judged"), std::string::npos);
   EXPECT_EQ(task_prompt(gemm_problem()),
             "Implement this operator (FlashInfer-Trace definition):\n\n" + task);
+}
+
+namespace {
+
+// Every "```<language>" that an instruction of `text` asks for ("a single ```cuda code block").
+std::vector<std::string> requested_fences(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::size_t at = text.find("single ```"); at != std::string_view::npos;
+       at = text.find("single ```", at + 1)) {
+    const std::size_t start = at + std::string_view("single ").size();
+    const std::size_t end = text.find_first_of(" \n", start);
+    out.emplace_back(text.substr(start, end - start));
+  }
+  return out;
+}
+
+} // namespace
+
+// Issue 17 item 5: the system prompt said "compiled with -arch=sm_90a" beside a pack that says
+// never to use plain -arch; extraction feedback asked for ```cpp and ```cuda in one message.
+TEST(Prompts, ThePromptAndTheFeedbackStateOneFenceAndTheRealBuildFlags) {
+  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "gemm-0", "");
+  ASSERT_TRUE(prompts) << prompts.error().message;
+  const std::string& system = prompts->system;
+  EXPECT_NE(system.find("nvcc builds the file with -O3 -std=c++20 -gencode "
+                        "arch=compute_90a,code=sm_90a"),
+            std::string::npos);
+  EXPECT_EQ(system.find("compiled with -arch"), std::string::npos);
+  const std::string no_block = extraction_feedback(compile::extract_candidate("no code").error());
+  const std::string incomplete = extraction_feedback(
+      compile::extract_candidate("```cuda\n__global__ void k() {}\n```\n```json\n{}\n```\n")
+          .error());
+  std::vector<std::string> fences;
+  for (const std::string* text : {&system, &no_block, &incomplete})
+    for (std::string& fence : requested_fences(*text))
+      fences.push_back(std::move(fence));
+  EXPECT_GE(fences.size(), 5u);
+  for (const std::string& fence : fences)
+    EXPECT_EQ(fence, compile::kCodeFence) << system << no_block << incomplete;
+  EXPECT_TRUE(compile::is_cuda_language(compile::kCodeFence.substr(3)));
 }

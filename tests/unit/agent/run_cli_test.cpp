@@ -183,3 +183,63 @@ TEST(RunCli, TheDemoRunsTheReplayedTrajectoryUpToTheGpuStep) {
   EXPECT_NE(demo.err.find("no CUDA device here"), std::string::npos) << demo.err;
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "demo" / "exports" / "turns.csv"));
 }
+
+// Issue 17 item 14: one Ctrl-C stops the run resumable and exits 130, as a shell reports a job
+// stopped by SIGINT, not 1 (a negative verdict).
+TEST(RunCli, OneCtrlCStopsTheRunWithExitCode130) {
+  ScratchDir dir, cache;
+  std::atomic<int> requests{0};
+  LoopbackServer* self = nullptr;
+  LoopbackServer server([&](int, const httplib::Request&, httplib::Response& response) {
+    if (requests.fetch_add(1) == 0)
+      self->hold(std::chrono::seconds(60));
+    reply_json(response, chat_body(kKernelReply));
+  });
+  self = &server;
+  auto registry = write_registry(dir, server.base_url());
+  auto run_dir = dir.path() / "run";
+  pid_t pid = spawn_ptxbench({"run", "--registry", registry.string(), "--model", "loop",
+                              "--variant", "none", "--turns", "4", "--static-only", "--quiet",
+                              "--out", run_dir.string()},
+                             cache);
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 3000 && requests.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(requests.load(), 1) << "the run never called the model";
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server.release();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+}
+
+// Issue 17 item 14: a run in which every trajectory ran out of context measured nothing.
+TEST(RunCli, ARunWhoseEveryTrajectoryOverflowedTheContextExitsOne) {
+  ScratchDir dir, cache;
+  LoopbackServer server([&](int, const httplib::Request&, httplib::Response& response) {
+    response.status = 400;
+    response.set_content(R"({"error": {"message": "This model's maximum context length is 2048 )"
+                         R"(tokens. However, you requested 31475 tokens.", "code": 400}})",
+                         "application/json");
+  });
+  auto registry = write_registry(dir, server.base_url());
+  auto run = run_ptxbench({"run", "--registry", registry.string(), "--model", "loop", "--variant",
+                           "none", "--turns", "2", "--static-only", "--quiet", "--out",
+                           (dir.path() / "run").string()},
+                          cache);
+  EXPECT_NE(run.out.find("context_overflow"), std::string::npos) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.err.find("every trajectory ended context_overflow"), std::string::npos) << run.err;
+}
+
+TEST(RunCli, ExportOfAFolderWithoutARunSaysSoWithoutSpeakingOfResume) {
+  ScratchDir dir, cache;
+  auto exported = run_ptxbench({"export", (dir.path() / "nothing").string()}, cache);
+  EXPECT_EQ(exported.exit_code, 2);
+  EXPECT_NE(exported.err.find("no run store at " + (dir.path() / "nothing").string()),
+            std::string::npos)
+      << exported.err;
+  EXPECT_EQ(exported.err.find("resume"), std::string::npos) << exported.err;
+}

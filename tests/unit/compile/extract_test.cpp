@@ -8,8 +8,8 @@ using namespace ptxbench::compile;
 namespace {
 
 constexpr std::string_view kNoBlock =
-    "Could not extract a ```cpp code block from your response. Please provide your complete "
-    "CUDA kernel in a single ```cpp code block.";
+    "Could not extract a ```cuda code block from your response. Please provide your complete "
+    "CUDA kernel in a single ```cuda code block.";
 
 const std::string kCandidate = "#include <cuda_runtime.h>\n"
                                "__global__ void k(float* y) { y[0] = 1.0f; }\n"
@@ -160,4 +160,19 @@ TEST(Extract, FindCodeBlocksReportsInfoLineAndClosure) {
   EXPECT_EQ(blocks[1].info, "");
   EXPECT_EQ(blocks[2].code, "z\n");
   EXPECT_FALSE(blocks[2].closed);
+}
+
+// Issue 17 item 5: a reply with a ```cuda block and a ```json block was told "Found 1 ```cpp
+// code block(s)" and then asked for ```cpp.
+TEST(Extract, TheCountOfIncompleteBlocksNamesTheLanguagesItCounted) {
+  auto extraction =
+      extract_candidate(fenced("cuda", "__global__ void k() {}\n") + fenced("json", "{}\n"));
+  ASSERT_FALSE(extraction);
+  const std::string& message = extraction.error().message;
+  EXPECT_NE(message.find("Found 1 code block(s) labelled cpp, c++, cuda or cu (and 1 in another "
+                         "language)"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("```cpp"), std::string::npos) << message;
+  EXPECT_NE(message.find(std::string("single ") + std::string(kCodeFence)), std::string::npos);
 }

@@ -5,11 +5,10 @@
 #include "util/fs.hpp"
 #include "util/subprocess.hpp"
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <filesystem>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,10 +26,11 @@ std::string kernel(const std::string& name) {
   return std::string(PTXBENCH_TEST_KERNELS) + "/" + name;
 }
 
-nlohmann::json check_json(const std::string& kernel_name, const std::string& arch) {
-  auto result = run_ptxbench({"check", kernel(kernel_name), "--problem", "gemm_n7168_k5120",
-                              "--arch", arch, "--json"});
-  EXPECT_EQ(result.exit_code, 0) << result.err;
+nlohmann::json check_json(const std::string& kernel_name, const std::string& arch,
+                          int exit_code = 0) {
+  auto result = run_ptxbench(
+      {"check", kernel(kernel_name), "--problem", "gemm_n7168_k5120", "--arch", arch, "--json"});
+  EXPECT_EQ(result.exit_code, exit_code) << result.err;
   return nlohmann::json::parse(result.out).at(0);
 }
 
@@ -41,14 +41,49 @@ TEST(CheckCli, WgmmaTmaKernelIsStaticallyPresentOnHopper) {
   EXPECT_GT(report["build"]["kernels"][0]["registers"].get<int>(), 0);
 }
 
-TEST(CheckCli, SimtKernelIsStaticallyAbsentOnBothArches) {
-  EXPECT_EQ(check_json("simt_gemm.cu", "sm_90a")["static_verdict"], "absent");
-  EXPECT_EQ(check_json("simt_gemm.cu", "sm_100a")["static_verdict"], "absent");
+TEST(CheckCli, SimtKernelIsStaticallyAbsentOnBothArchesAndExitsOne) {
+  EXPECT_EQ(check_json("simt_gemm.cu", "sm_90a", 1)["static_verdict"], "absent");
+  EXPECT_EQ(check_json("simt_gemm.cu", "sm_100a", 1)["static_verdict"], "absent");
+}
+
+TEST(CheckCli, AnAbsentVerdictDoesNotSayTheInstructionsAreInTheBinary) {
+  auto result = run_ptxbench({"check", kernel("simt_gemm.cu"), "--problem", "gemm_n7168_k5120"});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.out.find("target instructions absent"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("instructions are in the binary"), std::string::npos) << result.out;
+}
+
+TEST(CheckCli, JsonErrorsArePrintedAsJson) {
+  auto missing =
+      run_ptxbench({"check", "/nonexistent/kernel.cu", "--problem", "gemm_n7168_k5120", "--json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  const auto error = nlohmann::json::parse(missing.out).at("error");
+  EXPECT_EQ(error.at("kind"), "not_found") << missing.out;
+  EXPECT_NE(error.at("message").get<std::string>().find("/nonexistent/kernel.cu"),
+            std::string::npos);
+  auto unknown = run_ptxbench({"check", kernel("simt_gemm.cu"), "--problem", "nope", "--json"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(nlohmann::json::parse(unknown.out).at("error").contains("message")) << unknown.out;
+}
+
+// nvcc echoes the offending line; its escape sequences must not reach the terminal raw.
+TEST(CheckCli, TextOutputShowsControlCharactersOfTheCandidateAsEscapes) {
+  auto dir = std::filesystem::temp_directory_path() / "ptxbench_check_cli_escapes";
+  std::filesystem::create_directories(dir);
+  auto source = dir / "escapes.cu";
+  ASSERT_TRUE(ptxbench::util::write_file_atomic(
+      source, "void run(const void*, const void*, void*, long, void*) { undefined_fn(\"\x1b]0;"
+              "owned\x07\x1b[2J\"); }\n"));
+  auto result = run_ptxbench({"check", source.string(), "--problem", "gemm_n7168_k5120"});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.out.find("undefined_fn"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find('\x1b'), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("\\x1b[2J"), std::string::npos) << result.out;
 }
 
 TEST(CheckCli, TextReportSaysStaticCannotTellDeadCode) {
-  auto result = run_ptxbench({"check", kernel("sm90_wgmma_dead_branch.cu"), "--problem",
-                              "gemm_n7168_k5120"});
+  auto result =
+      run_ptxbench({"check", kernel("sm90_wgmma_dead_branch.cu"), "--problem", "gemm_n7168_k5120"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("static verdict (sm_90a): target instructions present"),
             std::string::npos);
@@ -61,7 +96,8 @@ TEST(CheckCli, BannedLibraryIsRejectedBeforeCompilingWithThePapersMessage) {
   std::filesystem::create_directories(dir);
   auto source = dir / "uses_cublas.cu";
   ASSERT_TRUE(ptxbench::util::write_file_atomic(
-      source, "#include <cublas_v2.h>\nvoid run(const void*, const void*, void*, long, void*) {}\n"));
+      source,
+      "#include <cublas_v2.h>\nvoid run(const void*, const void*, void*, long, void*) {}\n"));
   auto result = run_ptxbench({"check", source.string(), "--problem", "gemm_n7168_k5120"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.out.find("ERROR: Your kernel uses cuBLAS library calls"), std::string::npos);
@@ -77,8 +113,7 @@ TEST(CheckCli, CompileErrorOnALineThatIsNotUtf8GivesAJsonReport) {
   ASSERT_TRUE(ptxbench::util::write_file_atomic(
       source, "const char* s = \"\xff\xfe\";\nvoid run(const void*, const void*, void*, long, "
               "void*) { undefined_fn(\"\xff\"); }\n"));
-  auto result = run_ptxbench(
-      {"check", source.string(), "--problem", "gemm_n7168_k5120", "--json"});
+  auto result = run_ptxbench({"check", source.string(), "--problem", "gemm_n7168_k5120", "--json"});
   EXPECT_EQ(result.exit_code, 1) << result.err;
   const auto report = nlohmann::json::parse(result.out).at(0);
   EXPECT_EQ(report["outcome"], "compile_error") << result.out;

@@ -112,3 +112,32 @@ TEST(Registry, TrailingSlashesOfBaseUrlsAreDropped) {
   ASSERT_TRUE(registry);
   EXPECT_EQ(registry->models[0].base_url, "http://h/v1");
 }
+
+// Issue 17 item 16: the README's local-server example is a registry that loads as shipped.
+TEST(Registry, TheLocalServerExampleLoadsWithOneEntryPerServer) {
+  auto registry = load_registry(default_registry_path().parent_path() / "local-models.json");
+  ASSERT_TRUE(registry) << registry.error().message;
+  for (const char* name : {"llama-cpp", "vllm", "sglang"}) {
+    const ModelSpec* spec = registry->find(name);
+    ASSERT_NE(spec, nullptr) << name;
+    EXPECT_EQ(spec->provider, "openai") << name;
+    EXPECT_EQ(spec->base_url.rfind("http://127.0.0.1:", 0), 0u) << name;
+    EXPECT_FALSE(spec->api_key_env.has_value()) << name;
+  }
+  EXPECT_EQ(registry->find("llama-cpp")->context_tokens, 32768);
+}
+
+TEST(Registry, ContextTokensIsAPositiveIntegerWhenGiven) {
+  auto good = parse_registry(
+      R"({"models": {"m": {"provider": "openai", "base_url": "http://h/v1", "model": "x",
+                           "context_tokens": 8192}}})",
+      "inline.json");
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_EQ(good->find("m")->context_tokens, 8192);
+  auto bad = parse_registry(
+      R"({"models": {"m": {"provider": "openai", "base_url": "http://h/v1", "model": "x",
+                           "context_tokens": 0}}})",
+      "inline.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("context_tokens"), std::string::npos) << bad.error().message;
+}

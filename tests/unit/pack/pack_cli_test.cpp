@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 namespace {
@@ -21,8 +20,7 @@ TEST(PackCommand, ListTextMatchesGolden) {
 TEST(PackCommand, ListSaysTokenCountsAreApproximate) {
   EXPECT_NE(ptxbench_result({"pack", "list", "--arch", "sm_100a"}).out.find("approximate"),
             std::string::npos);
-  EXPECT_NE(ptxbench_result({"pack", "list", "--json"}).out.find("approximate"),
-            std::string::npos);
+  EXPECT_NE(ptxbench_result({"pack", "list", "--json"}).out.find("approximate"), std::string::npos);
 }
 
 TEST(PackCommand, JsonListHasBothArchesWithTokenCounts) {
@@ -60,6 +58,25 @@ TEST(PackCommand, UnknownVariantIsAUsageError) {
   EXPECT_EQ(ptxbench_result({"pack", "show", "no-such-variant", "--arch", "sm_90a"}).exit_code, 2);
   EXPECT_EQ(ptxbench_result({"pack", "list", "--arch", "sm_70"}).exit_code, 2);
   EXPECT_EQ(ptxbench_result({"pack", "list", "--no-such-flag"}).exit_code, 2);
+}
+
+} // namespace
+
+namespace {
+
+// Issue 17 item 14: the names a run takes beside the manifest's are explained, not unknown.
+TEST(PackCommand, ShowExplainsTheRunOnlyVariantNames) {
+  const auto none = ptxbench_result({"pack", "show", "none"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find("no knowledge pack"), std::string::npos) << none.out;
+  const auto first = ptxbench_result({"pack", "show", "default"});
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("the first of its kind's variants"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("gemm"), std::string::npos) << first.out;
+  const auto paper = ptxbench_result({"pack", "show", "paper"});
+  EXPECT_EQ(paper.exit_code, 0) << paper.err;
+  EXPECT_NE(paper.out.find("all of its kind's variants"), std::string::npos) << paper.out;
+  EXPECT_NE(paper.out.find(", "), std::string::npos) << "a kind lists several variants";
 }
 
 } // namespace

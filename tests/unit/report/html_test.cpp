@@ -65,7 +65,7 @@ protected:
 TEST_F(RealHtml, HoldsTablesFiguresAndTitlesAndNothingExternal) {
   EXPECT_TRUE(m_html.starts_with("<!DOCTYPE html>"));
   EXPECT_EQ(count("<title>ptxbench report</title>"), 1u);
-  EXPECT_EQ(count("<table>"), 13u); // 4 paper tables × 2, Fast_p, evidence, usage, 2 for alpha
+  EXPECT_EQ(count("<table>"), 14u); // paper tables × 2, Fast_p, evidence, ends, usage, alpha × 2
   EXPECT_EQ(count("<svg"), 3u);
   for (const Figure& figure : m_figures) {
     EXPECT_EQ(count("<figure id=\"figure-" + figure.name + "\">"), 1u) << figure.name;

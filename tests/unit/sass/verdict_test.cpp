@@ -1,6 +1,5 @@
 // Behaviour of the static verdict on real compiler output of tests/kernels/.
 #include "sass_test_support.hpp"
-
 #include "support/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -48,6 +47,8 @@ TEST(SassVerdict, MmaSyncIsAbsentButShowsLegacyHmma) {
     EXPECT_EQ(report.verdict, Verdict::absent) << arch;
     EXPECT_GT(total(report, Family::legacy_mma), 0u) << arch;
     EXPECT_GT(report.functions.at(0).opcodes.at("HMMA"), 0u) << arch;
+    EXPECT_EQ(render_text(built).find(kStaticCaveat), std::string::npos)
+        << "no 'instructions are in the binary' note for an absent verdict";
   }
 }
 

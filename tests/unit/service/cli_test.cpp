@@ -194,3 +194,21 @@ TEST(ServeCli, AServiceThatDiesMidRunCostsOneInfraTurnAndTheRunResumesWithItsRep
   std::lock_guard lock(mutex);
   EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 6}));
 }
+
+TEST(ServeCli, AStateFolderInUseIsABadInputAndTheStartLineSaysWhetherAuthIsOn) {
+  ScratchDir state, cache;
+  ServeProcess serve(state.path(), cache);
+  ASSERT_EQ(serve.url().rfind("http://", 0), 0u) << serve.url();
+  auto second = run_ptxbench({"serve", "--port", "0", "--state", state.path().string()}, cache);
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("in use by another ptxbench serve"), std::string::npos) << second.err;
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+
+  ScratchDir other;
+  auto guarded = test_support::run_ptxbench(
+      {"serve", "--port", "0", "--state", other.path().string()}, std::chrono::seconds(15),
+      {cache_env(cache), "PTXBENCH_SERVICE_TOKEN=t0ken"});
+  ASSERT_TRUE(guarded);
+  EXPECT_NE(guarded->err.find("auth on: a bearer token"), std::string::npos) << guarded->err;
+  EXPECT_EQ(guarded->err.find("t0ken"), std::string::npos) << "the token itself is never logged";
+}

@@ -3,8 +3,12 @@
 // concurrent submissions.
 #include "service_test_support.hpp"
 
+#include <arpa/inet.h>
 #include <future>
+#include <netinet/in.h>
 #include <set>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace ptxbench;
 using namespace ptxbench::service;
@@ -15,6 +19,26 @@ namespace {
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The whole answer to `request` written byte for byte on a fresh connection (httplib's client
+// always sends a Content-Length, which a bodyless `curl -X POST` does not).
+std::string raw_exchange(const std::string& url, const std::string& request) {
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+      answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return answer;
 }
 
 } // namespace
@@ -173,6 +197,55 @@ TEST(ServiceHttp, ABearerTokenGuardsEverythingButHealth) {
   EXPECT_EQ(http(live.url(), "GET", "/definitions", "", {{"Authorization", "Bearer s3cret-token"}})
                 .status,
             200);
+}
+
+TEST(ServiceHttp, TheBearerSchemeNameIsCaseInsensitive) {
+  ScratchDir state;
+  HttpOptions options;
+  options.token = "s3cret-token";
+  LiveService live(state.path(), options);
+  for (const char* scheme : {"bearer", "BEARER", "beArer"})
+    EXPECT_EQ(http(live.url(), "GET", "/definitions", "",
+                   {{"Authorization", std::string(scheme) + " s3cret-token"}})
+                  .status,
+              200)
+        << scheme;
+  EXPECT_EQ(
+      http(live.url(), "GET", "/definitions", "", {{"Authorization", "Basic s3cret-token"}}).status,
+      401);
+}
+
+// curl -d sends application/x-www-form-urlencoded, which cpp-httplib parsed as a form and
+// refused with 413 past 8 KiB whatever --max-body-mib said.
+TEST(ServiceHttp, ABodyOfAnotherContentTypeIs415NotAFalse413) {
+  ScratchDir state;
+  LiveService live(state.path(), HttpOptions{});
+  httplib::Client client(live.url());
+  const std::string body = evaluate_body("// " + std::string(16 * 1024, 'x')).dump();
+  auto form = client.Post("/evaluate", body, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415) << form->body;
+  EXPECT_NE(form->body.find("Content-Type: application/json"), std::string::npos) << form->body;
+  auto json = client.Post("/evaluate", body, "application/json; charset=utf-8");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 200) << json->body;
+  auto untyped = raw_exchange(live.url(), "POST /evaluate HTTP/1.1\r\nHost: x\r\nConnection: "
+                                          "close\r\nContent-Length: " +
+                                              std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_NE(untyped.find("HTTP/1.1 200"), std::string::npos) << untyped.substr(0, 300);
+}
+
+TEST(ServiceHttp, ABodylessPostGetsASentenceNotHttp400) {
+  ScratchDir state;
+  LiveService live(state.path(), HttpOptions{});
+  const std::string answer =
+      raw_exchange(live.url(), "POST /evaluate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(answer.find("HTTP/1.1 400"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("POST /evaluate needs a JSON body"), std::string::npos) << answer;
+  Answer empty = http(live.url(), "POST", "/tasks/batch", "");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_NE(empty.json.value("error", "").find("needs a JSON body"), std::string::npos)
+      << empty.body;
 }
 
 TEST(ServiceHttp, ConcurrentSubmissionsAndLongPollsAreAllServed) {
