@@ -55,10 +55,6 @@ util::Status check_schema(const fs::path& run_dir) {
                   run_dir.string(), *version, store::RunStore::kSchemaVersion));
 }
 
-std::string key_text(const store::TrajectoryKey& key) {
-  return fmt::format("{}/{}/{}/{}", key.model, key.problem, key.prompt_variant, key.sample);
-}
-
 // nullopt when the trajectory is finished; otherwise why it is not.
 util::Expected<std::optional<std::string>> unfinished_reason(store::RunStore& run,
                                                              const store::TrajectoryRecord& t) {
@@ -111,7 +107,7 @@ util::Status walk_run(const fs::path& run_dir, const SourceFilter& filter,
       return reason.take_error();
     if (*reason) {
       std::string what = fmt::format("{}: trajectory {} {} (the run is still being written)",
-                                     run_dir.string(), key_text(t.key), **reason);
+                                     run_dir.string(), store::to_string(t.key), **reason);
       if (filter.unfinished == Unfinished::refuse)
         return util::make_error(util::ErrorKind::invalid_input, what + "; --strict refuses it");
       walk.warnings.push_back(what + "; skipped");

@@ -83,10 +83,6 @@ PairRecord make_pair(const FailureRecord& failure, const Candidate& c, const fs:
   return r;
 }
 
-std::string key_text(const store::TrajectoryKey& key) {
-  return fmt::format("{}/{}/{}/{}", key.model, key.problem, key.prompt_variant, key.sample);
-}
-
 // The repaired kernels of one task's trajectory; empty with a warning when it is unfinished.
 util::Expected<std::vector<Candidate>> task_candidates(store::RunStore& run, const RepairTask& task,
                                                        const PairsOptions& options,
@@ -97,14 +93,14 @@ util::Expected<std::vector<Candidate>> task_candidates(store::RunStore& run, con
   if (!*trajectory)
     return util::make_error(util::ErrorKind::not_found,
                             fmt::format("repair trajectory {} (failure {}) is not in {}",
-                                        key_text(task.trajectory_key), task.failure_id,
+                                        store::to_string(task.trajectory_key), task.failure_id,
                                         run.path().string()));
   auto open = run.count_turns((*trajectory)->id, store::TurnState::open);
   if (!open)
     return open.take_error();
   if ((*trajectory)->status == store::TrajectoryStatus::running || *open > 0) {
     warnings.push_back(fmt::format("repair trajectory {} is still being written; skipped",
-                                   key_text(task.trajectory_key)));
+                                   store::to_string(task.trajectory_key)));
     return std::vector<Candidate>{};
   }
   auto turns = run.finished_turns((*trajectory)->id);

@@ -21,6 +21,7 @@
 #include "compile/gate.hpp"
 
 #include "compile/source_text.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -39,13 +40,10 @@ std::string lower(std::string_view text) {
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.starts_with(prefix);
 }
-bool contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
 
 std::optional<BannedLibrary> classify_identifier(std::string_view word, char next) {
   std::string name = lower(word);
-  if (contains(name, "cudnn"))
+  if (util::contains(name, "cudnn"))
     return BannedLibrary::cudnn;
   if (starts_with(name, "cublaslt") || name == "cublashandle_t")
     return BannedLibrary::cublas;
@@ -63,7 +61,7 @@ std::optional<BannedLibrary> classify_include(std::string_view header) {
     base.remove_prefix(slash + 1);
   if (starts_with(base, "cublas"))
     return BannedLibrary::cublas;
-  if (contains(path, "cudnn"))
+  if (util::contains(path, "cudnn"))
     return BannedLibrary::cudnn;
   if (starts_with(path, "cutlass/") || starts_with(path, "cute/") || starts_with(base, "cutlass"))
     return BannedLibrary::cutlass;

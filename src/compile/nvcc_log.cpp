@@ -13,10 +13,6 @@
 namespace ptxbench::compile {
 namespace {
 
-bool contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
-
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> lines;
   for (std::size_t start = 0; start < text.size();) {
@@ -88,20 +84,23 @@ void apply_frame(KernelResources& kernel, std::string_view line) {
 
 // ptxas names the PTX file it assembles: "ptxas /tmp/…/x.ptx, line 349; error   : message".
 bool is_ptxas_located_error(std::string_view line) {
-  return line.starts_with("ptxas ") && (contains(line, "; error") || contains(line, "; fatal"));
+  return line.starts_with("ptxas ") &&
+         (util::contains(line, "; error") || util::contains(line, "; fatal"));
 }
 
 bool is_error_line(std::string_view line) {
-  if (contains(line, "errors detected in the compilation") ||
-      contains(line, "error detected in the compilation") || contains(line, "ld returned") ||
-      contains(line, "Ptx assembly aborted due to errors"))
+  if (util::contains(line, "errors detected in the compilation") ||
+      util::contains(line, "error detected in the compilation") ||
+      util::contains(line, "ld returned") ||
+      util::contains(line, "Ptx assembly aborted due to errors"))
     return false;
-  return is_ptxas_located_error(line) || contains(line, "): error") || contains(line, ": error:") ||
-         contains(line, "catastrophic error") || contains(line, "fatal error") ||
-         line.starts_with("ptxas error") || line.starts_with("ptxas fatal") ||
-         line.starts_with("nvlink error") || line.starts_with("nvlink fatal") ||
-         line.starts_with("nvcc error") || line.starts_with("nvcc fatal") ||
-         contains(line, "undefined reference to") || contains(line, "multiple definition of");
+  return is_ptxas_located_error(line) || util::contains(line, "): error") ||
+         util::contains(line, ": error:") || util::contains(line, "catastrophic error") ||
+         util::contains(line, "fatal error") || line.starts_with("ptxas error") ||
+         line.starts_with("ptxas fatal") || line.starts_with("nvlink error") ||
+         line.starts_with("nvlink fatal") || line.starts_with("nvcc error") ||
+         line.starts_with("nvcc fatal") || util::contains(line, "undefined reference to") ||
+         util::contains(line, "multiple definition of");
 }
 
 // Linker and assembler lines carry temporary file names; keep the part a reader can act on.
@@ -146,9 +145,10 @@ std::vector<KernelResources> parse_ptxas_info(std::string_view log) {
     } else if (std::size_t at = line.find("Function properties for ");
                at != std::string_view::npos) {
       current = find_kernel(kernels, util::trim(line.substr(at + 24)));
-    } else if (current != nullptr && contains(line, "bytes stack frame")) {
+    } else if (current != nullptr && util::contains(line, "bytes stack frame")) {
       apply_frame(*current, line);
-    } else if (contains(line, "ptxas info") && contains(line, " registers") && !kernels.empty()) {
+    } else if (util::contains(line, "ptxas info") && util::contains(line, " registers") &&
+               !kernels.empty()) {
       apply_usage(kernels.back(), line);
     }
   }

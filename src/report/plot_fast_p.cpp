@@ -10,14 +10,10 @@
 namespace ptxbench::report {
 namespace {
 
-constexpr double kMargin = 16;
-constexpr double kHeaderHeight = 62;
 constexpr double kPanelWidth = 310;
 constexpr double kPanelHeight = 252;
 constexpr double kLegendRow = 24;
 constexpr double kBandAlpha = 0.18;
-constexpr Colour kInk = colour(0x222222);
-constexpr Colour kMuted = colour(0x666666);
 constexpr Colour kGrid = colour(0xe6e6e6);
 constexpr Colour kAxis = colour(0x444444);
 
@@ -63,24 +59,24 @@ double y_step(double y_max) {
 // "Fastₚ" (with "Inst." raised for the target-instruction figure), the rest of the title and
 // the reading guide below it; `at` is the title's baseline start.
 void draw_title(Canvas& canvas, const FastPFigure& figure, Point at) {
-  const TextStyle big{16, Weight::bold, Align::start, Anchor::baseline, 0, kInk};
+  const TextStyle big{16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk};
   const bool inst = figure.restriction == Restriction::target_instruction;
   canvas.text(at, "Fastₚ", big);
   double x = at.x + canvas.text_width("Fastₚ", 16, Weight::bold);
   if (inst) {
     canvas.text({x + 1, at.y - 7}, "Inst.",
-                {10, Weight::bold, Align::start, Anchor::baseline, 0, kInk});
+                {10, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
     x += canvas.text_width("Inst.", 10, Weight::bold) + 1;
   }
   const std::string rest =
       inst ? fmt::format(" (≤{} turns): correct, target instruction executed, speedup > p",
                          figure.limit)
            : fmt::format(" (≤{} turns): correct, speedup > p", figure.limit);
-  canvas.text({x, at.y}, rest, {16, Weight::normal, Align::start, Anchor::baseline, 0, kInk});
+  canvas.text({x, at.y}, rest, {16, Weight::normal, Align::start, Anchor::baseline, 0, kFigureInk});
   canvas.text({at.x, at.y + 22},
               "Line: mean across prompt variants · band: min–max · label: best qualifying "
               "speedup · dotted: p = 1",
-              {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kMuted});
+              {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
 }
 
 void draw_y_axis(Canvas& canvas, const Axes& axes, double y_max) {
@@ -113,7 +109,7 @@ void draw_x_axis(Canvas& canvas, const Axes& axes, const FastPFigure& figure) {
   }
   canvas.text({plot.x + plot.width / 2, bottom + 36}, "speedup threshold p (log scale)",
               {10.5, Weight::normal, Align::middle, Anchor::baseline, 0, kAxis});
-  canvas.line({axes.x(1.0), plot.y}, {axes.x(1.0), bottom}, kMuted, 1, Stroke::dotted);
+  canvas.line({axes.x(1.0), plot.y}, {axes.x(1.0), bottom}, kFigureMuted, 1, Stroke::dotted);
 }
 
 // The step function through (p[i], v[i]): flat until the next threshold, then a drop.
@@ -181,13 +177,13 @@ void draw_panel(Canvas& canvas, const FastPFigure& figure, const FastPPanel* pan
                 const std::string& gpu, const std::string& problem, const Rect& frame) {
   const std::string heading = gpu.empty() ? problem : problem + " · " + gpu;
   canvas.text({frame.x + frame.width / 2 + 20, frame.y + 16}, heading,
-              {12.5, Weight::bold, Align::middle, Anchor::baseline, 0, kInk});
+              {12.5, Weight::bold, Align::middle, Anchor::baseline, 0, kFigureInk});
   const Axes axes(figure, Rect{frame.x + 58, frame.y + 28, frame.width - 74, frame.height - 76});
   draw_y_axis(canvas, axes, figure.y_max);
   draw_x_axis(canvas, axes, figure);
   if (panel == nullptr) {
     canvas.text({axes.plot().x + axes.plot().width / 2, axes.plot().y + axes.plot().height / 2},
-                "no turns", {11, Weight::normal, Align::middle, Anchor::middle, 0, kMuted});
+                "no turns", {11, Weight::normal, Align::middle, Anchor::middle, 0, kFigureMuted});
   } else {
     canvas.push_clip(axes.plot());
     for (const FastPCurve& curve : panel->curves)
@@ -196,10 +192,9 @@ void draw_panel(Canvas& canvas, const FastPFigure& figure, const FastPPanel* pan
     std::vector<BestLabel> labels;
     for (const FastPCurve& curve : panel->curves)
       if (curve.best)
-        labels.push_back(BestLabel{std::clamp(axes.x(*curve.best), axes.plot().x,
-                                              axes.plot().x + axes.plot().width),
-                                   0, fmt::format("{:.3f}×", *curve.best),
-                                   model_colour(model_index(figure, curve.model))});
+        labels.push_back(BestLabel{
+            std::clamp(axes.x(*curve.best), axes.plot().x, axes.plot().x + axes.plot().width), 0,
+            fmt::format("{:.3f}×", *curve.best), model_colour(model_index(figure, curve.model))});
     draw_best_labels(canvas, axes, std::move(labels));
   }
   canvas.stroke_rect(axes.plot(), kAxis, 1);
@@ -215,31 +210,31 @@ const FastPPanel* find_panel(const FastPFigure& figure, const std::string& gpu,
 
 // Rows of legend entries that fit `width`: a swatch (band and line) and the model name.
 void draw_legend(Canvas& canvas, const FastPFigure& figure, double top, double width) {
-  double x = kMargin;
+  double x = kFigureMargin;
   double y = top + kLegendRow / 2;
   for (std::size_t i = 0; i < figure.models.size(); ++i) {
     const double entry = 34 + canvas.text_width(figure.models[i], 12, Weight::normal) + 24;
-    if (x + entry > width - kMargin && x > kMargin) {
-      x = kMargin;
+    if (x + entry > width - kFigureMargin && x > kFigureMargin) {
+      x = kFigureMargin;
       y += kLegendRow;
     }
     const Colour c = model_colour(i);
     canvas.fill_rect({x, y - 6, 26, 12}, c, kBandAlpha);
     canvas.line({x, y}, {x + 26, y}, c, 2.0);
     canvas.text({x + 34, y}, figure.models[i],
-                {12, Weight::normal, Align::start, Anchor::middle, 0, kInk});
+                {12, Weight::normal, Align::start, Anchor::middle, 0, kFigureInk});
     x += entry;
   }
 }
 
 int legend_rows(const FastPFigure& figure, double width) {
   // 7 pixels per character is a safe upper bound for 12 px DejaVu Sans.
-  double x = kMargin;
+  double x = kFigureMargin;
   int rows = 1;
   for (const std::string& model : figure.models) {
     const double entry = 58 + 7.0 * static_cast<double>(model.size());
-    if (x + entry > width - kMargin && x > kMargin) {
-      x = kMargin;
+    if (x + entry > width - kFigureMargin && x > kFigureMargin) {
+      x = kFigureMargin;
       ++rows;
     }
     x += entry;
@@ -252,16 +247,17 @@ int legend_rows(const FastPFigure& figure, double width) {
 util::Expected<Figure> draw_fast_p(const FastPFigure& figure) {
   const std::size_t columns = std::max<std::size_t>(1, figure.problems.size());
   const std::size_t rows = std::max<std::size_t>(1, figure.gpus.size());
-  const double width = std::max(2 * kMargin + static_cast<double>(columns) * kPanelWidth, 760.0);
-  const double legend_top = kHeaderHeight + static_cast<double>(rows) * kPanelHeight;
-  const double height = legend_top + legend_rows(figure, width) * kLegendRow + kMargin;
+  const double width =
+      std::max(2 * kFigureMargin + static_cast<double>(columns) * kPanelWidth, 760.0);
+  const double legend_top = kFigureHeaderHeight + static_cast<double>(rows) * kPanelHeight;
+  const double height = legend_top + legend_rows(figure, width) * kLegendRow + kFigureMargin;
   const std::string title = figure_title(figure);
   auto picture = render(width, height, title, [&](Canvas& canvas) {
-    draw_title(canvas, figure, {kMargin, 28});
+    draw_title(canvas, figure, {kFigureMargin, 28});
     for (std::size_t r = 0; r < figure.gpus.size(); ++r)
       for (std::size_t c = 0; c < figure.problems.size(); ++c) {
-        const Rect frame{kMargin + static_cast<double>(c) * kPanelWidth,
-                         kHeaderHeight + static_cast<double>(r) * kPanelHeight, kPanelWidth,
+        const Rect frame{kFigureMargin + static_cast<double>(c) * kPanelWidth,
+                         kFigureHeaderHeight + static_cast<double>(r) * kPanelHeight, kPanelWidth,
                          kPanelHeight};
         draw_panel(canvas, figure, find_panel(figure, figure.gpus[r], figure.problems[c]),
                    figure.gpus[r], figure.problems[c], frame);

@@ -21,6 +21,12 @@ struct Figure {
   std::string svg;
 };
 
+// The frame every figure shares: outer margin, title band, and the text inks.
+constexpr double kFigureMargin = 16;
+constexpr double kFigureHeaderHeight = 62;
+constexpr Colour kFigureInk = colour(0x222222);
+constexpr Colour kFigureMuted = colour(0x666666);
+
 // The colour of the model at `index` in legend order (FastPFigure::models); the palette repeats
 // after eight models. Model 0 is 0x1f77b4.
 Colour model_colour(std::size_t index);

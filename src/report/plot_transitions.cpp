@@ -11,16 +11,12 @@
 namespace ptxbench::report {
 namespace {
 
-constexpr double kMargin = 16;
-constexpr double kHeaderHeight = 62;
 constexpr double kCellWidth = 58;
 constexpr double kCellHeight = 30;
 constexpr double kRowLabels = 118;   // width left of the matrix
 constexpr double kColumnLabels = 96; // height above the matrix
 constexpr double kPanelTitle = 28;
 constexpr std::size_t kColumns = 3; // panels per row
-constexpr Colour kInk = colour(0x222222);
-constexpr Colour kMuted = colour(0x666666);
 constexpr Colour kEmpty = colour(0xf5f5f5);
 constexpr Colour kGridLine = colour(0xffffff);
 constexpr Colour kHot = colour(0x08519c);
@@ -43,7 +39,7 @@ void draw_cell(Canvas& canvas, const Rect& cell, std::int64_t count, std::int64_
     canvas.fill_rect(cell, mix(colour(0xffffff), kHot, 0.12 + 0.88 * share));
     canvas.text({cell.x + cell.width / 2, cell.y + cell.height / 2}, std::to_string(count),
                 {12, Weight::bold, Align::middle, Anchor::middle, 0,
-                 share > 0.5 ? colour(0xffffff) : kInk});
+                 share > 0.5 ? colour(0xffffff) : kFigureInk});
   }
   canvas.stroke_rect(cell, kGridLine, 1.5);
 }
@@ -51,20 +47,21 @@ void draw_cell(Canvas& canvas, const Rect& cell, std::int64_t count, std::int64_
 void draw_matrix(Canvas& canvas, const TransitionMatrix& m, Point origin) {
   canvas.text({origin.x, origin.y + 18},
               fmt::format("{} — {} transition{}", m.model, m.total, m.total == 1 ? "" : "s"),
-              {13, Weight::bold, Align::start, Anchor::baseline, 0, kInk});
+              {13, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
   const double left = origin.x + kRowLabels;
   const double top = origin.y + kPanelTitle + kColumnLabels;
   canvas.text({left, top - kColumnLabels + 12}, "to: turn t+1 →",
-              {10.5, Weight::normal, Align::start, Anchor::baseline, 0, kMuted});
+              {10.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
   canvas.text({origin.x, top - 8}, "from: turn t ↓",
-              {10.5, Weight::normal, Align::start, Anchor::baseline, 0, kMuted});
+              {10.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
   for (std::size_t i = 0; i < m.categories.size(); ++i) {
     const std::string_view name = store::to_string(m.categories[i]);
     const double column_x = left + (static_cast<double>(i) + 0.5) * kCellWidth;
     canvas.text({column_x - 2, top - 6}, name,
-                {11, Weight::normal, Align::start, Anchor::middle, 45, kInk});
+                {11, Weight::normal, Align::start, Anchor::middle, 45, kFigureInk});
     const double row_y = top + (static_cast<double>(i) + 0.5) * kCellHeight;
-    canvas.text({left - 8, row_y}, name, {11, Weight::normal, Align::end, Anchor::middle, 0, kInk});
+    canvas.text({left - 8, row_y}, name,
+                {11, Weight::normal, Align::end, Anchor::middle, 0, kFigureInk});
     for (std::size_t j = 0; j < m.categories.size(); ++j)
       draw_cell(canvas,
                 Rect{left + static_cast<double>(j) * kCellWidth,
@@ -88,19 +85,22 @@ util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matric
   }
   const std::size_t columns = std::clamp<std::size_t>(matrices.size(), 1, kColumns);
   const std::size_t rows = (matrices.size() + columns - 1) / columns;
-  const double width = std::max(2 * kMargin + static_cast<double>(columns) * cell_width, 620.0);
-  const double height = kHeaderHeight + static_cast<double>(rows) * cell_height + kMargin;
+  const double width =
+      std::max(2 * kFigureMargin + static_cast<double>(columns) * cell_width, 620.0);
+  const double height =
+      kFigureHeaderHeight + static_cast<double>(rows) * cell_height + kFigureMargin;
   const std::string title = "Error-state transitions between consecutive counted turns";
   auto picture = render(width, height, title, [&](Canvas& canvas) {
-    canvas.text({kMargin, 28}, title, {16, Weight::bold, Align::start, Anchor::baseline, 0, kInk});
-    canvas.text({kMargin, 50},
+    canvas.text({kFigureMargin, 28}, title,
+                {16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
+    canvas.text({kFigureMargin, 50},
                 "All problems and prompt variants · infra turns excluded · shade: share of the "
                 "model's largest cell",
-                {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kMuted});
+                {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
     for (std::size_t k = 0; k < matrices.size(); ++k)
       draw_matrix(canvas, matrices[k],
-                  {kMargin + static_cast<double>(k % columns) * cell_width,
-                   kHeaderHeight + static_cast<double>(k / columns) * cell_height});
+                  {kFigureMargin + static_cast<double>(k % columns) * cell_width,
+                   kFigureHeaderHeight + static_cast<double>(k / columns) * cell_height});
   });
   if (!picture)
     return picture.take_error();

@@ -44,6 +44,11 @@ struct TrajectoryKey {
   friend bool operator==(const TrajectoryKey&, const TrajectoryKey&) = default;
 };
 
+// "model/problem/variant/sample", the key as messages name it.
+inline std::string to_string(const TrajectoryKey& key) {
+  return key.model + "/" + key.problem + "/" + key.prompt_variant + "/" + std::to_string(key.sample);
+}
+
 struct TrajectoryRecord {
   TrajectoryId id;
   TrajectoryKey key;

@@ -8,6 +8,9 @@
 namespace ptxbench::util {
 
 std::string_view trim(std::string_view s);
+inline bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 std::vector<std::string> split_lines(std::string_view text);
 bool starts_with_ci(std::string_view s, std::string_view prefix);
 // ASCII lower case; other bytes unchanged.
