@@ -134,20 +134,20 @@ util::Error CandidateProcess::unanswered(const util::Error& read_error, std::str
   }
 }
 
-util::Expected<Reply> CandidateProcess::request(const Request& request,
-                                                std::chrono::milliseconds deadline) {
+util::Expected<protocol::Reply> CandidateProcess::request(const protocol::Request& request,
+                                                          std::chrono::milliseconds deadline) {
   const std::string_view op = to_string(request.op);
   if (m_pid <= 0) return util::make_error(util::ErrorKind::subprocess, "the candidate process is gone");
   if (m_replies.buffered_bytes() > 0)
     return util::make_error(util::ErrorKind::bad_response,
                             "a line no request asked for was left on the reply channel before `" +
                                 std::string(op) + "`: only the harness may write there");
-  Request sent = request;
+  protocol::Request sent = request;
   sent.id = m_ids();
   if (!util::write_all(m_requests.get(), encode(sent) + "\n")) return died(op);
   auto line = m_replies.read_line(std::chrono::steady_clock::now() + deadline);
   if (!line) return unanswered(line.error(), op, deadline);
-  auto reply = decode_reply(*line);
+  auto reply = protocol::decode_reply(*line);
   if (reply && reply->id != sent.id)
     return util::make_error(util::ErrorKind::bad_response,
                             "the reply to `" + std::string(op) +
@@ -168,8 +168,8 @@ bool CandidateProcess::exited() {
 
 void CandidateProcess::stop() {
   if (m_pid > 0) {
-    Request exit_request;
-    exit_request.op = RequestOp::exit;
+    protocol::Request exit_request;
+    exit_request.op = protocol::RequestOp::exit;
     (void)request(exit_request, std::chrono::milliseconds(2000));
   }
   kill_group();

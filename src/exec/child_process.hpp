@@ -14,16 +14,15 @@
 // and fails the request as ErrorKind::bad_response.
 #pragma once
 
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <sys/types.h>
 
 namespace ptxbench::exec {
 
@@ -38,7 +37,8 @@ public:
   ~CandidateProcess();
 
   // Sends one request and waits for its reply until `deadline` has passed.
-  util::Expected<Reply> request(const Request& request, std::chrono::milliseconds deadline);
+  util::Expected<protocol::Reply> request(const protocol::Request& request,
+                                          std::chrono::milliseconds deadline);
   // Asks politely (exit, short deadline), then kills the group; idempotent.
   void stop();
   bool alive() const { return m_pid > 0; }

@@ -97,8 +97,8 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   bool opened = false;
   {
     std::shared_lock gpu(m_lock);
-    Request prepare;
-    prepare.op = RequestOp::prepare;
+    protocol::Request prepare;
+    prepare.op = protocol::RequestOp::prepare;
     prepare.counter_session = session;
     auto reply = m_spare->process.request(prepare, m_deadline);
     if (reply && reply->ok) {

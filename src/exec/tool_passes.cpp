@@ -23,14 +23,14 @@ std::string process_end(const util::ProcessResult& process) {
 }
 
 // The last single-call reply line in `out`, decoded.
-std::optional<Reply> single_call_reply(const std::string& out) {
-  std::optional<Reply> found;
+std::optional<protocol::Reply> single_call_reply(const std::string& out) {
+  std::optional<protocol::Reply> found;
   for (const std::string& line : util::split_lines(out)) {
-    const auto at = line.find(kSingleCallReplyPrefix);
+    const auto at = line.find(protocol::kSingleCallReplyPrefix);
     if (at == std::string::npos)
       continue;
-    if (auto reply =
-            decode_reply(std::string_view(line).substr(at + kSingleCallReplyPrefix.size())))
+    if (auto reply = protocol::decode_reply(
+            std::string_view(line).substr(at + protocol::kSingleCallReplyPrefix.size())))
       found = std::move(*reply);
   }
   return found;
@@ -51,8 +51,8 @@ util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffer
                                std::filesystem::perm_options::replace, error);
   if (error)
     return util::make_error(util::ErrorKind::io, "cannot create " + files.m_dir.string());
-  Request spec;
-  spec.op = RequestOp::load;
+  protocol::Request spec;
+  spec.op = protocol::RequestOp::load;
   spec.library = library.string();
   spec.signature = signature;
   spec.sets = {buffers.layout()};
@@ -77,7 +77,7 @@ SingleCallFiles::~SingleCallFiles() {
 }
 
 std::vector<std::string> SingleCallFiles::argv(const std::filesystem::path& candidate,
-                                               const SingleCallOptions& options) const {
+                                               const protocol::SingleCallOptions& options) const {
   std::vector<std::string> out{candidate.string(), "--single-call", (m_dir / "spec.json").string(),
                                "--inputs", (m_dir / "inputs.bin").string()};
   if (!options.nvtx_range.empty())
@@ -214,7 +214,7 @@ NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesyst
   options.nvtx_range = std::string(kAuditNvtxRange);
   options.replay = measure::NcuReplay::application;
   options.timeout = timeout;
-  SingleCallOptions call;
+  protocol::SingleCallOptions call;
   call.nvtx_range = std::string(kAuditNvtxRange);
   call.warmup = 1; // module loading and first-launch work stay outside the range
   auto audit = measure::run_ncu_audit(runner, files.argv(candidate, call), options);

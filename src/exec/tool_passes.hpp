@@ -22,8 +22,8 @@
 #pragma once
 
 #include "exec/buffers.hpp"
-#include "exec/candidate.hpp"
 #include "exec/evaluation.hpp"
+#include "protocol/single_call.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
@@ -51,7 +51,7 @@ public:
 
   // `candidate --single-call SPEC --inputs FILE [--nvtx-range R] [--warmup N]`.
   std::vector<std::string> argv(const std::filesystem::path& candidate,
-                                const SingleCallOptions& options) const;
+                                const protocol::SingleCallOptions& options) const;
 
 private:
   SingleCallFiles() = default;

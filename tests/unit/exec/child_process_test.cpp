@@ -41,9 +41,9 @@ std::filesystem::path stand_in_child(const ScratchDir& dir, const std::string& b
 const std::string kForgedWithoutId = "answer 1 forged";
 const std::string kForgedWithTheId = "answer \"$id\" forged";
 
-util::Expected<Reply> ping(CandidateProcess& child) {
-  Request request;
-  request.op = RequestOp::ping;
+util::Expected<protocol::Reply> ping(CandidateProcess& child) {
+  protocol::Request request;
+  request.op = protocol::RequestOp::ping;
   return child.request(request, std::chrono::seconds(10));
 }
 

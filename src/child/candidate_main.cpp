@@ -1,9 +1,9 @@
 // ptxbench-candidate: the child process that runs one candidate for the evaluator
-// (exec/protocol.hpp). Started by the supervisor only:
+// (protocol/protocol.hpp). Started by the supervisor only:
 //   ptxbench-candidate --request-fd N --reply-fd M
 // or, under compute-sanitizer or ncu, for one call on its own (candidate_single_call.cpp):
 //   ptxbench-candidate --single-call SPEC --inputs FILE [--nvtx-range NAME] [--warmup N]
-#include "exec/candidate.hpp"
+#include "child/candidate.hpp"
 #include "util/fs.hpp"
 
 #include <cstdio>
@@ -19,7 +19,7 @@ struct Arguments {
   int reply_fd = -1;
   std::string single_call;
   std::string inputs;
-  ptxbench::exec::SingleCallOptions options;
+  ptxbench::protocol::SingleCallOptions options;
 };
 
 Arguments parse(int argc, char** argv) {
@@ -47,14 +47,14 @@ int run_single_call(const Arguments& args) {
   auto text = ptxbench::util::read_file(args.single_call);
   if (!text) {
     std::fprintf(stderr, "ptxbench-candidate: %s\n", text.error().message.c_str());
-    return ptxbench::exec::kSingleCallSetupFailed;
+    return ptxbench::protocol::kSingleCallSetupFailed;
   }
-  auto spec = ptxbench::exec::decode_request(*text);
+  auto spec = ptxbench::protocol::decode_request(*text);
   if (!spec) {
     std::fprintf(stderr, "ptxbench-candidate: %s\n", spec.error().message.c_str());
-    return ptxbench::exec::kSingleCallSetupFailed;
+    return ptxbench::protocol::kSingleCallSetupFailed;
   }
-  ptxbench::exec::CandidateServer server;
+  ptxbench::child::CandidateServer server;
   return server.single_call(*spec, args.inputs, args.options);
 }
 
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   try {
     if (single)
       return run_single_call(args);
-    ptxbench::exec::CandidateServer server;
+    ptxbench::child::CandidateServer server;
     return server.serve(args.request_fd, args.reply_fd);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptxbench-candidate: %s\n", e.what());
