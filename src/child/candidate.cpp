@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <string>
 #include <unistd.h>
 
@@ -83,7 +84,7 @@ void CandidateServer::start_host() {
   measure::CounterOptions options;
   options.replay = measure::CounterReplay::user;
   options.availability = measure::CounterAvailability::assume;
-  auto counter = measure::InstructionCounter::create_with(0, std::move(options));
+  auto counter = measure::InstructionCounter::create_with(m_device, std::move(options));
   if (counter)
     m_counter = std::make_unique<measure::InstructionCounter>(std::move(*counter));
   else
@@ -94,14 +95,16 @@ void CandidateServer::start_host() {
 protocol::Reply CandidateServer::prepare(const protocol::Request& request) {
   if (m_startup.empty()) start_host();
   Laps laps(m_startup);
-  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
-    return protocol::Reply::failure(protocol::ChildError::cuda, "cannot create a CUDA context");
+  if (cudaSetDevice(m_device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+    return protocol::Reply::failure(
+        protocol::ChildError::cuda,
+        fmt::format("cannot create a CUDA context on device {}", m_device));
   laps.lap("context");
   if (!m_stream)
     if (protocol::Reply reply = create_stream(); !reply.ok)
       return reply;
   if (!m_flusher) {
-    auto flusher = measure::L2Flusher::create(0);
+    auto flusher = measure::L2Flusher::create(m_device);
     if (!flusher)
       return protocol::Reply::failure(protocol::ChildError::timer, flusher.error().message);
     m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));

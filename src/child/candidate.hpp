@@ -40,7 +40,8 @@ std::vector<protocol::KernelSeen> kernels_seen(std::vector<measure::GpuActivity>
 
 class CandidateServer {
 public:
-  CandidateServer() = default;
+  // `device`: the CUDA device its context is created on (the supervisor's `--device`).
+  explicit CandidateServer(int device) : m_device(device) {}
   CandidateServer(const CandidateServer&) = delete;
   CandidateServer& operator=(const CandidateServer&) = delete;
   ~CandidateServer();
@@ -80,6 +81,7 @@ private:
   void reset_outputs(int set, cudaStream_t stream);
   protocol::Reply after_call(int status);
 
+  int m_device;
   void* m_library = nullptr;
   PtxbenchInvokeFn m_invoke = nullptr;
   std::vector<Set> m_sets;

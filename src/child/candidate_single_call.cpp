@@ -88,6 +88,11 @@ int CandidateServer::single_call(const protocol::Request& spec, const std::files
     return print_reply(
         protocol::Reply::failure(protocol::ChildError::protocol, "the spec is not a load request"),
         protocol::kSingleCallSetupFailed);
+  if (cudaSetDevice(m_device) != cudaSuccess)
+    return print_reply(
+        protocol::Reply::failure(protocol::ChildError::cuda,
+                                 "cannot select CUDA device " + std::to_string(m_device)),
+        protocol::kSingleCallSetupFailed);
   protocol::Reply setup = load_library(spec);
   if (setup.ok)
     setup = load_own_set(spec.sets.front(), inputs);

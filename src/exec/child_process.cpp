@@ -1,13 +1,14 @@
 #include "exec/child_process.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "protocol/child_arguments.hpp"
 
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <signal.h>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <utility>
 
 namespace ptxbench::exec {
@@ -25,11 +26,10 @@ std::string describe_status(int status) {
   return "stopped";
 }
 
-util::SpawnOptions child_options(const std::filesystem::path& binary, int log_fd, int stdin_fd,
-                                 int request_fd, int reply_fd) {
+util::SpawnOptions child_options(const std::filesystem::path& binary, int device, int log_fd,
+                                 int stdin_fd, int request_fd, int reply_fd) {
   util::SpawnOptions options;
-  options.argv = {binary.string(), "--request-fd", std::to_string(kRequestFd), "--reply-fd",
-                  std::to_string(kReplyFd)};
+  options.argv = protocol::serve_argv(binary, device, kRequestFd, kReplyFd);
   options.env = util::environment_with({});
   options.fds = {{stdin_fd, STDIN_FILENO}, {log_fd, STDOUT_FILENO}, {log_fd, STDERR_FILENO},
                  {request_fd, kRequestFd}, {reply_fd, kReplyFd}};
@@ -42,6 +42,7 @@ util::SpawnOptions child_options(const std::filesystem::path& binary, int log_fd
 } // namespace
 
 util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::path& binary,
+                                                         int device,
                                                          const std::filesystem::path& log_path) {
   auto requests = util::make_pipe();
   if (!requests) return requests.take_error();
@@ -51,8 +52,8 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
   if (!log) return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   auto input = util::open_fd("/dev/null", O_RDONLY);
   if (!input) return input.take_error();
-  auto pid = util::spawn(child_options(binary, log->get(), input->get(), requests->read.get(),
-                                       replies->write.get()));
+  auto pid = util::spawn(child_options(binary, device, log->get(), input->get(),
+                                       requests->read.get(), replies->write.get()));
   if (!pid) return pid.take_error();
   CandidateProcess process;
   process.m_pid = *pid;

@@ -28,7 +28,8 @@ namespace ptxbench::exec {
 
 class CandidateProcess {
 public:
-  static util::Expected<CandidateProcess> start(const std::filesystem::path& binary,
+  // `device`: the CUDA device the child creates its context on (its `--device`).
+  static util::Expected<CandidateProcess> start(const std::filesystem::path& binary, int device,
                                                 const std::filesystem::path& log_path);
   CandidateProcess(CandidateProcess&& other) noexcept;
   CandidateProcess& operator=(CandidateProcess&& other) noexcept;

@@ -53,7 +53,7 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
   m_result.required_matched_ratio = rule.required_matched_ratio;
   m_result.atol = rule.atol;
   m_result.rtol = rule.rtol;
-  // While an evaluation runs, the spare child is not prepared in the background.
+  // While an evaluation runs, a spare child prepared beside it opens no counter session.
   struct Running {
     SpareChildren& spares;
     explicit Running(SpareChildren& s) : spares(s) { spares.begin_evaluation(); }
@@ -90,7 +90,8 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   std::optional<util::Expected<SingleCallFiles>> files;
   {
     std::shared_lock gpu(m_warm.lock);
-    files.emplace(SingleCallFiles::write(*m_buffers, library, m_result.check.signature));
+    files.emplace(
+        SingleCallFiles::write(*m_buffers, library, m_result.check.signature, m_warm.device));
   }
   if (!*files) {
     if (sanitize_wanted) m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
@@ -143,6 +144,7 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
 // Runs on its own thread while the child starts; touches only the inputs' members and
 // m_result's library and violations.
 util::Status GpuEvaluation::prepare() {
+  PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm.device)); // a thread of its own starts on device 0
   std::shared_lock gpu(m_warm.lock);
   auto stream = cuda::create_stream();
   if (!stream) return stream.take_error();
@@ -228,9 +230,9 @@ std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& reque
 std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
   m_child = std::move(started.process);
   m_log_path = std::move(started.log_path);
-  if (started.startup) { // prepared in the background while the GPU was idle
+  if (started.startup) { // prepared in the background, beside evaluations or while idle
     m_result.child_startup = std::move(*started.startup);
-    m_result.child_startup["prepared_while_idle"] = true;
+    m_result.child_startup["prepared_ahead"] = true;
     m_child_holds_counter_session = started.holds_counter_session;
     return std::nullopt;
   }

@@ -249,6 +249,8 @@ bool GpuEvaluation::timing() {
   if (!end_counter_session()) return false;
   const CounterSessionClaim no_session(m_warm.spares, m_options.tool_timeout);
   std::unique_lock gpu(m_warm.lock);
+  // No child is prepared or stopped beside the trials (child_work_gate.hpp).
+  const TimedWindow window(m_warm.spares);
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;
   timing.inputs_warm = m_inputs_warm;
@@ -265,7 +267,8 @@ bool GpuEvaluation::timing() {
     timing.interleave_calls = m_options.interleave_calls;
   if (!m_warm.monitor_tried) {
     m_warm.monitor_tried = true;
-    if (auto created = measure::GpuMonitor::create(0)) m_warm.monitor = std::move(*created);
+    if (auto created = measure::GpuMonitor::create(m_warm.device))
+      m_warm.monitor = std::move(*created);
   }
   m_result.clocks["before"] = snapshot_json(m_warm.monitor);
   if (m_mode == measure::TimingMode::batched) preheat();

@@ -40,9 +40,10 @@ std::optional<protocol::Reply> single_call_reply(const std::string& out) {
 
 util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffers,
                                                        const std::filesystem::path& library,
-                                                       const std::string& signature) {
+                                                       const std::string& signature, int device) {
   static std::atomic<int> counter{0};
   SingleCallFiles files;
+  files.m_device = device;
   files.m_dir = std::filesystem::temp_directory_path() /
                 fmt::format("ptxbench-single-call-{}-{}", ::getpid(), counter++);
   std::error_code error;
@@ -78,13 +79,8 @@ SingleCallFiles::~SingleCallFiles() {
 
 std::vector<std::string> SingleCallFiles::argv(const std::filesystem::path& candidate,
                                                const protocol::SingleCallOptions& options) const {
-  std::vector<std::string> out{candidate.string(), "--single-call", (m_dir / "spec.json").string(),
-                               "--inputs", (m_dir / "inputs.bin").string()};
-  if (!options.nvtx_range.empty())
-    out.insert(out.end(), {"--nvtx-range", options.nvtx_range});
-  if (options.warmup > 0)
-    out.insert(out.end(), {"--warmup", std::to_string(options.warmup)});
-  return out;
+  return protocol::single_call_argv(candidate, m_device, m_dir / "spec.json", m_dir / "inputs.bin",
+                                    options);
 }
 
 std::filesystem::path find_cuda_tool(const std::string& name) {
