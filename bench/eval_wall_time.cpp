@@ -116,7 +116,7 @@ void print_rows(const std::vector<Row>& rows) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const exec::Evaluation& ev = rows[i].ev;
     const exec::TimingReport& t = *ev.timing;
-    const bool ready = ev.child_startup.value("prepared_while_idle", false);
+    const bool ready = ev.child_startup.value("prepared_ahead", false);
     fmt::print("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.3f} | {:.4f} | {:.4f} | {:.3f} | "
                "{:.3f} | {:.2f} | {} |\n",
                i, t.inputs_warm ? "warm" : "cold", ready ? "ready" : "prepared", t.mode,

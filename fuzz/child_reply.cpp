@@ -6,7 +6,7 @@
 // comes with its reason when it is unknown.
 #include "exec/dynamic_report.hpp"
 #include "exec/launch_rules.hpp"
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -33,13 +33,13 @@ Evaluation with_counts(const trace::Json& counts) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
-  auto reply = decode_reply(line);
+  auto reply = protocol::decode_reply(line);
   if (!reply) {
     if (reply.error().message.empty())
       std::abort();
     return 0;
   }
-  auto again = decode_reply(encode(*reply));
+  auto again = protocol::decode_reply(encode(*reply));
   if (!again || again->ok != reply->ok || again->error != reply->error)
     std::abort();
   if (reply->counts) {
@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   LaunchEvidence evidence;
   TracedCall call{0, false, {}, reply->call_ms};
-  for (const KernelSeen& k : reply->kernels)
+  for (const protocol::KernelSeen& k : reply->kernels)
     call.launches.push_back(k.name);
   evidence.correctness = {call, call};
   evidence.add_timed(reply->kernel_sets);

@@ -30,6 +30,7 @@ struct ServeCliOptions {
   std::string host = "127.0.0.1";
   int port = 8000;
   std::string gpus = "all";
+  int workers_per_gpu = 1;
   std::string state;
   double max_body_mib = 8;
   int keep_finished_hours = static_cast<int>(service::ServiceOptions::kDefaultKeepFinished.count());
@@ -122,6 +123,7 @@ ExitCode run_serve(const ServeCliOptions& o) {
   options.state_dir =
       o.state.empty() ? util::cache_root() / "service" : std::filesystem::path(o.state);
   options.gpus = *gpus;
+  options.workers_per_device = o.workers_per_gpu;
   options.log = log_line;
   options.keep_finished = std::chrono::hours(o.keep_finished_hours);
   auto evaluation_service = service::Service::start(**checker, **suite, options);
@@ -160,8 +162,12 @@ Action setup_serve(CLI::App& sub) {
   sub.add_option("--port", o->port, "port (0: any free one; the URL is the first line on stdout)")
       ->capture_default_str();
   sub.add_option("--gpus", o->gpus,
-                 "CUDA devices, one worker (supervisor) each: all, or indices like 0,1; without "
-                 "a GPU one worker runs the static part of every evaluation")
+                 "CUDA devices, one supervisor each, all from this process: all, or indices "
+                 "like 0,1; without a GPU one worker runs the static part of every evaluation")
+      ->capture_default_str();
+  sub.add_option("--workers-per-gpu", o->workers_per_gpu,
+                 "worker threads per device sharing its supervisor (more than one overlaps a "
+                 "task's static check and untimed phases with another's timing)")
       ->capture_default_str();
   sub.add_option("--state", o->state,
                  "folder of the task database (tasks survive restarts; default "

@@ -107,7 +107,7 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
   }
   for (const TensorSlot& slot : m_slots) {
     if (!slot.output) continue;
-    auto scratch = DeviceBuffer::allocate(slot.bytes);
+    auto scratch = protocol::DeviceBuffer::allocate(slot.bytes);
     if (!scratch) return scratch.take_error();
     m_scratch_outputs.push_back(std::move(*scratch));
   }
@@ -115,7 +115,7 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     Set& set = m_sets.emplace_back();
     std::size_t scratch = 0;
     for (const TensorSlot& slot : m_slots) {
-      auto buffer = DeviceBuffer::allocate(slot.bytes);
+      auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
       if (!buffer) return buffer.take_error();
       set.pointers.push_back(buffer->data());
       set.reference_pointers.push_back(buffer->data());
@@ -123,7 +123,7 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
                                                 : buffer->data());
       set.buffers.push_back(std::move(*buffer));
       if (!slot.output) continue;
-      auto expected = DeviceBuffer::allocate(slot.bytes);
+      auto expected = protocol::DeviceBuffer::allocate(slot.bytes);
       if (!expected) return expected.take_error();
       set.reference_pointers.back() = expected->data();
       set.reference_outputs.push_back(std::move(*expected));
@@ -236,10 +236,10 @@ PtxbenchCall EvalBuffers::timing_call(int set, cudaStream_t stream) {
   return make_call(m_sets[static_cast<std::size_t>(set)].timing_pointers, stream);
 }
 
-std::vector<SetHandles> EvalBuffers::handles() const {
-  std::vector<SetHandles> out;
+std::vector<protocol::SetHandles> EvalBuffers::handles() const {
+  std::vector<protocol::SetHandles> out;
   for (const Set& set : m_sets) {
-    SetHandles handles;
+    protocol::SetHandles handles;
     for (std::size_t i = 0; i < m_slots.size(); ++i)
       handles.push_back({set.buffers[i].ipc_handle_hex(), m_slots[i].bytes, m_slots[i].output});
     out.push_back(std::move(handles));
@@ -247,8 +247,8 @@ std::vector<SetHandles> EvalBuffers::handles() const {
   return out;
 }
 
-SetHandles EvalBuffers::layout() const {
-  SetHandles out;
+protocol::SetHandles EvalBuffers::layout() const {
+  protocol::SetHandles out;
   for (const TensorSlot& slot : m_slots) out.push_back({"", slot.bytes, slot.output});
   return out;
 }
@@ -307,7 +307,7 @@ void EvalBuffers::fill_outputs_sentinel(int set, cudaStream_t stream) {
 }
 
 void EvalBuffers::fill_timing_outputs_sentinel(cudaStream_t stream) {
-  for (DeviceBuffer& scratch : m_scratch_outputs)
+  for (protocol::DeviceBuffer& scratch : m_scratch_outputs)
     exec::fill_sentinel(scratch.data(), scratch.bytes(), stream);
 }
 

@@ -16,17 +16,16 @@
 #pragma once
 
 #include "compile/ptxbench_call.h"
-#include "exec/device_buffer.hpp"
 #include "exec/gpu_ops.hpp"
-#include "exec/protocol.hpp"
+#include "protocol/device_buffer.hpp"
+#include "protocol/protocol.hpp"
 #include "reference/reference.hpp"
 #include "suite/problem.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <cuda_runtime.h>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -58,9 +57,9 @@ public:
   // timed calls, which must touch neither the candidate's outputs (re-checked after timing)
   // nor the expected ones.
   PtxbenchCall timing_call(int set, cudaStream_t stream);
-  std::vector<SetHandles> handles() const;
+  std::vector<protocol::SetHandles> handles() const;
   // The buffers of one set without IPC handles (sizes and output flags), for a single-call run.
-  SetHandles layout() const;
+  protocol::SetHandles layout() const;
   // Appends the raw bytes of every input tensor of `set`, in ABI order, to `out`.
   util::Status write_inputs(int set, std::ostream& out) const;
   std::vector<std::uint64_t> scalar_bits() const;
@@ -78,8 +77,8 @@ public:
 
 private:
   struct Set {
-    std::vector<DeviceBuffer> buffers;           // ABI order
-    std::vector<DeviceBuffer> reference_outputs; // one per output slot
+    std::vector<protocol::DeviceBuffer> buffers;           // ABI order
+    std::vector<protocol::DeviceBuffer> reference_outputs; // one per output slot
     std::vector<void*> pointers;                 // candidate call
     std::vector<void*> reference_pointers;       // inputs then reference outputs
     std::vector<void*> timing_pointers;          // inputs then the scratch outputs
@@ -95,7 +94,7 @@ private:
 
   std::vector<TensorSlot> m_slots;
   std::vector<Set> m_sets;
-  std::vector<DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
+  std::vector<protocol::DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
   Tolerance m_tolerance;                        // the problem's (suite::correctness_rule)
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;

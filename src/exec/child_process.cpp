@@ -1,13 +1,14 @@
 #include "exec/child_process.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "protocol/child_arguments.hpp"
 
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <signal.h>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <utility>
 
 namespace ptxbench::exec {
@@ -25,11 +26,10 @@ std::string describe_status(int status) {
   return "stopped";
 }
 
-util::SpawnOptions child_options(const std::filesystem::path& binary, int log_fd, int stdin_fd,
-                                 int request_fd, int reply_fd) {
+util::SpawnOptions child_options(const std::filesystem::path& binary, int device, int log_fd,
+                                 int stdin_fd, int request_fd, int reply_fd) {
   util::SpawnOptions options;
-  options.argv = {binary.string(), "--request-fd", std::to_string(kRequestFd), "--reply-fd",
-                  std::to_string(kReplyFd)};
+  options.argv = protocol::serve_argv(binary, device, kRequestFd, kReplyFd);
   options.env = util::environment_with({});
   options.fds = {{stdin_fd, STDIN_FILENO}, {log_fd, STDOUT_FILENO}, {log_fd, STDERR_FILENO},
                  {request_fd, kRequestFd}, {reply_fd, kReplyFd}};
@@ -42,6 +42,7 @@ util::SpawnOptions child_options(const std::filesystem::path& binary, int log_fd
 } // namespace
 
 util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::path& binary,
+                                                         int device,
                                                          const std::filesystem::path& log_path) {
   auto requests = util::make_pipe();
   if (!requests) return requests.take_error();
@@ -51,8 +52,8 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
   if (!log) return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   auto input = util::open_fd("/dev/null", O_RDONLY);
   if (!input) return input.take_error();
-  auto pid = util::spawn(child_options(binary, log->get(), input->get(), requests->read.get(),
-                                       replies->write.get()));
+  auto pid = util::spawn(child_options(binary, device, log->get(), input->get(),
+                                       requests->read.get(), replies->write.get()));
   if (!pid) return pid.take_error();
   CandidateProcess process;
   process.m_pid = *pid;
@@ -134,20 +135,20 @@ util::Error CandidateProcess::unanswered(const util::Error& read_error, std::str
   }
 }
 
-util::Expected<Reply> CandidateProcess::request(const Request& request,
-                                                std::chrono::milliseconds deadline) {
+util::Expected<protocol::Reply> CandidateProcess::request(const protocol::Request& request,
+                                                          std::chrono::milliseconds deadline) {
   const std::string_view op = to_string(request.op);
   if (m_pid <= 0) return util::make_error(util::ErrorKind::subprocess, "the candidate process is gone");
   if (m_replies.buffered_bytes() > 0)
     return util::make_error(util::ErrorKind::bad_response,
                             "a line no request asked for was left on the reply channel before `" +
                                 std::string(op) + "`: only the harness may write there");
-  Request sent = request;
+  protocol::Request sent = request;
   sent.id = m_ids();
   if (!util::write_all(m_requests.get(), encode(sent) + "\n")) return died(op);
   auto line = m_replies.read_line(std::chrono::steady_clock::now() + deadline);
   if (!line) return unanswered(line.error(), op, deadline);
-  auto reply = decode_reply(*line);
+  auto reply = protocol::decode_reply(*line);
   if (reply && reply->id != sent.id)
     return util::make_error(util::ErrorKind::bad_response,
                             "the reply to `" + std::string(op) +
@@ -168,8 +169,8 @@ bool CandidateProcess::exited() {
 
 void CandidateProcess::stop() {
   if (m_pid > 0) {
-    Request exit_request;
-    exit_request.op = RequestOp::exit;
+    protocol::Request exit_request;
+    exit_request.op = protocol::RequestOp::exit;
     (void)request(exit_request, std::chrono::milliseconds(2000));
   }
   kill_group();

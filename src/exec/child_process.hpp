@@ -14,22 +14,22 @@
 // and fails the request as ErrorKind::bad_response.
 #pragma once
 
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <sys/types.h>
 
 namespace ptxbench::exec {
 
 class CandidateProcess {
 public:
-  static util::Expected<CandidateProcess> start(const std::filesystem::path& binary,
+  // `device`: the CUDA device the child creates its context on (its `--device`).
+  static util::Expected<CandidateProcess> start(const std::filesystem::path& binary, int device,
                                                 const std::filesystem::path& log_path);
   CandidateProcess(CandidateProcess&& other) noexcept;
   CandidateProcess& operator=(CandidateProcess&& other) noexcept;
@@ -38,7 +38,8 @@ public:
   ~CandidateProcess();
 
   // Sends one request and waits for its reply until `deadline` has passed.
-  util::Expected<Reply> request(const Request& request, std::chrono::milliseconds deadline);
+  util::Expected<protocol::Reply> request(const protocol::Request& request,
+                                          std::chrono::milliseconds deadline);
   // Asks politely (exit, short deadline), then kills the group; idempotent.
   void stop();
   bool alive() const { return m_pid > 0; }

@@ -165,7 +165,7 @@ struct Evaluation {
   std::vector<std::pair<std::string, std::string>> libs;
   trace::Json clocks = trace::Json::object(); // NVML before/after timing, or why not
   std::string child_log;
-  // The candidate child's start-up steps in `prepare` (ms), and `prepared_while_idle` when the
+  // The candidate child's start-up steps in `prepare` (ms), and `prepared_ahead` when the
   // spare was prepared before the evaluation took it; empty when no child started.
   trace::Json child_startup = trace::Json::object();
   std::vector<util::Phase> phases;

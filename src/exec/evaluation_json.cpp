@@ -7,7 +7,7 @@
 // or +inf when a candidate NaN or inf failed), so reported_*_error() round-trips. Decoding
 // never throws: a wrong shape is the first error with its JSON path.
 #include "exec/evaluation.hpp"
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "trace/json_io.hpp"
 #include "util/json_number.hpp"
 #include "util/json_reader.hpp"
@@ -185,8 +185,8 @@ TracedCall read_call(JsonReader& r, const Json& call, const std::string& path) {
   return out;
 }
 
-KernelSet read_kernel_set(JsonReader& r, const Json& set, const std::string& path) {
-  KernelSet out;
+protocol::KernelSet read_kernel_set(JsonReader& r, const Json& set, const std::string& path) {
+  protocol::KernelSet out;
   if (!r.expect_object(set, path))
     return out;
   out.kernels = strings(r, set, path, "kernels");

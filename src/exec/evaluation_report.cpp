@@ -1,13 +1,11 @@
 #include "exec/evaluation.hpp"
-
-#include "exec/protocol.hpp"
 #include "exec/tool_passes.hpp"
+#include "protocol/protocol.hpp"
 #include "trace/json_io.hpp"
 #include "util/json_number.hpp"
 
-#include <fmt/format.h>
-
 #include <cmath>
+#include <fmt/format.h>
 
 namespace ptxbench::exec {
 namespace {
@@ -91,7 +89,7 @@ Json launches_json(const LaunchEvidence& launches) {
                      {"kernels", call.launches},
                      {"latency_ms", call.latency_ms ? Json(*call.latency_ms) : Json(nullptr)}});
   Json timed = Json::array();
-  for (const KernelSet& set : launches.timed)
+  for (const protocol::KernelSet& set : launches.timed)
     timed.push_back({{"kernels", set.kernels}, {"calls", set.calls}});
   return {{"correctness_calls", calls},
           {"timed_calls", timed},

@@ -1,17 +1,17 @@
 #include "exec/evaluator.hpp"
 
+#include "cuda/check.hpp"
 #include "cuda/device.hpp"
 #include "exec/dynamic_report.hpp"
 #include "exec/gpu_evaluation.hpp"
 
-#include <cuda_runtime.h>
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <random>
+#include <unistd.h>
 
 #ifndef PTXBENCH_CANDIDATE_BUILD_PATH
 #define PTXBENCH_CANDIDATE_BUILD_PATH ""
@@ -41,12 +41,14 @@ std::string version_text(int version) {
   return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
 
-// The device name, or why this machine cannot run the GPU part for `arch`.
-util::Expected<std::string> usable_gpu(compile::Arch arch) {
-  if (auto device = cuda::require_device(); !device) return device.take_error();
+// The name of CUDA device `device`, or why it cannot run the GPU part for `arch`.
+util::Expected<std::string> usable_gpu(compile::Arch arch, int device) {
+  if (auto count = cuda::require_device(); !count)
+    return count.take_error();
   cudaDeviceProp props{};
-  if (cudaGetDeviceProperties(&props, 0) != cudaSuccess)
-    return util::make_error(util::ErrorKind::unsupported, "cannot query CUDA device 0");
+  if (cudaGetDeviceProperties(&props, device) != cudaSuccess)
+    return util::make_error(util::ErrorKind::unsupported,
+                            fmt::format("cannot query CUDA device {}", device));
   const int needed = arch == compile::Arch::sm_90a ? 90 : 100;
   if (props.major * 10 + props.minor != needed)
     return util::make_error(util::ErrorKind::unsupported,
@@ -122,7 +124,8 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
     : m_checker(checker), m_suite(suite),
       m_candidate_binary(candidate_binary.empty() ? candidate_binary_path() : candidate_binary),
       m_reference_cache(std::move(reference_cache)),
-      m_warm(std::make_unique<detail::WarmState>(m_candidate_binary, evaluator_options.warm_bytes,
+      m_warm(std::make_unique<detail::WarmState>(m_candidate_binary, evaluator_options.device,
+                                                 evaluator_options.warm_bytes,
                                                  evaluator_options.children)) {}
 
 Evaluator::~Evaluator() = default;
@@ -139,6 +142,7 @@ void Evaluator::settle() { m_warm->spares.settle(); }
 util::Status Evaluator::gpu_phases(Evaluation& ev, const suite::Problem& problem,
                                    const EvalOptions& options, util::PhaseLog& phases) {
   try {
+    PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm->device)); // the calling thread's, for its phases
     detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
                               m_tool_runner);
     if (auto status = run.run(m_candidate_binary, ev.check.build->library); !status)
@@ -170,7 +174,7 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   ev.check = std::move(*report);
   verdict_from_check(ev);
   if (ev.check.outcome == CheckOutcome::ok) {
-    auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch); });
+    auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch, m_warm->device); });
     if (!gpu) {
       std::string tools;
       if (options.sanitize != Sanitize::off) tools += ", the memory check";

@@ -53,7 +53,7 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
   m_result.required_matched_ratio = rule.required_matched_ratio;
   m_result.atol = rule.atol;
   m_result.rtol = rule.rtol;
-  // While an evaluation runs, the spare child is not prepared in the background.
+  // While an evaluation runs, a spare child prepared beside it opens no counter session.
   struct Running {
     SpareChildren& spares;
     explicit Running(SpareChildren& s) : spares(s) { spares.begin_evaluation(); }
@@ -90,7 +90,8 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   std::optional<util::Expected<SingleCallFiles>> files;
   {
     std::shared_lock gpu(m_warm.lock);
-    files.emplace(SingleCallFiles::write(*m_buffers, library, m_result.check.signature));
+    files.emplace(
+        SingleCallFiles::write(*m_buffers, library, m_result.check.signature, m_warm.device));
   }
   if (!*files) {
     if (sanitize_wanted) m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
@@ -143,6 +144,7 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
 // Runs on its own thread while the child starts; touches only the inputs' members and
 // m_result's library and violations.
 util::Status GpuEvaluation::prepare() {
+  PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm.device)); // a thread of its own starts on device 0
   std::shared_lock gpu(m_warm.lock);
   auto stream = cuda::create_stream();
   if (!stream) return stream.take_error();
@@ -205,7 +207,7 @@ void GpuEvaluation::fail(Status status, std::string message) {
   m_result.message = std::move(message);
 }
 
-std::optional<Reply> GpuEvaluation::ask(const Request& request) {
+std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& request) {
   auto reply = m_child->request(request, m_options.timeout);
   if (reply && !reply->refused.empty()) m_result.launches.refused = reply->refused;
   if (!reply) {
@@ -214,7 +216,7 @@ std::optional<Reply> GpuEvaluation::ask(const Request& request) {
     return std::nullopt;
   }
   if (!reply->ok) {
-    const bool abi = reply->error == ChildError::signature_mismatch;
+    const bool abi = reply->error == protocol::ChildError::signature_mismatch;
     std::string message = reply->message;
     if (!reply->cuda_error.empty()) message += ": " + reply->cuda_error;
     fail(abi ? Status::compile_error : Status::runtime_error, std::move(message));
@@ -228,17 +230,17 @@ std::optional<Reply> GpuEvaluation::ask(const Request& request) {
 std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
   m_child = std::move(started.process);
   m_log_path = std::move(started.log_path);
-  if (started.startup) { // prepared in the background while the GPU was idle
+  if (started.startup) { // prepared in the background, beside evaluations or while idle
     m_result.child_startup = std::move(*started.startup);
-    m_result.child_startup["prepared_while_idle"] = true;
+    m_result.child_startup["prepared_ahead"] = true;
     m_child_holds_counter_session = started.holds_counter_session;
     return std::nullopt;
   }
   // The session's first pass costs what a count without it would: opening it here when it is
   // free costs nothing extra and spares the count the wait for the right.
   const bool claimed = m_options.dynamic_counts && m_warm.spares.try_claim_counter_session();
-  Request prepare;
-  prepare.op = RequestOp::prepare;
+  protocol::Request prepare;
+  prepare.op = protocol::RequestOp::prepare;
   prepare.counter_session = claimed;
   std::shared_lock gpu(m_warm.lock);
   auto reply = m_child->request(prepare, m_options.timeout);
@@ -277,8 +279,8 @@ bool GpuEvaluation::start_child() {
 
 bool GpuEvaluation::load_child(const std::filesystem::path& library) {
   std::shared_lock gpu(m_warm.lock);
-  Request load;
-  load.op = RequestOp::load;
+  protocol::Request load;
+  load.op = protocol::RequestOp::load;
   load.library = library.string();
   load.signature = m_result.check.signature;
   load.sets = m_buffers->handles();
@@ -322,13 +324,14 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
 bool GpuEvaluation::correctness_call(int set, bool repeat) {
   m_buffers->fill_outputs_sentinel(set, m_stream.get());
   PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
-  Request call;
-  call.op = RequestOp::call;
+  protocol::Request call;
+  call.op = protocol::RequestOp::call;
   call.set = set;
   auto reply = ask(call);
   if (!reply) return false;
   TracedCall traced{set, repeat, {}, reply->call_ms};
-  for (const KernelSeen& k : reply->kernels) traced.launches.push_back(k.name);
+  for (const protocol::KernelSeen& k : reply->kernels)
+    traced.launches.push_back(k.name);
   m_result.launches.correctness.push_back(std::move(traced));
   const std::string when = repeat ? fmt::format("repeated call on input set {} (the same inputs "
                                                 "as the call before it)", set)
@@ -357,8 +360,8 @@ bool GpuEvaluation::correctness() {
 bool GpuEvaluation::recheck() {
   // The child's last word: a reply left on the channel after the last time request (when a
   // forged one was taken for it) answers the ping instead, with the wrong id.
-  Request ping;
-  ping.op = RequestOp::ping;
+  protocol::Request ping;
+  ping.op = protocol::RequestOp::ping;
   if (!ask(ping)) return false;
   std::shared_lock gpu(m_warm.lock);
   if (m_last_set < 0 || m_last_set >= m_buffers->set_count()) {
@@ -375,11 +378,11 @@ bool GpuEvaluation::counts() {
   // back — or, if the count broke the child, when the child has ended.
   const bool borrowed = !m_child_holds_counter_session &&
                         m_warm.spares.claim_counter_session(m_options.tool_timeout);
-  std::optional<Reply> reply;
+  std::optional<protocol::Reply> reply;
   {
     std::unique_lock gpu(m_warm.lock);
-    Request count;
-    count.op = RequestOp::count;
+    protocol::Request count;
+    count.op = protocol::RequestOp::count;
     count.set = 0;
     m_result.dynamic = DynamicReport{};
     reply = ask(count);
@@ -423,8 +426,8 @@ void GpuEvaluation::record_counted_kernels() {
 bool GpuEvaluation::end_counter_session() {
   if (!m_child_holds_counter_session) return true;
   std::shared_lock gpu(m_warm.lock);
-  Request end;
-  end.op = RequestOp::end_session;
+  protocol::Request end;
+  end.op = protocol::RequestOp::end_session;
   if (!ask(end)) return false; // the child is broken; its session ends with it
   m_child_holds_counter_session = false;
   m_warm.spares.release_counter_session();

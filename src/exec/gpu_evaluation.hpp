@@ -79,7 +79,7 @@ private:
   void sanitize(const std::filesystem::path& binary, const SingleCallFiles& files);
   void audit(const std::filesystem::path& binary, const SingleCallFiles& files);
 
-  std::optional<Reply> ask(const Request& request);
+  std::optional<protocol::Reply> ask(const protocol::Request& request);
   void fail(trace::EvaluationStatus status, std::string message);
   bool outputs_match(int set, std::string_view when);
   bool inputs_unchanged(std::string_view when);

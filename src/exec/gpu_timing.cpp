@@ -41,16 +41,14 @@
 // and the trace lists what was re-timed and why. The protocol is unchanged: every trial is
 // still 10 warm-up + 50 timed calls (and one untimed call per later chunk), median per
 // trial, mean over the trials kept.
-#include "exec/gpu_evaluation.hpp"
-
 #include "cuda/check.hpp"
-#include "exec/call_status.hpp"
+#include "exec/gpu_evaluation.hpp"
 #include "exec/trial_pairs.hpp"
+#include "protocol/call_status.hpp"
 #include "util/stats.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 #include <mutex>
 #include <numeric>
 
@@ -128,8 +126,9 @@ void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSam
   auto timed = measure::run_trial(**timer, flusher(), call, before_each, m_stream.get(),
                                   {chunk.warmup, chunk.iterations, requested});
   if (!timed || timed->call_status != 0)
-    throw util::Fatal("the reference failed while timing: " +
-                      (timed ? call_status_text(timed->call_status) : timed.error().message));
+    throw util::Fatal(
+        "the reference failed while timing: " +
+        (timed ? protocol::call_status_text(timed->call_status) : timed.error().message));
   if (timed->mode != requested)
     switch_to_strict(fmt::format("reference trial {}: {}", trial, timed->strict_reason));
   samples.calls += chunk.warmup + chunk.iterations;
@@ -147,8 +146,8 @@ void GpuEvaluation::switch_to_strict(std::string reason) {
 
 // One chunk of a candidate trial in the child, its calls appended to `samples`.
 bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples) {
-  Request time;
-  time.op = RequestOp::time;
+  protocol::Request time;
+  time.op = protocol::RequestOp::time;
   time.warmup = chunk.warmup;
   time.iterations = chunk.iterations;
   time.first_call = samples.calls;
@@ -178,7 +177,8 @@ bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSam
   samples.event_ms.insert(samples.event_ms.end(), reply->event_ms.begin(), reply->event_ms.end());
   TimingReport& timing = *m_result.timing;
   timing.kernels.clear();
-  for (const KernelSeen& k : reply->kernels) timing.kernels.push_back(k.name);
+  for (const protocol::KernelSeen& k : reply->kernels)
+    timing.kernels.push_back(k.name);
   m_result.launches.add_timed(reply->kernel_sets);
   m_last_set = reply->last_set;
   return true;
@@ -249,6 +249,8 @@ bool GpuEvaluation::timing() {
   if (!end_counter_session()) return false;
   const CounterSessionClaim no_session(m_warm.spares, m_options.tool_timeout);
   std::unique_lock gpu(m_warm.lock);
+  // No child is prepared or stopped beside the trials (child_work_gate.hpp).
+  const TimedWindow window(m_warm.spares);
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;
   timing.inputs_warm = m_inputs_warm;
@@ -265,7 +267,8 @@ bool GpuEvaluation::timing() {
     timing.interleave_calls = m_options.interleave_calls;
   if (!m_warm.monitor_tried) {
     m_warm.monitor_tried = true;
-    if (auto created = measure::GpuMonitor::create(0)) m_warm.monitor = std::move(*created);
+    if (auto created = measure::GpuMonitor::create(m_warm.device))
+      m_warm.monitor = std::move(*created);
   }
   m_result.clocks["before"] = snapshot_json(m_warm.monitor);
   if (m_mode == measure::TimingMode::batched) preheat();

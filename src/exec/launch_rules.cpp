@@ -83,9 +83,9 @@ std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
                     "the correctness calls {} ({})",
                     *evidence.counted_launches, settled->size(), list_text(*settled)));
   int timed_calls = 0;
-  for (const KernelSet& set : evidence.timed)
+  for (const protocol::KernelSet& set : evidence.timed)
     timed_calls += set.calls;
-  for (const KernelSet& set : evidence.timed)
+  for (const protocol::KernelSet& set : evidence.timed)
     if (set.kernels != *settled)
       return inconsistent(fmt::format("{} of the {} timed calls launched {}, the correctness calls "
                                       "{}",
@@ -124,10 +124,11 @@ const std::vector<std::string>& reference_launches(const LaunchEvidence& evidenc
   return evidence.correctness.empty() ? none : evidence.correctness.back().launches;
 }
 
-void LaunchEvidence::add_timed(const std::vector<KernelSet>& sets) {
-  for (const KernelSet& set : sets) {
-    auto same = std::find_if(timed.begin(), timed.end(),
-                             [&](const KernelSet& known) { return known.kernels == set.kernels; });
+void LaunchEvidence::add_timed(const std::vector<protocol::KernelSet>& sets) {
+  for (const protocol::KernelSet& set : sets) {
+    auto same = std::find_if(timed.begin(), timed.end(), [&](const protocol::KernelSet& known) {
+      return known.kernels == set.kernels;
+    });
     if (same == timed.end())
       timed.push_back(set);
     else
@@ -145,7 +146,7 @@ std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
   for (const TracedCall& call : evidence.correctness)
     for (const std::string& k : call.launches)
       add_unique(all, k);
-  for (const KernelSet& set : evidence.timed)
+  for (const protocol::KernelSet& set : evidence.timed)
     for (const std::string& k : set.kernels)
       add_unique(all, k);
   for (const std::string& k : evidence.counted)

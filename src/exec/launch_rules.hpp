@@ -30,7 +30,7 @@
 // one-time set-up).
 #pragma once
 
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "sass/report.hpp"
 #include "util/enum_table.hpp"
 
@@ -56,7 +56,7 @@ struct TracedCall {
 
 struct LaunchEvidence {
   std::vector<TracedCall> correctness; // in call order
-  std::vector<KernelSet> timed;        // every timed call's kernels, grouped
+  std::vector<protocol::KernelSet> timed; // every timed call's kernels, grouped
   // The counting pass's profiled ranges, one per launch. CUPTI numbers them 1, 2, … in launch
   // order; a range name that is not such a number is kept as a kernel name.
   std::optional<std::size_t> counted_launches;
@@ -64,7 +64,7 @@ struct LaunchEvidence {
   std::vector<std::string> refused; // driver entry points the child refused
   std::optional<double> timed_ms;   // the timing phase's candidate latency (mean of medians)
 
-  void add_timed(const std::vector<KernelSet>& sets);
+  void add_timed(const std::vector<protocol::KernelSet>& sets);
 };
 
 // Which rule a candidate broke. Persisted in the trace's ptxbench extras: explicit values.

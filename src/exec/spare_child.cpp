@@ -1,12 +1,8 @@
 #include "exec/spare_child.hpp"
 
-#include "exec/gpu_lock.hpp"
-
+#include <atomic>
 #include <fmt/format.h>
 #include <unistd.h>
-
-#include <atomic>
-#include <shared_mutex>
 
 namespace ptxbench::exec {
 
@@ -16,9 +12,9 @@ std::filesystem::path fresh_child_log_path() {
          fmt::format("ptxbench-candidate-{}-{}.log", ::getpid(), counter++);
 }
 
-SpareChildren::SpareChildren(std::filesystem::path binary, ChildStart policy, GpuLock& lock,
+SpareChildren::SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
                              std::chrono::milliseconds deadline)
-    : m_binary(std::move(binary)), m_policy(policy), m_lock(lock), m_deadline(deadline) {
+    : m_binary(std::move(binary)), m_device(device), m_policy(policy), m_deadline(deadline) {
   if (m_policy == ChildStart::spare) m_spawner = std::thread([this] { serve(); });
 }
 
@@ -71,47 +67,59 @@ void SpareChildren::release_counter_session() {
 
 util::Expected<StartedChild> SpareChildren::start() const {
   std::filesystem::path log = fresh_child_log_path();
-  auto process = CandidateProcess::start(m_binary, log);
+  auto process = CandidateProcess::start(m_binary, m_device, log);
   if (!process) return process.take_error();
   return StartedChild{std::move(*process), std::move(log), std::nullopt};
 }
 
 void SpareChildren::stop(StartedChild& child) {
-  {
-    std::shared_lock gpu(m_lock); // its context is torn down on the GPU
-    child.process.stop();
-  }
+  child.process.stop(); // its context is torn down on the GPU: child work (the callers' gate)
   if (child.holds_counter_session) release_counter_session(); // ended with its process
   std::error_code ignored;
   std::filesystem::remove(child.log_path, ignored);
 }
 
-// Sends the spare `prepare` (outside the mutex, under the GPU lock held shared); a spare
-// that fails it is discarded and another is wanted.
+std::optional<std::chrono::steady_clock::time_point> SpareChildren::session_due() const {
+  if (!m_spare || !m_spare->startup || m_spare->holds_counter_session || m_spare->session_asked ||
+      m_evaluations > 0 || m_counter_session_held || !m_gate.may_begin_child_work())
+    return std::nullopt;
+  return m_idle_since + kIdleBeforeSession;
+}
+
+bool SpareChildren::spare_needs_prepare() const {
+  if (!m_spare)
+    return false;
+  if (!m_spare->startup)
+    return true;
+  // Prepared beside an evaluation, without the session: open it once the GPU has been idle.
+  const auto due = session_due();
+  return due && std::chrono::steady_clock::now() >= *due;
+}
+
+// Sends the spare `prepare` as child work (outside the mutex); the session is asked for only
+// while no evaluation runs (spare_child.hpp "The counter session"). A spare that fails it is
+// discarded and another is wanted.
 void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
+  m_gate.begin_child_work(); // the explicit check: throws inside a timed window
   m_preparing = true;
-  const bool session = !m_counter_session_held; // the GPU is idle: nothing counts now
+  const bool session = m_evaluations == 0 && !m_counter_session_held &&
+                       std::chrono::steady_clock::now() >= m_idle_since + kIdleBeforeSession;
   if (session) m_counter_session_held = true;
   guard.unlock();
-  std::optional<trace::Json> startup;
-  bool opened = false;
-  {
-    std::shared_lock gpu(m_lock);
-    Request prepare;
-    prepare.op = RequestOp::prepare;
-    prepare.counter_session = session;
-    auto reply = m_spare->process.request(prepare, m_deadline);
-    if (reply && reply->ok) {
-      startup = reply->startup ? *reply->startup : trace::Json::object();
-      opened = session && reply->counter_session_open;
-    }
-  }
+  protocol::Request prepare;
+  prepare.op = protocol::RequestOp::prepare;
+  prepare.counter_session = session;
+  auto reply = m_spare->process.request(prepare, m_deadline);
   guard.lock();
+  m_gate.end_child_work();
   m_preparing = false;
+  const bool ready = reply && reply->ok;
+  const bool opened = ready && session && reply->counter_session_open;
   if (session && !opened) m_counter_session_held = false;
-  if (startup) {
-    m_spare->startup = std::move(startup);
+  if (ready) {
+    m_spare->startup = reply->startup ? *reply->startup : trace::Json::object();
     m_spare->holds_counter_session = opened;
+    m_spare->session_asked = m_spare->session_asked || session;
   } else {
     discard(m_spare);
     m_wanted = true;
@@ -119,45 +127,81 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   m_changed.notify_all();
 }
 
-// The thread: stops retired children first, then starts a spare when one is wanted, then
-// prepares the spare while the GPU is idle.
+void SpareChildren::stop_retired(std::unique_lock<std::mutex>& guard) {
+  std::vector<StartedChild> retiring = std::move(m_retiring);
+  m_retiring.clear();
+  m_gate.begin_child_work();
+  m_stopping_children = true;
+  guard.unlock();
+  for (StartedChild& child : retiring)
+    stop(child);
+  retiring.clear();
+  guard.lock();
+  m_gate.end_child_work();
+  m_stopping_children = false;
+  m_changed.notify_all();
+}
+
+void SpareChildren::spawn(std::unique_lock<std::mutex>& guard) {
+  m_wanted = false;
+  m_spawning = true;
+  guard.unlock();
+  std::optional<StartedChild> next;
+  if (auto started = start())
+    next = std::move(*started);
+  guard.lock();
+  m_spawning = false;
+  if (!m_spare)
+    std::swap(m_spare, next);
+  discard(next); // another spare got there first
+  m_changed.notify_all();
+}
+
+// The thread: stops retired children, starts a spare when one is wanted (no GPU work: exec and
+// library loading), and prepares the spare — child work only while the gate allows it.
 void SpareChildren::serve() {
   std::unique_lock guard(m_mutex);
-  auto unprepared_while_idle = [&] {
-    return m_spare && !m_spare->startup && m_evaluations == 0;
+  auto child_work = [&] {
+    return m_gate.may_begin_child_work() && (!m_retiring.empty() || spare_needs_prepare());
   };
+  auto ready = [&] { return m_stopping || m_wanted || child_work(); };
   for (;;) {
-    m_changed.wait(guard, [&] {
-      return m_stopping || m_wanted || !m_retiring.empty() || unprepared_while_idle();
-    });
     if (m_stopping) return;
-    if (m_retiring.empty() && !m_wanted) {
+    if (!ready()) {
+      // Every change notifies; a session becomes due with time alone.
+      if (const auto due = session_due())
+        m_changed.wait_until(guard, *due);
+      else
+        m_changed.wait(guard);
+      continue;
+    }
+    if (m_gate.may_begin_child_work() && !m_retiring.empty())
+      stop_retired(guard);
+    else if (m_wanted)
+      spawn(guard);
+    else
       prepare_spare(guard);
-      continue;
-    }
-    if (!m_retiring.empty()) {
-      std::vector<StartedChild> retiring = std::move(m_retiring);
-      m_retiring.clear();
-      m_stopping_children = true;
-      guard.unlock();
-      for (StartedChild& child : retiring) stop(child);
-      retiring.clear();
-      guard.lock();
-      m_stopping_children = false;
-      m_changed.notify_all();
-      continue;
-    }
-    m_wanted = false;
-    m_spawning = true;
-    guard.unlock();
-    std::optional<StartedChild> next;
-    if (auto started = start()) next = std::move(*started);
-    guard.lock();
-    m_spawning = false;
-    if (!m_spare) std::swap(m_spare, next);
-    discard(next); // another spare got there first
-    m_changed.notify_all();
   }
+}
+
+void SpareChildren::open_timed_window() {
+  std::unique_lock guard(m_mutex);
+  m_gate.want_timed_window();
+  m_changed.wait(guard, [&] { return m_gate.may_open_timed_window(); });
+  m_gate.open_timed_window();
+}
+
+void SpareChildren::close_timed_window() {
+  {
+    std::lock_guard guard(m_mutex);
+    m_gate.close_timed_window();
+  }
+  m_changed.notify_all();
+}
+
+bool SpareChildren::timed_window_open() const {
+  std::lock_guard guard(m_mutex);
+  return m_gate.timed_window_open();
 }
 
 util::Expected<StartedChild> SpareChildren::take() {
@@ -203,7 +247,8 @@ void SpareChildren::begin_evaluation() {
 void SpareChildren::end_evaluation() {
   {
     std::lock_guard guard(m_mutex);
-    --m_evaluations;
+    if (--m_evaluations == 0)
+      m_idle_since = std::chrono::steady_clock::now();
   }
   m_changed.notify_all();
 }

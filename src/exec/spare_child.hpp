@@ -18,18 +18,25 @@
 // short-lived threads. A spare found dead when taken is replaced by a fresh child.
 //
 // The same thread stops the children of finished evaluations (retire): the polite `exit`, the
-// process's end and its CUDA context's teardown happen off the evaluation's critical path,
-// under the GPU lock held shared, so they never overlap a timed trial. And while no evaluation
-// is between begin_evaluation() and end_evaluation() — the GPU is idle, as a service's GPU is
-// between requests — it sends the spare its `prepare` (CUDA context) under the shared lock, so
-// the next evaluation takes a child that is ready to load.
+// process's end and its CUDA context's teardown happen off the evaluation's critical path. And
+// it sends the spare its `prepare` (driver, CUPTI, CUDA context) as soon as the spare is there,
+// beside whatever evaluation runs, so that evaluations arriving back to back take a child
+// ready to load. Both are child work under the ChildWorkGate (child_work_gate.hpp), not under
+// the GPU lock: they run beside an evaluation's inputs, load, correctness, counting, re-check
+// and tool passes, never beside a timed window — the timing phase opens one (TimedWindow) and
+// waits for child work in flight to end, and no child work begins while one is open or waits.
 //
 // The counter session. CUPTI lets one process at a time hold a range-profiler session on a GPU
 // (a second one's Start fails with CUPTI_ERROR_HARDWARE_BUSY, measured on an H200), and a
 // session's first pass is its expensive part (~0.4–0.9 s). The right to hold it is handed out
-// here: the spare prepared while idle takes it when it is free and opens its session then, so
-// the evaluation that takes the spare counts in ~50 ms; an evaluation whose child does not hold
-// it claims it for its count, waiting (never under the GPU lock) until the holder has ended.
+// here: a spare takes it only while no evaluation is between begin_evaluation() and
+// end_evaluation() (one in flight still has to count, and its own child comes first), none has
+// run for kIdleBeforeSession and the right is free — at its `prepare`, or with a second
+// `prepare` once the GPU has become idle —
+// and opens its session then, so the evaluation that takes the spare counts in ~50 ms; an
+// evaluation whose child does not hold it (back to back, the spare was prepared beside the
+// evaluation before) claims it for its count, waiting (never under the GPU lock) until the
+// holder has ended.
 // The right comes back when the holding child has stopped, or from release_counter_session().
 // No session stays open while trials run: an evaluation counts before it times, the child
 // closes its session after counting (or on `end_session`), and the timing phase holds the
@@ -38,6 +45,7 @@
 #pragma once
 
 #include "exec/child_process.hpp"
+#include "exec/child_work_gate.hpp"
 #include "util/error.hpp"
 
 #include <chrono>
@@ -51,6 +59,11 @@
 
 namespace ptxbench::exec {
 
+// How long no evaluation must have run before a prepared spare opens the counter session: an
+// evaluation arriving back to back (a client's round trip after the last one) must not wait in
+// take() for a session its count would open anyway.
+inline constexpr std::chrono::milliseconds kIdleBeforeSession{250};
+
 // Whether an Evaluator keeps a spare candidate child. Explicit values.
 enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
 
@@ -59,15 +72,14 @@ struct StartedChild {
   std::filesystem::path log_path; // the child's stdout and stderr; the taker removes it
   std::optional<trace::Json> startup; // set once `prepare` succeeded: its start-up steps
   bool holds_counter_session = false;  // its range-profiler session is open (see above)
+  bool session_asked = false;          // a `prepare` asked it to open one (asked once only)
 };
-
-class GpuLock;
 
 class SpareChildren {
 public:
-  // `lock`: the GPU lock a retiring child's end and a spare's `prepare` are held under
-  // (shared); `deadline`: of the spare's `prepare`.
-  SpareChildren(std::filesystem::path binary, ChildStart policy, GpuLock& lock,
+  // `device`: the CUDA device every child is started for (CandidateProcess::start);
+  // `deadline`: of the spare's `prepare`.
+  SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
                 std::chrono::milliseconds deadline = std::chrono::seconds(60));
   ~SpareChildren();
   SpareChildren(const SpareChildren&) = delete;
@@ -80,9 +92,16 @@ public:
   int count() const;
   // Stops `child` and removes its log in the background (synchronously under on_demand).
   void retire(StartedChild child);
-  // An evaluation's GPU part begins / ends; the spare is prepared only while none runs.
+  // An evaluation's GPU part begins / ends; a spare opens the counter session only while none
+  // runs.
   void begin_evaluation();
   void end_evaluation();
+  // An evaluation's timed window (child_work_gate.hpp): open waits for child work in flight
+  // to end and keeps new child work from beginning until close.
+  void open_timed_window();
+  void close_timed_window();
+  // Whether a timed window is open now (a snapshot, for tests and checks).
+  bool timed_window_open() const;
   // Waits until every retired child has ended.
   void settle();
   // The GPU's one range-profiler session (above): take the right if free; take it, waiting at
@@ -96,18 +115,25 @@ private:
   util::Expected<StartedChild> start() const;
   void stop(StartedChild& child);
   void discard(std::optional<StartedChild>& child); // m_mutex held
+  // m_mutex held: the spare needs a `prepare` now; the time a session `prepare` becomes due.
+  bool spare_needs_prepare() const;
+  std::optional<std::chrono::steady_clock::time_point> session_due() const;
   void prepare_spare(std::unique_lock<std::mutex>& guard);
+  void stop_retired(std::unique_lock<std::mutex>& guard);
+  void spawn(std::unique_lock<std::mutex>& guard);
   void serve();
 
   std::filesystem::path m_binary;
+  int m_device;
   ChildStart m_policy;
   mutable std::mutex m_mutex;
   mutable std::condition_variable m_changed;
-  GpuLock& m_lock;
   std::chrono::milliseconds m_deadline;
   int m_evaluations = 0;    // evaluations between begin and end
+  std::chrono::steady_clock::time_point m_idle_since{}; // when m_evaluations last became 0
   bool m_preparing = false; // the thread is preparing the spare
   bool m_counter_session_held = false; // a child holds the GPU's range-profiler session
+  ChildWorkGate m_gate;                // m_mutex held
   std::optional<StartedChild> m_spare;
   std::vector<StartedChild> m_retiring;
   bool m_stopping_children = false; // the thread is stopping retired children
@@ -132,6 +158,19 @@ public:
 private:
   SpareChildren& m_spares;
   bool m_claimed;
+};
+
+// A timed window for a scope (SpareChildren::open_timed_window). Open it after taking the GPU
+// lock: child work holds no GPU lock, so the order cannot deadlock.
+class TimedWindow {
+public:
+  explicit TimedWindow(SpareChildren& spares) : m_spares(spares) { m_spares.open_timed_window(); }
+  ~TimedWindow() { m_spares.close_timed_window(); }
+  TimedWindow(const TimedWindow&) = delete;
+  TimedWindow& operator=(const TimedWindow&) = delete;
+
+private:
+  SpareChildren& m_spares;
 };
 
 // A fresh, private log file path for one child.

@@ -23,14 +23,14 @@ std::string process_end(const util::ProcessResult& process) {
 }
 
 // The last single-call reply line in `out`, decoded.
-std::optional<Reply> single_call_reply(const std::string& out) {
-  std::optional<Reply> found;
+std::optional<protocol::Reply> single_call_reply(const std::string& out) {
+  std::optional<protocol::Reply> found;
   for (const std::string& line : util::split_lines(out)) {
-    const auto at = line.find(kSingleCallReplyPrefix);
+    const auto at = line.find(protocol::kSingleCallReplyPrefix);
     if (at == std::string::npos)
       continue;
-    if (auto reply =
-            decode_reply(std::string_view(line).substr(at + kSingleCallReplyPrefix.size())))
+    if (auto reply = protocol::decode_reply(
+            std::string_view(line).substr(at + protocol::kSingleCallReplyPrefix.size())))
       found = std::move(*reply);
   }
   return found;
@@ -40,9 +40,10 @@ std::optional<Reply> single_call_reply(const std::string& out) {
 
 util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffers,
                                                        const std::filesystem::path& library,
-                                                       const std::string& signature) {
+                                                       const std::string& signature, int device) {
   static std::atomic<int> counter{0};
   SingleCallFiles files;
+  files.m_device = device;
   files.m_dir = std::filesystem::temp_directory_path() /
                 fmt::format("ptxbench-single-call-{}-{}", ::getpid(), counter++);
   std::error_code error;
@@ -51,8 +52,8 @@ util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffer
                                std::filesystem::perm_options::replace, error);
   if (error)
     return util::make_error(util::ErrorKind::io, "cannot create " + files.m_dir.string());
-  Request spec;
-  spec.op = RequestOp::load;
+  protocol::Request spec;
+  spec.op = protocol::RequestOp::load;
   spec.library = library.string();
   spec.signature = signature;
   spec.sets = {buffers.layout()};
@@ -77,14 +78,9 @@ SingleCallFiles::~SingleCallFiles() {
 }
 
 std::vector<std::string> SingleCallFiles::argv(const std::filesystem::path& candidate,
-                                               const SingleCallOptions& options) const {
-  std::vector<std::string> out{candidate.string(), "--single-call", (m_dir / "spec.json").string(),
-                               "--inputs", (m_dir / "inputs.bin").string()};
-  if (!options.nvtx_range.empty())
-    out.insert(out.end(), {"--nvtx-range", options.nvtx_range});
-  if (options.warmup > 0)
-    out.insert(out.end(), {"--warmup", std::to_string(options.warmup)});
-  return out;
+                                               const protocol::SingleCallOptions& options) const {
+  return protocol::single_call_argv(candidate, m_device, m_dir / "spec.json", m_dir / "inputs.bin",
+                                    options);
 }
 
 std::filesystem::path find_cuda_tool(const std::string& name) {
@@ -214,7 +210,7 @@ NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesyst
   options.nvtx_range = std::string(kAuditNvtxRange);
   options.replay = measure::NcuReplay::application;
   options.timeout = timeout;
-  SingleCallOptions call;
+  protocol::SingleCallOptions call;
   call.nvtx_range = std::string(kAuditNvtxRange);
   call.warmup = 1; // module loading and first-launch work stay outside the range
   auto audit = measure::run_ncu_audit(runner, files.argv(candidate, call), options);

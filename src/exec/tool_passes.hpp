@@ -22,8 +22,8 @@
 #pragma once
 
 #include "exec/buffers.hpp"
-#include "exec/candidate.hpp"
 #include "exec/evaluation.hpp"
+#include "protocol/child_arguments.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
@@ -43,19 +43,21 @@ public:
   // Writes the spec (library, signature, set 0's layout, scalars, var axes) and set 0's inputs.
   static util::Expected<SingleCallFiles> write(const EvalBuffers& buffers,
                                                const std::filesystem::path& library,
-                                               const std::string& signature);
+                                               const std::string& signature, int device);
   SingleCallFiles(SingleCallFiles&& other) noexcept;
   SingleCallFiles& operator=(SingleCallFiles&&) = delete;
   SingleCallFiles(const SingleCallFiles&) = delete;
   ~SingleCallFiles();
 
-  // `candidate --single-call SPEC --inputs FILE [--nvtx-range R] [--warmup N]`.
+  // `candidate --device D --single-call SPEC --inputs FILE [--nvtx-range R] [--warmup N]`
+  // (protocol/child_arguments.hpp), D the device the files were written for.
   std::vector<std::string> argv(const std::filesystem::path& candidate,
-                                const SingleCallOptions& options) const;
+                                const protocol::SingleCallOptions& options) const;
 
 private:
   SingleCallFiles() = default;
   std::filesystem::path m_dir;
+  int m_device = 0;
 };
 
 // `name` on PATH, else under /usr/local/cuda/bin; empty when neither has it.

@@ -35,12 +35,14 @@ struct WarmReference {
 };
 
 struct WarmState {
-  WarmState(std::filesystem::path candidate_binary, std::size_t budget_bytes, ChildStart children)
-      : inputs(budget_bytes), references(kMaxIdleReferences),
-        spares(std::move(candidate_binary), children, lock) {}
+  WarmState(std::filesystem::path candidate_binary, int cuda_device, std::size_t budget_bytes,
+            ChildStart children)
+      : device(cuda_device), inputs(budget_bytes), references(kMaxIdleReferences),
+        spares(std::move(candidate_binary), cuda_device, children) {}
 
   static constexpr std::size_t kMaxIdleReferences = 64;
 
+  int device; // the CUDA device of every evaluation, its threads and its children
   GpuLock lock;
   WarmCache<WarmInputs> inputs;         // cost: device bytes
   WarmCache<WarmReference> references;  // cost: 1 per reference

@@ -103,7 +103,7 @@ GpuActivity common_fields(const Record& record, GpuActivity::Kind kind, std::str
 
 // Start/stop events of the timed calls (grown on demand, reused). Created at the first timed
 // call, not with the timer: creating an event creates the CUDA context, which a child creates
-// as a step of its own (exec/candidate.hpp).
+// as a step of its own (child/candidate.hpp).
 class EventPool {
 public:
   void reserve_pairs(std::size_t pairs) {

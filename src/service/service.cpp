@@ -12,9 +12,9 @@ namespace ptxbench::service {
 
 struct Service::Worker {
   std::optional<int> device;
-  std::string label; // "cuda:N" or "cpu"
+  std::string label; // "cuda:N" or "cpu", "cuda:N/K" with several workers per device
   std::string name;  // the GPU's name
-  std::unique_ptr<exec::Evaluator> evaluator;
+  std::shared_ptr<exec::Evaluator> evaluator; // its device's, shared with that device's workers
   std::thread thread;
   // Guarded by Service::m_mutex.
   bool healthy = true;
@@ -81,18 +81,10 @@ util::Expected<std::vector<int>> parse_gpus(std::string_view spec, int device_co
 
 util::Expected<std::unique_ptr<Service>>
 Service::start(const exec::Checker& checker, const suite::Suite& suite, ServiceOptions options) {
-  // The supervisor follows its worker's device (cudaSetDevice in run_worker), but the
-  // candidate child creates its context on CUDA device 0 (exec/candidate.cpp, prepare), so a
-  // worker on another device would run candidates on the wrong GPU. Until the child takes the
-  // device from its supervisor, one process serves one GPU.
-  for (int device : options.gpus)
-    if (device != 0)
-      return util::make_error(
-          util::ErrorKind::unsupported,
-          fmt::format("--gpus: device {}: the candidate child runs on CUDA device 0 only; serve "
-                      "each GPU from its own process (CUDA_VISIBLE_DEVICES={} ptxbench serve "
-                      "--port P) and give the runs every URL (--eval-service URL,URL)",
-                      device, device));
+  if (options.workers_per_device < 1)
+    return util::make_error(
+        util::ErrorKind::invalid_input,
+        fmt::format("--workers-per-gpu must be at least 1, not {}", options.workers_per_device));
   if (options.keep_finished < std::chrono::hours::zero() ||
       options.prune_interval <= std::chrono::milliseconds::zero())
     return util::make_error(util::ErrorKind::invalid_input,
@@ -128,14 +120,24 @@ Service::Service(const exec::Checker& checker, const suite::Suite& suite, Servic
   std::vector<std::optional<int>> devices(m_options.gpus.begin(), m_options.gpus.end());
   if (devices.empty())
     devices.push_back(std::nullopt);
+  const int per_device = m_options.workers_per_device;
   for (const auto& device : devices) {
-    auto worker = std::make_unique<Worker>();
-    worker->device = device;
-    worker->label = device ? fmt::format("cuda:{}", *device) : "cpu";
-    worker->name = device ? gpu_name(*device) : "";
-    worker->evaluator = std::make_unique<exec::Evaluator>(
-        m_checker, m_suite, m_options.candidate_binary, m_options.reference_cache);
-    m_workers.push_back(std::move(worker));
+    // One Evaluator per device, shared by its workers: one GPU lock, one spare child, one
+    // counter-session right, and children started for that device.
+    exec::EvaluatorOptions evaluator_options;
+    evaluator_options.device = device.value_or(0);
+    auto evaluator =
+        std::make_shared<exec::Evaluator>(m_checker, m_suite, m_options.candidate_binary,
+                                          m_options.reference_cache, evaluator_options);
+    const std::string label = device ? fmt::format("cuda:{}", *device) : "cpu";
+    for (int index = 0; index < per_device; ++index) {
+      auto worker = std::make_unique<Worker>();
+      worker->device = device;
+      worker->label = per_device == 1 ? label : fmt::format("{}/{}", label, index);
+      worker->name = device ? gpu_name(*device) : "";
+      worker->evaluator = evaluator;
+      m_workers.push_back(std::move(worker));
+    }
   }
 }
 

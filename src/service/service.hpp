@@ -1,5 +1,6 @@
 // The evaluation service without its HTTP face (http_server.hpp): a durable FIFO of tasks and
-// one worker thread — a supervisor — per GPU (DESIGN.md §"Service", docs/service.md).
+// one supervisor per GPU, every GPU of the machine from one process (DESIGN.md §"Service",
+// docs/service.md).
 //
 // Problem. Many agents share few GPUs. An evaluation holds its GPU for seconds to minutes and
 // must not share it (timing); submitting must return at once; a client must be able to wait
@@ -7,9 +8,10 @@
 // lose no task and no result.
 //
 // Approach. submit() writes the task to the task store (task_store.hpp) and appends its id to
-// the in-memory queue; each worker thread selects its CUDA device once, owns an
-// exec::Evaluator (whose reference-latency cache stays warm for the life of the process) and
-// takes the oldest queued task, marks it running, evaluates it and writes the result. task()
+// the in-memory queue; each worker thread selects its CUDA device once, uses its device's
+// exec::Evaluator (built for that device, so its candidate children run there too; its
+// reference-latency cache stays warm for the life of the process) and takes the oldest queued
+// task, marks it running, evaluates it and writes the result. task()
 // is a long-poll: it waits on a condition variable until the task has finished or the wait
 // has passed. start() re-queues what the task store says a stopped server left unfinished.
 // Without a GPU there is one worker, "cpu", whose evaluations stop after the static check
@@ -50,8 +52,13 @@ struct ServiceOptions {
   static constexpr std::chrono::hours kDefaultKeepFinished{7 * 24};
 
   std::filesystem::path state_dir; // the task store's folder
-  // CUDA device indices, one worker each; empty: one worker without a GPU ("cpu").
+  // CUDA device indices, one supervisor (exec::Evaluator, on that device) each; empty: one
+  // without a GPU ("cpu").
   std::vector<int> gpus;
+  // Worker threads per device, sharing its supervisor: with more than one, a task's static
+  // check and untimed phases overlap another's on the same GPU (its GPU lock keeps timing
+  // exclusive). `--workers-per-gpu`.
+  int workers_per_device = 1;
   std::filesystem::path candidate_binary; // empty: exec::candidate_binary_path()
   std::filesystem::path reference_cache = exec::ReferenceLatencyCache::default_file();
   // One line per event (task finished, worker failure, tasks pruned); called from any thread.

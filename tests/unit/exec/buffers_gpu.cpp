@@ -41,9 +41,9 @@ TEST(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
   const std::size_t slots = buffers->slots().size();
 
   std::set<std::string> handed;
-  for (const SetHandles& set : buffers->handles()) {
+  for (const protocol::SetHandles& set : buffers->handles()) {
     EXPECT_EQ(set.size(), slots);
-    for (const BufferHandle& handle : set)
+    for (const protocol::BufferHandle& handle : set)
       handed.insert(handle.ipc);
   }
   EXPECT_EQ(handed.size(), 3 * slots) << "every set has buffers of its own";

@@ -2,15 +2,16 @@
 // the protocol): a reply must carry its request's id, and nothing may be left on the channel
 // (peers-and-cheats.md §2 class 10, a forged result line).
 #include "exec/child_process.hpp"
+#include "protocol/child_arguments.hpp"
 #include "support/scratch_dir.hpp"
-
-#include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace ptxbench::exec {
 namespace {
@@ -22,14 +23,16 @@ using test_support::ScratchDir;
 std::filesystem::path stand_in_child(const ScratchDir& dir, const std::string& before) {
   const std::string script =
       "#!/bin/bash\n"
-      "req=$2; rep=$4\n"
+      "req=$4; rep=$6\n" // --device D --request-fd N --reply-fd M
       "answer() {\n"
       "  printf '{\"id\":%s,\"ok\":true,\"error\":\"none\",\"message\":\"%s\","
       "\"invoke_status\":0,\"cuda_error\":\"\"}\\n' \"$1\" \"$2\" >&\"$rep\"\n"
       "}\n"
       "while IFS= read -r line <&\"$req\"; do\n"
       "  [[ $line =~ \\\"id\\\":([0-9]+) ]] && id=${BASH_REMATCH[1]}\n"
-      "  " + before + "\n"
+      "  " +
+      before +
+      "\n"
       "  answer \"$id\" real\n"
       "  [[ $line == *'\"op\":\"exit\"'* ]] && exit 0\n"
       "done\n";
@@ -41,15 +44,15 @@ std::filesystem::path stand_in_child(const ScratchDir& dir, const std::string& b
 const std::string kForgedWithoutId = "answer 1 forged";
 const std::string kForgedWithTheId = "answer \"$id\" forged";
 
-util::Expected<Reply> ping(CandidateProcess& child) {
-  Request request;
-  request.op = RequestOp::ping;
+util::Expected<protocol::Reply> ping(CandidateProcess& child) {
+  protocol::Request request;
+  request.op = protocol::RequestOp::ping;
   return child.request(request, std::chrono::seconds(10));
 }
 
 TEST(ReplyChannel, AnHonestChildsRepliesCarryTheirRequestsIds) {
   ScratchDir dir;
-  auto child = CandidateProcess::start(stand_in_child(dir, ":"), dir.path() / "child.log");
+  auto child = CandidateProcess::start(stand_in_child(dir, ":"), 0, dir.path() / "child.log");
   ASSERT_TRUE(child) << child.error().message;
   for (int i = 0; i < 3; ++i) {
     auto reply = ping(*child);
@@ -62,7 +65,7 @@ TEST(ReplyChannel, AnHonestChildsRepliesCarryTheirRequestsIds) {
 TEST(ReplyChannel, AForgedReplyWithoutTheRequestsIdIsABadResponse) {
   ScratchDir dir;
   auto child =
-      CandidateProcess::start(stand_in_child(dir, kForgedWithoutId), dir.path() / "child.log");
+      CandidateProcess::start(stand_in_child(dir, kForgedWithoutId), 0, dir.path() / "child.log");
   ASSERT_TRUE(child) << child.error().message;
   auto reply = ping(*child);
   ASSERT_FALSE(reply);
@@ -78,7 +81,7 @@ TEST(ReplyChannel, AForgedReplyWithoutTheRequestsIdIsABadResponse) {
 TEST(ReplyChannel, AForgedReplyWithTheIdLeavesTheRealOneOverAndTheNextRequestFails) {
   ScratchDir dir;
   auto child =
-      CandidateProcess::start(stand_in_child(dir, kForgedWithTheId), dir.path() / "child.log");
+      CandidateProcess::start(stand_in_child(dir, kForgedWithTheId), 0, dir.path() / "child.log");
   ASSERT_TRUE(child) << child.error().message;
   auto first = ping(*child);
   ASSERT_TRUE(first) << first.error().message;
@@ -94,11 +97,35 @@ TEST(ReplyChannel, AForgedReplyWithTheIdLeavesTheRealOneOverAndTheNextRequestFai
 TEST(CandidateProcess, AMissingBinaryFailsToStartWithAClearError) {
   ScratchDir dir;
   const auto missing = dir.path() / "no-such-candidate";
-  auto child = CandidateProcess::start(missing, dir.path() / "child.log");
+  auto child = CandidateProcess::start(missing, 0, dir.path() / "child.log");
   ASSERT_FALSE(child);
   EXPECT_EQ(child.error().kind, util::ErrorKind::subprocess);
   EXPECT_EQ(child.error().message,
             "cannot execute '" + missing.string() + "': No such file or directory");
+}
+
+// The supervisor's device reaches the child as an explicit argument, beside the protocol fds
+// (protocol/child_arguments.hpp), and the child's parser reads back what was sent.
+TEST(CandidateProcess, TheChildIsStartedForTheSupervisorsDevice) {
+  ScratchDir dir;
+  const auto script = dir.write("child.sh", "#!/bin/bash\necho \"$@\"\nsleep 30\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto child = CandidateProcess::start(script, 5, dir.path() / "child.log");
+  ASSERT_TRUE(child) << child.error().message;
+  for (int wait = 0; wait < 1000 && child->log_tail().empty(); ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string line = child->log_tail();
+  EXPECT_EQ(line, "--device 5 --request-fd 3 --reply-fd 4\n");
+  std::vector<std::string> words;
+  for (std::size_t at = 0, next; at < line.size() - 1; at = next + 1) {
+    next = line.find_first_of(" \n", at);
+    words.push_back(line.substr(at, next - at));
+  }
+  auto parsed = protocol::parse_child_arguments(words);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->device, 5);
+  EXPECT_EQ(parsed->mode, protocol::ChildMode::serve);
+  child->stop();
 }
 
 // The child closes its request pipe and lingers: our write meets a pipe nobody reads, which
@@ -107,9 +134,9 @@ TEST(CandidateProcess, ARequestToAChildThatClosedItsRequestPipeIsAnError) {
   ASSERT_NE(::signal(SIGPIPE, SIG_DFL), SIG_ERR);
   ScratchDir dir;
   const auto script =
-      dir.write("child.sh", "#!/bin/bash\neval \"exec $2<&-\"\necho closed\nsleep 30\n");
+      dir.write("child.sh", "#!/bin/bash\neval \"exec $4<&-\"\necho closed\nsleep 30\n");
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  auto child = CandidateProcess::start(script, dir.path() / "child.log");
+  auto child = CandidateProcess::start(script, 0, dir.path() / "child.log");
   ASSERT_TRUE(child) << child.error().message;
   for (int wait = 0; wait < 1000 && child->log_tail().find("closed") == std::string::npos; ++wait)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

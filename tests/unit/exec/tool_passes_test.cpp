@@ -18,8 +18,8 @@ std::string fixture(const std::string& name) {
   return text.str();
 }
 
-std::string reply_line(const Reply& reply) {
-  return std::string(kSingleCallReplyPrefix) + encode(reply) + "\n";
+std::string reply_line(const protocol::Reply& reply) {
+  return std::string(protocol::kSingleCallReplyPrefix) + encode(reply) + "\n";
 }
 
 util::ProcessResult finished(std::string out, int exit_code) {
@@ -31,7 +31,8 @@ util::ProcessResult finished(std::string out, int exit_code) {
 }
 
 TEST(SanitizerPass, OutOfBoundsWriteBecomesAFindingWithKernelAndSourceLine) {
-  Reply failed = Reply::failure(ChildError::cuda, "CUDA error after the call");
+  protocol::Reply failed =
+      protocol::Reply::failure(protocol::ChildError::cuda, "CUDA error after the call");
   failed.cuda_error = "cudaErrorLaunchFailure: unspecified launch failure";
   const SanitizerPass pass =
       sanitizer_pass_from(finished(fixture("sanitizer_memcheck_oob.txt") + reply_line(failed), 99));
@@ -53,7 +54,8 @@ TEST(SanitizerPass, OutOfBoundsWriteBecomesAFindingWithKernelAndSourceLine) {
 }
 
 TEST(SanitizerPass, AFindingThatMadeTheVerdictIsPrintedOnce) {
-  Reply failed = Reply::failure(ChildError::cuda, "CUDA error after the call");
+  protocol::Reply failed =
+      protocol::Reply::failure(protocol::ChildError::cuda, "CUDA error after the call");
   Evaluation ev;
   ev.gpu_ran = true;
   ev.problem = "gemm_n7168_k5120";
@@ -76,7 +78,7 @@ TEST(SanitizerPass, AFindingThatMadeTheVerdictIsPrintedOnce) {
 
 TEST(SanitizerPass, CleanReportWithACompletedCallHasNoFinding) {
   const SanitizerPass pass = sanitizer_pass_from(
-      finished(fixture("sanitizer_memcheck_clean.txt") + reply_line(Reply{}), 0));
+      finished(fixture("sanitizer_memcheck_clean.txt") + reply_line(protocol::Reply{}), 0));
   EXPECT_TRUE(pass.ran);
   EXPECT_TRUE(pass.report.clean);
   EXPECT_TRUE(pass.finding.empty());

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using namespace ptxbench;
@@ -307,14 +308,61 @@ TEST(ServicePersistence, AStoppingServiceTakesNoTaskAndReleasesItsLongPolls) {
   (*service)->stop();
 }
 
-TEST(ServicePersistence, AWorkerOnADeviceOtherThanZeroIsRefusedWithTheWayOut) {
+// The child takes its device from its supervisor, so a worker on any device is accepted (here,
+// without that device, it reports itself unhealthy instead of running candidates elsewhere).
+TEST(ServicePersistence, AWorkerOnADeviceOtherThanZeroIsAccepted) {
   ScratchDir state;
   ServiceOptions options = options_for(state.path());
   options.gpus = {1};
+  auto service = Service::start(*tools().checker, *tools().suite, options);
+  ASSERT_TRUE(service) << service.error().message;
+  const Health health = (*service)->health();
+  ASSERT_EQ(health.workers.size(), 1u);
+  EXPECT_EQ(health.workers[0].device, "cuda:1");
+  (*service)->stop();
+}
+
+TEST(ServicePersistence, FewerThanOneWorkerPerDeviceIsRefused) {
+  ScratchDir state;
+  ServiceOptions options = options_for(state.path());
+  options.workers_per_device = 0;
   auto refused = Service::start(*tools().checker, *tools().suite, options);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, util::ErrorKind::unsupported);
-  EXPECT_NE(refused.error().message.find("CUDA_VISIBLE_DEVICES=1 ptxbench serve"),
-            std::string::npos)
-      << refused.error().message;
+  EXPECT_EQ(refused.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(refused.error().message, "--workers-per-gpu must be at least 1, not 0");
+}
+
+// Two workers take tasks from the one queue: every task is run once, by one of them, and both
+// take one (a check compiles for seconds: while the first worker compiles the first task, the
+// second task, submitted right after, can only go to the other).
+TEST(ServicePersistence, TwoWorkersShareOneQueueAndOneHealth) {
+  ScratchDir state;
+  ServiceOptions options = options_for(state.path());
+  options.workers_per_device = 2;
+  auto service = Service::start(*tools().checker, *tools().suite, options);
+  ASSERT_TRUE(service) << service.error().message;
+  const Health idle = (*service)->health();
+  ASSERT_EQ(idle.workers.size(), 2u);
+  EXPECT_EQ(idle.workers[0].device, "cpu/0");
+  EXPECT_EQ(idle.workers[1].device, "cpu/1");
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto submitted =
+        (*service)->submit(request_for(fill_kernel("two workers " + std::to_string(i))));
+    ASSERT_TRUE(submitted) << submitted.error().message;
+    ids.push_back(submitted->task_id);
+  }
+  auto tasks = (*service)->tasks(ids, std::chrono::minutes(5));
+  ASSERT_TRUE(tasks) << tasks.error().message;
+  std::set<std::string> workers;
+  for (const Task& task : *tasks) {
+    EXPECT_EQ(task.state, TaskState::completed) << task.id;
+    workers.insert(task.device);
+  }
+  EXPECT_EQ(workers, (std::set<std::string>{"cpu/0", "cpu/1"}));
+  const Health done = (*service)->health();
+  EXPECT_EQ(done.workers[0].finished, 1);
+  EXPECT_EQ(done.workers[1].finished, 1);
+  EXPECT_EQ(done.queue_size, 0u);
+  (*service)->stop();
 }

@@ -19,80 +19,69 @@
 
 #include "compile/ptxbench_call.h"
 #include "cuda/owned.hpp"
-#include "exec/device_buffer.hpp"
-#include "exec/protocol.hpp"
 #include "measure/instruction_counter.hpp"
 #include "measure/timing.hpp"
+#include "protocol/device_buffer.hpp"
+#include "protocol/protocol.hpp"
+#include "protocol/single_call.hpp"
 
 #include <cuda_runtime.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace ptxbench::exec {
-
-// What a single-call run does around its one call (candidate_single_call.cpp).
-struct SingleCallOptions {
-  std::string nvtx_range; // push/pop range around the call; empty: none
-  int warmup = 0;         // calls before the ranged one, outside the range
-};
-
-// The line prefix of a single-call run's reply on stdout (the reply itself is protocol JSON).
-inline constexpr std::string_view kSingleCallReplyPrefix = "ptxbench-candidate single-call reply: ";
-
-// Exit statuses of a single-call run.
-inline constexpr int kSingleCallOk = 0;
-inline constexpr int kSingleCallSetupFailed = 3; // spec, library, signature or inputs
-inline constexpr int kSingleCallFailed = 4;      // the call (or a warm-up call) failed
+namespace ptxbench::child {
 
 // The kernels among `activities` in launch order (correlation ids follow the API calls): the
 // counting pass's ranges, which CUPTI numbers in the same order, are matched to these names.
-std::vector<KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activities);
+std::vector<protocol::KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activities);
 
 class CandidateServer {
 public:
-  CandidateServer() = default;
+  // `device`: the CUDA device its context is created on (the supervisor's `--device`).
+  explicit CandidateServer(int device) : m_device(device) {}
   CandidateServer(const CandidateServer&) = delete;
   CandidateServer& operator=(const CandidateServer&) = delete;
   ~CandidateServer();
 
   // Serves until `exit` or end of input; returns the process exit status.
   int serve(int request_fd, int reply_fd);
-  Reply handle(const Request& request);
+  protocol::Reply handle(const protocol::Request& request);
   // One call on the first set of `spec` (a `load` request without IPC handles) whose inputs
   // are read from `inputs`; prints the reply after kSingleCallReplyPrefix and returns the
   // process exit status (kSingleCall*).
-  int single_call(const Request& spec, const std::filesystem::path& inputs,
-                  const SingleCallOptions& options);
+  int single_call(const protocol::Request& spec, const std::filesystem::path& inputs,
+                  const protocol::SingleCallOptions& options);
 
 private:
   // One input set: mappings of the supervisor's buffers, or (single call) buffers of our own.
   struct Set {
-    std::vector<IpcMapping> mappings;
-    std::vector<DeviceBuffer> owned;
+    std::vector<protocol::IpcMapping> mappings;
+    std::vector<protocol::DeviceBuffer> owned;
     std::vector<void*> pointers;
     std::vector<std::size_t> bytes;
     std::vector<std::size_t> output_indices;
   };
 
   void start_host();
-  Reply prepare(const Request& request);
-  Reply load(const Request& request);
-  Reply load_library(const Request& request);
-  Reply load_own_set(const SetHandles& handles, const std::filesystem::path& inputs);
-  Reply create_stream();
-  Reply call(int set);       // traced by CUPTI: its latency and kernels go back
-  Reply plain_call(int set); // untraced: under compute-sanitizer and ncu, which own CUPTI
-  Reply time(const Request& request);
-  Reply count(int set);
+  protocol::Reply prepare(const protocol::Request& request);
+  protocol::Reply load(const protocol::Request& request);
+  protocol::Reply load_library(const protocol::Request& request);
+  protocol::Reply load_own_set(const protocol::SetHandles& handles,
+                               const std::filesystem::path& inputs);
+  protocol::Reply create_stream();
+  protocol::Reply call(int set);       // traced by CUPTI: its latency and kernels go back
+  protocol::Reply plain_call(int set); // untraced: under compute-sanitizer and ncu, which own CUPTI
+  protocol::Reply time(const protocol::Request& request);
+  protocol::Reply count(int set);
   PtxbenchCall record(int set);
   int invoke(int set, cudaStream_t stream);
   void reset_outputs(int set, cudaStream_t stream);
-  Reply after_call(int status);
+  protocol::Reply after_call(int status);
 
+  int m_device;
   void* m_library = nullptr;
   PtxbenchInvokeFn m_invoke = nullptr;
   std::vector<Set> m_sets;
@@ -105,4 +94,4 @@ private:
   trace::Json m_startup = trace::Json::object(); // start-up step -> wall ms
 };
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::child

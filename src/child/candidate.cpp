@@ -1,21 +1,21 @@
-#include "exec/candidate.hpp"
+#include "child/candidate.hpp"
 
+#include "child/entry_point_guard.hpp"
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
-#include "exec/call_status.hpp"
-#include "exec/entry_point_guard.hpp"
 #include "measure/timing.hpp"
-
-#include <dlfcn.h>
-#include <unistd.h>
+#include "protocol/call_status.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <dlfcn.h>
+#include <fmt/format.h>
 #include <string>
+#include <unistd.h>
 
-namespace ptxbench::exec {
+namespace ptxbench::child {
 namespace {
 
 bool write_line(int fd, const std::string& text) {
@@ -84,7 +84,7 @@ void CandidateServer::start_host() {
   measure::CounterOptions options;
   options.replay = measure::CounterReplay::user;
   options.availability = measure::CounterAvailability::assume;
-  auto counter = measure::InstructionCounter::create_with(0, std::move(options));
+  auto counter = measure::InstructionCounter::create_with(m_device, std::move(options));
   if (counter)
     m_counter = std::make_unique<measure::InstructionCounter>(std::move(*counter));
   else
@@ -92,17 +92,21 @@ void CandidateServer::start_host() {
   laps.lap("counter_config");
 }
 
-Reply CandidateServer::prepare(const Request& request) {
+protocol::Reply CandidateServer::prepare(const protocol::Request& request) {
   if (m_startup.empty()) start_host();
   Laps laps(m_startup);
-  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
-    return Reply::failure(ChildError::cuda, "cannot create a CUDA context");
+  if (cudaSetDevice(m_device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+    return protocol::Reply::failure(
+        protocol::ChildError::cuda,
+        fmt::format("cannot create a CUDA context on device {}", m_device));
   laps.lap("context");
   if (!m_stream)
-    if (Reply reply = create_stream(); !reply.ok) return reply;
+    if (protocol::Reply reply = create_stream(); !reply.ok)
+      return reply;
   if (!m_flusher) {
-    auto flusher = measure::L2Flusher::create(0);
-    if (!flusher) return Reply::failure(ChildError::timer, flusher.error().message);
+    auto flusher = measure::L2Flusher::create(m_device);
+    if (!flusher)
+      return protocol::Reply::failure(protocol::ChildError::timer, flusher.error().message);
     m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));
   }
   laps.lap("stream_and_l2_scratch");
@@ -113,7 +117,7 @@ Reply CandidateServer::prepare(const Request& request) {
       m_startup["counter_session_error"] = warm.error().message;
     laps.lap("counter_session");
   }
-  Reply reply;
+  protocol::Reply reply;
   reply.startup = m_startup;
   reply.counter_session_open = m_counter && m_counter->session_open();
   return reply;
@@ -122,77 +126,92 @@ Reply CandidateServer::prepare(const Request& request) {
 int CandidateServer::serve(int request_fd, int reply_fd) {
   std::string pending, line;
   while (read_line(request_fd, pending, line)) {
-    auto request = decode_request(line);
-    Reply reply = request ? handle(*request)
-                          : Reply::failure(ChildError::protocol, request.error().message);
+    auto request = protocol::decode_request(line);
+    protocol::Reply reply =
+        request ? handle(*request)
+                : protocol::Reply::failure(protocol::ChildError::protocol, request.error().message);
     reply.refused = refused_entry_points();
     if (request) reply.id = request->id;
     if (!write_line(reply_fd, encode(reply))) return 1;
-    if (request && request->op == RequestOp::exit) return 0;
+    if (request && request->op == protocol::RequestOp::exit)
+      return 0;
     // A CUDA error after a call may be sticky: this process is done for.
-    if (reply.error == ChildError::cuda) return 2;
+    if (reply.error == protocol::ChildError::cuda)
+      return 2;
   }
   return 0;
 }
 
-Reply CandidateServer::handle(const Request& request) {
-  const bool before_load = request.op == RequestOp::load || request.op == RequestOp::exit ||
-                           request.op == RequestOp::prepare ||
-                           request.op == RequestOp::end_session || request.op == RequestOp::ping;
+protocol::Reply CandidateServer::handle(const protocol::Request& request) {
+  const bool before_load =
+      request.op == protocol::RequestOp::load || request.op == protocol::RequestOp::exit ||
+      request.op == protocol::RequestOp::prepare ||
+      request.op == protocol::RequestOp::end_session || request.op == protocol::RequestOp::ping;
   if (!before_load && m_invoke == nullptr)
-    return Reply::failure(ChildError::protocol, "no candidate loaded");
-  if (!before_load && request.op != RequestOp::time &&
+    return protocol::Reply::failure(protocol::ChildError::protocol, "no candidate loaded");
+  if (!before_load && request.op != protocol::RequestOp::time &&
       (request.set < 0 || request.set >= static_cast<int>(m_sets.size())))
-    return Reply::failure(ChildError::protocol, "no input set " + std::to_string(request.set));
+    return protocol::Reply::failure(protocol::ChildError::protocol,
+                                    "no input set " + std::to_string(request.set));
   switch (request.op) {
-  case RequestOp::prepare: return prepare(request);
-  case RequestOp::end_session:
+  case protocol::RequestOp::prepare:
+    return prepare(request);
+  case protocol::RequestOp::end_session:
     if (m_counter) m_counter->close_session();
-    return Reply{};
-  case RequestOp::load:
+    return protocol::Reply{};
+  case protocol::RequestOp::load:
     if (m_startup.empty()) start_host();
     return load(request);
-  case RequestOp::call: return call(request.set);
-  case RequestOp::time: return time(request);
-  case RequestOp::count: return count(request.set);
-  case RequestOp::exit:
-  case RequestOp::ping: return Reply{};
+  case protocol::RequestOp::call:
+    return call(request.set);
+  case protocol::RequestOp::time:
+    return time(request);
+  case protocol::RequestOp::count:
+    return count(request.set);
+  case protocol::RequestOp::exit:
+  case protocol::RequestOp::ping:
+    return protocol::Reply{};
   }
-  return Reply::failure(ChildError::protocol, "unknown request");
+  return protocol::Reply::failure(protocol::ChildError::protocol, "unknown request");
 }
 
-Reply CandidateServer::load(const Request& request) {
-  if (Reply reply = load_library(request); !reply.ok) return reply;
-  for (const SetHandles& handles : request.sets) {
+protocol::Reply CandidateServer::load(const protocol::Request& request) {
+  if (protocol::Reply reply = load_library(request); !reply.ok)
+    return reply;
+  for (const protocol::SetHandles& handles : request.sets) {
     Set& set = m_sets.emplace_back();
-    for (const BufferHandle& handle : handles) {
-      auto mapping = IpcMapping::open(handle.ipc, handle.bytes);
-      if (!mapping) return Reply::failure(ChildError::ipc, mapping.error().message);
+    for (const protocol::BufferHandle& handle : handles) {
+      auto mapping = protocol::IpcMapping::open(handle.ipc, handle.bytes);
+      if (!mapping)
+        return protocol::Reply::failure(protocol::ChildError::ipc, mapping.error().message);
       if (handle.output) set.output_indices.push_back(set.pointers.size());
       set.pointers.push_back(mapping->data());
       set.bytes.push_back(handle.bytes);
       set.mappings.push_back(std::move(*mapping));
     }
   }
-  return m_stream ? Reply{} : create_stream();
+  return m_stream ? protocol::Reply{} : create_stream();
 }
 
-Reply CandidateServer::load_library(const Request& request) {
-  if (m_library != nullptr) return Reply::failure(ChildError::protocol, "already loaded");
+protocol::Reply CandidateServer::load_library(const protocol::Request& request) {
+  if (m_library != nullptr)
+    return protocol::Reply::failure(protocol::ChildError::protocol, "already loaded");
   m_library = dlopen(request.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (m_library == nullptr) return Reply::failure(ChildError::dlopen, dl_error());
+  if (m_library == nullptr)
+    return protocol::Reply::failure(protocol::ChildError::dlopen, dl_error());
   auto signature = reinterpret_cast<PtxbenchAbiSignatureFn>(dlsym(m_library, "ptxbench_abi_signature"));
   m_invoke = reinterpret_cast<PtxbenchInvokeFn>(dlsym(m_library, "ptxbench_invoke"));
   if (signature == nullptr || m_invoke == nullptr) {
     m_invoke = nullptr;
-    return Reply::failure(ChildError::dlopen, "kernel.so lacks the ptxbench shim symbols");
+    return protocol::Reply::failure(protocol::ChildError::dlopen,
+                                    "kernel.so lacks the ptxbench shim symbols");
   }
   const std::string actual = signature();
   if (actual != request.signature) {
     m_invoke = nullptr;
-    return Reply::failure(ChildError::signature_mismatch,
-                          "kernel.so was built for `" + actual + "`, expected `" +
-                              request.signature + "`");
+    return protocol::Reply::failure(protocol::ChildError::signature_mismatch,
+                                    "kernel.so was built for `" + actual + "`, expected `" +
+                                        request.signature + "`");
   }
   for (std::uint64_t bits : request.scalars) {
     PtxbenchScalar scalar{};
@@ -200,15 +219,16 @@ Reply CandidateServer::load_library(const Request& request) {
     m_scalars.push_back(scalar);
   }
   m_var_axes = request.var_axes;
-  return Reply{};
+  return protocol::Reply{};
 }
 
-Reply CandidateServer::create_stream() {
+protocol::Reply CandidateServer::create_stream() {
   // A blocking stream, as a stream the candidate is handed in a framework would be.
   auto stream = cuda::create_stream(cudaStreamDefault);
-  if (!stream) return Reply::failure(ChildError::cuda, stream.error().message);
+  if (!stream)
+    return protocol::Reply::failure(protocol::ChildError::cuda, stream.error().message);
   m_stream = std::move(*stream);
-  return Reply{};
+  return protocol::Reply{};
 }
 
 PtxbenchCall CandidateServer::record(int set) {
@@ -230,47 +250,51 @@ int CandidateServer::invoke(int set, cudaStream_t stream) {
   return m_invoke(&call);
 }
 
-Reply CandidateServer::after_call(int status) {
+protocol::Reply CandidateServer::after_call(int status) {
   // Everything the call started, on any stream, must be finished before the supervisor reads.
   const cudaError_t sync = cudaDeviceSynchronize();
-  Reply reply;
+  protocol::Reply reply;
   reply.invoke_status = status;
   if (sync != cudaSuccess) {
-    reply = Reply::failure(ChildError::cuda, "CUDA error after the call");
-    reply.cuda_error = call_status_text(sync);
+    reply = protocol::Reply::failure(protocol::ChildError::cuda, "CUDA error after the call");
+    reply.cuda_error = protocol::call_status_text(sync);
   } else if (status != 0) {
-    reply = Reply::failure(ChildError::invoke, "ptxbench_invoke reported an error");
-    reply.cuda_error = call_status_text(status);
+    reply =
+        protocol::Reply::failure(protocol::ChildError::invoke, "ptxbench_invoke reported an error");
+    reply.cuda_error = protocol::call_status_text(status);
   }
   reply.invoke_status = status;
   return reply;
 }
 
-std::vector<KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activities) {
+std::vector<protocol::KernelSeen> kernels_seen(std::vector<measure::GpuActivity> activities) {
   std::erase_if(activities, [](const measure::GpuActivity& a) {
     return a.kind != measure::GpuActivity::Kind::kernel;
   });
   std::stable_sort(activities.begin(), activities.end(), [](const auto& a, const auto& b) {
     return a.correlation_id < b.correlation_id;
   });
-  std::vector<KernelSeen> kernels;
+  std::vector<protocol::KernelSeen> kernels;
   for (const measure::GpuActivity& a : activities)
     kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
   return kernels;
 }
 
-Reply CandidateServer::plain_call(int set) { return after_call(invoke(set, m_stream.get())); }
+protocol::Reply CandidateServer::plain_call(int set) {
+  return after_call(invoke(set, m_stream.get()));
+}
 
 // One call inside a CUPTI window when tracing works (its latency and kernels go back for the
 // evaluator's checks between calls), else a plain call; either way synchronised after.
-Reply CandidateServer::call(int set) {
+protocol::Reply CandidateServer::call(int set) {
   auto timer = measure::cupti_call_timer();
   if (!timer) return plain_call(set);
   (void)cudaDeviceSynchronize(); // the window's precondition; errors surface in after_call
   auto traced = (*timer)->time_call([&](cudaStream_t stream) { return invoke(set, stream); },
                                     m_stream.get());
-  if (!traced) return Reply::failure(ChildError::timer, traced.error().message);
-  Reply reply = after_call(traced->call_status);
+  if (!traced)
+    return protocol::Reply::failure(protocol::ChildError::timer, traced.error().message);
+  protocol::Reply reply = after_call(traced->call_status);
   if (!reply.ok) return reply;
   reply.call_ms = traced->latency_ms;
   reply.kernels = kernels_seen(traced->activities);
@@ -283,4 +307,4 @@ void CandidateServer::reset_outputs(int set, cudaStream_t stream) {
     PTXBENCH_CUDA_CHECK(cudaMemsetAsync(s.pointers[index], 0xFF, s.bytes[index], stream));
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::child

@@ -7,22 +7,22 @@
 // between calls and on foreign kernels, and says which mode timed the trial. Counting resets
 // the outputs before every run of the call (user replay runs it once per hardware pass) and
 // reports each profiled range's kernel and values, so only the candidate's own are credited.
-#include "exec/candidate.hpp"
-
+#include "child/candidate.hpp"
 #include "cuda/check.hpp"
-#include "exec/call_status.hpp"
+#include "protocol/call_status.hpp"
 #include "util/json_number.hpp"
 
 #include <algorithm>
 
-namespace ptxbench::exec {
+namespace ptxbench::child {
 namespace {
 
-std::vector<KernelSet> group(const std::vector<std::vector<std::string>>& calls) {
-  std::vector<KernelSet> sets;
+std::vector<protocol::KernelSet> group(const std::vector<std::vector<std::string>>& calls) {
+  std::vector<protocol::KernelSet> sets;
   for (const auto& kernels : calls) {
-    auto same = std::find_if(sets.begin(), sets.end(),
-                             [&](const KernelSet& set) { return set.kernels == kernels; });
+    auto same = std::find_if(sets.begin(), sets.end(), [&](const protocol::KernelSet& set) {
+      return set.kernels == kernels;
+    });
     if (same == sets.end()) sets.push_back({kernels, 1});
     else ++same->calls;
   }
@@ -43,14 +43,16 @@ trace::Json ranges_json(const measure::InstructionCounts& counts) {
 
 } // namespace
 
-Reply CandidateServer::time(const Request& request) {
+protocol::Reply CandidateServer::time(const protocol::Request& request) {
   auto timer = measure::cupti_call_timer();
-  if (!timer) return Reply::failure(ChildError::timer, timer.error().message);
+  if (!timer)
+    return protocol::Reply::failure(protocol::ChildError::timer, timer.error().message);
   if (!m_flusher) {
     int device = 0;
     cudaGetDevice(&device);
     auto flusher = measure::L2Flusher::create(device);
-    if (!flusher) return Reply::failure(ChildError::timer, flusher.error().message);
+    if (!flusher)
+      return protocol::Reply::failure(protocol::ChildError::timer, flusher.error().message);
     m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));
   }
   int current = 0;
@@ -63,18 +65,21 @@ Reply CandidateServer::time(const Request& request) {
   auto trial = measure::run_trial(**timer, *m_flusher, call, before_each, m_stream.get(),
                                   {request.warmup, request.iterations, request.mode});
   if (const cudaError_t sync = cudaDeviceSynchronize(); sync != cudaSuccess) {
-    Reply reply = Reply::failure(ChildError::cuda, "CUDA error during timing");
-    reply.cuda_error = call_status_text(sync);
+    protocol::Reply reply =
+        protocol::Reply::failure(protocol::ChildError::cuda, "CUDA error during timing");
+    reply.cuda_error = protocol::call_status_text(sync);
     return reply;
   }
-  if (!trial) return Reply::failure(ChildError::timer, trial.error().message);
+  if (!trial)
+    return protocol::Reply::failure(protocol::ChildError::timer, trial.error().message);
   if (trial->call_status != 0) {
-    Reply reply = Reply::failure(ChildError::invoke, "a timed call reported an error");
+    protocol::Reply reply =
+        protocol::Reply::failure(protocol::ChildError::invoke, "a timed call reported an error");
     reply.invoke_status = trial->call_status;
-    reply.cuda_error = call_status_text(trial->call_status);
+    reply.cuda_error = protocol::call_status_text(trial->call_status);
     return reply;
   }
-  Reply reply;
+  protocol::Reply reply;
   reply.latencies_ms = trial->latencies_ms;
   reply.event_ms = trial->event_ms;
   reply.late_work = trial->late_work;
@@ -86,9 +91,9 @@ Reply CandidateServer::time(const Request& request) {
   return reply;
 }
 
-Reply CandidateServer::count(int set) {
+protocol::Reply CandidateServer::count(int set) {
   if (!m_counter) {
-    Reply reply;
+    protocol::Reply reply;
     reply.counts = trace::Json{{"available", false},
                                {"reason", m_counter_error.empty() ? "no range profiler"
                                                                   : m_counter_error}};
@@ -103,7 +108,7 @@ Reply CandidateServer::count(int set) {
     const util::Phase closed = m_counter->close_session();
     if (counts) counts->steps.push_back(closed);
   }
-  Reply reply = after_call(counts ? counts->call_status : 0);
+  protocol::Reply reply = after_call(counts ? counts->call_status : 0);
   if (!reply.ok) return reply;
   if (!counts) {
     reply.counts = trace::Json{{"available", false}, {"reason", counts.error().message}};
@@ -134,4 +139,4 @@ Reply CandidateServer::count(int set) {
   return reply;
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::child

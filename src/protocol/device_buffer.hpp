@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <string>
 
-namespace ptxbench::exec {
+namespace ptxbench::protocol {
 
 // One cudaMalloc allocation (never a sub-range: an IPC handle names a whole allocation).
 class DeviceBuffer {
@@ -46,4 +46,4 @@ private:
   std::size_t m_bytes = 0;
 };
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::protocol

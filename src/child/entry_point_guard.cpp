@@ -1,4 +1,4 @@
-#include "exec/entry_point_guard.hpp"
+#include "child/entry_point_guard.hpp"
 
 #include "compile/imports.hpp"
 
@@ -12,7 +12,7 @@
 #undef cudaGetDriverEntryPoint
 #undef cudaGetDriverEntryPointByVersion
 
-namespace ptxbench::exec {
+namespace ptxbench::child {
 namespace {
 
 std::mutex g_mutex;
@@ -72,7 +72,7 @@ std::vector<std::string> refused_entry_points() {
   return refused();
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::child
 
 // The exported definitions (see the header). C linkage and default visibility: these are the
 // names a kernel.so's undefined symbols carry.
@@ -82,7 +82,7 @@ __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int version,
                                  unsigned long long flags,
                                  cudaDriverEntryPointQueryResult* status) {
-  using namespace ptxbench::exec;
+  using namespace ptxbench::child;
   static const auto next = real<ByVersionFn>("cudaGetDriverEntryPointByVersion");
   return by_version(next, symbol, function, version, flags, status);
 }
@@ -91,7 +91,7 @@ __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** function, unsigned int version,
                                       unsigned long long flags,
                                       cudaDriverEntryPointQueryResult* status) {
-  using namespace ptxbench::exec;
+  using namespace ptxbench::child;
   static const auto next = real<ByVersionFn>("cudaGetDriverEntryPointByVersion_ptsz");
   return by_version(next, symbol, function, version, flags, status);
 }
@@ -99,7 +99,7 @@ cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** function, unsig
 __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPoint(const char* symbol, void** function, unsigned long long flags,
                         cudaDriverEntryPointQueryResult* status) {
-  using namespace ptxbench::exec;
+  using namespace ptxbench::child;
   static const auto next = real<PlainFn>("cudaGetDriverEntryPoint");
   return unversioned(next, symbol, function, flags, status);
 }
@@ -107,7 +107,7 @@ cudaGetDriverEntryPoint(const char* symbol, void** function, unsigned long long 
 __attribute__((visibility("default"))) cudaError_t
 cudaGetDriverEntryPoint_ptsz(const char* symbol, void** function, unsigned long long flags,
                              cudaDriverEntryPointQueryResult* status) {
-  using namespace ptxbench::exec;
+  using namespace ptxbench::child;
   static const auto next = real<PlainFn>("cudaGetDriverEntryPoint_ptsz");
   return unversioned(next, symbol, function, flags, status);
 }

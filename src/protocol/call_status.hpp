@@ -4,10 +4,10 @@
 
 #include <string>
 
-namespace ptxbench::exec {
+namespace ptxbench::protocol {
 
 // "cudaErrorIllegalAddress: an illegal memory access was encountered", or
 // "ptxbench_invoke returned -2".
 std::string call_status_text(int status);
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::protocol

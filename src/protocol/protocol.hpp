@@ -54,7 +54,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ptxbench::exec {
+namespace ptxbench::protocol {
 
 // Persisted on the wire: explicit values.
 enum class RequestOp : std::uint8_t {
@@ -188,4 +188,4 @@ std::string encode(const Reply& reply);
 util::Expected<Request> decode_request(std::string_view line);
 util::Expected<Reply> decode_reply(std::string_view line);
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::protocol

@@ -1,12 +1,11 @@
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "util/json_number.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+#include <gtest/gtest.h>
 #include <limits>
 
-namespace ptxbench::exec {
+namespace ptxbench::protocol {
 namespace {
 
 TEST(Protocol, LoadRequestRoundTripsHandlesScalarsAndAxes) {
@@ -225,4 +224,4 @@ TEST(Protocol, ChildErrorNamesAreStable) {
 }
 
 } // namespace
-} // namespace ptxbench::exec
+} // namespace ptxbench::protocol

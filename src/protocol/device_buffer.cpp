@@ -1,11 +1,11 @@
-#include "exec/device_buffer.hpp"
+#include "protocol/device_buffer.hpp"
 
 #include "cuda/check.hpp"
 
 #include <cstring>
 #include <utility>
 
-namespace ptxbench::exec {
+namespace ptxbench::protocol {
 namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
@@ -60,4 +60,4 @@ util::Expected<IpcMapping> IpcMapping::open(const std::string& handle_hex, std::
   return mapping;
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::protocol

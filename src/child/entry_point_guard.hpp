@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-namespace ptxbench::exec {
+namespace ptxbench::child {
 
 // The driver symbols refused so far in this process, in the order they were asked for.
 std::vector<std::string> refused_entry_points();
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::child

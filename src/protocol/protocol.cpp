@@ -1,4 +1,4 @@
-#include "exec/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include "util/json_number.hpp"
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace ptxbench::exec {
+namespace ptxbench::protocol {
 namespace {
 
 using Json = trace::Json;
@@ -266,4 +266,4 @@ util::Expected<Reply> decode_reply(std::string_view line) {
   }
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::protocol

@@ -18,7 +18,7 @@
 // Invariants. Nothing is shared with the supervisor (no IPC), so a replay or a sanitizer
 // instrumentation sees the same inputs every time and cannot disturb an evaluation; the exit
 // status says how far the run got (kSingleCall*), whatever the candidate prints.
-#include "exec/candidate.hpp"
+#include "child/candidate.hpp"
 #include "cuda/check.hpp"
 
 #include <algorithm>
@@ -27,7 +27,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <vector>
 
-namespace ptxbench::exec {
+namespace ptxbench::child {
 namespace {
 
 constexpr std::size_t kChunkBytes = std::size_t{64} << 20;
@@ -48,65 +48,73 @@ bool read_into(std::ifstream& in, void* device, std::size_t bytes, std::vector<c
   return true;
 }
 
-int print_reply(const Reply& reply, int status) {
+int print_reply(const protocol::Reply& reply, int status) {
   std::fflush(stdout);
-  std::printf("%s%s\n", kSingleCallReplyPrefix.data(), encode(reply).c_str());
+  std::printf("%s%s\n", protocol::kSingleCallReplyPrefix.data(), encode(reply).c_str());
   std::fflush(stdout);
   return status;
 }
 
 } // namespace
 
-Reply CandidateServer::load_own_set(const SetHandles& handles,
-                                    const std::filesystem::path& inputs) {
+protocol::Reply CandidateServer::load_own_set(const protocol::SetHandles& handles,
+                                              const std::filesystem::path& inputs) {
   std::ifstream in(inputs, std::ios::binary);
   if (!in)
-    return Reply::failure(ChildError::protocol, "cannot open " + inputs.string());
+    return protocol::Reply::failure(protocol::ChildError::protocol,
+                                    "cannot open " + inputs.string());
   Set& set = m_sets.emplace_back();
   std::vector<char> staging;
-  for (const BufferHandle& handle : handles) {
-    auto buffer = DeviceBuffer::allocate(handle.bytes);
+  for (const protocol::BufferHandle& handle : handles) {
+    auto buffer = protocol::DeviceBuffer::allocate(handle.bytes);
     if (!buffer)
-      return Reply::failure(ChildError::cuda, buffer.error().message);
+      return protocol::Reply::failure(protocol::ChildError::cuda, buffer.error().message);
     if (handle.output) {
       set.output_indices.push_back(set.pointers.size());
     } else if (!read_into(in, buffer->data(), handle.bytes, staging)) {
-      return Reply::failure(ChildError::protocol,
-                            "the inputs file ended early or a copy to the GPU failed");
+      return protocol::Reply::failure(protocol::ChildError::protocol,
+                                      "the inputs file ended early or a copy to the GPU failed");
     }
     set.pointers.push_back(buffer->data());
     set.bytes.push_back(handle.bytes);
     set.owned.push_back(std::move(*buffer));
   }
-  return Reply{};
+  return protocol::Reply{};
 }
 
-int CandidateServer::single_call(const Request& spec, const std::filesystem::path& inputs,
-                                 const SingleCallOptions& options) {
-  if (spec.op != RequestOp::load || spec.sets.empty())
-    return print_reply(Reply::failure(ChildError::protocol, "the spec is not a load request"),
-                       kSingleCallSetupFailed);
-  Reply setup = load_library(spec);
+int CandidateServer::single_call(const protocol::Request& spec, const std::filesystem::path& inputs,
+                                 const protocol::SingleCallOptions& options) {
+  if (spec.op != protocol::RequestOp::load || spec.sets.empty())
+    return print_reply(
+        protocol::Reply::failure(protocol::ChildError::protocol, "the spec is not a load request"),
+        protocol::kSingleCallSetupFailed);
+  if (cudaSetDevice(m_device) != cudaSuccess)
+    return print_reply(
+        protocol::Reply::failure(protocol::ChildError::cuda,
+                                 "cannot select CUDA device " + std::to_string(m_device)),
+        protocol::kSingleCallSetupFailed);
+  protocol::Reply setup = load_library(spec);
   if (setup.ok)
     setup = load_own_set(spec.sets.front(), inputs);
   if (setup.ok)
     setup = create_stream();
   if (!setup.ok)
-    return print_reply(setup, kSingleCallSetupFailed);
+    return print_reply(setup, protocol::kSingleCallSetupFailed);
   for (int i = 0; i < options.warmup; ++i) {
     reset_outputs(0, m_stream.get());
-    if (Reply reply = plain_call(0); !reply.ok)
-      return print_reply(reply, kSingleCallFailed);
+    if (protocol::Reply reply = plain_call(0); !reply.ok)
+      return print_reply(reply, protocol::kSingleCallFailed);
   }
   reset_outputs(0, m_stream.get());
   if (cudaStreamSynchronize(m_stream.get()) != cudaSuccess)
-    return print_reply(Reply::failure(ChildError::cuda, "output reset failed"), kSingleCallFailed);
+    return print_reply(protocol::Reply::failure(protocol::ChildError::cuda, "output reset failed"),
+                       protocol::kSingleCallFailed);
   if (!options.nvtx_range.empty())
     nvtxRangePushA(options.nvtx_range.c_str());
-  const Reply reply = plain_call(0);
+  const protocol::Reply reply = plain_call(0);
   if (!options.nvtx_range.empty())
     nvtxRangePop();
-  return print_reply(reply, reply.ok ? kSingleCallOk : kSingleCallFailed);
+  return print_reply(reply, reply.ok ? protocol::kSingleCallOk : protocol::kSingleCallFailed);
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::child

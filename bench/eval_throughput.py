@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Evaluation throughput of a running `ptxbench serve` (issue 18).
+
+Submits KERNEL COUNT times back to back (each after the previous has finished, as one agent
+waiting on its turn does) with the given baseline_cache_mode, prints one JSON line per
+request, then a summary over the warm requests (all but the first, which compiles the kernel
+and, in reuse mode, measures the reference): evaluations per minute, wall seconds per
+evaluation, the median of every phase, and the ratio of the wall time to the physical minimum.
+
+The physical minimum is the GPU time of the calls the protocol requires: the candidate's
+trials × (warm-up + timed) calls at its measured latency, the reference's as many when it is
+re-timed (bypass), the correctness calls at their measured latencies, and the counting pass's
+calls at the candidate's latency. Everything else (process start, copies, comparisons, CUPTI
+and profiler set-up, HTTP) is overhead.
+
+Usage: eval_throughput.py URL KERNEL [--problem P] [--count 10] [--mode reuse|bypass]
+                          [--trials 3 --warmup 10 --iterations 50]
+"""
+import argparse
+import json
+import statistics
+import time
+import urllib.request
+
+
+def call(url, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=900) as response:
+        return json.loads(response.read())
+
+
+def minimum_s(extras, args, retimed):
+    timing = extras.get("timing") or {}
+    cand = timing.get("candidate_ms")
+    ref = timing.get("reference_ms")
+    if not isinstance(cand, (int, float)):
+        return None
+    per_trial = args.warmup + args.iterations
+    total_ms = args.trials * per_trial * cand
+    if retimed and isinstance(ref, (int, float)):
+        total_ms += args.trials * per_trial * ref
+    launches = extras.get("launches") or {}
+    for c in launches.get("correctness_calls") or []:
+        latency = c.get("latency_ms")
+        total_ms += latency if isinstance(latency, (int, float)) else cand
+    counter = (extras.get("dynamic") or {}).get("counter") or {}
+    calls = counter.get("calls")
+    if isinstance(calls, (int, float)):
+        total_ms += calls * cand
+    return total_ms / 1000.0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("url")
+    parser.add_argument("kernel")
+    parser.add_argument("--problem", default="gemm_n7168_k5120")
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--mode", default="reuse", choices=["reuse", "bypass"])
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--iterations", type=int, default=50)
+    args = parser.parse_args()
+    source = open(args.kernel).read()
+    body = {"solution": {"definition": args.problem,
+                         "sources": [{"path": "kernel.cu", "content": source}]},
+            "baseline_cache_mode": args.mode}
+    rows = []
+    for index in range(args.count):
+        start = time.monotonic()
+        task_id = call(args.url + "/evaluate", body)["task_id"]
+        task = call(f"{args.url}/tasks/{task_id}?timeout=600")
+        wall = time.monotonic() - start
+        result = task.get("result") or {}
+        extras = ((result.get("trace") or {}).get("evaluation") or {}).get("ptxbench") or {}
+        timing = extras.get("timing") or {}
+        row = {"request": index + 1, "mode": args.mode, "status": result.get("status"),
+               "wall_s": round(wall, 3), "phases_ms": extras.get("phases"),
+               "child_startup_ms": extras.get("child_startup_ms"),
+               "candidate_ms": timing.get("candidate_ms"),
+               "reference_ms": timing.get("reference_ms"),
+               "reference_cached": timing.get("reference_cached"),
+               "minimum_s": minimum_s(extras, args, args.mode == "bypass")}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    warm = rows[1:] or rows
+    walls = [r["wall_s"] for r in warm]
+    phases = {}
+    for r in warm:
+        for name, ms in (r["phases_ms"] or {}).items():
+            if isinstance(ms, (int, float)):
+                phases.setdefault(name, []).append(ms)
+    minima = [r["minimum_s"] for r in warm if r["minimum_s"]]
+    median_wall = statistics.median(walls)
+    summary = {
+        "summary": args.mode, "warm_requests": len(warm),
+        "evaluations_per_minute": round(60.0 * len(warm) / sum(walls), 1),
+        "wall_s_median": round(median_wall, 3), "wall_s_min": min(walls),
+        "wall_s_max": max(walls),
+        "phase_ms_median": {k: round(statistics.median(v), 1) for k, v in phases.items()},
+        "minimum_s_median": round(statistics.median(minima), 3) if minima else None,
+        "ratio_to_minimum": round(median_wall / statistics.median(minima), 2) if minima else None,
+        "statuses": sorted({str(r["status"]) for r in rows}),
+    }
+    print(json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+// The guard that keeps a child's preparation and a retired child's end out of every timed
+// window (child_work_gate.hpp): as a state machine walked through an evaluation's phases, and
+// through SpareChildren with a stand-in child that records when each request arrived.
+#include "exec/child_work_gate.hpp"
+#include "exec/spare_child.hpp"
+#include "support/scratch_dir.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace ptxbench::exec {
+namespace {
+
+using test_support::ScratchDir;
+
+TEST(ChildWorkGate, ChildWorkMayBeginInEveryPhaseButTiming) {
+  ChildWorkGate gate;
+  for (const char* phase : {"inputs", "load", "correctness", "counts"})
+    EXPECT_TRUE(gate.may_begin_child_work()) << phase;
+  gate.want_timed_window();
+  EXPECT_FALSE(gate.may_begin_child_work()) << "a waiting timed window already keeps it out";
+  gate.open_timed_window();
+  EXPECT_FALSE(gate.may_begin_child_work()) << "timing";
+  EXPECT_THROW(gate.begin_child_work(), std::logic_error);
+  gate.close_timed_window();
+  for (const char* phase : {"recheck", "finish", "tool passes"})
+    EXPECT_TRUE(gate.may_begin_child_work()) << phase;
+}
+
+TEST(ChildWorkGate, ATimedWindowWaitsForChildWorkInFlight) {
+  ChildWorkGate gate;
+  gate.begin_child_work(); // a prepare that began during correctness
+  gate.want_timed_window();
+  EXPECT_FALSE(gate.may_open_timed_window());
+  EXPECT_THROW(gate.open_timed_window(), std::logic_error);
+  EXPECT_FALSE(gate.may_begin_child_work()) << "no new child work while timing waits";
+  gate.end_child_work();
+  ASSERT_TRUE(gate.may_open_timed_window());
+  gate.open_timed_window();
+  EXPECT_TRUE(gate.timed_window_open());
+  gate.close_timed_window();
+  EXPECT_FALSE(gate.timed_window_open());
+}
+
+TEST(ChildWorkGate, UnbalancedTransitionsAreBugs) {
+  ChildWorkGate gate;
+  EXPECT_THROW(gate.end_child_work(), std::logic_error);
+  EXPECT_THROW(gate.close_timed_window(), std::logic_error);
+  EXPECT_THROW(gate.open_timed_window(), std::logic_error) << "never wanted";
+}
+
+// A stand-in ptxbench-candidate: appends "<op>" (a prepare that asks for the counter session:
+// "prepare session") to `journal` for every request, then answers it.
+std::filesystem::path journaling_child(const ScratchDir& dir,
+                                       const std::filesystem::path& journal) {
+  const std::string script =
+      "#!/bin/bash\n"
+      "req=$4; rep=$6\n" // --device D --request-fd N --reply-fd M
+      "while IFS= read -r line <&\"$req\"; do\n"
+      "  [[ $line =~ \\\"id\\\":([0-9]+) ]] && id=${BASH_REMATCH[1]}\n"
+      "  [[ $line =~ \\\"op\\\":\\\"([a-z_]+)\\\" ]] && op=${BASH_REMATCH[1]}\n"
+      "  session=; [[ $line == *'\"counter_session\":true'* ]] && session=' session'\n"
+      "  echo \"$op$session\" >> '" +
+      journal.string() +
+      "'\n"
+      "  printf '{\"id\":%s,\"ok\":true,\"error\":\"none\",\"message\":\"\","
+      "\"invoke_status\":0,\"cuda_error\":\"\"}\\n' \"$id\" >&\"$rep\"\n"
+      "  [[ $op == exit ]] && exit 0\n"
+      "done\n";
+  const std::filesystem::path path = dir.write("child.sh", script);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+std::string journal_text(const std::filesystem::path& journal) {
+  std::ifstream in(journal);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Waits up to 10 s for `journal` to mention `op`.
+bool journal_mentions(const std::filesystem::path& journal, const std::string& op) {
+  for (int wait = 0; wait < 1000; ++wait) {
+    if (journal_text(journal).find(op) != std::string::npos)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(SpareChildren, ASpareIsPreparedBesideAnEvaluationButNeverInsideItsTimedWindow) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare);
+  spares.begin_evaluation();
+  auto taken = spares.take(); // the evaluation's own child; a spare is started for the next
+  ASSERT_TRUE(taken) << taken.error().message;
+  ASSERT_TRUE(journal_mentions(journal, "prepare")) << "the spare is prepared beside the "
+                                                       "running evaluation";
+  // The evaluation's child retires; a second spare is wanted by the next take, inside timing.
+  spares.open_timed_window();
+  ASSERT_TRUE(spares.timed_window_open());
+  std::filesystem::remove(journal);
+  spares.retire(std::move(*taken));
+  auto second = spares.take();
+  ASSERT_TRUE(second) << second.error().message;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(journal_text(journal), "") << "neither a stop nor a prepare inside the window";
+  spares.close_timed_window();
+  EXPECT_TRUE(journal_mentions(journal, "exit")) << "the retired child stops after the window";
+  EXPECT_TRUE(journal_mentions(journal, "prepare")) << "the next spare is prepared after it";
+  spares.end_evaluation();
+  spares.retire(std::move(*second));
+  spares.settle();
+}
+
+// Back to back, the next evaluation begins a client's round trip after the last: a spare
+// prepared beside the last one opens the counter session only once the GPU has been idle for
+// kIdleBeforeSession, so that the next evaluation never waits in take() for it.
+TEST(SpareChildren, ASpareOpensTheCounterSessionOnlyOnceTheGpuHasBeenIdle) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare);
+  spares.begin_evaluation();
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  ASSERT_TRUE(journal_mentions(journal, "prepare"));
+  EXPECT_EQ(journal_text(journal), "prepare\n") << "no session beside an evaluation";
+  spares.end_evaluation();
+  spares.begin_evaluation(); // the next one, back to back
+  std::this_thread::sleep_for(kIdleBeforeSession * 3);
+  EXPECT_EQ(journal_text(journal), "prepare\n") << "no session between back-to-back evaluations";
+  const auto idle = std::chrono::steady_clock::now(); // no later than end_evaluation's clock
+  spares.end_evaluation();
+  ASSERT_TRUE(journal_mentions(journal, "prepare session"));
+  EXPECT_GE(std::chrono::steady_clock::now() - idle, kIdleBeforeSession);
+  spares.retire(std::move(*taken));
+  spares.settle();
+}
+
+TEST(SpareChildren, ATimedWindowWaitsForAPrepareInFlight) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  // A child whose `prepare` takes 1 s: the window must open after its reply.
+  const std::string script = "#!/bin/bash\n"
+                             "req=$4; rep=$6\n"
+                             "while IFS= read -r line <&\"$req\"; do\n"
+                             "  [[ $line =~ \\\"id\\\":([0-9]+) ]] && id=${BASH_REMATCH[1]}\n"
+                             "  [[ $line == *'\"op\":\"prepare\"'* ]] && { echo start >> '" +
+                             journal.string() + "'; sleep 1; echo end >> '" + journal.string() +
+                             "'; }\n"
+                             "  printf '{\"id\":%s,\"ok\":true,\"error\":\"none\",\"message\":\"\","
+                             "\"invoke_status\":0,\"cuda_error\":\"\"}\\n' \"$id\" >&\"$rep\"\n"
+                             "  [[ $line == *'\"op\":\"exit\"'* ]] && exit 0\n"
+                             "done\n";
+  const auto child = dir.write("slow.sh", script);
+  std::filesystem::permissions(child, std::filesystem::perms::owner_all);
+  SpareChildren spares(child, 0, ChildStart::spare);
+  spares.begin_evaluation();
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  ASSERT_TRUE(journal_mentions(journal, "start"));
+  spares.open_timed_window();
+  EXPECT_EQ(journal_text(journal), "start\nend\n") << "the window opened before the prepare ended";
+  spares.close_timed_window();
+  spares.end_evaluation();
+  spares.retire(std::move(*taken));
+  spares.settle();
+}
+
+} // namespace
+} // namespace ptxbench::exec
