@@ -8,7 +8,7 @@
 namespace ptxbench::adapt {
 namespace {
 
-constexpr std::string_view kSystem =
+constexpr std::string_view kNotesSystem =
     "You are a senior CUDA kernel reviewer collecting exact instruction-usage notes. You are "
     "shown a kernel that failed, the feedback it got, and a fixed kernel for the same problem. "
     "Write down what a kernel author must know to use the instructions involved correctly, so "
@@ -31,7 +31,7 @@ constexpr std::string_view kFormat = R"(Answer with one JSON object and nothing 
 Rules: 3 to 8 notes; notes are about instructions, not about this operator; examples are real
 code copied or adapted from the kernels, never abbreviated with "...".)";
 
-util::Error bad(std::string message) {
+util::Error invalid_reply(std::string message) {
   return util::make_error(util::ErrorKind::bad_response, std::move(message));
 }
 
@@ -107,7 +107,7 @@ InstructionNote read_note(NoteReader& in, const Json& json) {
 
 util::Expected<RepairNotes> notes_from_json(const Json& json) {
   if (!json.is_object())
-    return bad("the notes are not a JSON object");
+    return invalid_reply("the notes are not a JSON object");
   NoteReader top("");
   RepairNotes notes;
   notes.summary = top.text(json, "summary");
@@ -119,20 +119,20 @@ util::Expected<RepairNotes> notes_from_json(const Json& json) {
     top.fail("instruction_notes", fmt::format("has {} notes; {} to {} are required", list->size(),
                                               kMinNotes, kMaxNotes));
   if (!top.problem().empty())
-    return bad(top.problem());
+    return invalid_reply(top.problem());
   for (std::size_t i = 0; i < list->size(); ++i) {
     NoteReader in(fmt::format("note {}: ", i + 1));
     if (!(*list)[i].is_object())
-      return bad(fmt::format("note {} is not a JSON object", i + 1));
+      return invalid_reply(fmt::format("note {} is not a JSON object", i + 1));
     notes.instruction_notes.push_back(read_note(in, (*list)[i]));
     if (!in.problem().empty())
-      return bad(in.problem());
+      return invalid_reply(in.problem());
   }
   return notes;
 }
 
 // The first ```json block of a reply, or empty.
-std::string_view fenced(std::string_view reply) {
+std::string_view fenced_part(std::string_view reply) {
   const auto fence = reply.find("```json");
   const auto start = fence == std::string_view::npos ? fence : reply.find('\n', fence);
   const auto end = start == std::string_view::npos ? start : reply.find("```", start);
@@ -152,7 +152,7 @@ std::string_view braced(std::string_view reply) {
 // The reply's JSON: the whole reply, else its ```json block, else its outermost braces.
 util::Expected<Json> reply_json(std::string_view reply) {
   bool any = false;
-  for (const std::string_view text : {util::trim(reply), fenced(reply), braced(reply)}) {
+  for (const std::string_view text : {util::trim(reply), fenced_part(reply), braced(reply)}) {
     if (text.empty() || text.front() != '{')
       continue;
     any = true;
@@ -160,7 +160,7 @@ util::Expected<Json> reply_json(std::string_view reply) {
     if (!json.is_discarded())
       return json;
   }
-  return bad(any ? "the reply's JSON does not parse" : "the reply holds no JSON object");
+  return invalid_reply(any ? "the reply's JSON does not parse" : "the reply holds no JSON object");
 }
 
 Json to_json(const InstructionNote& n) {
@@ -212,7 +212,7 @@ util::Expected<std::vector<NotesCall>> calls_from_json(const Json& json) {
 
 NotesPrompt notes_prompt(const PairRecord& pair) {
   NotesPrompt prompt;
-  prompt.system = std::string(kSystem);
+  prompt.system = std::string(kNotesSystem);
   prompt.user =
       fmt::format("## Problem\n\n{}\n\n## Error kernel\n\n```cuda\n{}\n```\n\n"
                   "## Error feedback\n\n{}\n\n## Fixed kernel\n\n```cuda\n{}\n```\n\n{}\n",

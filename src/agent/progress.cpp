@@ -16,10 +16,6 @@ std::string duration_text(std::chrono::seconds s) {
   return fmt::format("{}s", total);
 }
 
-std::string key_text(const store::TrajectoryKey& key) {
-  return fmt::format("{} / {} / {} / #{}", key.model, key.problem, key.prompt_variant, key.sample);
-}
-
 std::string count_text(std::int64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -95,9 +91,9 @@ Progress::~Progress() {
 void Progress::on_activity(const store::TrajectoryKey& key, Activity activity, Edge edge) {
   std::lock_guard lock(m_mutex);
   if (edge == Edge::begins)
-    m_in_flight[key_text(key)] = InFlight{activity, std::chrono::steady_clock::now()};
+    m_in_flight[trajectory_label(key)] = InFlight{activity, std::chrono::steady_clock::now()};
   else
-    m_in_flight.erase(key_text(key));
+    m_in_flight.erase(trajectory_label(key));
 }
 
 std::vector<InFlight> Progress::in_flight() const {
@@ -197,6 +193,10 @@ void Progress::draw(bool force_line) {
   else
     fmt::print(m_out, "{}\n", line);
   std::fflush(m_out);
+}
+
+std::string trajectory_label(const store::TrajectoryKey& key) {
+  return fmt::format("{} / {} / {} / #{}", key.model, key.problem, key.prompt_variant, key.sample);
 }
 
 } // namespace ptxbench::agent

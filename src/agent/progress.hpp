@@ -24,6 +24,9 @@
 
 namespace ptxbench::agent {
 
+// "model / problem / variant / #sample", how the console names a trajectory.
+std::string trajectory_label(const store::TrajectoryKey& key);
+
 struct ProgressCounts {
   std::int64_t trajectories = 0;
   std::int64_t trajectories_done = 0;    // ended with an exit reason

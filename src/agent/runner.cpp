@@ -139,10 +139,6 @@ private:
   std::exception_ptr m_failure;
 };
 
-std::string key_text(const store::TrajectoryKey& key) {
-  return fmt::format("{} / {} / {} / #{}", key.model, key.problem, key.prompt_variant, key.sample);
-}
-
 } // namespace
 
 std::int64_t RunSummary::finished() const {
@@ -192,7 +188,7 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
 std::string render_summary(const RunSummary& summary) {
   std::string out;
   for (const auto& t : summary.trajectories) {
-    out += key_text(t.key) + ": ";
+    out += trajectory_label(t.key) + ": ";
     if (t.error) {
       out += "FAILED: " + t.error->message + "\n";
       continue;

@@ -85,14 +85,11 @@ ExitCode report_check_error(const CheckOptions& options, const util::Error& erro
 
 ExitCode run_check(const CheckOptions& options) {
   auto source = read_candidate(options.kernel);
-  if (!source) return report_error("check", source.error());
-  auto language = candidate_language(options);
-  if (!language)
-    return report_error("check", language.error());
-}
-
   if (!source)
     return report_check_error(options, source.error());
+  auto language = candidate_language(options);
+  if (!language)
+    return report_check_error(options, language.error());
   Toolchain tools;
   if (*language == compile::Language::triton) {
     auto problem = tools.problem(options.problem);

@@ -89,7 +89,7 @@ TritonParam tensor_param(const trace::Definition& definition, const trace::Tenso
       fmt::format("torch.Tensor {} {}, {}", t.torch, shape_text(definition, *spec.shape), where)};
 }
 
-std::vector<TritonParam> collect_params(const trace::Definition& definition) {
+std::vector<TritonParam> collect_triton_params(const trace::Definition& definition) {
   std::vector<TritonParam> params;
   for (const auto& input : definition.inputs)
     params.push_back(tensor_param(
@@ -102,7 +102,7 @@ std::vector<TritonParam> collect_params(const trace::Definition& definition) {
   return params;
 }
 
-util::Status check_names(const std::vector<TritonParam>& params, const std::string& definition) {
+util::Status check_triton_names(const std::vector<TritonParam>& params, const std::string& definition) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const std::string& name = params[i].name;
     if (!is_python_identifier(name))
@@ -147,8 +147,8 @@ std::string TritonSignature::pretty() const {
 }
 
 util::Expected<TritonSignature> make_triton_signature(const trace::Definition& definition) {
-  auto params = collect_params(definition);
-  if (auto status = check_names(params, definition.name); !status)
+  auto params = collect_triton_params(definition);
+  if (auto status = check_triton_names(params, definition.name); !status)
     return status.take_error();
   return TritonSignature(std::move(params));
 }

@@ -84,7 +84,7 @@ TEST(Feedback, ExtractionFeedbackAsksForTheFenceOfTheRunsLanguage) {
   EXPECT_NE(triton.find("@triton.jit"), std::string::npos) << triton;
   EXPECT_EQ(triton.find("```cuda"), std::string::npos) << triton;
   std::string cuda = extraction_feedback(error, compile::Language::cuda);
-  EXPECT_NE(cuda.find("single ```cuda block"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("single ```cuda code block"), std::string::npos) << cuda;
 }
 
 } // namespace

@@ -158,10 +158,12 @@ TEST(Prompts, ThePromptAndTheFeedbackStateOneFenceAndTheRealBuildFlags) {
                         "arch=compute_90a,code=sm_90a"),
             std::string::npos);
   EXPECT_EQ(system.find("compiled with -arch"), std::string::npos);
-  const std::string no_block = extraction_feedback(compile::extract_candidate("no code").error());
+  const std::string no_block =
+      extraction_feedback(compile::extract_candidate("no code").error(), compile::Language::cuda);
   const std::string incomplete = extraction_feedback(
       compile::extract_candidate("```cuda\n__global__ void k() {}\n```\n```json\n{}\n```\n")
-          .error());
+          .error(),
+      compile::Language::cuda);
   std::vector<std::string> fences;
   for (const std::string* text : {&system, &no_block, &incomplete})
     for (std::string& fence : requested_fences(*text))

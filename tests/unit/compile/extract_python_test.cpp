@@ -38,7 +38,7 @@ TEST(ExtractPython, ACudaLanguageRunStillExtractsCpp) {
   std::string reply = fenced("python", kKernel);
   auto got = extract_candidate(reply, Language::cuda);
   ASSERT_FALSE(got);
-  EXPECT_NE(got.error().message.find("```cpp"), std::string::npos);
+  EXPECT_NE(got.error().message.find(kCodeFence), std::string::npos) << got.error().message;
 }
 
 TEST(ExtractPython, NoPythonBlockAsksForOneAndCountsTheOthers) {
