@@ -164,12 +164,12 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
     ratios.push_back(t.reference_trial_ms[i] / t.candidate_trial_ms[i]);
   double timing_ms = 0.0;
   for (const util::Phase& phase : ev->phases)
-    if (phase.name == "timing") timing_ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
+    if (phase.name == "timing")
+      timing_ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
   fmt::print("| {} | {} | PASSED ({}{}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} | {:.0f} |\n",
              problem.name(), repeat, t.mode, t.reference_cached ? ", reference cached" : "",
-             number_list(t.reference_trial_ms),
-             number_list(t.candidate_trial_ms), t.reference_ms, t.candidate_ms,
-             t.reference_ms / t.candidate_ms, number_list(ratios), timing_ms);
+             number_list(t.reference_trial_ms), number_list(t.candidate_trial_ms), t.reference_ms,
+             t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios), timing_ms);
   for (const std::string& retimed : t.retimed_pairs)
     fmt::print("|  | {} | re-timed {} | | | | | | | |\n", repeat, retimed);
   return ev;
@@ -186,7 +186,8 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
   std::vector<double> speedups;
   std::optional<exec::Evaluation> first;
   for (int repeat = 0; repeat < repeats; ++repeat) {
-    if (repeat > 0 && gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+    if (repeat > 0 && gap_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
     auto ev = evaluate_once(bench, problem, source, repeat, options);
     if (!ev)
       throw util::Fatal(ev.error().message);
@@ -242,8 +243,8 @@ int main(int argc, char** argv) {
       auto source = util::read_file(args.kernels + "/" + name + ".cu");
       if (!source)
         throw util::Fatal(source.error().message);
-      all_ok = run_problem(bench, **problem, *source, args.repeats, args.gap_ms, args.options) &&
-               all_ok;
+      all_ok =
+          run_problem(bench, **problem, *source, args.repeats, args.gap_ms, args.options) && all_ok;
     }
     fmt::print("A/A result: {}\n", all_ok ? "every speedup within 1.00 ± 0.01" : "FAILED");
     return all_ok ? 0 : 1;

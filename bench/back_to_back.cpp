@@ -175,10 +175,9 @@ int main(int argc, char** argv) {
                free_start, free_end, free_end - free_start);
     fmt::print("- ptxbench-candidate processes alive: {} before, at most {} after any evaluation, "
                "{} at the end\n",
-               strays_start, max_strays,
-               stray_candidates() - bench.evaluator->spare_processes());
-    const bool leak = free_start - free_end > 64.0 ||
-                      stray_candidates() > bench.evaluator->spare_processes();
+               strays_start, max_strays, stray_candidates() - bench.evaluator->spare_processes());
+    const bool leak =
+        free_start - free_end > 64.0 || stray_candidates() > bench.evaluator->spare_processes();
     fmt::print("- result: {}\n",
                mismatches == 0 && !leak ? "all verdicts as expected, no leak" : "FAILED");
     return mismatches == 0 && !leak ? 0 : 1;

@@ -9,7 +9,6 @@
 #include "util/subprocess.hpp"
 
 #include <chrono>
-
 #include <filesystem>
 #include <memory>
 
@@ -30,9 +29,8 @@ struct BenchEvaluator {
     if (!cuobjdump)
       throw util::Fatal(cuobjdump.error().message);
     // The SASS cache as `ptxbench eval` and the service use it (util::cache_root()/sass).
-    disassembler = std::make_unique<sass::Disassembler>(runner, *cuobjdump,
-                                                        std::chrono::seconds(120),
-                                                        util::cache_root() / "sass");
+    disassembler = std::make_unique<sass::Disassembler>(
+        runner, *cuobjdump, std::chrono::seconds(120), util::cache_root() / "sass");
     checker = std::make_unique<exec::Checker>(compiler, *disassembler);
     auto loaded = suite::Suite::load_default();
     if (!loaded)

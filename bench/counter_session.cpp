@@ -14,13 +14,12 @@
 #include "measure/timing.hpp"
 #include "util/phases.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-#include <fmt/format.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <thread>
 #include <vector>
 
@@ -46,7 +45,8 @@ struct Bench {
     auto before = [&](int) { gemm.reset(stream); };
     auto timed = measure::run_trial(timer, flusher, call, before, stream,
                                     {10, 50, measure::TimingMode::strict});
-    if (!timed) throw util::Fatal(timed.error().message);
+    if (!timed)
+      throw util::Fatal(timed.error().message);
     return timed->median_ms;
   }
 
@@ -67,19 +67,23 @@ struct Bench {
 int main(int argc, char** argv) {
   const int cycles = argc > 2 && std::strcmp(argv[1], "--cycles") == 0 ? std::atoi(argv[2]) : 4;
   auto timer = measure::cupti_call_timer(); // tracing before any module loads
-  if (!timer) throw util::Fatal(timer.error().message);
+  if (!timer)
+    throw util::Fatal(timer.error().message);
   measure::CounterOptions options;
   options.replay = measure::CounterReplay::user;
   options.availability = measure::CounterAvailability::assume;
   auto counter = measure::InstructionCounter::create_with(0, options);
-  if (!counter) throw util::Fatal(counter.error().message);
+  if (!counter)
+    throw util::Fatal(counter.error().message);
   auto flusher = measure::L2Flusher::create(0);
-  if (!flusher) throw util::Fatal(flusher.error().message);
+  if (!flusher)
+    throw util::Fatal(flusher.error().message);
   Bench bench{**timer, std::move(*flusher), std::move(*counter), {}, nullptr};
   cudaStreamCreate(&bench.stream);
   auto monitor = measure::GpuMonitor::create(0);
   auto clocks = [&] {
-    if (!monitor) return std::string("no NVML");
+    if (!monitor)
+      return std::string("no NVML");
     auto snap = monitor->snapshot();
     return snap ? fmt::format("SM {} MHz, {:.0f} W, {} C", snap->sm_clock_mhz, snap->power_w,
                               snap->temperature_c)
@@ -89,20 +93,23 @@ int main(int argc, char** argv) {
     const int launches = std::atoi(argv[2]);
     auto many = [&](cudaStream_t s) {
       for (int i = 0; i < launches; ++i)
-        if (int status = measure::launch_warmup_kernel(s); status != 0) return status;
+        if (int status = measure::launch_warmup_kernel(s); status != 0)
+          return status;
       return 0;
     };
     auto trial = [&] {
       auto timed = measure::run_trial(bench.timer, bench.flusher, many, {}, bench.stream,
                                       {10, 50, measure::TimingMode::strict});
-      if (!timed) throw util::Fatal(timed.error().message);
+      if (!timed)
+        throw util::Fatal(timed.error().message);
       return timed->median_ms;
     };
     std::vector<double> closed, open;
     for (int cycle = 0; cycle < 3; ++cycle) {
       closed.push_back(trial());
       auto warm = bench.counter.open_session(measure::launch_warmup_kernel, bench.stream);
-      if (!warm) throw util::Fatal(warm.error().message);
+      if (!warm)
+        throw util::Fatal(warm.error().message);
       open.push_back(trial());
       bench.counter.close_session();
     }
@@ -112,16 +119,20 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "--late-load") == 0) {
     auto warm = bench.counter.open_session(measure::launch_warmup_kernel, bench.stream);
-    if (!warm) throw util::Fatal(warm.error().message);
-    fmt::print("late-load: session open ({}), GEMM module not loaded yet\n", bench::phases_text(*warm));
-    fmt::print("| | session | wall ms | GMMA | hgmma bf16 FLOPs | steps |\n|---|---|---|---|---|---|\n");
+    if (!warm)
+      throw util::Fatal(warm.error().message);
+    fmt::print("late-load: session open ({}), GEMM module not loaded yet\n",
+               bench::phases_text(*warm));
+    fmt::print(
+        "| | session | wall ms | GMMA | hgmma bf16 FLOPs | steps |\n|---|---|---|---|---|---|\n");
     std::vector<double> open_trials{bench.trial(), bench.trial()};
     bench.count("open, module loaded after the session", 0);
     open_trials.push_back(bench.trial());
     bench.counter.close_session();
     std::vector<double> closed_trials{bench.trial(), bench.trial(), bench.trial()};
     auto again = bench.counter.open_session(measure::launch_warmup_kernel, bench.stream);
-    if (!again) throw util::Fatal(again.error().message);
+    if (!again)
+      throw util::Fatal(again.error().message);
     open_trials.push_back(bench.trial());
     bench.count("reopened", 1);
     fmt::print("open trials: {}\nclosed trials: {}\n", fmt::join(open_trials, " "),
@@ -136,7 +147,8 @@ int main(int argc, char** argv) {
     fmt::print("hold: open_session {} after {:.1f} ms\n", warm ? "ok" : warm.error().message,
                ms_since(began));
     std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[2])));
-    fmt::print("| | session | wall ms | GMMA | hgmma bf16 FLOPs | steps |\n|---|---|---|---|---|---|\n");
+    fmt::print(
+        "| | session | wall ms | GMMA | hgmma bf16 FLOPs | steps |\n|---|---|---|---|---|---|\n");
     bench.count("held", 0);
     fmt::print("hold: trial {:.4f} ms, closed {} ms after start\n", bench.trial(),
                (bench.counter.close_session(), ms_since(began)));
@@ -156,24 +168,27 @@ int main(int argc, char** argv) {
       fmt::print("| {} | open_session | error: {} | | | |\n", cycle, warm.error().message);
       continue;
     }
-    session_rows.push_back(fmt::format("| {} | {:.1f} | {} |", cycle, ms_since(opened),
-                                       bench::phases_text(*warm)));
+    session_rows.push_back(
+        fmt::format("| {} | {:.1f} | {} |", cycle, ms_since(opened), bench::phases_text(*warm)));
     open.push_back(bench.trial());
     bench.count("open, first count", cycle);
     bench.count("open, second count", cycle);
     open.push_back(bench.trial());
     const util::Phase closed_step = bench.counter.close_session();
-    session_rows.back() += fmt::format(" {:.1f} |", static_cast<double>(closed_step.elapsed.count()) / 1000.0);
+    session_rows.back() +=
+        fmt::format(" {:.1f} |", static_cast<double>(closed_step.elapsed.count()) / 1000.0);
     closed.push_back(bench.trial());
   }
   fmt::print("\n## open_session (warm-up with a one-block kernel)\n\n| cycle | wall ms | steps | "
              "close ms |\n|---|---|---|---|\n");
-  for (const std::string& row : session_rows) fmt::print("{}\n", row);
+  for (const std::string& row : session_rows)
+    fmt::print("{}\n", row);
   fmt::print("\n## Timed trials (strict, median of 50 calls, ms), in the order run\n\n");
   fmt::print("closed: {}\nopen:   {}\n", fmt::join(closed, " "), fmt::join(open, " "));
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
-    for (double x : v) sum += x;
+    for (double x : v)
+      sum += x;
     return v.empty() ? 0.0 : sum / double(v.size());
   };
   fmt::print("mean closed {:.4f}, mean open {:.4f}, open/closed {:.4f}\n\nend: {}\n", mean(closed),

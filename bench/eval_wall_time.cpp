@@ -22,11 +22,10 @@
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fmt/format.h>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -63,8 +62,8 @@ Arguments parse(int argc, char** argv) {
     else if (flag == "--timing" && (value == "batched" || value == "strict"))
       args.timing = value == "batched" ? measure::TimingMode::batched : measure::TimingMode::strict;
     else if (flag == "--reference" && (value == "interleave" || value == "cached"))
-      args.reference = value == "cached" ? exec::ReferenceTiming::cached
-                                         : exec::ReferenceTiming::interleave;
+      args.reference =
+          value == "cached" ? exec::ReferenceTiming::cached : exec::ReferenceTiming::interleave;
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -85,10 +84,12 @@ double mean(const std::vector<double>& v) {
 }
 
 double cv(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
+  if (v.size() < 2)
+    return 0.0;
   const double m = mean(v);
   double ss = 0.0;
-  for (double x : v) ss += (x - m) * (x - m);
+  for (double x : v)
+    ss += (x - m) * (x - m);
   return std::sqrt(ss / static_cast<double>(v.size() - 1)) / m;
 }
 
@@ -96,8 +97,8 @@ double minimum_s(const exec::EvalOptions& o, const exec::Evaluation& ev) {
   const double passes = ev.dynamic && ev.dynamic->raw ? ev.dynamic->raw->value("passes", 2.0) : 2.0;
   const double timed = o.trials * (o.warmup + o.iterations);
   const double candidate_calls = o.sets + timed + passes;
-  const double reference_calls = (ev.timing->inputs_warm ? 0.0 : o.sets) +
-                                 (ev.timing->reference_cached ? 0.0 : timed);
+  const double reference_calls =
+      (ev.timing->inputs_warm ? 0.0 : o.sets) + (ev.timing->reference_cached ? 0.0 : timed);
   return (candidate_calls * ev.timing->candidate_ms + reference_calls * ev.timing->reference_ms) /
          1000.0;
 }
@@ -105,7 +106,8 @@ double minimum_s(const exec::EvalOptions& o, const exec::Evaluation& ev) {
 std::string json_ms(const trace::Json& object) {
   std::string out;
   for (const auto& [name, value] : object.items())
-    if (value.is_number()) out += fmt::format("{}{} {:.1f}", out.empty() ? "" : ", ", name, value.get<double>());
+    if (value.is_number())
+      out += fmt::format("{}{} {:.1f}", out.empty() ? "" : ", ", name, value.get<double>());
   return out;
 }
 
@@ -120,8 +122,8 @@ void print_rows(const std::vector<Row>& rows) {
     fmt::print("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.3f} | {:.4f} | {:.4f} | {:.3f} | "
                "{:.3f} | {:.2f} | {} |\n",
                i, t.inputs_warm ? "warm" : "cold", ready ? "ready" : "prepared", t.mode,
-               t.candidate_ms, t.reference_ms,
-               t.reference_ms / t.candidate_ms, mean(t.candidate_event_ms) / t.candidate_ms,
+               t.candidate_ms, t.reference_ms, t.reference_ms / t.candidate_ms,
+               mean(t.candidate_event_ms) / t.candidate_ms,
                mean(t.reference_event_ms) / t.reference_ms, rows[i].wall_s, rows[i].minimum_s,
                rows[i].wall_s / rows[i].minimum_s, bench::phases_text(ev.phases, 0));
   }
@@ -131,7 +133,8 @@ void print_summary(const std::vector<Row>& rows) {
   std::vector<double> candidate, warm_candidate, warm_ratio;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     candidate.push_back(rows[i].ev.timing->candidate_ms);
-    if (i == 0) continue;
+    if (i == 0)
+      continue;
     warm_candidate.push_back(rows[i].ev.timing->candidate_ms);
     warm_ratio.push_back(rows[i].wall_s / rows[i].minimum_s);
   }
@@ -151,8 +154,7 @@ void print_summary(const std::vector<Row>& rows) {
     fmt::print("last evaluation: counting pass {:.1f} ms, session {}, replay {}, {} call(s), "
                "{} pass(es); steps (ms): {}\n",
                raw.value("pass_ms", 0.0), raw.value("session", std::string("?")),
-               raw.value("replay", std::string("?")),
-               raw.value("calls", 0), raw.value("passes", 0),
+               raw.value("replay", std::string("?")), raw.value("calls", 0), raw.value("passes", 0),
                raw.contains("steps") ? json_ms(raw["steps"]) : "");
     fmt::print("last evaluation: GMMA {:.0f}, TMA loads {:.0f}, tensor FLOPs {:.6g}\n",
                raw.value("gmma", 0.0), raw.value("tma_load", 0.0),
@@ -169,10 +171,12 @@ int main(int argc, char** argv) {
   try {
     const Arguments args = parse(argc, argv);
     auto source = util::read_file(args.kernel);
-    if (!source) throw util::Fatal(source.error().message);
+    if (!source)
+      throw util::Fatal(source.error().message);
     bench::BenchEvaluator bench;
     auto problem = bench.suite->find(args.problem);
-    if (!problem) throw util::Fatal(problem.error().message);
+    if (!problem)
+      throw util::Fatal(problem.error().message);
     exec::EvalOptions options; // the paper's protocol: 3 sets, 3 × (10 + 50), counts on
     options.seed = args.seed;  // a fixed seed: evaluations after the first find warm inputs
     options.timing_mode = args.timing;
@@ -181,15 +185,17 @@ int main(int argc, char** argv) {
                args.problem, args.n);
     std::vector<Row> rows;
     for (int i = 0; i < args.n; ++i) {
-      if (i > 0 && args.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(args.gap_ms));
+      if (i > 0 && args.gap_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(args.gap_ms));
       const auto start = std::chrono::steady_clock::now();
       auto ev = bench.evaluator->evaluate(*source, **problem, options);
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (!ev) throw util::Fatal(ev.error().message);
+      if (!ev)
+        throw util::Fatal(ev.error().message);
       if (ev->status != trace::EvaluationStatus::passed || !ev->timing)
-        throw util::Fatal(fmt::format("evaluation {} ended {}: {}", i,
-                                      trace::to_string(ev->status), ev->message));
+        throw util::Fatal(fmt::format("evaluation {} ended {}: {}", i, trace::to_string(ev->status),
+                                      ev->message));
       Row row{wall, minimum_s(options, *ev), std::move(*ev)};
       rows.push_back(std::move(row));
     }

@@ -35,7 +35,8 @@ __device__ float bf16_float(std::uint16_t bits) {
 }
 
 __device__ bool fails(float x, float y) {
-  if (!isfinite(x) || !isfinite(y)) return !(x == y);
+  if (!isfinite(x) || !isfinite(y))
+    return !(x == y);
   const float diff = fabsf(x - y);
   return diff > 1e-2f && diff > 1e-2f * fabsf(y);
 }
@@ -46,8 +47,8 @@ __global__ void count_failures(const std::uint16_t* kernel, const std::uint16_t*
                                const std::uint16_t* naive, std::int64_t count,
                                unsigned long long* counts) {
   unsigned long long local[4] = {0, 0, 0, 0};
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float k = bf16_float(kernel[i]), c = bf16_float(cudnn[i]), n = bf16_float(naive[i]);
     const bool kc = fails(k, c), cn = fails(c, n);
     local[0] += kc;
@@ -56,39 +57,47 @@ __global__ void count_failures(const std::uint16_t* kernel, const std::uint16_t*
     local[3] += kc && cn;
   }
   for (int j = 0; j < 4; ++j)
-    if (local[j] != 0) atomicAdd(&counts[j], local[j]);
+    if (local[j] != 0)
+      atomicAdd(&counts[j], local[j]);
 }
 
 suite::Problem resized(suite::Problem problem, std::int64_t seq) {
   auto resize = [&](std::vector<suite::ResolvedTensor>& tensors) {
     for (auto& t : tensors)
-      if (t.dims.size() >= 3) t.dims[2] = seq; // [B, H, S, D] and [B, H, S]
+      if (t.dims.size() >= 3)
+        t.dims[2] = seq; // [B, H, S, D] and [B, H, S]
   };
   resize(problem.inputs);
   resize(problem.outputs);
   for (auto& [axis, value] : problem.var_axes)
-    if (axis == "S") value = seq;
+    if (axis == "S")
+      value = seq;
   return problem;
 }
 
 std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made) throw util::Fatal(made.error().message);
+  if (!made)
+    throw util::Fatal(made.error().message);
   return std::move(*made);
 }
 
 PtxbenchCall call_of(const std::vector<void*>& pointers, const std::vector<std::int64_t>& axes) {
-  return PtxbenchCall{PTXBENCH_CALL_VERSION, static_cast<std::uint32_t>(pointers.size()), 0,
-                      static_cast<std::uint32_t>(axes.size()), pointers.data(), nullptr,
-                      axes.data(), nullptr};
+  return PtxbenchCall{PTXBENCH_CALL_VERSION,
+                      static_cast<std::uint32_t>(pointers.size()),
+                      0,
+                      static_cast<std::uint32_t>(axes.size()),
+                      pointers.data(),
+                      nullptr,
+                      axes.data(),
+                      nullptr};
 }
 
 int agreement(std::int64_t seq, std::uint64_t seed) {
   auto suite = suite::Suite::load_default();
-  if (!suite) throw util::Fatal(suite.error().message);
-  const std::string backward_name =
-      ::kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128";
-  const std::string forward_name =
-      ::kCausal ? "mha_with_lse_d128_causal" : "mha_with_lse_d128";
+  if (!suite)
+    throw util::Fatal(suite.error().message);
+  const std::string backward_name = ::kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128";
+  const std::string forward_name = ::kCausal ? "mha_with_lse_d128_causal" : "mha_with_lse_d128";
   const suite::Problem backward = resized(**suite->find(backward_name), seq);
   const suite::Problem forward = resized(**suite->find(forward_name), seq);
   const std::int64_t elements = backward.inputs[0].element_count();
@@ -97,9 +106,11 @@ int agreement(std::int64_t seq, std::uint64_t seed) {
 
   // Q K V O dO L, then dQ dK dV three times (cuDNN, naive, kernel).
   std::vector<DeviceBuffer> b;
-  for (int i = 0; i < 5; ++i) b.emplace_back(bf16_bytes);
+  for (int i = 0; i < 5; ++i)
+    b.emplace_back(bf16_bytes);
   b.emplace_back(lse_bytes);
-  for (int i = 0; i < 9; ++i) b.emplace_back(bf16_bytes);
+  for (int i = 0; i < 9; ++i)
+    b.emplace_back(bf16_bytes);
   const unsigned blocks = static_cast<unsigned>((elements + 255) / 256);
   const std::uint32_t tensor_of[] = {0, 1, 2, 99, 4}; // O (3) comes from the forward
   for (int i : {0, 1, 2, 4})
@@ -109,16 +120,20 @@ int agreement(std::int64_t seq, std::uint64_t seed) {
   const std::vector<std::int64_t> axes{seq};
   auto fwd = must(make_library_reference(forward));
   const std::vector<void*> fwd_ptrs{b[0].get(), b[1].get(), b[2].get(), b[3].get(), b[5].get()};
-  if (auto ok = fwd->run(call_of(fwd_ptrs, axes)); !ok) throw util::Fatal(ok.error().message);
+  if (auto ok = fwd->run(call_of(fwd_ptrs, axes)); !ok)
+    throw util::Fatal(ok.error().message);
 
   auto cudnn = must(make_library_reference(backward));
   auto naive = must(make_naive_reference(backward));
   for (int which = 0; which < 2; ++which) {
     std::vector<void*> ptrs;
-    for (int i = 0; i < 6; ++i) ptrs.push_back(b[i].get());
-    for (int o = 0; o < 3; ++o) ptrs.push_back(b[6 + 3 * which + o].get());
+    for (int i = 0; i < 6; ++i)
+      ptrs.push_back(b[i].get());
+    for (int o = 0; o < 3; ++o)
+      ptrs.push_back(b[6 + 3 * which + o].get());
     Reference& ref = which == 0 ? *cudnn : *naive;
-    if (auto ok = ref.run(call_of(ptrs, axes)); !ok) throw util::Fatal(ok.error().message);
+    if (auto ok = ref.run(call_of(ptrs, axes)); !ok)
+      throw util::Fatal(ok.error().message);
   }
   run(b[0].as<__nv_bfloat16>(), b[1].as<__nv_bfloat16>(), b[2].as<__nv_bfloat16>(),
       b[3].as<__nv_bfloat16>(), b[4].as<__nv_bfloat16>(), b[5].as<float>(),
@@ -130,7 +145,8 @@ int agreement(std::int64_t seq, std::uint64_t seed) {
   std::printf("%s S=%lld seed=%llu, %s, %lld elements per output\n", backward_name.c_str(),
               static_cast<long long>(seq), static_cast<unsigned long long>(seed),
               cudnn->library().c_str(), static_cast<long long>(elements));
-  std::printf("| output | kernel vs cuDNN | cuDNN vs naive | kernel vs naive | both (k-c and c-n) |\n");
+  std::printf(
+      "| output | kernel vs cuDNN | cuDNN vs naive | kernel vs naive | both (k-c and c-n) |\n");
   std::printf("|---|---|---|---|---|\n");
   const char* names[] = {"dQ", "dK", "dV"};
   unsigned long long total_kc = 0;

@@ -5,7 +5,6 @@
 #include "util/phases.hpp"
 
 #include <fmt/format.h>
-
 #include <string>
 #include <vector>
 

@@ -15,15 +15,14 @@
 #include "util/phases.hpp"
 #include "util/subprocess.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-#include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
 #include <filesystem>
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
 #include <vector>
 
 namespace {
@@ -54,14 +53,16 @@ void in_process(int repeats) {
   cudaDeviceSynchronize();
   const auto created = std::chrono::steady_clock::now();
   auto counter = measure::InstructionCounter::create(0);
-  if (!counter) throw util::Fatal(counter.error().message);
+  if (!counter)
+    throw util::Fatal(counter.error().message);
   fmt::print("## In-process range profiler (InstructionCounter)\n\ncreate(): {:.1f} ms, chip {}, "
              "rejected metrics: {}\n\n| pass | wall ms | passes | GMMA | TMA ld | TMA st | "
              "TMA red | hgmma bf16 FLOPs | = 2MNK |\n|---|---|---|---|---|---|---|---|---|\n",
              ms_since(created), counter->chip(), counter->rejected_metrics().size());
   for (int i = 0; i < repeats; ++i) {
     auto counts = counter->count([&](cudaStream_t s) { return gemm(s); }, nullptr);
-    if (!counts) throw util::Fatal(counts.error().message);
+    if (!counts)
+      throw util::Fatal(counts.error().message);
     fmt::print("| {} | {:.1f} | {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.6g} | {} |\n", i,
                counts->pass_ms, counts->passes, counts->gmma, counts->tma_load, counts->tma_store,
                counts->tma_reduce, counts->hgmma_bf16_flops,
@@ -152,7 +153,8 @@ void ncu_audit(int repeats, const std::string& self) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--probe") == 0) return probe();
+  if (argc > 1 && std::strcmp(argv[1], "--probe") == 0)
+    return probe();
   if (argc > 1 && std::strcmp(argv[1], "--breakdown") == 0) {
     breakdown();
     return 0;

@@ -6,10 +6,9 @@
 
 #include "util/error.hpp"
 
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-
-#include <cstdint>
 #include <utility>
 
 void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
@@ -23,7 +22,8 @@ class WgmmaGemmCall {
 public:
   WgmmaGemmCall() {
     for (auto [pointer, bytes] : {std::pair{&m_a, kGemmM * kGemmK * 2},
-                                  {&m_b, kGemmN * kGemmK * 2}, {&m_c, kGemmM * kGemmN * 2}}) {
+                                  {&m_b, kGemmN * kGemmK * 2},
+                                  {&m_c, kGemmM * kGemmN * 2}}) {
       if (cudaMalloc(pointer, static_cast<std::size_t>(bytes)) != cudaSuccess)
         throw util::Fatal("cudaMalloc of the GEMM's buffers failed");
       cudaMemset(*pointer, 0x3c, static_cast<std::size_t>(bytes));

@@ -12,14 +12,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto registry = parse_registry(text, "/fuzz/models.json");
   if (!registry) {
-    if (registry.error().message.empty()) std::abort();
+    if (registry.error().message.empty())
+      std::abort();
     return 0;
   }
   std::set<std::string> names;
   for (const ModelSpec& model : registry->models) {
-    if (model.name.empty() || model.provider.empty()) std::abort();
-    if (!names.insert(model.name).second) std::abort();
-    if (registry->find(model.name) == nullptr) std::abort();
+    if (model.name.empty() || model.provider.empty())
+      std::abort();
+    if (!names.insert(model.name).second)
+      std::abort();
+    if (registry->find(model.name) == nullptr)
+      std::abort();
   }
   return 0;
 }

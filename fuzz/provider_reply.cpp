@@ -43,11 +43,13 @@ ModelSpec spec_for(const char* provider) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size < 2) return 0;
+  if (size < 2)
+    return 0;
   static const int kStatuses[] = {200, 200, 200, 200, 400, 401, 429, 500, 503, 529};
   HttpResponse response;
   response.status = kStatuses[data[0] % 10];
-  if (data[1] & 1) response.headers.emplace_back("retry-after", std::to_string(data[1] >> 1));
+  if (data[1] & 1)
+    response.headers.emplace_back("retry-after", std::to_string(data[1] >> 1));
   response.body.assign(reinterpret_cast<const char*>(data) + 2, size - 2);
 
   FixedTransport transport(response);
@@ -64,10 +66,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                           : make_gemini(spec, Secret("k"));
     HttpModelClient client(spec, std::move(protocol), transport, sleeper, Secret("k"), options);
     auto reply = client.complete(request);
-    if (reply && (!is_valid_utf8(reply->text) ||
-                  (reply->reasoning && !is_valid_utf8(*reply->reasoning))))
+    if (reply &&
+        (!is_valid_utf8(reply->text) || (reply->reasoning && !is_valid_utf8(*reply->reasoning))))
       std::abort();
-    if (!reply && reply.error().message.empty()) std::abort();
+    if (!reply && reply.error().message.empty())
+      std::abort();
   }
   return 0;
 }

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     const std::filesystem::path arg = argv[i];
     if (std::filesystem::is_directory(arg)) {
       for (const auto& entry : std::filesystem::recursive_directory_iterator(arg))
-        if (entry.is_regular_file()) failures += run_file(entry.path()), ++inputs;
+        if (entry.is_regular_file())
+          failures += run_file(entry.path()), ++inputs;
     } else {
       failures += run_file(arg), ++inputs;
     }

@@ -11,12 +11,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ptxbench;
   static const suite::Suite suite = *suite::Suite::load_default();
-  if (size < 1) return 0;
+  if (size < 1)
+    return 0;
   const service::TaskKind kind = service::kTaskKinds[data[0] % service::kTaskKinds.size()].kind;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   auto request = service::parse_task_request(body, kind, suite);
   if (!request) {
-    if (request.error().message.empty()) std::abort();
+    if (request.error().message.empty())
+      std::abort();
     return 0;
   }
   auto again = service::parse_task_request(service::dump_json(request->canonical), kind, suite);

@@ -79,8 +79,8 @@ Rationale split_thinking(std::string_view reply) {
   for (auto open = text.find("<think>"); open != std::string::npos; open = text.find("<think>")) {
     auto close = text.find("</think>", open);
     const auto end = close == std::string::npos ? text.size() : close + 8;
-    out.thinking += text.substr(open + 7, (close == std::string::npos ? text.size() : close) -
-                                              open - 7);
+    out.thinking +=
+        text.substr(open + 7, (close == std::string::npos ? text.size() : close) - open - 7);
     text.erase(open, end - open);
   }
   out.reasoning = std::move(text);
@@ -114,8 +114,7 @@ RationalePrompt kernelgen_rationale_prompt(const CorrectRecord& correct) {
   return {std::string(kSystem), std::move(user), kKernelGenPromptVersion};
 }
 
-util::Expected<Rationale> extract_rationale(std::string_view reply,
-                                            const RationaleLimits& limits) {
+util::Expected<Rationale> extract_rationale(std::string_view reply, const RationaleLimits& limits) {
   Rationale split = split_thinking(reply);
   const std::string& text = split.reasoning;
   const auto open = text.find("<my_reasoning>");

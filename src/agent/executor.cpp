@@ -3,7 +3,6 @@
 #include "agent/feedback.hpp"
 #include "exec/evaluation.hpp"
 
-
 namespace ptxbench::agent {
 namespace {
 

@@ -363,7 +363,8 @@ TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd en
     return work;
   }
   work.outcome.category = result->category;
-  work.outcome.feedback = note + result->feedback + closing_line(*result, m_options.target_speedup) +
+  work.outcome.feedback = note + result->feedback +
+                          closing_line(*result, m_options.target_speedup) +
                           hook_feedback(candidate->code, result->category);
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);

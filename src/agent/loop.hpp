@@ -140,7 +140,7 @@ struct LoopDeps {
   ActivityListener on_activity;              // optional
   const std::atomic<bool>* cancel = nullptr; // optional: stop between turns when set
   model::Sleeper* sleeper = nullptr; // the evaluator's backoff; null: real, cut short by cancel
-  FeedbackHook extra_feedback;               // optional
+  FeedbackHook extra_feedback;       // optional
 };
 
 // Runs (or resumes) one trajectory to its end or until it must stop. Errors: the store failed

@@ -23,8 +23,10 @@ bool write_line(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
     done += static_cast<std::size_t>(n);
   }
   return true;
@@ -40,8 +42,10 @@ bool read_line(int fd, std::string& pending, std::string& line) {
     }
     char buffer[65536];
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
     pending.append(buffer, static_cast<std::size_t>(n));
   }
 }
@@ -93,7 +97,8 @@ void CandidateServer::start_host() {
 }
 
 protocol::Reply CandidateServer::prepare(const protocol::Request& request) {
-  if (m_startup.empty()) start_host();
+  if (m_startup.empty())
+    start_host();
   Laps laps(m_startup);
   if (cudaSetDevice(m_device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
     return protocol::Reply::failure(
@@ -131,8 +136,10 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
         request ? handle(*request)
                 : protocol::Reply::failure(protocol::ChildError::protocol, request.error().message);
     reply.refused = refused_entry_points();
-    if (request) reply.id = request->id;
-    if (!write_line(reply_fd, encode(reply))) return 1;
+    if (request)
+      reply.id = request->id;
+    if (!write_line(reply_fd, encode(reply)))
+      return 1;
     if (request && request->op == protocol::RequestOp::exit)
       return 0;
     // A CUDA error after a call may be sticky: this process is done for.
@@ -157,10 +164,12 @@ protocol::Reply CandidateServer::handle(const protocol::Request& request) {
   case protocol::RequestOp::prepare:
     return prepare(request);
   case protocol::RequestOp::end_session:
-    if (m_counter) m_counter->close_session();
+    if (m_counter)
+      m_counter->close_session();
     return protocol::Reply{};
   case protocol::RequestOp::load:
-    if (m_startup.empty()) start_host();
+    if (m_startup.empty())
+      start_host();
     return load(request);
   case protocol::RequestOp::call:
     return call(request.set);
@@ -184,7 +193,8 @@ protocol::Reply CandidateServer::load(const protocol::Request& request) {
       auto mapping = protocol::IpcMapping::open(handle.ipc, handle.bytes);
       if (!mapping)
         return protocol::Reply::failure(protocol::ChildError::ipc, mapping.error().message);
-      if (handle.output) set.output_indices.push_back(set.pointers.size());
+      if (handle.output)
+        set.output_indices.push_back(set.pointers.size());
       set.pointers.push_back(mapping->data());
       set.bytes.push_back(handle.bytes);
       set.mappings.push_back(std::move(*mapping));
@@ -199,7 +209,8 @@ protocol::Reply CandidateServer::load_library(const protocol::Request& request) 
   m_library = dlopen(request.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m_library == nullptr)
     return protocol::Reply::failure(protocol::ChildError::dlopen, dl_error());
-  auto signature = reinterpret_cast<PtxbenchAbiSignatureFn>(dlsym(m_library, "ptxbench_abi_signature"));
+  auto signature =
+      reinterpret_cast<PtxbenchAbiSignatureFn>(dlsym(m_library, "ptxbench_abi_signature"));
   m_invoke = reinterpret_cast<PtxbenchInvokeFn>(dlsym(m_library, "ptxbench_invoke"));
   if (signature == nullptr || m_invoke == nullptr) {
     m_invoke = nullptr;
@@ -288,14 +299,16 @@ protocol::Reply CandidateServer::plain_call(int set) {
 // evaluator's checks between calls), else a plain call; either way synchronised after.
 protocol::Reply CandidateServer::call(int set) {
   auto timer = measure::cupti_call_timer();
-  if (!timer) return plain_call(set);
+  if (!timer)
+    return plain_call(set);
   (void)cudaDeviceSynchronize(); // the window's precondition; errors surface in after_call
-  auto traced = (*timer)->time_call([&](cudaStream_t stream) { return invoke(set, stream); },
-                                    m_stream.get());
+  auto traced =
+      (*timer)->time_call([&](cudaStream_t stream) { return invoke(set, stream); }, m_stream.get());
   if (!traced)
     return protocol::Reply::failure(protocol::ChildError::timer, traced.error().message);
   protocol::Reply reply = after_call(traced->call_status);
-  if (!reply.ok) return reply;
+  if (!reply.ok)
+    return reply;
   reply.call_ms = traced->latency_ms;
   reply.kernels = kernels_seen(traced->activities);
   return reply;

@@ -90,7 +90,7 @@ private:
   cuda::Stream m_stream;
   std::unique_ptr<measure::L2Flusher> m_flusher;
   std::unique_ptr<measure::InstructionCounter> m_counter;
-  std::string m_counter_error; // why there is no counter (start_host), or empty
+  std::string m_counter_error;                   // why there is no counter (start_host), or empty
   trace::Json m_startup = trace::Json::object(); // start-up step -> wall ms
 };
 

@@ -23,8 +23,10 @@ std::vector<protocol::KernelSet> group(const std::vector<std::vector<std::string
     auto same = std::find_if(sets.begin(), sets.end(), [&](const protocol::KernelSet& set) {
       return set.kernels == kernels;
     });
-    if (same == sets.end()) sets.push_back({kernels, 1});
-    else ++same->calls;
+    if (same == sets.end())
+      sets.push_back({kernels, 1});
+    else
+      ++same->calls;
   }
   return sets;
 }
@@ -94,9 +96,9 @@ protocol::Reply CandidateServer::time(const protocol::Request& request) {
 protocol::Reply CandidateServer::count(int set) {
   if (!m_counter) {
     protocol::Reply reply;
-    reply.counts = trace::Json{{"available", false},
-                               {"reason", m_counter_error.empty() ? "no range profiler"
-                                                                  : m_counter_error}};
+    reply.counts =
+        trace::Json{{"available", false},
+                    {"reason", m_counter_error.empty() ? "no range profiler" : m_counter_error}};
     return reply;
   }
   auto reset = [&](cudaStream_t stream) { reset_outputs(set, stream); };
@@ -106,10 +108,12 @@ protocol::Reply CandidateServer::count(int set) {
   // No session stays open once counted: timing never runs beside one.
   if (prepared) {
     const util::Phase closed = m_counter->close_session();
-    if (counts) counts->steps.push_back(closed);
+    if (counts)
+      counts->steps.push_back(closed);
   }
   protocol::Reply reply = after_call(counts ? counts->call_status : 0);
-  if (!reply.ok) return reply;
+  if (!reply.ok)
+    return reply;
   if (!counts) {
     reply.counts = trace::Json{{"available", false}, {"reason", counts.error().message}};
     return reply;
@@ -119,7 +123,8 @@ protocol::Reply CandidateServer::count(int set) {
     metrics[m.name] = util::number_json(m.value);
   trace::Json steps = trace::Json::object();
   for (const util::Phase& step : counts->steps)
-    steps[step.name] = steps.value(step.name, 0.0) + static_cast<double>(step.elapsed.count()) / 1000.0;
+    steps[step.name] =
+        steps.value(step.name, 0.0) + static_cast<double>(step.elapsed.count()) / 1000.0;
   reply.counts = trace::Json{{"available", true},
                              {"gmma", util::number_json(counts->gmma)},
                              {"tma_load", util::number_json(counts->tma_load)},

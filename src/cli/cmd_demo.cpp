@@ -1,10 +1,9 @@
 #include "agent/remote_executor.hpp"
 #include "cli/commands.hpp"
-#include "cli/tools.hpp"
 #include "cli/run_job.hpp"
+#include "cli/tools.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {

@@ -4,7 +4,6 @@
 #include "store/run_store.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -17,11 +16,13 @@ struct ExportCliOptions {
 
 ExitCode run_export(const ExportCliOptions& o) {
   auto store = store::RunStore::open_existing(o.run_dir);
-  if (!store) return report_error("export", store.error());
-  std::filesystem::path out = o.out.empty() ? std::filesystem::path(o.run_dir) / "exports"
-                                            : std::filesystem::path(o.out);
+  if (!store)
+    return report_error("export", store.error());
+  std::filesystem::path out =
+      o.out.empty() ? std::filesystem::path(o.run_dir) / "exports" : std::filesystem::path(o.out);
   auto files = report::export_run(**store, out);
-  if (!files) return report_error("export", files.error());
+  if (!files)
+    return report_error("export", files.error());
   fmt::print("{} trajectories → {}\n{}\n{}\n", files->trajectories.size(),
              (out / "trajectories").string(), files->traces.string(), files->turns_csv.string());
   return ExitCode::ok;

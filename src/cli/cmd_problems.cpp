@@ -3,7 +3,6 @@
 #include "suite/suite.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -20,7 +19,8 @@ ExitCode regenerate() {
     fmt::print(stderr, "ptxbench problems: {}\n", written.error().message);
     return ExitCode::usage;
   }
-  for (const auto& path : *written) fmt::print("wrote {}\n", path.string());
+  for (const auto& path : *written)
+    fmt::print("wrote {}\n", path.string());
   return ExitCode::ok;
 }
 
@@ -31,7 +31,7 @@ ExitCode list(const ProblemsOptions& options) {
     return ExitCode::usage;
   }
   fmt::print("{}", options.json ? suite::render_problems_json(*loaded)
-                                 : suite::render_problems_text(*loaded));
+                                : suite::render_problems_text(*loaded));
   return ExitCode::ok;
 }
 

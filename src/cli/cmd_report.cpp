@@ -3,9 +3,8 @@
 #include "report/format.hpp"
 #include "util/fs.hpp"
 
-#include <fmt/core.h>
-
 #include <filesystem>
+#include <fmt/core.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,9 +43,11 @@ bool wants_figure_files(const ReportOptions& options) {
 
 ExitCode run_report(const ReportOptions& options) {
   auto format = report::make_format(options.format);
-  if (!format) return report_error("report", format.error());
+  if (!format)
+    return report_error("report", format.error());
   auto run = report::load_runs(options.run_dirs);
-  if (!run) return report_error("report", run.error());
+  if (!run)
+    return report_error("report", run.error());
   for (const std::string& dir : run->repeated)
     fmt::print(stderr, "ptxbench report: {} is given more than once; it is counted once\n", dir);
   if (auto nonempty = report::require_turns(*run); !nonempty)
@@ -57,7 +58,8 @@ ExitCode run_report(const ReportOptions& options) {
   std::vector<report::Figure> figures;
   if ((*format)->needs_figures() || wants_figure_files(options)) {
     auto drawn = report::draw_figures(built);
-    if (!drawn) return report_error("report", drawn.error());
+    if (!drawn)
+      return report_error("report", drawn.error());
     figures = std::move(*drawn);
   }
   auto files = (*format)->render(built, figures);
@@ -66,7 +68,8 @@ ExitCode run_report(const ReportOptions& options) {
     return ExitCode::ok;
   }
   if (wants_figure_files(options))
-    for (report::OutputFile& file : report::figure_files(figures)) files.push_back(std::move(file));
+    for (report::OutputFile& file : report::figure_files(figures))
+      files.push_back(std::move(file));
   if (auto written = write_files(options.out_dir, files); !written)
     return report_error("report", written.error());
   return ExitCode::ok;
@@ -79,7 +82,8 @@ Action setup_report(CLI::App& sub) {
   sub.add_option("run_dirs", options->run_dirs, "run directories (each holds run.sqlite)")
       ->required();
   std::vector<std::string> formats;
-  for (const std::string_view name : report::format_names()) formats.emplace_back(name);
+  for (const std::string_view name : report::format_names())
+    formats.emplace_back(name);
   sub.add_option("--format", options->format, "md, csv, json or html (self-contained page)")
       ->check(CLI::IsMember(formats))
       ->capture_default_str();

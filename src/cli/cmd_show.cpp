@@ -6,7 +6,6 @@
 #include "trace/json_io.hpp"
 
 #include <fmt/core.h>
-
 #include <memory>
 
 namespace ptxbench::cli {
@@ -43,7 +42,8 @@ ExitCode show_triton(const suite::Problem& p, bool json) {
 ExitCode run_show(const ShowOptions& options) {
   Toolchain tools;
   auto problem = tools.problem(options.problem);
-  if (!problem) return report_error("show", problem.error());
+  if (!problem)
+    return report_error("show", problem.error());
   const suite::Problem& p = **problem;
   auto language = compile::parse_language(options.language);
   if (!language)
@@ -53,7 +53,8 @@ ExitCode run_show(const ShowOptions& options) {
   if (*language == compile::Language::triton)
     return show_triton(p, options.json);
   auto signature = compile::make_signature(p.definition);
-  if (!signature) return report_error("show", signature.error());
+  if (!signature)
+    return report_error("show", signature.error());
   if (options.json) {
     nlohmann::ordered_json out{{"definition", trace::to_json(p.definition)},
                                {"workload", trace::to_json(p.workload)},
@@ -65,7 +66,8 @@ ExitCode run_show(const ShowOptions& options) {
   }
   fmt::print("# {}\n\nbaseline library: {}\n\n## C ABI signature (docs/abi.md)\n\n", p.name(),
              p.baseline);
-  for (const auto& header : signature->headers()) fmt::print("#include <{}>\n", header);
+  for (const auto& header : signature->headers())
+    fmt::print("#include <{}>\n", header);
   fmt::print("\n{}\n\n## Definition\n\n{}\n\n## Default workload\n\n{}\n", signature->pretty(),
              trace::to_json(p.definition).dump(2), trace::to_json(p.workload).dump(2));
   return ExitCode::ok;
@@ -75,8 +77,7 @@ ExitCode run_show(const ShowOptions& options) {
 
 Action setup_show(CLI::App& sub) {
   auto options = std::make_shared<ShowOptions>();
-  sub.add_option("problem", options->problem, "problem name (see `ptxbench problems`)")
-      ->required();
+  sub.add_option("problem", options->problem, "problem name (see `ptxbench problems`)")->required();
   sub.add_option("--language", options->language,
                  "candidate language whose signature is shown: cuda or triton (default cuda)");
   sub.add_flag("--json", options->json, "print JSON instead of text");

@@ -9,9 +9,8 @@
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
 
-#include <fmt/core.h>
-
 #include <filesystem>
+#include <fmt/core.h>
 
 namespace ptxbench::cli {
 namespace {
@@ -19,7 +18,8 @@ namespace {
 // "Cuda compilation tools, release 13.0, V13.0.88" out of `nvcc --version`.
 std::string release_line(const std::string& version_text) {
   for (const std::string& line : util::split_lines(version_text))
-    if (line.find("release") != std::string::npos) return std::string(util::trim(line));
+    if (line.find("release") != std::string::npos)
+      return std::string(util::trim(line));
   return std::string(util::trim(version_text));
 }
 

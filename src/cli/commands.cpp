@@ -1,5 +1,6 @@
-#include "cli/command.hpp"
 #include "cli/commands.hpp"
+
+#include "cli/command.hpp"
 
 #include <array>
 

@@ -1,10 +1,9 @@
 #include "cli/command.hpp"
 #include "util/error.hpp"
 
-#include <fmt/core.h>
-
 #include <cstdio>
 #include <exception>
+#include <fmt/core.h>
 #include <string>
 #include <vector>
 
@@ -13,8 +12,9 @@ int main(int argc, char** argv) {
   CLI::App app{"ptxbench: can language models write architecture-specific PTX kernels?"};
   app.require_subcommand(1);
   // `ptxbench --version` as every tool answers it; `ptxbench version` says more.
-  app.set_version_flag("--version", std::string("ptxbench ") + PTXBENCH_VERSION,
-                       "print the version and exit (`ptxbench version` adds the toolchain and GPU)");
+  app.set_version_flag(
+      "--version", std::string("ptxbench ") + PTXBENCH_VERSION,
+      "print the version and exit (`ptxbench version` adds the toolchain and GPU)");
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const Command& command : commands()) {
     CLI::App* sub = app.add_subcommand(std::string(command.name), std::string(command.summary));
@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   }
   try {
     for (auto& [sub, action] : actions)
-      if (sub->parsed()) return static_cast<int>(action());
+      if (sub->parsed())
+        return static_cast<int>(action());
   } catch (const std::exception& e) {
     fmt::print(stderr, "ptxbench: internal error: {}\n", e.what());
     return static_cast<int>(ExitCode::internal);

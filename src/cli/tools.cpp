@@ -10,7 +10,8 @@ namespace ptxbench::cli {
 util::Expected<const suite::Suite*> Toolchain::suite() {
   if (!m_suite) {
     auto loaded = suite::Suite::load_default();
-    if (!loaded) return loaded.take_error();
+    if (!loaded)
+      return loaded.take_error();
     m_suite = std::move(*loaded);
   }
   return &*m_suite;
@@ -18,18 +19,19 @@ util::Expected<const suite::Suite*> Toolchain::suite() {
 
 util::Expected<const suite::Problem*> Toolchain::problem(std::string_view name) {
   auto loaded = suite();
-  if (!loaded) return loaded.take_error();
+  if (!loaded)
+    return loaded.take_error();
   return (*loaded)->find(name);
 }
 
 util::Expected<exec::Checker*> Toolchain::checker() {
   if (!m_checker) {
     auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
-    if (!cuobjdump) return cuobjdump.take_error();
+    if (!cuobjdump)
+      return cuobjdump.take_error();
     m_compiler = std::make_unique<compile::NvccCompiler>(m_runner);
-    m_disassembler = std::make_unique<sass::Disassembler>(m_runner, *cuobjdump,
-                                                         std::chrono::seconds(120),
-                                                         util::cache_root() / "sass");
+    m_disassembler = std::make_unique<sass::Disassembler>(
+        m_runner, *cuobjdump, std::chrono::seconds(120), util::cache_root() / "sass");
     m_checker = std::make_unique<exec::Checker>(*m_compiler, *m_disassembler);
   }
   return m_checker.get();
@@ -41,7 +43,8 @@ util::Expected<std::string> read_candidate(const std::filesystem::path& path) {
     return util::make_error(util::ErrorKind::invalid_input,
                             path.string() + " is a folder; give the candidate's .cu file");
   auto text = util::read_file(path);
-  if (!text) return text;
+  if (!text)
+    return text;
   if (text->find('\0') != std::string::npos)
     return util::make_error(util::ErrorKind::invalid_input,
                             path.string() + " is not source text (it holds NUL bytes); give the "
@@ -53,9 +56,12 @@ ExitCode report_error(std::string_view command, const util::Error& error) {
   fmt::print(stderr, "ptxbench {}: {}\n", command, error.message);
   switch (error.kind) {
   case util::ErrorKind::invalid_input:
-  case util::ErrorKind::not_found: return ExitCode::usage;
-  case util::ErrorKind::unsupported: return ExitCode::needs_gpu;
-  default: return ExitCode::failure;
+  case util::ErrorKind::not_found:
+    return ExitCode::usage;
+  case util::ErrorKind::unsupported:
+    return ExitCode::needs_gpu;
+  default:
+    return ExitCode::failure;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "compile/abi.hpp"
+
 #include "util/enum_table.hpp"
 
 #include <algorithm>

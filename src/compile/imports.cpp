@@ -17,8 +17,8 @@
 // table order) is reported, so the same binary always gets the same message.
 #include "compile/imports.hpp"
 
-#include "util/fs.hpp"
 #include "util/enum_table.hpp"
+#include "util/fs.hpp"
 
 #include <array>
 #include <cstring>

@@ -1,10 +1,10 @@
 #include "compile/nvcc.hpp"
 
 #include "compile/cache.hpp"
+#include "util/enum_table.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 #include "util/paths.hpp"
-#include "util/enum_table.hpp"
 
 #include <algorithm>
 #include <array>

@@ -102,7 +102,8 @@ std::vector<TritonParam> collect_triton_params(const trace::Definition& definiti
   return params;
 }
 
-util::Status check_triton_names(const std::vector<TritonParam>& params, const std::string& definition) {
+util::Status check_triton_names(const std::vector<TritonParam>& params,
+                                const std::string& definition) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const std::string& name = params[i].name;
     if (!is_python_identifier(name))

@@ -15,8 +15,7 @@ std::string describe_failure(std::string_view library, std::string_view error_na
                              std::string_view call) {
   if (detail.empty())
     return fmt::format("{} error {} at {}:{}: {}", library, error_name, file, line, call);
-  return fmt::format("{} error {}: {} at {}:{}: {}", library, error_name, detail, file, line,
-                     call);
+  return fmt::format("{} error {}: {} at {}:{}: {}", library, error_name, detail, file, line, call);
 }
 
 void throw_library_error(std::string_view library, std::string_view error_name,
@@ -26,7 +25,8 @@ void throw_library_error(std::string_view library, std::string_view error_name,
 }
 
 void check_runtime(cudaError_t status, const char* file, int line, const char* call) {
-  if (status == cudaSuccess) return;
+  if (status == cudaSuccess)
+    return;
   throw_library_error("CUDA", cudaGetErrorName(status), cudaGetErrorString(status), file, line,
                       call);
 }

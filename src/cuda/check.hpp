@@ -3,7 +3,8 @@
 // A failure is described by library, the library's own error name, an optional detail, file:line
 // and the call's text, always in this form:
 //   CUDA error cudaErrorMemoryAllocation: out of memory at src/exec/buffers.cpp:41: cudaMalloc(...)
-//   cuBLASLt error CUBLAS_STATUS_NOT_SUPPORTED at src/reference/gemm_cublaslt.cpp:88: cublasLtMatmul(...)
+//   cuBLASLt error CUBLAS_STATUS_NOT_SUPPORTED at src/reference/gemm_cublaslt.cpp:88:
+//   cublasLtMatmul(...)
 // Two macros per library (STYLE.md: one check per library):
 //   PTXBENCH_<LIB>_CHECK(call)      throws LibraryError (a util::Fatal) — broken set-up or a bug;
 //   PTXBENCH_<LIB>_TRY(call, kind)  returns util::Error(kind) from the enclosing function, whose
@@ -15,7 +16,6 @@
 #include "util/error.hpp"
 
 #include <cuda_runtime_api.h>
-
 #include <string>
 #include <string_view>
 #include <utility>

@@ -16,11 +16,12 @@ util::Status require_device() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     static_cast<void>(cudaGetLastError()); // not sticky; clear it for later callers
-    return util::make_error(util::ErrorKind::unsupported,
-                            fmt::format("no CUDA device: cudaGetDeviceCount returned {}",
-                                        error_text(status)));
+    return util::make_error(
+        util::ErrorKind::unsupported,
+        fmt::format("no CUDA device: cudaGetDeviceCount returned {}", error_text(status)));
   }
-  if (count == 0) return util::make_error(util::ErrorKind::unsupported, "no CUDA device is visible");
+  if (count == 0)
+    return util::make_error(util::ErrorKind::unsupported, "no CUDA device is visible");
   return util::Ok{};
 }
 

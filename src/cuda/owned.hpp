@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
-
 #include <utility>
 
 namespace ptxbench::cuda {
@@ -34,7 +33,8 @@ public:
   explicit operator bool() const { return m_handle != Handle{}; }
   // Releases what is owned now (if anything) and owns nothing.
   void reset() noexcept {
-    if (m_handle != Handle{}) Release{}(m_handle);
+    if (m_handle != Handle{})
+      Release{}(m_handle);
     m_handle = Handle{};
   }
 

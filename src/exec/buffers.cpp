@@ -19,7 +19,8 @@ util::Error invalid(std::string message) {
 
 const trace::InputSpec* workload_input(const trace::Workload& workload, const std::string& name) {
   for (const auto& [input, spec] : workload.inputs)
-    if (input == name) return &spec;
+    if (input == name)
+      return &spec;
   return nullptr;
 }
 
@@ -29,13 +30,26 @@ util::Expected<PtxbenchScalar> scalar_value(const suite::ResolvedTensor& tensor,
   const double real = std::visit([](auto v) { return static_cast<double>(v); }, input.value);
   const auto integer = static_cast<std::int64_t>(real);
   switch (tensor.dtype) {
-  case trace::DType::float32: scalar.f32 = static_cast<float>(real); break;
-  case trace::DType::int64: scalar.i64 = integer; break;
-  case trace::DType::int32: scalar.i32 = static_cast<std::int32_t>(integer); break;
-  case trace::DType::int16: scalar.i16 = static_cast<std::int16_t>(integer); break;
-  case trace::DType::int8: scalar.i8 = static_cast<std::int8_t>(integer); break;
-  case trace::DType::boolean: scalar.u8 = integer != 0; break;
-  default: return invalid("scalar input " + tensor.name + " has a dtype without a scalar form");
+  case trace::DType::float32:
+    scalar.f32 = static_cast<float>(real);
+    break;
+  case trace::DType::int64:
+    scalar.i64 = integer;
+    break;
+  case trace::DType::int32:
+    scalar.i32 = static_cast<std::int32_t>(integer);
+    break;
+  case trace::DType::int16:
+    scalar.i16 = static_cast<std::int16_t>(integer);
+    break;
+  case trace::DType::int8:
+    scalar.i8 = static_cast<std::int8_t>(integer);
+    break;
+  case trace::DType::boolean:
+    scalar.u8 = integer != 0;
+    break;
+  default:
+    return invalid("scalar input " + tensor.name + " has a dtype without a scalar form");
   }
   return scalar;
 }
@@ -44,21 +58,25 @@ util::Expected<PtxbenchScalar> scalar_value(const suite::ResolvedTensor& tensor,
 util::Expected<suite::Problem> forward_problem(const suite::Suite& suite,
                                                const suite::Problem& backward) {
   auto found = suite.find(suite::forward_definition_of(backward.name()));
-  if (!found) return found.take_error();
+  if (!found)
+    return found.take_error();
   suite::Problem forward = **found;
   forward.workload.axes = backward.workload.axes;
   forward.var_axes = backward.var_axes;
   auto dims_of = [&](const std::string& name) -> const std::vector<std::int64_t>* {
     for (const auto& t : backward.inputs)
-      if (t.name == name) return &t.dims;
+      if (t.name == name)
+        return &t.dims;
     return nullptr;
   };
   for (auto& t : forward.inputs)
-    if (auto dims = dims_of(t.name)) t.dims = *dims;
+    if (auto dims = dims_of(t.name))
+      t.dims = *dims;
   for (auto& t : forward.outputs)
     for (const auto& row : suite::kRecipeRows)
       if (row.forward_output == t.name && backward.name().starts_with(row.definition_prefix))
-        if (auto dims = dims_of(std::string(row.input))) t.dims = *dims;
+        if (auto dims = dims_of(std::string(row.input)))
+          t.dims = *dims;
   return forward;
 }
 
@@ -78,11 +96,16 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   EvalBuffers buffers;
   const suite::CorrectnessRule rule = suite::correctness_rule(problem);
   buffers.m_tolerance = {static_cast<float>(rule.atol), static_cast<float>(rule.rtol)};
-  if (auto s = buffers.allocate(problem, sets); !s) return s.take_error();
-  if (auto s = buffers.fill_inputs(suite, problem, seed, stream); !s) return s.take_error();
-  if (auto s = buffers.fill_from_forward(suite, problem, stream); !s) return s.take_error();
-  if (auto s = buffers.compute_reference(reference, stream); !s) return s.take_error();
-  for (int set = 0; set < sets; ++set) buffers.fill_outputs_sentinel(set, stream);
+  if (auto s = buffers.allocate(problem, sets); !s)
+    return s.take_error();
+  if (auto s = buffers.fill_inputs(suite, problem, seed, stream); !s)
+    return s.take_error();
+  if (auto s = buffers.fill_from_forward(suite, problem, stream); !s)
+    return s.take_error();
+  if (auto s = buffers.compute_reference(reference, stream); !s)
+    return s.take_error();
+  for (int set = 0; set < sets; ++set)
+    buffers.fill_outputs_sentinel(set, stream);
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return buffers;
 }
@@ -95,20 +118,26 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
   for (const auto& t : problem.outputs)
     m_slots.push_back({t.name, t.dtype, static_cast<std::size_t>(t.element_count()),
                        static_cast<std::size_t>(t.size_bytes()), true});
-  for (const auto& [axis, value] : problem.var_axes) m_var_axes.push_back(value);
+  for (const auto& [axis, value] : problem.var_axes)
+    m_var_axes.push_back(value);
   for (const auto& t : problem.inputs) {
-    if (!t.scalar) continue;
+    if (!t.scalar)
+      continue;
     const trace::InputSpec* spec = workload_input(problem.workload, t.name);
     const auto* scalar = spec ? std::get_if<trace::ScalarInput>(spec) : nullptr;
-    if (scalar == nullptr) return invalid("scalar input " + t.name + " has no workload value");
+    if (scalar == nullptr)
+      return invalid("scalar input " + t.name + " has no workload value");
     auto value = scalar_value(t, *scalar);
-    if (!value) return value.take_error();
+    if (!value)
+      return value.take_error();
     m_scalars.push_back(*value);
   }
   for (const TensorSlot& slot : m_slots) {
-    if (!slot.output) continue;
+    if (!slot.output)
+      continue;
     auto scratch = protocol::DeviceBuffer::allocate(slot.bytes);
-    if (!scratch) return scratch.take_error();
+    if (!scratch)
+      return scratch.take_error();
     m_scratch_outputs.push_back(std::move(*scratch));
   }
   for (int s = 0; s < sets; ++s) {
@@ -116,15 +145,18 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     std::size_t scratch = 0;
     for (const TensorSlot& slot : m_slots) {
       auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
-      if (!buffer) return buffer.take_error();
+      if (!buffer)
+        return buffer.take_error();
       set.pointers.push_back(buffer->data());
       set.reference_pointers.push_back(buffer->data());
       set.timing_pointers.push_back(slot.output ? m_scratch_outputs[scratch++].data()
                                                 : buffer->data());
       set.buffers.push_back(std::move(*buffer));
-      if (!slot.output) continue;
+      if (!slot.output)
+        continue;
       auto expected = protocol::DeviceBuffer::allocate(slot.bytes);
-      if (!expected) return expected.take_error();
+      if (!expected)
+        return expected.take_error();
       set.reference_pointers.back() = expected->data();
       set.reference_outputs.push_back(std::move(*expected));
     }
@@ -136,22 +168,28 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
                                       std::uint64_t seed, cudaStream_t stream) {
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     const TensorSlot& slot = m_slots[i];
-    if (slot.output) continue;
+    if (slot.output)
+      continue;
     auto recipe = suite::recipe_for(problem.definition, problem.workload, slot.name);
-    if (!recipe) return recipe.take_error();
-    if (recipe->distribution == suite::Distribution::from_forward) continue;
+    if (!recipe)
+      return recipe.take_error();
+    if (recipe->distribution == suite::Distribution::from_forward)
+      continue;
     if (recipe->distribution == suite::Distribution::blob) {
-      const auto* blob = std::get_if<trace::SafetensorsInput>(workload_input(problem.workload, slot.name));
-      if (blob == nullptr) return invalid(slot.name + ": no safetensors input in the workload");
+      const auto* blob =
+          std::get_if<trace::SafetensorsInput>(workload_input(problem.workload, slot.name));
+      if (blob == nullptr)
+        return invalid(slot.name + ": no safetensors input in the workload");
       auto tensor = suite::read_safetensors_tensor(suite.root() / blob->path, blob->tensor_key);
-      if (!tensor) return tensor.take_error();
+      if (!tensor)
+        return tensor.take_error();
       if (tensor->data.size() != slot.bytes)
         return invalid(slot.name + ": blob has " + std::to_string(tensor->data.size()) +
                        " bytes, the workload needs " + std::to_string(slot.bytes));
       for (Set& set : m_sets)
         PTXBENCH_CUDA_TRY(cudaMemcpyAsync(set.buffers[i].data(), tensor->data.data(), slot.bytes,
-                                               cudaMemcpyHostToDevice, stream),
-                               util::ErrorKind::unsupported);
+                                          cudaMemcpyHostToDevice, stream),
+                          util::ErrorKind::unsupported);
       PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
       continue;
     }
@@ -169,24 +207,32 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
                                             const suite::Problem& problem, cudaStream_t stream) {
   std::map<std::string, std::size_t> from_forward; // forward output name -> slot index
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
-    if (m_slots[i].output) continue;
+    if (m_slots[i].output)
+      continue;
     auto recipe = suite::recipe_for(problem.definition, problem.workload, m_slots[i].name);
     if (recipe && recipe->distribution == suite::Distribution::from_forward)
       from_forward[recipe->forward_output] = i;
   }
-  if (from_forward.empty()) return util::Ok{};
+  if (from_forward.empty())
+    return util::Ok{};
   auto forward = forward_problem(suite, problem);
-  if (!forward) return forward.take_error();
+  if (!forward)
+    return forward.take_error();
   auto reference = reference::make_library_reference(*forward);
-  if (!reference) reference = reference::make_naive_reference(*forward);
-  if (!reference) return reference.take_error();
+  if (!reference)
+    reference = reference::make_naive_reference(*forward);
+  if (!reference)
+    return reference.take_error();
   for (Set& set : m_sets) {
     std::vector<void*> pointers;
     for (const auto& t : forward->inputs) {
-      if (t.scalar) continue;
+      if (t.scalar)
+        continue;
       std::size_t i = 0;
-      while (i < m_slots.size() && m_slots[i].name != t.name) ++i;
-      if (i == m_slots.size()) return invalid("forward input " + t.name + " is not a backward input");
+      while (i < m_slots.size() && m_slots[i].name != t.name)
+        ++i;
+      if (i == m_slots.size())
+        return invalid("forward input " + t.name + " is not a backward input");
       pointers.push_back(set.buffers[i].data());
     }
     for (const auto& t : forward->outputs) {
@@ -196,11 +242,18 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
       pointers.push_back(set.buffers[slot->second].data());
     }
     std::vector<std::int64_t> axes;
-    for (const auto& [axis, value] : forward->var_axes) axes.push_back(value);
-    PtxbenchCall call{PTXBENCH_CALL_VERSION, static_cast<std::uint32_t>(pointers.size()), 0,
-                      static_cast<std::uint32_t>(axes.size()), pointers.data(), nullptr,
-                      axes.data(), stream};
-    if (auto status = (*reference)->run(call); !status) return status;
+    for (const auto& [axis, value] : forward->var_axes)
+      axes.push_back(value);
+    PtxbenchCall call{PTXBENCH_CALL_VERSION,
+                      static_cast<std::uint32_t>(pointers.size()),
+                      0,
+                      static_cast<std::uint32_t>(axes.size()),
+                      pointers.data(),
+                      nullptr,
+                      axes.data(),
+                      stream};
+    if (auto status = (*reference)->run(call); !status)
+      return status;
     PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   }
   return util::Ok{};
@@ -208,7 +261,8 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
 
 util::Status EvalBuffers::compute_reference(reference::Reference& reference, cudaStream_t stream) {
   for (int s = 0; s < set_count(); ++s)
-    if (auto status = reference.run(reference_call(s, stream)); !status) return status;
+    if (auto status = reference.run(reference_call(s, stream)); !status)
+      return status;
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return util::Ok{};
 }
@@ -249,7 +303,8 @@ std::vector<protocol::SetHandles> EvalBuffers::handles() const {
 
 protocol::SetHandles EvalBuffers::layout() const {
   protocol::SetHandles out;
-  for (const TensorSlot& slot : m_slots) out.push_back({"", slot.bytes, slot.output});
+  for (const TensorSlot& slot : m_slots)
+    out.push_back({"", slot.bytes, slot.output});
   return out;
 }
 
@@ -258,13 +313,14 @@ util::Status EvalBuffers::write_inputs(int set, std::ostream& out) const {
   const Set& s = m_sets[static_cast<std::size_t>(set)];
   std::vector<char> staging;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
-    if (m_slots[i].output) continue;
+    if (m_slots[i].output)
+      continue;
     for (std::size_t done = 0; done < m_slots[i].bytes; done += staging.size()) {
       staging.resize(std::min(kChunkBytes, m_slots[i].bytes - done));
       PTXBENCH_CUDA_TRY(cudaMemcpy(staging.data(),
-                                        static_cast<const char*>(s.buffers[i].data()) + done,
-                                        staging.size(), cudaMemcpyDeviceToHost),
-                             util::ErrorKind::unsupported);
+                                   static_cast<const char*>(s.buffers[i].data()) + done,
+                                   staging.size(), cudaMemcpyDeviceToHost),
+                        util::ErrorKind::unsupported);
       if (!out.write(staging.data(), static_cast<std::streamsize>(staging.size())))
         return util::make_error(util::ErrorKind::io, "cannot write the single-call inputs");
     }
@@ -296,14 +352,16 @@ std::uint64_t EvalBuffers::input_checksum(cudaStream_t stream) const {
   for (const Set& set : m_sets)
     for (std::size_t i = 0; i < m_slots.size(); ++i)
       if (!m_slots[i].output)
-        digest = digest * 0x100000001B3ull ^ checksum(set.buffers[i].data(), m_slots[i].bytes, stream);
+        digest =
+            digest * 0x100000001B3ull ^ checksum(set.buffers[i].data(), m_slots[i].bytes, stream);
   return digest;
 }
 
 void EvalBuffers::fill_outputs_sentinel(int set, cudaStream_t stream) {
   const Set& s = m_sets[static_cast<std::size_t>(set)];
   for (std::size_t i = 0; i < m_slots.size(); ++i)
-    if (m_slots[i].output) exec::fill_sentinel(s.buffers[i].data(), m_slots[i].bytes, stream);
+    if (m_slots[i].output)
+      exec::fill_sentinel(s.buffers[i].data(), m_slots[i].bytes, stream);
 }
 
 void EvalBuffers::fill_timing_outputs_sentinel(cudaStream_t stream) {
@@ -316,7 +374,8 @@ std::vector<CompareStats> EvalBuffers::compare(int set, cudaStream_t stream) con
   std::vector<CompareStats> out;
   std::size_t reference_index = 0;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
-    if (!m_slots[i].output) continue;
+    if (!m_slots[i].output)
+      continue;
     out.push_back(compare_outputs(s.buffers[i].data(),
                                   s.reference_outputs[reference_index++].data(), m_slots[i].dtype,
                                   m_slots[i].elements, m_tolerance, stream));

@@ -44,7 +44,8 @@ class EvalBuffers {
 public:
   // Allocates and fills `sets` input sets of `problem` (inputs, sentinel-filled outputs, and
   // reference outputs computed with `reference`). Synchronises `stream` before returning.
-  static util::Expected<EvalBuffers> create(const suite::Suite& suite, const suite::Problem& problem,
+  static util::Expected<EvalBuffers> create(const suite::Suite& suite,
+                                            const suite::Problem& problem,
                                             reference::Reference& reference, int sets,
                                             std::uint64_t seed, cudaStream_t stream);
 
@@ -79,9 +80,9 @@ private:
   struct Set {
     std::vector<protocol::DeviceBuffer> buffers;           // ABI order
     std::vector<protocol::DeviceBuffer> reference_outputs; // one per output slot
-    std::vector<void*> pointers;                 // candidate call
-    std::vector<void*> reference_pointers;       // inputs then reference outputs
-    std::vector<void*> timing_pointers;          // inputs then the scratch outputs
+    std::vector<void*> pointers;                           // candidate call
+    std::vector<void*> reference_pointers;                 // inputs then reference outputs
+    std::vector<void*> timing_pointers;                    // inputs then the scratch outputs
   };
 
   util::Status allocate(const suite::Problem& problem, int sets);
@@ -95,7 +96,7 @@ private:
   std::vector<TensorSlot> m_slots;
   std::vector<Set> m_sets;
   std::vector<protocol::DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
-  Tolerance m_tolerance;                        // the problem's (suite::correctness_rule)
+  Tolerance m_tolerance;                                 // the problem's (suite::correctness_rule)
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;
 };

@@ -32,27 +32,30 @@ Json build_json(const compile::CompileResult& build) {
 }
 
 std::string kernels_text(const std::vector<compile::KernelResources>& kernels) {
-  if (kernels.empty()) return "";
+  if (kernels.empty())
+    return "";
   std::string out = fmt::format("  {:<48} {:>5} {:>13} {:>10} {:>8}\n", "kernel (ptxas)", "regs",
                                 "spill st/ld B", "smem B", "stack B");
   for (const auto& k : kernels) {
-    std::string name = k.demangled_name.size() > 48 ? k.demangled_name.substr(0, 45) + "..."
-                                                    : k.demangled_name;
+    std::string name =
+        k.demangled_name.size() > 48 ? k.demangled_name.substr(0, 45) + "..." : k.demangled_name;
     out += fmt::format("  {:<48} {:>5} {:>13} {:>10} {:>8}\n", name, k.registers,
-                       fmt::format("{}/{}", k.spill_store_bytes, k.spill_load_bytes),
-                       k.smem_bytes, k.stack_frame_bytes);
+                       fmt::format("{}/{}", k.spill_store_bytes, k.spill_load_bytes), k.smem_bytes,
+                       k.stack_frame_bytes);
   }
   return out;
 }
 
 std::string verdict_text(const CheckReport& report) {
   auto verdict = report.verdict();
-  if (!verdict) return "";
+  if (!verdict)
+    return "";
   const sass::ArchReport* arch = sass::find_arch(*report.sass, compile::to_string(report.arch));
   std::string families;
   for (sass::Family family : arch->target_families) {
     std::size_t count = arch->totals[sass::index_of(family)];
-    families += fmt::format("{}{} {}", families.empty() ? "" : ", ", sass::to_string(family), count);
+    families +=
+        fmt::format("{}{} {}", families.empty() ? "" : ", ", sass::to_string(family), count);
   }
   return fmt::format("static verdict ({}): target instructions {} [{}]\n",
                      compile::to_string(report.arch), sass::to_string(*verdict), families);
@@ -62,32 +65,39 @@ std::string verdict_text(const CheckReport& report) {
 
 std::string_view to_string(CheckOutcome outcome) {
   switch (outcome) {
-  case CheckOutcome::ok: return "ok";
-  case CheckOutcome::banned_library: return "banned_library";
-  case CheckOutcome::compile_error: return "compile_error";
+  case CheckOutcome::ok:
+    return "ok";
+  case CheckOutcome::banned_library:
+    return "banned_library";
+  case CheckOutcome::compile_error:
+    return "compile_error";
   }
   return "unknown";
 }
 
 std::string CheckReport::banned_message() const {
-  if (outcome != CheckOutcome::banned_library) return "";
-  if (banned) return banned->message();
+  if (outcome != CheckOutcome::banned_library)
+    return "";
+  if (banned)
+    return banned->message();
   return forbidden ? forbidden->message() : "ERROR: banned-library rule";
 }
 
 std::optional<sass::Verdict> CheckReport::verdict() const {
-  if (!sass) return std::nullopt;
+  if (!sass)
+    return std::nullopt;
   const sass::ArchReport* arch_report = sass::find_arch(*sass, compile::to_string(arch));
-  if (arch_report == nullptr) return sass::Verdict::absent;
+  if (arch_report == nullptr)
+    return sass::Verdict::absent;
   return arch_report->verdict;
 }
 
-util::Expected<CheckReport> Checker::check(const std::string& source,
-                                           const suite::Problem& problem,
+util::Expected<CheckReport> Checker::check(const std::string& source, const suite::Problem& problem,
                                            compile::Arch arch) const {
   util::PhaseLog phases;
   auto signature = compile::make_signature(problem.definition);
-  if (!signature) return signature.take_error();
+  if (!signature)
+    return signature.take_error();
   CheckReport report;
   report.problem = problem.name();
   report.arch = arch;
@@ -101,7 +111,8 @@ util::Expected<CheckReport> Checker::check(const std::string& source,
   auto build = phases.time("compile", [&] {
     return m_compiler.compile(compile::CompileRequest::for_candidate(source, *signature, arch));
   });
-  if (!build) return build.take_error();
+  if (!build)
+    return build.take_error();
   report.build = std::move(*build);
   if (!report.build->ok) {
     report.outcome = CheckOutcome::compile_error;
@@ -111,7 +122,8 @@ util::Expected<CheckReport> Checker::check(const std::string& source,
   if (m_imports == ImportCheck::enforce) {
     auto imports =
         phases.time("imports", [&] { return compile::read_imports(report.build->library); });
-    if (!imports) return imports.take_error();
+    if (!imports)
+      return imports.take_error();
     report.forbidden = compile::find_forbidden_import(*imports);
     if (report.forbidden) {
       report.outcome = CheckOutcome::banned_library;
@@ -121,7 +133,8 @@ util::Expected<CheckReport> Checker::check(const std::string& source,
   }
   auto sass_report = phases.time(
       "sass", [&] { return sass::analyze_binary(m_disassembler, report.build->library); });
-  if (!sass_report) return sass_report.take_error();
+  if (!sass_report)
+    return sass_report.take_error();
   report.sass = std::move(*sass_report);
   report.phases = phases.phases();
   return report;
@@ -132,16 +145,16 @@ nlohmann::ordered_json to_json(const CheckReport& report) {
            {"arch", compile::to_string(report.arch)},
            {"signature", report.signature},
            {"outcome", to_string(report.outcome)}};
-  out["banned_library"] =
-      report.banned ? Json{{"library", compile::display_name(report.banned->library)},
-                           {"line", report.banned->line},
-                           {"message", report.banned->message()}}
-                    : Json(nullptr);
-  out["forbidden_import"] =
-      report.forbidden ? Json{{"rule", compile::to_string(report.forbidden->rule)},
-                              {"name", report.forbidden->name},
-                              {"message", report.forbidden->message()}}
-                       : Json(nullptr);
+  out["banned_library"] = report.banned
+                              ? Json{{"library", compile::display_name(report.banned->library)},
+                                     {"line", report.banned->line},
+                                     {"message", report.banned->message()}}
+                              : Json(nullptr);
+  out["forbidden_import"] = report.forbidden
+                                ? Json{{"rule", compile::to_string(report.forbidden->rule)},
+                                       {"name", report.forbidden->name},
+                                       {"message", report.forbidden->message()}}
+                                : Json(nullptr);
   out["build"] = report.build ? build_json(*report.build) : Json(nullptr);
   auto verdict = report.verdict();
   out["static_verdict"] = verdict ? Json(sass::to_string(*verdict)) : Json(nullptr);
@@ -166,8 +179,10 @@ std::string render_text(const CheckReport& report) {
   out += fmt::format("compile   {} ({}{} ms)\n", build.ok ? "ok" : "FAILED",
                      build.cache_hit ? "cache hit, built in " : "", build.compile_time.count());
   if (!build.ok) {
-    if (!build.diagnostic_restates_first_error()) out += build.diagnostic + "\n";
-    for (const auto& error : build.first_errors) out += error + "\n";
+    if (!build.diagnostic_restates_first_error())
+      out += build.diagnostic + "\n";
+    for (const auto& error : build.first_errors)
+      out += error + "\n";
     return out;
   }
   if (report.forbidden)

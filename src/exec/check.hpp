@@ -16,7 +16,6 @@
 #include "util/phases.hpp"
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 

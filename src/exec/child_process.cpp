@@ -20,7 +20,8 @@ constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
 
 std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status))
     return std::string("was killed by signal ") + ::strsignal(WTERMSIG(status));
   return "stopped";
@@ -31,8 +32,11 @@ util::SpawnOptions child_options(const std::filesystem::path& binary, int device
   util::SpawnOptions options;
   options.argv = protocol::serve_argv(binary, device, kRequestFd, kReplyFd);
   options.env = util::environment_with({});
-  options.fds = {{stdin_fd, STDIN_FILENO}, {log_fd, STDOUT_FILENO}, {log_fd, STDERR_FILENO},
-                 {request_fd, kRequestFd}, {reply_fd, kReplyFd}};
+  options.fds = {{stdin_fd, STDIN_FILENO},
+                 {log_fd, STDOUT_FILENO},
+                 {log_fd, STDERR_FILENO},
+                 {request_fd, kRequestFd},
+                 {reply_fd, kReplyFd}};
   options.other_fds = util::OtherFds::close;
   options.group = util::ProcessGroup::own;
   options.parent_death_signal = SIGKILL;
@@ -45,16 +49,21 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
                                                          int device,
                                                          const std::filesystem::path& log_path) {
   auto requests = util::make_pipe();
-  if (!requests) return requests.take_error();
+  if (!requests)
+    return requests.take_error();
   auto replies = util::make_pipe();
-  if (!replies) return replies.take_error();
+  if (!replies)
+    return replies.take_error();
   auto log = util::open_fd(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (!log) return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
+  if (!log)
+    return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   auto input = util::open_fd("/dev/null", O_RDONLY);
-  if (!input) return input.take_error();
+  if (!input)
+    return input.take_error();
   auto pid = util::spawn(child_options(binary, device, log->get(), input->get(),
                                        requests->read.get(), replies->write.get()));
-  if (!pid) return pid.take_error();
+  if (!pid)
+    return pid.take_error();
   CandidateProcess process;
   process.m_pid = *pid;
   process.m_requests = std::move(requests->write);
@@ -86,7 +95,8 @@ CandidateProcess::~CandidateProcess() {
 }
 
 void CandidateProcess::kill_group() noexcept {
-  if (m_pid <= 0) return;
+  if (m_pid <= 0)
+    return;
   (void)util::kill_group_and_reap(m_pid);
   m_pid = -1;
 }
@@ -102,7 +112,8 @@ util::Error CandidateProcess::died(std::string_view during) {
   pid_t reaped = 0;
   for (int attempt = 0; attempt < 200 && reaped == 0; ++attempt) {
     reaped = ::waitpid(m_pid, &status, WNOHANG);
-    if (reaped == 0) ::usleep(10'000);
+    if (reaped == 0)
+      ::usleep(10'000);
   }
   std::string how = reaped == m_pid ? describe_status(status) : "closed its reply pipe";
   if (reaped == m_pid) {
@@ -124,10 +135,10 @@ util::Error CandidateProcess::unanswered(const util::Error& read_error, std::str
   case util::ErrorKind::timeout:
     kill_group();
     close_fds();
-    return util::make_error(util::ErrorKind::timeout,
-                            "the candidate did not answer `" + std::string(op) + "` within " +
-                                std::to_string(deadline.count()) +
-                                " ms; its process group was killed");
+    return util::make_error(util::ErrorKind::timeout, "the candidate did not answer `" +
+                                                          std::string(op) + "` within " +
+                                                          std::to_string(deadline.count()) +
+                                                          " ms; its process group was killed");
   case util::ErrorKind::bad_response:
     return util::make_error(util::ErrorKind::bad_response, "oversized reply from the candidate");
   default:
@@ -138,16 +149,19 @@ util::Error CandidateProcess::unanswered(const util::Error& read_error, std::str
 util::Expected<protocol::Reply> CandidateProcess::request(const protocol::Request& request,
                                                           std::chrono::milliseconds deadline) {
   const std::string_view op = to_string(request.op);
-  if (m_pid <= 0) return util::make_error(util::ErrorKind::subprocess, "the candidate process is gone");
+  if (m_pid <= 0)
+    return util::make_error(util::ErrorKind::subprocess, "the candidate process is gone");
   if (m_replies.buffered_bytes() > 0)
     return util::make_error(util::ErrorKind::bad_response,
                             "a line no request asked for was left on the reply channel before `" +
                                 std::string(op) + "`: only the harness may write there");
   protocol::Request sent = request;
   sent.id = m_ids();
-  if (!util::write_all(m_requests.get(), encode(sent) + "\n")) return died(op);
+  if (!util::write_all(m_requests.get(), encode(sent) + "\n"))
+    return died(op);
   auto line = m_replies.read_line(std::chrono::steady_clock::now() + deadline);
-  if (!line) return unanswered(line.error(), op, deadline);
+  if (!line)
+    return unanswered(line.error(), op, deadline);
   auto reply = protocol::decode_reply(*line);
   if (reply && reply->id != sent.id)
     return util::make_error(util::ErrorKind::bad_response,
@@ -158,9 +172,11 @@ util::Expected<protocol::Reply> CandidateProcess::request(const protocol::Reques
 }
 
 bool CandidateProcess::exited() {
-  if (m_pid <= 0) return true;
+  if (m_pid <= 0)
+    return true;
   int status = 0;
-  if (::waitpid(m_pid, &status, WNOHANG) != m_pid) return false;
+  if (::waitpid(m_pid, &status, WNOHANG) != m_pid)
+    return false;
   util::kill_group(m_pid); // helpers it may have left behind
   m_pid = -1;
   close_fds();
@@ -179,7 +195,8 @@ void CandidateProcess::stop() {
 
 std::string CandidateProcess::log_tail(std::size_t max_bytes) const {
   std::ifstream in(m_log_path, std::ios::binary);
-  if (!in) return "";
+  if (!in)
+    return "";
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::size_t>(in.tellg());
   const std::size_t start = size > max_bytes ? size - max_bytes : 0;

@@ -34,9 +34,9 @@ inline constexpr float kRelativeEpsilon = 1e-8f;
 
 enum class ElementClass : unsigned {
   pass = 0,
-  fail_numeric = 1,        // both finite, outside both tolerances
-  fail_candidate_nan = 2,  // candidate NaN (also catches the untouched 0xFF sentinel)
-  fail_candidate_inf = 3,  // candidate ±inf not equal to the reference
+  fail_numeric = 1,       // both finite, outside both tolerances
+  fail_candidate_nan = 2, // candidate NaN (also catches the untouched 0xFF sentinel)
+  fail_candidate_inf = 3, // candidate ±inf not equal to the reference
   fail_reference_nonfinite = 4,
 };
 
@@ -53,7 +53,8 @@ PTXBENCH_EXEC_HD inline ElementVerdict judge_element(float x, float y, Tolerance
     return verdict;
   }
   if (std::isinf(x)) {
-    if (!(std::isinf(y) && x == y)) verdict.klass = ElementClass::fail_candidate_inf;
+    if (!(std::isinf(y) && x == y))
+      verdict.klass = ElementClass::fail_candidate_inf;
     return verdict;
   }
   if (!std::isfinite(y)) {

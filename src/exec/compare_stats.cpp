@@ -16,14 +16,18 @@ void CompareStats::merge(const CompareStats& other) {
 }
 
 double CompareStats::reported_abs_error() const {
-  if (candidate_inf > 0) return std::numeric_limits<double>::infinity();
-  if (candidate_nan > 0) return std::numeric_limits<double>::quiet_NaN();
+  if (candidate_inf > 0)
+    return std::numeric_limits<double>::infinity();
+  if (candidate_nan > 0)
+    return std::numeric_limits<double>::quiet_NaN();
   return max_abs_error;
 }
 
 double CompareStats::reported_rel_error() const {
-  if (candidate_inf > 0) return std::numeric_limits<double>::infinity();
-  if (candidate_nan > 0) return std::numeric_limits<double>::quiet_NaN();
+  if (candidate_inf > 0)
+    return std::numeric_limits<double>::infinity();
+  if (candidate_nan > 0)
+    return std::numeric_limits<double>::quiet_NaN();
   return max_rel_error;
 }
 

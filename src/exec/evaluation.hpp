@@ -11,9 +11,9 @@
 #include "sass/families.hpp"
 #include "suite/problem.hpp"
 #include "trace/schema.hpp"
+#include "util/enum_table.hpp"
 #include "util/error.hpp"
 #include "util/phases.hpp"
-#include "util/enum_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -45,7 +45,8 @@ inline constexpr std::array kDynamicStates{
 
 consteval bool dynamic_states_complete() {
   for (std::size_t i = 0; i < kDynamicStates.size(); ++i)
-    if (static_cast<std::size_t>(kDynamicStates[i].state) != i + 1) return false;
+    if (static_cast<std::size_t>(kDynamicStates[i].state) != i + 1)
+      return false;
   return true;
 }
 static_assert(dynamic_states_complete(), "kDynamicStates must list every state in value order");
@@ -67,45 +68,45 @@ struct DynamicReport {
   DynamicState verdict = DynamicState::unknown; // over the arch's target families
   std::string reason;                           // why unknown
   std::vector<FamilyDynamic> families;
-  double tensor_flops = 0.0;             // of the candidate's own kernels
-  double coverage = 0.0;                 // tensor FLOPs executed / problem FLOPs
-  std::string coverage_unknown;          // why the tensor FLOPs could not be read, or empty
-  int foreign_ranges = 0;                // profiled kernels not in kernel.so: left out above
+  double tensor_flops = 0.0;    // of the candidate's own kernels
+  double coverage = 0.0;        // tensor FLOPs executed / problem FLOPs
+  std::string coverage_unknown; // why the tensor FLOPs could not be read, or empty
+  int foreign_ranges = 0;       // profiled kernels not in kernel.so: left out above
   std::optional<trace::Json> raw;
 };
 
 struct TimingReport {
-  std::vector<double> candidate_trial_ms;  // per-trial CUPTI medians
+  std::vector<double> candidate_trial_ms; // per-trial CUPTI medians
   std::vector<double> reference_trial_ms;
-  std::vector<double> candidate_event_ms;  // per-trial medians of the CUDA-event cross-check
-  double candidate_ms = 0.0;               // mean of the trial medians
+  std::vector<double> candidate_event_ms; // per-trial medians of the CUDA-event cross-check
+  double candidate_ms = 0.0;              // mean of the trial medians
   double reference_ms = 0.0;
   bool reference_cached = false;
-  std::vector<std::string> kernels;        // kernels of the last timed call
-  std::vector<double> reference_event_ms;  // per-trial medians of the reference's CUDA events
-  std::string mode = "strict";             // "strict" or "batched" (see measure/timing.hpp)
-  std::string strict_reason;               // why the evaluation fell back to strict timing
-  bool inputs_warm = false;                // input sets and reference outputs were reused
-  double preheat_ms = 0.0;                 // untimed reference calls before the first trial
-  std::vector<std::string> retimed_pairs;  // pairs timed again, and why (gpu_timing.cpp)
-  int interleave_calls = 0;                // timed calls per hand-over within a pair; 0: none
+  std::vector<std::string> kernels;       // kernels of the last timed call
+  std::vector<double> reference_event_ms; // per-trial medians of the reference's CUDA events
+  std::string mode = "strict";            // "strict" or "batched" (see measure/timing.hpp)
+  std::string strict_reason;              // why the evaluation fell back to strict timing
+  bool inputs_warm = false;               // input sets and reference outputs were reused
+  double preheat_ms = 0.0;                // untimed reference calls before the first trial
+  std::vector<std::string> retimed_pairs; // pairs timed again, and why (gpu_timing.cpp)
+  int interleave_calls = 0;               // timed calls per hand-over within a pair; 0: none
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a
 // `ptxbench-candidate --single-call` process started by compute-sanitizer.
 struct SanitizerPass {
   bool ran = false;
-  std::string reason;               // why it did not run, or why it said nothing (when !ran)
-  measure::SanitizerReport report;  // the sanitizer's verdict (when ran)
-  bool call_completed = false;      // the candidate's call returned and was synchronised
-  std::string call_outcome;         // the single-call reply's message or how the process ended
-  std::string finding;              // the first error as one sentence; empty when clean
+  std::string reason;              // why it did not run, or why it said nothing (when !ran)
+  measure::SanitizerReport report; // the sanitizer's verdict (when ran)
+  bool call_completed = false;     // the candidate's call returned and was synchronised
+  std::string call_outcome;        // the single-call reply's message or how the process ended
+  std::string finding;             // the first error as one sentence; empty when clean
 };
 
 // One family's executed warp instructions, as ncu's source page and the in-process range
 // profiler count them inside one call.
 struct CountAgreement {
-  std::string family;               // "gmma", "tma_load", "tma_store", "tma_reduce"
+  std::string family; // "gmma", "tma_load", "tma_store", "tma_reduce"
   std::uint64_t ncu = 0;
   std::optional<double> in_process; // absent when the in-process counts are unavailable
   bool agree = false;
@@ -116,9 +117,12 @@ enum class Agreement : std::uint8_t { agree = 1, disagree = 2, unknown = 3 };
 
 constexpr std::string_view to_string(Agreement agreement) {
   switch (agreement) {
-  case Agreement::agree: return "agree";
-  case Agreement::disagree: return "disagree";
-  case Agreement::unknown: return "unknown";
+  case Agreement::agree:
+    return "agree";
+  case Agreement::disagree:
+    return "disagree";
+  case Agreement::unknown:
+    return "unknown";
   }
   return "unknown";
 }
@@ -126,18 +130,18 @@ constexpr std::string_view to_string(Agreement agreement) {
 // The paper's ncu source-counter audit (--audit ncu) of one call on input set 0.
 struct NcuAuditPass {
   bool ran = false;
-  std::string reason;                  // why it did not run or failed (when !ran)
+  std::string reason; // why it did not run or failed (when !ran)
   std::optional<measure::NcuAudit> audit;
   std::vector<CountAgreement> counts;
   Agreement agreement = Agreement::unknown;
-  std::string agreement_note;          // why unknown, or which families differ
+  std::string agreement_note; // why unknown, or which families differ
 };
 
 struct Evaluation {
   trace::EvaluationStatus status = trace::EvaluationStatus::passed;
-  std::string message;              // why the status is not PASSED, or empty
+  std::string message; // why the status is not PASSED, or empty
   bool gpu_ran = false;
-  std::string needs_gpu;            // what could not run here and why (when !gpu_ran)
+  std::string needs_gpu; // what could not run here and why (when !gpu_ran)
   CheckReport check;
   std::string problem;
   std::string solution_name;
@@ -161,7 +165,7 @@ struct Evaluation {
   std::uint64_t seed = 0;
   int sets = 0;
   std::string gpu;
-  std::string library;              // the baseline the reference latency is from
+  std::string library; // the baseline the reference latency is from
   std::vector<std::pair<std::string, std::string>> libs;
   trace::Json clocks = trace::Json::object(); // NVML before/after timing, or why not
   std::string child_log;

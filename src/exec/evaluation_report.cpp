@@ -19,8 +19,10 @@ std::string evaluation_log(const Evaluation& ev) {
   std::string log = ev.message;
   if (ev.check.outcome == CheckOutcome::compile_error && ev.check.build)
     log += "\n" + ev.check.build->log;
-  if (!ev.child_log.empty()) log += "\n--- candidate process output ---\n" + ev.child_log;
-  if (log.size() > kMaxLogBytes) log = log.substr(0, kMaxLogBytes) + "\n\n[log truncated]\n";
+  if (!ev.child_log.empty())
+    log += "\n--- candidate process output ---\n" + ev.child_log;
+  if (log.size() > kMaxLogBytes)
+    log = log.substr(0, kMaxLogBytes) + "\n\n[log truncated]\n";
   return log;
 }
 
@@ -41,14 +43,19 @@ Json dynamic_json(const DynamicReport& dyn) {
   for (const FamilyDynamic& f : dyn.families)
     families[std::string(sass::to_string(f.family))] = {
         {"static", f.static_count}, {"executed", f.executed}, {"state", to_string(f.state)}};
-  Json out{{"verdict", to_string(dyn.verdict)}, {"families", families},
-           {"tensor_flops", dyn.tensor_flops},
-           {"tensor_path_coverage",
-            dyn.coverage_unknown.empty() ? Json(dyn.coverage) : Json(nullptr)}};
-  if (!dyn.reason.empty()) out["reason"] = dyn.reason;
-  if (!dyn.coverage_unknown.empty()) out["coverage_unknown"] = dyn.coverage_unknown;
-  if (dyn.foreign_ranges > 0) out["foreign_kernels_not_credited"] = dyn.foreign_ranges;
-  if (dyn.raw) out["counter"] = *dyn.raw;
+  Json out{
+      {"verdict", to_string(dyn.verdict)},
+      {"families", families},
+      {"tensor_flops", dyn.tensor_flops},
+      {"tensor_path_coverage", dyn.coverage_unknown.empty() ? Json(dyn.coverage) : Json(nullptr)}};
+  if (!dyn.reason.empty())
+    out["reason"] = dyn.reason;
+  if (!dyn.coverage_unknown.empty())
+    out["coverage_unknown"] = dyn.coverage_unknown;
+  if (dyn.foreign_ranges > 0)
+    out["foreign_kernels_not_credited"] = dyn.foreign_ranges;
+  if (dyn.raw)
+    out["counter"] = *dyn.raw;
   return out;
 }
 
@@ -71,10 +78,13 @@ Json timing_json(const TimingReport& t) {
            {"preheat_ms", t.preheat_ms},
            {"interleave_calls", t.interleave_calls},
            {"kernels", t.kernels}};
-  if (!t.strict_reason.empty()) out["strict_reason"] = t.strict_reason;
-  if (!t.retimed_pairs.empty()) out["retimed_pairs"] = t.retimed_pairs;
+  if (!t.strict_reason.empty())
+    out["strict_reason"] = t.strict_reason;
+  if (!t.retimed_pairs.empty())
+    out["retimed_pairs"] = t.retimed_pairs;
   double events = 0.0;
-  for (double e : t.candidate_event_ms) events += e;
+  for (double e : t.candidate_event_ms)
+    events += e;
   if (!t.candidate_event_ms.empty() && t.candidate_ms > 0)
     out["event_to_cupti_ratio"] =
         events / static_cast<double>(t.candidate_event_ms.size()) / t.candidate_ms;
@@ -113,7 +123,8 @@ Json correctness_json(const Evaluation& ev) {
 
 std::string target_text(const Evaluation& ev) {
   auto verdict = ev.check.verdict();
-  if (!verdict) return "";
+  if (!verdict)
+    return "";
   std::string out = fmt::format("  target instructions: static {}", sass::to_string(*verdict));
   const Json stat = static_json(ev)["families"];
   std::string counts;
@@ -126,13 +137,16 @@ std::string target_text(const Evaluation& ev) {
       dyn += fmt::format("{}{} {:.0f} ({})", dyn.empty() ? "" : ", ", sass::to_string(f.family),
                          f.executed, to_string(f.state));
     out += fmt::format("; dynamic {} [{}]", to_string(ev.dynamic->verdict), dyn);
-    if (ev.dynamic->verdict == DynamicState::unknown) out += " — " + ev.dynamic->reason;
+    if (ev.dynamic->verdict == DynamicState::unknown)
+      out += " — " + ev.dynamic->reason;
     else if (!ev.dynamic->coverage_unknown.empty())
       out += "; tensor-path coverage unknown (" + ev.dynamic->coverage_unknown + ")";
-    else out += fmt::format("; tensor-path coverage {:.1f}%", 100.0 * ev.dynamic->coverage);
+    else
+      out += fmt::format("; tensor-path coverage {:.1f}%", 100.0 * ev.dynamic->coverage);
     if (ev.dynamic->foreign_ranges > 0)
       out += fmt::format(" (counts of the candidate's own kernels; {} other kernel launch(es) "
-                         "not credited)", ev.dynamic->foreign_ranges);
+                         "not credited)",
+                         ev.dynamic->foreign_ranges);
   } else if (!ev.gpu_ran) {
     out += "; dynamic: not measured (needs a GPU)";
   }
@@ -141,8 +155,10 @@ std::string target_text(const Evaluation& ev) {
 
 // Why a status is what it is when its name alone would mislead.
 std::string status_note(const Evaluation& ev) {
-  if (ev.check.outcome == CheckOutcome::banned_library) return " (banned-library rule)";
-  if (ev.broken_rule) return fmt::format(" (rule: {})", to_string(ev.broken_rule->rule));
+  if (ev.check.outcome == CheckOutcome::banned_library)
+    return " (banned-library rule)";
+  if (ev.broken_rule)
+    return fmt::format(" (rule: {})", to_string(ev.broken_rule->rule));
   return "";
 }
 
@@ -152,13 +168,14 @@ std::string correctness_text(const Evaluation& ev) {
   std::string over = ev.comparisons.size() == 1
                          ? ev.comparisons[0]
                          : fmt::format("{} comparisons of the outputs", ev.comparisons.size());
-  std::string out = fmt::format("  max abs error {:.4g}, max rel error {:.4g} ({} of {} elements "
-                                "failed, over {})\n",
-                                c.reported_abs_error(), c.reported_rel_error(), c.failed,
-                                c.elements, over);
+  std::string out =
+      fmt::format("  max abs error {:.4g}, max rel error {:.4g} ({} of {} elements "
+                  "failed, over {})\n",
+                  c.reported_abs_error(), c.reported_rel_error(), c.failed, c.elements, over);
   if (ev.comparisons.size() > 1) {
     std::string list;
-    for (const std::string& when : ev.comparisons) list += (list.empty() ? "" : "; ") + when;
+    for (const std::string& when : ev.comparisons)
+      list += (list.empty() ? "" : "; ") + when;
     out += "  compared: " + list + "\n";
   }
   // A relative error far above rtol beside PASSED: elements whose reference is near zero, which
@@ -167,7 +184,8 @@ std::string correctness_text(const Evaluation& ev) {
       c.reported_rel_error() > ev.rtol && ev.rtol > 0)
     out += fmt::format("  (the max relative error is at elements whose reference value is near "
                        "zero: they are within the absolute tolerance {} — an element fails only "
-                       "when it misses both atol {} and rtol {})\n", ev.atol, ev.atol, ev.rtol);
+                       "when it misses both atol {} and rtol {})\n",
+                       ev.atol, ev.atol, ev.rtol);
   return out;
 }
 
@@ -192,27 +210,37 @@ Json extras_json(const Evaluation& ev) {
            {"seed", std::to_string(ev.seed)},
            {"input_sets", ev.sets},
            {"static", static_json(ev)}};
-  if (!ev.gpu_ran) out["needs_gpu"] = ev.needs_gpu;
-  if (ev.correctness) out["correctness"] = correctness_json(ev);
-  if (ev.dynamic) out["dynamic"] = dynamic_json(*ev.dynamic);
-  if (ev.timing) out["timing"] = timing_json(*ev.timing);
-  if (!ev.child_startup.empty()) out["child_startup_ms"] = ev.child_startup;
-  if (ev.sanitizer) out["sanitizer"] = to_json(*ev.sanitizer);
-  if (ev.ncu_audit) out["ncu_audit"] = to_json(*ev.ncu_audit);
+  if (!ev.gpu_ran)
+    out["needs_gpu"] = ev.needs_gpu;
+  if (ev.correctness)
+    out["correctness"] = correctness_json(ev);
+  if (ev.dynamic)
+    out["dynamic"] = dynamic_json(*ev.dynamic);
+  if (ev.timing)
+    out["timing"] = timing_json(*ev.timing);
+  if (!ev.child_startup.empty())
+    out["child_startup_ms"] = ev.child_startup;
+  if (ev.sanitizer)
+    out["sanitizer"] = to_json(*ev.sanitizer);
+  if (ev.ncu_audit)
+    out["ncu_audit"] = to_json(*ev.ncu_audit);
   out["clocks"] = ev.clocks;
-  if (ev.gpu_ran) out["launches"] = launches_json(ev.launches);
+  if (ev.gpu_ran)
+    out["launches"] = launches_json(ev.launches);
   out["rule"] = ev.broken_rule ? Json(to_string(ev.broken_rule->rule)) : Json(nullptr);
   out["foreign_kernels"] = ev.foreign_kernels;
   out["violations"] = ev.violations;
   Json phases = Json::object();
-  for (const util::Phase& p : ev.phases) phases[p.name + "_ms"] = static_cast<double>(p.elapsed.count()) / 1000.0;
+  for (const util::Phase& p : ev.phases)
+    phases[p.name + "_ms"] = static_cast<double>(p.elapsed.count()) / 1000.0;
   out["phases"] = phases;
   return out;
 }
 
 trace::Trace to_trace(const Evaluation& ev, const suite::Problem& problem) {
   trace::Trace out{problem.name(), problem.workload, ev.solution_name, std::nullopt};
-  if (!ev.gpu_ran && ev.status == Status::passed) return out;
+  if (!ev.gpu_ran && ev.status == Status::passed)
+    return out;
   trace::Evaluation e;
   e.status = ev.status;
   e.environment.hardware = ev.gpu.empty() ? "unknown (no GPU used)" : ev.gpu;
@@ -226,7 +254,8 @@ trace::Trace to_trace(const Evaluation& ev, const suite::Problem& problem) {
             ? std::optional<Json>(Json{{"required_matched_ratio", ev.required_matched_ratio},
                                        {"tolerated_failures", ev.tolerated_failures}})
             : std::nullopt};
-  if (ev.status == Status::incorrect_numerical && !e.correctness) e.correctness = trace::Correctness{};
+  if (ev.status == Status::incorrect_numerical && !e.correctness)
+    e.correctness = trace::Correctness{};
   if (ev.status == Status::passed && ev.timing) {
     const TimingReport& t = *ev.timing;
     e.performance = trace::Performance{t.candidate_ms, t.reference_ms,
@@ -238,8 +267,8 @@ trace::Trace to_trace(const Evaluation& ev, const suite::Problem& problem) {
 }
 
 Json to_json(const Evaluation& ev, const suite::Problem& problem) {
-  Json out{{"status", ev.gpu_ran || ev.status != Status::passed
-                          ? Json(trace::to_string(ev.status)) : Json(nullptr)},
+  Json out{{"status", ev.gpu_ran || ev.status != Status::passed ? Json(trace::to_string(ev.status))
+                                                                : Json(nullptr)},
            {"check", to_json(ev.check)}};
   out["trace"] = trace::to_json(to_trace(ev, problem));
   return out;
@@ -254,31 +283,38 @@ std::string render_text(const Evaluation& ev) {
     return out;
   }
   out += fmt::format("status: {}{}\n", trace::to_string(ev.status), status_note(ev));
-  if (!ev.message.empty()) out += "  " + ev.message + "\n";
-  if (ev.correctness) out += correctness_text(ev);
+  if (!ev.message.empty())
+    out += "  " + ev.message + "\n";
+  if (ev.correctness)
+    out += correctness_text(ev);
   if (ev.tolerated_failures > 0)
     out += fmt::format("  {} finite misses tolerated: this problem requires a matched ratio of "
                        "{} per input set, not 1\n",
                        ev.tolerated_failures, ev.required_matched_ratio);
   if (ev.timing && ev.status == Status::passed) {
     const TimingReport& t = *ev.timing;
-    out += fmt::format("  latency: candidate {:.4f} ms, reference {:.4f} ms ({}{}), speedup {:.3f}x\n",
-                       t.candidate_ms, t.reference_ms, ev.library,
-                       t.reference_cached ? ", cached" : "",
-                       t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0);
+    out += fmt::format(
+        "  latency: candidate {:.4f} ms, reference {:.4f} ms ({}{}), speedup {:.3f}x\n",
+        t.candidate_ms, t.reference_ms, ev.library, t.reference_cached ? ", cached" : "",
+        t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0);
   }
   out += target_text(ev);
   if (ev.sanitizer) {
-    const bool in_status = !ev.sanitizer->finding.empty() && ev.message.starts_with(ev.sanitizer->finding);
+    const bool in_status =
+        !ev.sanitizer->finding.empty() && ev.message.starts_with(ev.sanitizer->finding);
     out += render_text(*ev.sanitizer, in_status ? FindingLine::status : FindingLine::sanitizer);
   }
-  if (ev.ncu_audit) out += render_text(*ev.ncu_audit);
-  for (const std::string& v : ev.violations) out += "  violation: " + v + "\n";
-  for (const std::string& k : ev.foreign_kernels) out += "  foreign kernel: " + k + "\n";
+  if (ev.ncu_audit)
+    out += render_text(*ev.ncu_audit);
+  for (const std::string& v : ev.violations)
+    out += "  violation: " + v + "\n";
+  for (const std::string& k : ev.foreign_kernels)
+    out += "  foreign kernel: " + k + "\n";
   if (ev.status != Status::passed && !ev.child_log.empty()) {
     const std::size_t keep = 2000;
-    out += "  candidate output (tail):\n" +
-           (ev.child_log.size() > keep ? ev.child_log.substr(ev.child_log.size() - keep) : ev.child_log);
+    out += "  candidate output (tail):\n" + (ev.child_log.size() > keep
+                                                 ? ev.child_log.substr(ev.child_log.size() - keep)
+                                                 : ev.child_log);
   }
   return out;
 }

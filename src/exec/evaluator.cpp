@@ -30,8 +30,9 @@ std::string now_iso() {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
   std::tm local{};
   localtime_r(&seconds, &local);
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                          now.time_since_epoch()).count() % 1'000'000;
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1'000'000;
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &local);
   return fmt::format("{}.{:06}", text, micros);
@@ -53,7 +54,8 @@ util::Expected<std::string> usable_gpu(compile::Arch arch, int device) {
   if (props.major * 10 + props.minor != needed)
     return util::make_error(util::ErrorKind::unsupported,
                             fmt::format("{} is sm_{}{}; {} code runs only on sm_{}", props.name,
-                                        props.major, props.minor, compile::to_string(arch), needed));
+                                        props.major, props.minor, compile::to_string(arch),
+                                        needed));
   return std::string(props.name);
 }
 
@@ -65,11 +67,12 @@ void apply_launch_rules(Evaluation& ev, LaunchRules mode) {
       ev.check.sass ? sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch)) : nullptr;
   ev.foreign_kernels = foreign_kernels(ev.launches, arch);
   ev.broken_rule = judge_launches(ev.launches, arch);
-  if (!ev.broken_rule) return;
-  const bool decides = mode == LaunchRules::enforce &&
-                       (ev.status == Status::passed ||
-                        (ev.status == Status::incorrect_numerical &&
-                         ev.broken_rule->rule != Rule::inconsistent_work));
+  if (!ev.broken_rule)
+    return;
+  const bool decides =
+      mode == LaunchRules::enforce &&
+      (ev.status == Status::passed || (ev.status == Status::incorrect_numerical &&
+                                       ev.broken_rule->rule != Rule::inconsistent_work));
   if (!decides) { // the status stands; the rule is one more thing found
     ev.violations.push_back(std::string(to_string(ev.broken_rule->rule)) + ": " +
                             ev.broken_rule->message);
@@ -77,7 +80,8 @@ void apply_launch_rules(Evaluation& ev, LaunchRules mode) {
     return;
   }
   std::string message = ev.broken_rule->message;
-  if (ev.status != Status::passed) message += " — besides: " + ev.message;
+  if (ev.status != Status::passed)
+    message += " — besides: " + ev.message;
   ev.status = Status::runtime_error;
   ev.message = std::move(message);
 }
@@ -90,7 +94,8 @@ void fill_libs(Evaluation& ev) {
              {"driver", driver > 0 ? version_text(driver) : "none"},
              {"nvcc", version_text(CUDART_VERSION)},
              {"ptxbench", PTXBENCH_VERSION}};
-  if (!ev.library.empty()) ev.libs.emplace_back("baseline", ev.library);
+  if (!ev.library.empty())
+    ev.libs.emplace_back("baseline", ev.library);
 }
 
 void verdict_from_check(Evaluation& ev) {
@@ -98,8 +103,8 @@ void verdict_from_check(Evaluation& ev) {
     ev.status = Status::compile_error;
     ev.message = ev.check.banned_message();
     if (ev.check.banned)
-      ev.message += fmt::format(" (source line {}: {})", ev.check.banned->line,
-                                ev.check.banned->excerpt);
+      ev.message +=
+          fmt::format(" (source line {}: {})", ev.check.banned->line, ev.check.banned->excerpt);
   } else if (ev.check.outcome == CheckOutcome::compile_error) {
     ev.status = Status::compile_error;
     ev.message = ev.check.build ? ev.check.build->diagnostic : "compile error";
@@ -130,11 +135,17 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
 
 Evaluator::~Evaluator() = default;
 
-std::size_t Evaluator::warm_bytes() const { return m_warm->inputs.idle_cost(); }
+std::size_t Evaluator::warm_bytes() const {
+  return m_warm->inputs.idle_cost();
+}
 
-int Evaluator::spare_processes() const { return m_warm->spares.count(); }
+int Evaluator::spare_processes() const {
+  return m_warm->spares.count();
+}
 
-void Evaluator::settle() { m_warm->spares.settle(); }
+void Evaluator::settle() {
+  m_warm->spares.settle();
+}
 
 // The GPU part. No behaviour of a candidate may raise past here: what the supervisor's own code
 // throws (a CUDA error in its context, a reply it could not read) becomes an error that names
@@ -154,9 +165,9 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const suite::Problem& problem
     return util::Ok{};
   } catch (const std::exception& error) {
     const std::string phase = phases.phases().empty() ? "start" : phases.phases().back().name;
-    return util::make_error(util::ErrorKind::subprocess,
-                            fmt::format("the evaluator failed in phase '{}': {}", phase,
-                                        error.what()));
+    return util::make_error(
+        util::ErrorKind::subprocess,
+        fmt::format("the evaluator failed in phase '{}': {}", phase, error.what()));
   }
 }
 
@@ -169,24 +180,29 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   ev.solution_name = solution_name(source, problem);
   ev.timestamp = now_iso();
   ev.sets = options.sets;
-  auto report = phases.time("check", [&] { return m_checker.check(source, problem, options.arch); });
-  if (!report) return report.take_error();
+  auto report =
+      phases.time("check", [&] { return m_checker.check(source, problem, options.arch); });
+  if (!report)
+    return report.take_error();
   ev.check = std::move(*report);
   verdict_from_check(ev);
   if (ev.check.outcome == CheckOutcome::ok) {
     auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch, m_warm->device); });
     if (!gpu) {
       std::string tools;
-      if (options.sanitize != Sanitize::off) tools += ", the memory check";
-      if (options.audit != Audit::none) tools += ", the ncu audit";
+      if (options.sanitize != Sanitize::off)
+        tools += ", the memory check";
+      if (options.audit != Audit::none)
+        tools += ", the ncu audit";
       ev.needs_gpu = fmt::format("correctness, timing{} and dynamic instruction counts need a "
                                  "GPU: {}",
                                  tools, gpu.error().message);
     } else {
       ev.gpu_ran = true;
       ev.gpu = *gpu;
-      ev.seed = options.seed ? *options.seed
-                             : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+      ev.seed = options.seed
+                    ? *options.seed
+                    : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
       if (auto status = gpu_phases(ev, problem, options, phases); !status)
         return status.take_error();
     }

@@ -31,8 +31,8 @@
 // per (problem, workload, seed, set count), bounded by EvaluatorOptions::warm_bytes and
 // evicted least recently used, so an evaluation with warm references generates no inputs and
 // runs no reference for outputs; the library references (plans, handles); and a spare child
-// (spare_child.hpp), prepared in the background while the GPU is idle. The child is prepared while the
-// inputs are (looked up or) made.
+// (spare_child.hpp), prepared in the background while the GPU is idle. The child is prepared while
+// the inputs are (looked up or) made.
 //
 // Concurrency. evaluate() may be called from several threads for one GPU. A reader/writer
 // lock (gpu_lock.hpp) orders their GPU work: timing, counting and the correctness calls after
@@ -143,8 +143,8 @@ public:
   void settle();
 
 private:
-  util::Status gpu_phases(Evaluation& ev, const suite::Problem& problem,
-                          const EvalOptions& options, util::PhaseLog& phases);
+  util::Status gpu_phases(Evaluation& ev, const suite::Problem& problem, const EvalOptions& options,
+                          util::PhaseLog& phases);
 
   const Checker& m_checker;
   const suite::Suite& m_suite;

@@ -6,10 +6,9 @@
 #include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <future>
 #include <mutex>
 #include <shared_mutex>
@@ -86,7 +85,8 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
                                 const std::filesystem::path& library) {
   const bool sanitize_wanted = m_options.sanitize == Sanitize::memcheck;
   const bool audit_wanted = m_options.audit == Audit::ncu;
-  if (!sanitize_wanted && !audit_wanted) return;
+  if (!sanitize_wanted && !audit_wanted)
+    return;
   std::optional<util::Expected<SingleCallFiles>> files;
   {
     std::shared_lock gpu(m_warm.lock);
@@ -94,8 +94,10 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
         SingleCallFiles::write(*m_buffers, library, m_result.check.signature, m_warm.device));
   }
   if (!*files) {
-    if (sanitize_wanted) m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
-    if (audit_wanted) m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
+    if (sanitize_wanted)
+      m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
+    if (audit_wanted)
+      m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
     return;
   }
   if (sanitize_wanted)
@@ -121,7 +123,8 @@ void GpuEvaluation::sanitize(const std::filesystem::path& binary, const SingleCa
   }
   m_result.sanitizer = run_sanitizer_pass(m_tool_runner, binary, files, m_options.tool_timeout);
   const SanitizerPass& pass = *m_result.sanitizer;
-  if (!pass.ran || pass.finding.empty()) return;
+  if (!pass.ran || pass.finding.empty())
+    return;
   std::string message = pass.finding;
   if (m_result.status != Status::passed && !m_result.message.empty())
     message += " — without the sanitizer: " + m_result.message;
@@ -147,7 +150,8 @@ util::Status GpuEvaluation::prepare() {
   PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm.device)); // a thread of its own starts on device 0
   std::shared_lock gpu(m_warm.lock);
   auto stream = cuda::create_stream();
-  if (!stream) return stream.take_error();
+  if (!stream)
+    return stream.take_error();
   m_stream = std::move(*stream);
   m_reference = m_warm.references.take(m_problem.name());
   if (!m_reference) {
@@ -157,7 +161,8 @@ util::Status GpuEvaluation::prepare() {
       m_reference->fallback = made.error().message;
       made = reference::make_naive_reference(m_problem);
     }
-    if (!made) return made.take_error();
+    if (!made)
+      return made.take_error();
     m_reference->reference = std::move(*made);
   }
   m_result.library = m_reference->reference->library();
@@ -174,12 +179,14 @@ util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
     m_inputs = m_warm.inputs.take(m_inputs_key);
   }
   // A lease is used only while its inputs still match the digest they were made with.
-  if (m_inputs && m_inputs->buffers.input_checksum(stream) != m_inputs->digest) m_inputs.reset();
+  if (m_inputs && m_inputs->buffers.input_checksum(stream) != m_inputs->digest)
+    m_inputs.reset();
   const bool warm = m_inputs != nullptr;
   if (!m_inputs) {
-    auto buffers = EvalBuffers::create(m_suite, m_problem, *m_reference->reference,
-                                       m_result.sets, m_result.seed, stream);
-    if (!buffers) return buffers.take_error();
+    auto buffers = EvalBuffers::create(m_suite, m_problem, *m_reference->reference, m_result.sets,
+                                       m_result.seed, stream);
+    if (!buffers)
+      return buffers.take_error();
     m_inputs = std::make_unique<WarmInputs>(WarmInputs{std::move(*buffers), 0, 0});
     m_inputs->digest = m_inputs->buffers.input_checksum(stream);
     m_inputs->bytes = m_inputs->buffers.device_bytes();
@@ -196,7 +203,8 @@ void GpuEvaluation::release_warm_state() {
     const std::size_t bytes = m_inputs->bytes;
     m_warm.inputs.give_back(m_inputs_key, std::move(m_inputs), bytes);
   }
-  if (m_reference) m_warm.references.give_back(m_problem.name(), std::move(m_reference), 1);
+  if (m_reference)
+    m_warm.references.give_back(m_problem.name(), std::move(m_reference), 1);
   m_inputs.reset();
   m_buffers = nullptr;
   m_stream.reset();
@@ -209,7 +217,8 @@ void GpuEvaluation::fail(Status status, std::string message) {
 
 std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& request) {
   auto reply = m_child->request(request, m_options.timeout);
-  if (reply && !reply->refused.empty()) m_result.launches.refused = reply->refused;
+  if (reply && !reply->refused.empty())
+    m_result.launches.refused = reply->refused;
   if (!reply) {
     const bool timeout = reply.error().kind == util::ErrorKind::timeout;
     fail(timeout ? Status::timeout : Status::runtime_error, reply.error().message);
@@ -218,7 +227,8 @@ std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& reque
   if (!reply->ok) {
     const bool abi = reply->error == protocol::ChildError::signature_mismatch;
     std::string message = reply->message;
-    if (!reply->cuda_error.empty()) message += ": " + reply->cuda_error;
+    if (!reply->cuda_error.empty())
+      message += ": " + reply->cuda_error;
     fail(abi ? Status::compile_error : Status::runtime_error, std::move(message));
     return std::nullopt;
   }
@@ -245,14 +255,17 @@ std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
   std::shared_lock gpu(m_warm.lock);
   auto reply = m_child->request(prepare, m_options.timeout);
   if (reply && reply->ok) {
-    if (reply->startup) m_result.child_startup = *reply->startup;
+    if (reply->startup)
+      m_result.child_startup = *reply->startup;
     m_child_holds_counter_session = claimed && reply->counter_session_open;
-    if (claimed && !m_child_holds_counter_session) m_warm.spares.release_counter_session();
+    if (claimed && !m_child_holds_counter_session)
+      m_warm.spares.release_counter_session();
     return std::nullopt;
   }
   std::string why = reply ? reply->message : reply.error().message;
   m_child->stop();
-  if (claimed) m_warm.spares.release_counter_session();
+  if (claimed)
+    m_warm.spares.release_counter_session();
   m_result.child_log = m_child->log_tail(4096);
   m_child.reset();
   std::filesystem::remove(m_log_path);
@@ -270,7 +283,8 @@ bool GpuEvaluation::start_child() {
       break;
     }
     auto failed = prepare_child(std::move(*started));
-    if (!failed) return true;
+    if (!failed)
+      return true;
     why = *failed;
   }
   fail(Status::runtime_error, "the candidate process could not start: " + why);
@@ -290,7 +304,8 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
 }
 
 bool GpuEvaluation::inputs_unchanged(std::string_view when) {
-  if (m_buffers->input_checksum(m_stream.get()) == m_input_digest) return true;
+  if (m_buffers->input_checksum(m_stream.get()) == m_input_digest)
+    return true;
   m_inputs_modified = true;
   fail(Status::incorrect_numerical,
        fmt::format("the candidate modified its inputs ({}); inputs are read-only", when));
@@ -300,8 +315,10 @@ bool GpuEvaluation::inputs_unchanged(std::string_view when) {
 
 bool GpuEvaluation::outputs_match(int set, std::string_view when) {
   CompareStats stats;
-  for (const CompareStats& output : m_buffers->compare(set, m_stream.get())) stats.merge(output);
-  if (!m_result.correctness) m_result.correctness = CompareStats{};
+  for (const CompareStats& output : m_buffers->compare(set, m_stream.get()))
+    stats.merge(output);
+  if (!m_result.correctness)
+    m_result.correctness = CompareStats{};
   m_result.correctness->merge(stats);
   m_result.comparisons.push_back(fmt::format("{} (input set {})", when, set));
   const SetJudgement judgement = judge_set(stats, m_result.required_matched_ratio);
@@ -328,15 +345,18 @@ bool GpuEvaluation::correctness_call(int set, bool repeat) {
   call.op = protocol::RequestOp::call;
   call.set = set;
   auto reply = ask(call);
-  if (!reply) return false;
+  if (!reply)
+    return false;
   TracedCall traced{set, repeat, {}, reply->call_ms};
   for (const protocol::KernelSeen& k : reply->kernels)
     traced.launches.push_back(k.name);
   m_result.launches.correctness.push_back(std::move(traced));
   const std::string when = repeat ? fmt::format("repeated call on input set {} (the same inputs "
-                                                "as the call before it)", set)
+                                                "as the call before it)",
+                                                set)
                                   : fmt::format("call on input set {}", set);
-  if (!inputs_unchanged(when)) return false;
+  if (!inputs_unchanged(when))
+    return false;
   return outputs_match(set, repeat ? "repeated correctness call (the same inputs again)"
                                    : "correctness call");
 }
@@ -349,11 +369,13 @@ bool GpuEvaluation::correctness() {
   const int sets = m_buffers->set_count();
   {
     std::shared_lock gpu(m_warm.lock);
-    if (!correctness_call(0, false)) return false;
+    if (!correctness_call(0, false))
+      return false;
   }
   std::unique_lock gpu(m_warm.lock);
   for (int set = 1; set < sets; ++set)
-    if (!correctness_call(set, false)) return false;
+    if (!correctness_call(set, false))
+      return false;
   return correctness_call(sets - 1, true);
 }
 
@@ -362,7 +384,8 @@ bool GpuEvaluation::recheck() {
   // forged one was taken for it) answers the ping instead, with the wrong id.
   protocol::Request ping;
   ping.op = protocol::RequestOp::ping;
-  if (!ask(ping)) return false;
+  if (!ask(ping))
+    return false;
   std::shared_lock gpu(m_warm.lock);
   if (m_last_set < 0 || m_last_set >= m_buffers->set_count()) {
     fail(Status::runtime_error, "the candidate process named no valid last timed input set");
@@ -376,8 +399,8 @@ bool GpuEvaluation::counts() {
   // the right first, outside the GPU lock (the holder's evaluation must be able to finish).
   // Either way the child has closed its session when the count returns, and the right goes
   // back — or, if the count broke the child, when the child has ended.
-  const bool borrowed = !m_child_holds_counter_session &&
-                        m_warm.spares.claim_counter_session(m_options.tool_timeout);
+  const bool borrowed =
+      !m_child_holds_counter_session && m_warm.spares.claim_counter_session(m_options.tool_timeout);
   std::optional<protocol::Reply> reply;
   {
     std::unique_lock gpu(m_warm.lock);
@@ -389,19 +412,23 @@ bool GpuEvaluation::counts() {
   }
   if (!reply) {
     // A count pass that breaks the candidate is a runtime error like any other call.
-    if (borrowed) m_child_holds_counter_session = true;
+    if (borrowed)
+      m_child_holds_counter_session = true;
     m_result.dynamic->reason = "the counting pass failed";
     return false;
   }
-  if (borrowed || m_child_holds_counter_session) m_warm.spares.release_counter_session();
+  if (borrowed || m_child_holds_counter_session)
+    m_warm.spares.release_counter_session();
   m_child_holds_counter_session = false;
   m_result.dynamic->raw = reply->counts;
-  if (!m_result.dynamic->raw) return true; // a reply without counts: unknown, and no call
+  if (!m_result.dynamic->raw)
+    return true; // a reply without counts: unknown, and no call
   record_counted_kernels();
   const trace::Json& raw = *m_result.dynamic->raw;
   const bool ran = raw.is_object() && raw.contains("available") && raw["available"].is_boolean() &&
                    raw["available"].get<bool>();
-  if (!ran) return true; // no count, so no call
+  if (!ran)
+    return true; // no count, so no call
   // The counting pass called the candidate again on input set 0 (once per hardware pass), its
   // outputs reset before each: what it left must still be right.
   std::shared_lock gpu(m_warm.lock);
@@ -416,19 +443,23 @@ void GpuEvaluation::record_counted_kernels() {
   launches.counted_launches = (*raw)["kernels"].size();
   const auto& names = (*raw)["kernels"];
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!names[i].is_string()) continue;
+    if (!names[i].is_string())
+      continue;
     const std::string kernel =
         range_kernel(names[i].get<std::string>(), i, reference_launches(launches));
-    if (!kernel.empty()) launches.counted.push_back(kernel);
+    if (!kernel.empty())
+      launches.counted.push_back(kernel);
   }
 }
 
 bool GpuEvaluation::end_counter_session() {
-  if (!m_child_holds_counter_session) return true;
+  if (!m_child_holds_counter_session)
+    return true;
   std::shared_lock gpu(m_warm.lock);
   protocol::Request end;
   end.op = protocol::RequestOp::end_session;
-  if (!ask(end)) return false; // the child is broken; its session ends with it
+  if (!ask(end))
+    return false; // the child is broken; its session ends with it
   m_child_holds_counter_session = false;
   m_warm.spares.release_counter_session();
   return true;
@@ -443,7 +474,8 @@ void GpuEvaluation::finish_child() {
                                       std::exchange(m_child_holds_counter_session, false)});
     m_child.reset();
   }
-  if (!m_log_path.empty()) std::filesystem::remove(m_log_path);
+  if (!m_log_path.empty())
+    std::filesystem::remove(m_log_path);
   m_log_path.clear();
 }
 

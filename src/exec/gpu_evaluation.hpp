@@ -40,8 +40,8 @@ public:
   GpuEvaluation(Evaluation& result, const suite::Suite& suite, const suite::Problem& problem,
                 const EvalOptions& options, ReferenceLatencyCache& cache, WarmState& warm,
                 util::PhaseLog& phases, util::ProcessRunner& tool_runner)
-      : m_result(result), m_suite(suite), m_problem(problem), m_options(options),
-        m_cache(cache), m_warm(warm), m_phases(phases), m_tool_runner(tool_runner) {}
+      : m_result(result), m_suite(suite), m_problem(problem), m_options(options), m_cache(cache),
+        m_warm(warm), m_phases(phases), m_tool_runner(tool_runner) {}
   ~GpuEvaluation();
   GpuEvaluation(const GpuEvaluation&) = delete;
   GpuEvaluation& operator=(const GpuEvaluation&) = delete;

@@ -41,7 +41,8 @@ public:
       std::lock_guard guard(m_mutex);
       last = --m_readers == 0;
     }
-    if (last) m_changed.notify_all();
+    if (last)
+      m_changed.notify_all();
   }
 
 private:

@@ -3,12 +3,10 @@
 #include "suite/philox.hpp"
 #include "trace/json_io.hpp"
 
-#include <cuda_fp16.h>
-
-#include <cstring>
-
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <cuda_fp16.h>
 #include <limits>
 
 namespace ptxbench::exec {
@@ -24,9 +22,12 @@ unsigned grid_for(std::size_t work_items) {
 enum class OutKind : int { bf16 = 0, f16 = 1, f32 = 2 };
 
 __device__ void store_value(void* out, OutKind kind, std::size_t i, float value) {
-  if (kind == OutKind::bf16) static_cast<std::uint16_t*>(out)[i] = suite::bf16_bits(value);
-  else if (kind == OutKind::f16) static_cast<__half*>(out)[i] = __float2half_rn(value);
-  else static_cast<float*>(out)[i] = value;
+  if (kind == OutKind::bf16)
+    static_cast<std::uint16_t*>(out)[i] = suite::bf16_bits(value);
+  else if (kind == OutKind::f16)
+    static_cast<__half*>(out)[i] = __float2half_rn(value);
+  else
+    static_cast<float*>(out)[i] = value;
 }
 
 __global__ void fill_random_kernel(void* out, OutKind kind, bool spiky, std::uint64_t seed,
@@ -37,7 +38,8 @@ __global__ void fill_random_kernel(void* out, OutKind kind, bool spiky, std::uin
     const suite::Normal4 values = spiky ? suite::spiky_block(seed, tensor_index, b)
                                         : suite::normal_block(seed, tensor_index, b);
     for (int lane = 0; lane < 4; ++lane)
-      if (4 * b + lane < count) store_value(out, kind, 4 * b + lane, values.value[lane]);
+      if (4 * b + lane < count)
+        store_value(out, kind, 4 * b + lane, values.value[lane]);
   }
 }
 
@@ -68,8 +70,10 @@ struct DeviceStats {
 };
 
 __device__ float load_value(const void* data, OutKind kind, std::size_t i) {
-  if (kind == OutKind::bf16) return suite::bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
-  if (kind == OutKind::f16) return __half2float(static_cast<const __half*>(data)[i]);
+  if (kind == OutKind::bf16)
+    return suite::bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
+  if (kind == OutKind::f16)
+    return __half2float(static_cast<const __half*>(data)[i]);
   return static_cast<const float*>(data)[i];
 }
 
@@ -96,11 +100,16 @@ __device__ void publish(ThreadStats stats, DeviceStats* out) {
     stats.max_abs = fmaxf(stats.max_abs, __shfl_down_sync(0xffffffffu, stats.max_abs, offset));
     stats.max_rel = fmaxf(stats.max_rel, __shfl_down_sync(0xffffffffu, stats.max_rel, offset));
   }
-  if (threadIdx.x % 32 != 0) return;
-  if (stats.failed) atomicAdd(&out->failed, stats.failed);
-  if (stats.nan) atomicAdd(&out->nan, stats.nan);
-  if (stats.inf) atomicAdd(&out->inf, stats.inf);
-  if (stats.reference_nonfinite) atomicAdd(&out->reference_nonfinite, stats.reference_nonfinite);
+  if (threadIdx.x % 32 != 0)
+    return;
+  if (stats.failed)
+    atomicAdd(&out->failed, stats.failed);
+  if (stats.nan)
+    atomicAdd(&out->nan, stats.nan);
+  if (stats.inf)
+    atomicAdd(&out->inf, stats.inf);
+  if (stats.reference_nonfinite)
+    atomicAdd(&out->reference_nonfinite, stats.reference_nonfinite);
   // Non-negative floats order like their bit patterns.
   atomicMax(&out->max_abs_bits, __float_as_uint(stats.max_abs));
   atomicMax(&out->max_rel_bits, __float_as_uint(stats.max_rel));
@@ -111,14 +120,13 @@ __global__ void compare_kernel(const void* candidate, const void* reference, Out
   ThreadStats stats;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x)
-    stats.add(judge_element(load_value(candidate, kind, i), load_value(reference, kind, i),
-                            tolerance));
+    stats.add(
+        judge_element(load_value(candidate, kind, i), load_value(reference, kind, i), tolerance));
   publish(stats, out);
 }
 
-__global__ void compare_bytes_kernel(const unsigned char* candidate,
-                                     const unsigned char* reference, std::size_t bytes,
-                                     DeviceStats* out) {
+__global__ void compare_bytes_kernel(const unsigned char* candidate, const unsigned char* reference,
+                                     std::size_t bytes, DeviceStats* out) {
   ThreadStats stats;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < bytes;
        i += std::size_t(gridDim.x) * blockDim.x)
@@ -128,10 +136,17 @@ __global__ void compare_bytes_kernel(const unsigned char* candidate,
 
 bool out_kind(trace::DType dtype, OutKind& kind) {
   switch (dtype) {
-  case trace::DType::bfloat16: kind = OutKind::bf16; return true;
-  case trace::DType::float16: kind = OutKind::f16; return true;
-  case trace::DType::float32: kind = OutKind::f32; return true;
-  default: return false;
+  case trace::DType::bfloat16:
+    kind = OutKind::bf16;
+    return true;
+  case trace::DType::float16:
+    kind = OutKind::f16;
+    return true;
+  case trace::DType::float32:
+    kind = OutKind::f32;
+    return true;
+  default:
+    return false;
   }
 }
 

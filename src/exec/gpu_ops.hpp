@@ -8,10 +8,9 @@
 #include "trace/schema.hpp"
 #include "util/error.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cuda_runtime.h>
 
 namespace ptxbench::exec {
 

@@ -58,14 +58,17 @@ namespace {
 using Status = trace::EvaluationStatus;
 
 double mean(const std::vector<double>& values) {
-  if (values.empty()) return 0.0;
+  if (values.empty())
+    return 0.0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
 trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
-  if (!monitor) return "unavailable";
+  if (!monitor)
+    return "unavailable";
   auto snap = monitor->snapshot();
-  if (!snap) return snap.error().message;
+  if (!snap)
+    return snap.error().message;
   return {{"sm_clock_mhz", snap->sm_clock_mhz},
           {"memory_clock_mhz", snap->memory_clock_mhz},
           {"max_sm_clock_mhz", snap->max_sm_clock_mhz},
@@ -82,7 +85,8 @@ measure::L2Flusher& GpuEvaluation::flusher() {
     int device = 0;
     PTXBENCH_CUDA_CHECK(cudaGetDevice(&device));
     auto made = measure::L2Flusher::create(device);
-    if (!made) throw util::Fatal("reference timing: " + made.error().message);
+    if (!made)
+      throw util::Fatal("reference timing: " + made.error().message);
     m_warm.flusher = std::make_unique<measure::L2Flusher>(std::move(*made));
   }
   return *m_warm.flusher;
@@ -110,7 +114,8 @@ void GpuEvaluation::preheat() {
 // One chunk of a reference trial in the supervisor, its calls appended to `samples`.
 void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples) {
   auto timer = measure::cupti_call_timer();
-  if (!timer) throw util::Fatal("reference timing: " + timer.error().message);
+  if (!timer)
+    throw util::Fatal("reference timing: " + timer.error().message);
   int current = 0;
   const int sets = m_buffers->set_count();
   // As the child does before every candidate call: next set, outputs reset to the sentinel.
@@ -138,7 +143,8 @@ void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSam
 }
 
 void GpuEvaluation::switch_to_strict(std::string reason) {
-  if (m_mode == measure::TimingMode::strict) return;
+  if (m_mode == measure::TimingMode::strict)
+    return;
   m_mode = measure::TimingMode::strict;
   m_result.timing->mode = std::string(to_string(m_mode));
   m_result.timing->strict_reason = std::move(reason);
@@ -154,19 +160,22 @@ bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSam
   time.mode = m_mode;
   const auto start = std::chrono::steady_clock::now();
   auto reply = ask(time);
-  if (!reply) return false;
-  const double wall_ms = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start).count();
+  if (!reply)
+    return false;
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (reply->late_work) {
     m_result.violations.push_back("late work");
     fail(Status::runtime_error,
          fmt::format("trial {}: GPU work was still running after a timed call returned and its "
-                     "stream was synchronised; all work must finish inside the call", trial));
+                     "stream was synchronised; all work must finish inside the call",
+                     trial));
     return false;
   }
   if (reply->mode != time.mode)
     switch_to_strict(fmt::format("candidate trial {}: {}", trial, reply->strict_reason));
-  const double reported = std::accumulate(reply->latencies_ms.begin(), reply->latencies_ms.end(), 0.0);
+  const double reported =
+      std::accumulate(reply->latencies_ms.begin(), reply->latencies_ms.end(), 0.0);
   if (reported > wall_ms)
     m_result.violations.push_back(fmt::format(
         "trial {}: reported GPU time {:.3f} ms exceeds the request's wall time {:.3f} ms", trial,
@@ -196,8 +205,10 @@ void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamp
     trial_ms[index] = util::median(samples.latencies_ms);
     event_ms[index] = util::median(samples.event_ms);
   };
-  if (reference) store(*reference, timing.reference_trial_ms, timing.reference_event_ms);
-  if (candidate) store(*candidate, timing.candidate_trial_ms, timing.candidate_event_ms);
+  if (reference)
+    store(*reference, timing.reference_trial_ms, timing.reference_event_ms);
+  if (candidate)
+    store(*candidate, timing.candidate_trial_ms, timing.candidate_event_ms);
 }
 
 // One pair of trials, in chunks (see the top). Chunk j of pair t runs the reference first when
@@ -205,8 +216,7 @@ void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamp
 // earlier side of a chunk, and alternating cancels it. When a chunk falls back to strict mode
 // the whole pair is timed again strictly, so each pair compares like with like. The reference
 // writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
-bool GpuEvaluation::trial_pair(int trial, bool measure_reference,
-                               std::optional<std::size_t> slot) {
+bool GpuEvaluation::trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot) {
   const int interleave = measure_reference ? m_options.interleave_calls : 0;
   const auto chunks = trial_chunks(m_options.warmup, m_options.iterations, interleave);
   for (;;) {
@@ -214,13 +224,19 @@ bool GpuEvaluation::trial_pair(int trial, bool measure_reference,
     TrialSamples reference, candidate;
     for (std::size_t j = 0; j < chunks.size() && m_mode == mode; ++j) {
       const bool reference_first = (static_cast<std::size_t>(trial) + j) % 2 == 0;
-      if (measure_reference && reference_first) reference_chunk(trial, chunks[j], reference);
-      if (m_mode != mode) break;
-      if (!candidate_chunk(trial, chunks[j], candidate)) return false;
-      if (m_mode != mode) break;
-      if (measure_reference && !reference_first) reference_chunk(trial, chunks[j], reference);
+      if (measure_reference && reference_first)
+        reference_chunk(trial, chunks[j], reference);
+      if (m_mode != mode)
+        break;
+      if (!candidate_chunk(trial, chunks[j], candidate))
+        return false;
+      if (m_mode != mode)
+        break;
+      if (measure_reference && !reference_first)
+        reference_chunk(trial, chunks[j], reference);
     }
-    if (m_mode != mode) continue; // fell back to strict: strict never falls back again
+    if (m_mode != mode)
+      continue; // fell back to strict: strict never falls back again
     store_trial(slot, measure_reference ? &reference : nullptr, &candidate);
     return true;
   }
@@ -231,13 +247,17 @@ bool GpuEvaluation::trial_pair(int trial, bool measure_reference,
 bool GpuEvaluation::retime_outlier_pairs() {
   TimingReport& timing = *m_result.timing;
   for (int retimed = 0; retimed < kMaxRetimedPairs; ++retimed) {
-    const auto stray = stray_pair(timing.reference_trial_ms, timing.candidate_trial_ms, kPairOutlier);
-    if (!stray) return true;
+    const auto stray =
+        stray_pair(timing.reference_trial_ms, timing.candidate_trial_ms, kPairOutlier);
+    if (!stray)
+      return true;
     timing.retimed_pairs.push_back(fmt::format(
         "pair {}: ratio {:.4f} strayed {:+.1f} % from the median {:.4f} (reference {:.4f} ms, "
-        "candidate {:.4f} ms)", stray->index, stray->ratio, 100.0 * stray->stray, stray->median,
+        "candidate {:.4f} ms)",
+        stray->index, stray->ratio, 100.0 * stray->stray, stray->median,
         timing.reference_trial_ms[stray->index], timing.candidate_trial_ms[stray->index]));
-    if (!trial_pair(static_cast<int>(stray->index), true, stray->index)) return false;
+    if (!trial_pair(static_cast<int>(stray->index), true, stray->index))
+      return false;
   }
   return true;
 }
@@ -246,7 +266,8 @@ bool GpuEvaluation::timing() {
   // No range-profiler session is open anywhere while trials run: our child's is closed (the
   // count closed it, or it is closed now), and the right to open one is held until the trials
   // end, waited for outside the GPU lock (spare_child.hpp "The counter session").
-  if (!end_counter_session()) return false;
+  if (!end_counter_session())
+    return false;
   const CounterSessionClaim no_session(m_warm.spares, m_options.tool_timeout);
   std::unique_lock gpu(m_warm.lock);
   // No child is prepared or stopped beside the trials (child_work_gate.hpp).
@@ -271,10 +292,13 @@ bool GpuEvaluation::timing() {
       m_warm.monitor = std::move(*created);
   }
   m_result.clocks["before"] = snapshot_json(m_warm.monitor);
-  if (m_mode == measure::TimingMode::batched) preheat();
+  if (m_mode == measure::TimingMode::batched)
+    preheat();
   for (int trial = 0; trial < m_options.trials; ++trial)
-    if (!trial_pair(trial, measure_reference)) return false;
-  if (measure_reference && !retime_outlier_pairs()) return false;
+    if (!trial_pair(trial, measure_reference))
+      return false;
+  if (measure_reference && !retime_outlier_pairs())
+    return false;
   // A cached latency is of the mode the evaluation started in; one that fell back to strict
   // times its own reference.
   const bool fell_back = m_mode != m_options.timing_mode;

@@ -55,7 +55,7 @@ struct TracedCall {
 };
 
 struct LaunchEvidence {
-  std::vector<TracedCall> correctness; // in call order
+  std::vector<TracedCall> correctness;    // in call order
   std::vector<protocol::KernelSet> timed; // every timed call's kernels, grouped
   // The counting pass's profiled ranges, one per launch. CUPTI numbers them 1, 2, … in launch
   // order; a range name that is not such a number is kept as a kernel name.

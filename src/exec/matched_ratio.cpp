@@ -14,7 +14,8 @@ SetJudgement judge_set(const CompareStats& stats, double required_matched_ratio)
   const std::uint64_t non_finite =
       stats.candidate_nan + stats.candidate_inf + stats.reference_nonfinite;
   judgement.correct = non_finite == 0 && judgement.matched_ratio >= required_matched_ratio;
-  if (judgement.correct) judgement.tolerated = stats.failed;
+  if (judgement.correct)
+    judgement.tolerated = stats.failed;
   return judgement;
 }
 

@@ -12,8 +12,8 @@ namespace ptxbench::exec {
 
 struct SetJudgement {
   bool correct = false;
-  double matched_ratio = 1.0;   // 1 − failed/elements
-  std::uint64_t tolerated = 0;  // finite misses accepted under a ratio below 1 (0 when !correct)
+  double matched_ratio = 1.0;  // 1 − failed/elements
+  std::uint64_t tolerated = 0; // finite misses accepted under a ratio below 1 (0 when !correct)
 };
 
 SetJudgement judge_set(const CompareStats& stats, double required_matched_ratio);

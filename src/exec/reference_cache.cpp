@@ -6,7 +6,8 @@
 
 namespace ptxbench::exec {
 
-ReferenceLatencyCache::ReferenceLatencyCache(std::filesystem::path file) : m_file(std::move(file)) {}
+ReferenceLatencyCache::ReferenceLatencyCache(std::filesystem::path file)
+    : m_file(std::move(file)) {}
 
 std::filesystem::path ReferenceLatencyCache::default_file() {
   return util::cache_root() / "reference_latency.json";
@@ -18,24 +19,28 @@ std::string ReferenceLatencyCache::key(const std::string& problem, const std::st
 }
 
 void ReferenceLatencyCache::load() {
-  if (m_loaded || m_file.empty()) return;
+  if (m_loaded || m_file.empty())
+    return;
   m_loaded = true;
   auto text = util::read_file(m_file);
-  if (!text) return;
+  if (!text)
+    return;
   // A damaged cache file is as good as none: it is rewritten on the next put().
   const trace::Json json = trace::Json::parse(*text, nullptr, false);
-  if (!json.is_object()) return;
+  if (!json.is_object())
+    return;
   for (const auto& [k, v] : json.items())
-    if (v.is_number() && v.get<double>() > 0.0) m_entries[k] = v.get<double>();
+    if (v.is_number() && v.get<double>() > 0.0)
+      m_entries[k] = v.get<double>();
 }
 
-std::optional<double> ReferenceLatencyCache::get(const std::string& problem,
-                                                 const std::string& gpu,
+std::optional<double> ReferenceLatencyCache::get(const std::string& problem, const std::string& gpu,
                                                  const std::string& library) {
   std::lock_guard lock(m_mutex);
   load();
   auto found = m_entries.find(key(problem, gpu, library));
-  if (found == m_entries.end()) return std::nullopt;
+  if (found == m_entries.end())
+    return std::nullopt;
   return found->second;
 }
 
@@ -44,9 +49,11 @@ void ReferenceLatencyCache::put(const std::string& problem, const std::string& g
   std::lock_guard lock(m_mutex);
   load();
   m_entries[key(problem, gpu, library)] = latency_ms;
-  if (m_file.empty()) return;
+  if (m_file.empty())
+    return;
   trace::Json json = trace::Json::object();
-  for (const auto& [k, v] : m_entries) json[k] = v;
+  for (const auto& [k, v] : m_entries)
+    json[k] = v;
   (void)util::write_file_atomic(m_file, json.dump(2) + "\n"); // best effort: memory still has it
 }
 

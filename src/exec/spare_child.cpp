@@ -15,7 +15,8 @@ std::filesystem::path fresh_child_log_path() {
 SpareChildren::SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
                              std::chrono::milliseconds deadline)
     : m_binary(std::move(binary)), m_device(device), m_policy(policy), m_deadline(deadline) {
-  if (m_policy == ChildStart::spare) m_spawner = std::thread([this] { serve(); });
+  if (m_policy == ChildStart::spare)
+    m_spawner = std::thread([this] { serve(); });
 }
 
 SpareChildren::~SpareChildren() {
@@ -24,14 +25,17 @@ SpareChildren::~SpareChildren() {
     m_stopping = true;
   }
   m_changed.notify_all();
-  if (m_spawner.joinable()) m_spawner.join();
-  for (StartedChild& child : m_retiring) stop(child);
+  if (m_spawner.joinable())
+    m_spawner.join();
+  for (StartedChild& child : m_retiring)
+    stop(child);
   std::lock_guard guard(m_mutex);
   discard(m_spare);
 }
 
 void SpareChildren::discard(std::optional<StartedChild>& child) {
-  if (!child) return;
+  if (!child)
+    return;
   std::filesystem::path log = child->log_path;
   const bool held = child->holds_counter_session;
   child.reset(); // kills the process group
@@ -45,14 +49,16 @@ void SpareChildren::discard(std::optional<StartedChild>& child) {
 
 bool SpareChildren::try_claim_counter_session() {
   std::lock_guard guard(m_mutex);
-  if (m_counter_session_held) return false;
+  if (m_counter_session_held)
+    return false;
   m_counter_session_held = true;
   return true;
 }
 
 bool SpareChildren::claim_counter_session(std::chrono::milliseconds patience) {
   std::unique_lock guard(m_mutex);
-  if (!m_changed.wait_for(guard, patience, [&] { return !m_counter_session_held; })) return false;
+  if (!m_changed.wait_for(guard, patience, [&] { return !m_counter_session_held; }))
+    return false;
   m_counter_session_held = true;
   return true;
 }
@@ -68,13 +74,15 @@ void SpareChildren::release_counter_session() {
 util::Expected<StartedChild> SpareChildren::start() const {
   std::filesystem::path log = fresh_child_log_path();
   auto process = CandidateProcess::start(m_binary, m_device, log);
-  if (!process) return process.take_error();
+  if (!process)
+    return process.take_error();
   return StartedChild{std::move(*process), std::move(log), std::nullopt};
 }
 
 void SpareChildren::stop(StartedChild& child) {
   child.process.stop(); // its context is torn down on the GPU: child work (the callers' gate)
-  if (child.holds_counter_session) release_counter_session(); // ended with its process
+  if (child.holds_counter_session)
+    release_counter_session(); // ended with its process
   std::error_code ignored;
   std::filesystem::remove(child.log_path, ignored);
 }
@@ -104,7 +112,8 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   m_preparing = true;
   const bool session = m_evaluations == 0 && !m_counter_session_held &&
                        std::chrono::steady_clock::now() >= m_idle_since + kIdleBeforeSession;
-  if (session) m_counter_session_held = true;
+  if (session)
+    m_counter_session_held = true;
   guard.unlock();
   protocol::Request prepare;
   prepare.op = protocol::RequestOp::prepare;
@@ -115,7 +124,8 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   m_preparing = false;
   const bool ready = reply && reply->ok;
   const bool opened = ready && session && reply->counter_session_open;
-  if (session && !opened) m_counter_session_held = false;
+  if (session && !opened)
+    m_counter_session_held = false;
   if (ready) {
     m_spare->startup = reply->startup ? *reply->startup : trace::Json::object();
     m_spare->holds_counter_session = opened;
@@ -166,7 +176,8 @@ void SpareChildren::serve() {
   };
   auto ready = [&] { return m_stopping || m_wanted || child_work(); };
   for (;;) {
-    if (m_stopping) return;
+    if (m_stopping)
+      return;
     if (!ready()) {
       // Every change notifies; a session becomes due with time alone.
       if (const auto due = session_due())
@@ -212,7 +223,8 @@ util::Expected<StartedChild> SpareChildren::take() {
     // a new one: waiting beats starting another.
     m_changed.wait(guard, [&] { return !m_spawning && !m_preparing; });
     taken.swap(m_spare);
-    if (m_policy == ChildStart::spare) m_wanted = true;
+    if (m_policy == ChildStart::spare)
+      m_wanted = true;
   }
   m_changed.notify_all();
   if (taken && taken->process.exited()) { // died while it waited
@@ -221,7 +233,8 @@ util::Expected<StartedChild> SpareChildren::take() {
   }
   if (!taken) {
     auto started = start();
-    if (!started) return started.take_error();
+    if (!started)
+      return started.take_error();
     taken = std::move(*started);
   }
   return std::move(*taken);

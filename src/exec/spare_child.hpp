@@ -69,10 +69,10 @@ enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
 
 struct StartedChild {
   CandidateProcess process;
-  std::filesystem::path log_path; // the child's stdout and stderr; the taker removes it
+  std::filesystem::path log_path;     // the child's stdout and stderr; the taker removes it
   std::optional<trace::Json> startup; // set once `prepare` succeeded: its start-up steps
-  bool holds_counter_session = false;  // its range-profiler session is open (see above)
-  bool session_asked = false;          // a `prepare` asked it to open one (asked once only)
+  bool holds_counter_session = false; // its range-profiler session is open (see above)
+  bool session_asked = false;         // a `prepare` asked it to open one (asked once only)
 };
 
 class SpareChildren {
@@ -129,18 +129,18 @@ private:
   mutable std::mutex m_mutex;
   mutable std::condition_variable m_changed;
   std::chrono::milliseconds m_deadline;
-  int m_evaluations = 0;    // evaluations between begin and end
+  int m_evaluations = 0;                                // evaluations between begin and end
   std::chrono::steady_clock::time_point m_idle_since{}; // when m_evaluations last became 0
-  bool m_preparing = false; // the thread is preparing the spare
+  bool m_preparing = false;                             // the thread is preparing the spare
   bool m_counter_session_held = false; // a child holds the GPU's range-profiler session
   ChildWorkGate m_gate;                // m_mutex held
   std::optional<StartedChild> m_spare;
   std::vector<StartedChild> m_retiring;
   bool m_stopping_children = false; // the thread is stopping retired children
-  bool m_wanted = false;   // the spawner should start a spare
-  bool m_spawning = false; // the spawner is starting one
+  bool m_wanted = false;            // the spawner should start a spare
+  bool m_spawning = false;          // the spawner is starting one
   bool m_stopping = false;
-  std::thread m_spawner;   // last: started after everything it uses
+  std::thread m_spawner; // last: started after everything it uses
 };
 
 // The counter-session right claimed for a scope (waiting at most `patience`) and given back
@@ -150,7 +150,8 @@ public:
   CounterSessionClaim(SpareChildren& spares, std::chrono::milliseconds patience)
       : m_spares(spares), m_claimed(spares.claim_counter_session(patience)) {}
   ~CounterSessionClaim() {
-    if (m_claimed) m_spares.release_counter_session();
+    if (m_claimed)
+      m_spares.release_counter_session();
   }
   CounterSessionClaim(const CounterSessionClaim&) = delete;
   CounterSessionClaim& operator=(const CounterSessionClaim&) = delete;

@@ -93,7 +93,8 @@ std::filesystem::path find_cuda_tool(const std::string& name) {
 // "37 errors in all: 32 memory errors, then 5 CUDA API calls that failed".
 std::string error_count_text(const measure::SanitizerReport& report) {
   std::string out = fmt::format("{} errors in all", report.error_count);
-  if (report.printed_errors < report.error_count || report.api_errors == 0) return out;
+  if (report.printed_errors < report.error_count || report.api_errors == 0)
+    return out;
   const std::size_t memory = report.printed_errors - report.api_errors;
   return out + fmt::format(": {} memory error{}, then {} CUDA API call{} that failed", memory,
                            memory == 1 ? "" : "s", report.api_errors,
@@ -111,7 +112,8 @@ std::string describe_finding(const measure::SanitizerReport& report) {
     out += fmt::format(" at {}:{}", std::filesystem::path(e.file).filename().string(), e.line);
   if (!e.detail.empty())
     out += " (" + e.detail + ")";
-  if (report.error_count > 1) out += "; " + error_count_text(report);
+  if (report.error_count > 1)
+    out += "; " + error_count_text(report);
   return out;
 }
 

@@ -68,7 +68,8 @@ std::string render_text(const SanitizerPass& pass, FindingLine finding) {
   const double seconds = pass.report.wall_ms / 1000.0;
   if (!pass.finding.empty() && finding == FindingLine::status)
     return fmt::format("  sanitizer: {} error(s) ({:.1f} s); the first is the status message "
-                       "above\n", pass.report.error_count, seconds);
+                       "above\n",
+                       pass.report.error_count, seconds);
   if (!pass.finding.empty())
     return fmt::format("  sanitizer: {} error(s) ({:.1f} s) — {}\n", pass.report.error_count,
                        seconds, pass.finding);

@@ -8,7 +8,8 @@
 namespace ptxbench::exec {
 
 std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_calls) {
-  if (interleave_calls <= 0 || interleave_calls >= iterations) return {{warmup, iterations}};
+  if (interleave_calls <= 0 || interleave_calls >= iterations)
+    return {{warmup, iterations}};
   std::vector<TrialChunk> chunks{{warmup, interleave_calls}};
   for (int timed = interleave_calls; timed < iterations; timed += interleave_calls)
     chunks.push_back({0, std::min(interleave_calls, iterations - timed)});
@@ -17,10 +18,12 @@ std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_
 
 std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
                                     const std::vector<double>& candidate_ms, double limit) {
-  if (reference_ms.size() < 3 || reference_ms.size() != candidate_ms.size()) return std::nullopt;
+  if (reference_ms.size() < 3 || reference_ms.size() != candidate_ms.size())
+    return std::nullopt;
   std::vector<double> ratios;
   for (std::size_t i = 0; i < reference_ms.size(); ++i) {
-    if (!(reference_ms[i] > 0.0) || !(candidate_ms[i] > 0.0)) return std::nullopt;
+    if (!(reference_ms[i] > 0.0) || !(candidate_ms[i] > 0.0))
+      return std::nullopt;
     ratios.push_back(reference_ms[i] / candidate_ms[i]);
   }
   StrayPair worst;
@@ -33,7 +36,8 @@ std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
       worst.stray = stray;
     }
   }
-  if (!(std::abs(worst.stray) > limit)) return std::nullopt;
+  if (!(std::abs(worst.stray) > limit))
+    return std::nullopt;
   return worst;
 }
 

@@ -28,7 +28,8 @@ public:
   std::unique_ptr<T> take(const std::string& key) {
     std::lock_guard guard(m_mutex);
     auto found = m_entries.find(key);
-    if (found == m_entries.end()) return nullptr;
+    if (found == m_entries.end())
+      return nullptr;
     std::unique_ptr<T> value = std::move(found->second.value);
     m_idle_cost -= found->second.cost;
     m_entries.erase(found);
@@ -37,7 +38,8 @@ public:
 
   // Keeps `value` (of `cost`) as the idle entry under `key`, evicting as the budget needs.
   void give_back(const std::string& key, std::unique_ptr<T> value, std::size_t cost) {
-    if (!value || cost > m_budget) return;
+    if (!value || cost > m_budget)
+      return;
     std::lock_guard guard(m_mutex);
     if (auto found = m_entries.find(key); found != m_entries.end()) {
       m_idle_cost -= found->second.cost;
@@ -45,7 +47,8 @@ public:
     }
     m_entries[key] = Entry{std::move(value), cost, ++m_clock};
     m_idle_cost += cost;
-    while (m_idle_cost > m_budget) evict_oldest();
+    while (m_idle_cost > m_budget)
+      evict_oldest();
   }
 
   std::size_t idle_cost() const {
@@ -76,7 +79,8 @@ private:
   void evict_oldest() {
     auto oldest = m_entries.begin();
     for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
-      if (it->second.last_use < oldest->second.last_use) oldest = it;
+      if (it->second.last_use < oldest->second.last_use)
+        oldest = it;
     m_idle_cost -= oldest->second.cost;
     m_entries.erase(oldest);
   }

@@ -44,8 +44,8 @@ struct WarmState {
 
   int device; // the CUDA device of every evaluation, its threads and its children
   GpuLock lock;
-  WarmCache<WarmInputs> inputs;         // cost: device bytes
-  WarmCache<WarmReference> references;  // cost: 1 per reference
+  WarmCache<WarmInputs> inputs;        // cost: device bytes
+  WarmCache<WarmReference> references; // cost: 1 per reference
   SpareChildren spares;
   // Used only under the exclusive lock (reference trials).
   std::unique_ptr<measure::L2Flusher> flusher;

@@ -1,8 +1,7 @@
 #include "measure/batch_attribution.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 #include <unordered_map>
 
 namespace ptxbench::measure {
@@ -48,7 +47,8 @@ std::string index_marks(const std::vector<std::vector<MarkedMemset>>& boundaries
         first_id[b] = std::min(first_id[b], id);
         last_id[b] = std::max(last_id[b], id);
       }
-    if (first_id[b] > last_id[b]) return fmt::format("boundary {} enqueued no memset", b);
+    if (first_id[b] > last_id[b])
+      return fmt::format("boundary {} enqueued no memset", b);
     if (b > 0 && first_id[b] <= last_id[b - 1])
       return fmt::format("boundary {} was enqueued out of order", b);
   }
@@ -61,10 +61,12 @@ std::string boundary_spans(const std::vector<GpuActivity>& records,
                            const std::vector<std::vector<MarkedMemset>>& boundaries,
                            std::vector<Span>& spans) {
   std::vector<std::vector<int>> seen(boundaries.size());
-  for (std::size_t b = 0; b < boundaries.size(); ++b) seen[b].assign(boundaries[b].size(), 0);
+  for (std::size_t b = 0; b < boundaries.size(); ++b)
+    seen[b].assign(boundaries[b].size(), 0);
   for (const GpuActivity& a : records) {
     auto found = marked.find(a.correlation_id);
-    if (found == marked.end()) continue;
+    if (found == marked.end())
+      continue;
     Span& span = spans[found->second.boundary];
     span.start = std::min(span.start, a.start_ns);
     span.end = std::max(span.end, a.end_ns);
@@ -89,17 +91,22 @@ BatchAttribution attribute_batch(std::vector<GpuActivity> records,
   const std::size_t n = boundaries.size();
   out.calls.resize(n);
   out.latency_ms.assign(n, 0.0);
-  if (n == 0) return out;
+  if (n == 0)
+    return out;
   std::unordered_map<std::uint32_t, MemsetRef> marked;
   std::vector<std::uint32_t> first_id(n), last_id(n);
   std::vector<Span> spans(n);
   out.unattributable = index_marks(boundaries, marked, first_id, last_id);
-  if (out.unattributable.empty()) out.unattributable = boundary_spans(records, marked, boundaries, spans);
-  if (!out.unattributable.empty()) return out;
+  if (out.unattributable.empty())
+    out.unattributable = boundary_spans(records, marked, boundaries, spans);
+  if (!out.unattributable.empty())
+    return out;
   for (GpuActivity& a : records) {
-    if (marked.contains(a.correlation_id)) continue;
+    if (marked.contains(a.correlation_id))
+      continue;
     if (a.correlation_id < first_id[0]) {
-      if (a.end_ns <= spans[0].start + kBoundarySlackNs) continue; // finished before the batch
+      if (a.end_ns <= spans[0].start + kBoundarySlackNs)
+        continue; // finished before the batch
       out.unattributable = describe(a) + " was issued before the batch and ran into it";
       return out;
     }
@@ -118,14 +125,16 @@ BatchAttribution attribute_batch(std::vector<GpuActivity> records,
       return out;
     }
     if (a.end_ns > upper + kBoundarySlackNs) {
-      out.unattributable = fmt::format(
-          "call {}: {} was still running {:.1f} µs after {}", call, describe(a),
-          static_cast<double>(a.end_ns - upper) * 1e-3,
-          call + 1 < n ? "the next call's boundary started" : "the call stream synchronised");
+      out.unattributable = fmt::format("call {}: {} was still running {:.1f} µs after {}", call,
+                                       describe(a), static_cast<double>(a.end_ns - upper) * 1e-3,
+                                       call + 1 < n ? "the next call's boundary started"
+                                                    : "the call stream synchronised");
       return out;
     }
-    if (a.start_ns >= lower) out.min_gap_ns = std::min(out.min_gap_ns, a.start_ns - lower);
-    if (upper >= a.end_ns) out.min_gap_ns = std::min(out.min_gap_ns, upper - a.end_ns);
+    if (a.start_ns >= lower)
+      out.min_gap_ns = std::min(out.min_gap_ns, a.start_ns - lower);
+    if (upper >= a.end_ns)
+      out.min_gap_ns = std::min(out.min_gap_ns, upper - a.end_ns);
     out.calls[call].push_back(std::move(a));
   }
   for (std::size_t i = 0; i < n; ++i) {

@@ -11,7 +11,6 @@
 #include "util/error.hpp"
 
 #include <cupti.h>
-
 #include <string>
 
 namespace ptxbench::measure::detail {
@@ -23,22 +22,22 @@ util::ErrorKind cupti_error_kind(CUptiResult result, util::ErrorKind otherwise);
 
 } // namespace ptxbench::measure::detail
 
-#define PTXBENCH_CUPTI_CHECK(call)                                                               \
-  do {                                                                                           \
-    const CUptiResult ptxbench_status_ = (call);                                                 \
-    if (ptxbench_status_ != CUPTI_SUCCESS)                                                       \
-      ::ptxbench::cuda::detail::throw_library_error(                                             \
-          "CUPTI", ::ptxbench::measure::detail::cupti_error_name(ptxbench_status_), "",          \
-          __FILE__, __LINE__, #call);                                                            \
+#define PTXBENCH_CUPTI_CHECK(call)                                                                 \
+  do {                                                                                             \
+    const CUptiResult ptxbench_status_ = (call);                                                   \
+    if (ptxbench_status_ != CUPTI_SUCCESS)                                                         \
+      ::ptxbench::cuda::detail::throw_library_error(                                               \
+          "CUPTI", ::ptxbench::measure::detail::cupti_error_name(ptxbench_status_), "", __FILE__,  \
+          __LINE__, #call);                                                                        \
   } while (0)
 
-#define PTXBENCH_CUPTI_TRY(call, kind)                                                           \
-  do {                                                                                           \
-    const CUptiResult ptxbench_status_ = (call);                                                 \
-    if (ptxbench_status_ != CUPTI_SUCCESS)                                                       \
-      return ::ptxbench::util::make_error(                                                       \
-          ::ptxbench::measure::detail::cupti_error_kind(ptxbench_status_, kind),                 \
-          ::ptxbench::cuda::detail::describe_failure(                                            \
-              "CUPTI", ::ptxbench::measure::detail::cupti_error_name(ptxbench_status_), "",      \
-              __FILE__, __LINE__, #call));                                                       \
+#define PTXBENCH_CUPTI_TRY(call, kind)                                                             \
+  do {                                                                                             \
+    const CUptiResult ptxbench_status_ = (call);                                                   \
+    if (ptxbench_status_ != CUPTI_SUCCESS)                                                         \
+      return ::ptxbench::util::make_error(                                                         \
+          ::ptxbench::measure::detail::cupti_error_kind(ptxbench_status_, kind),                   \
+          ::ptxbench::cuda::detail::describe_failure(                                              \
+              "CUPTI", ::ptxbench::measure::detail::cupti_error_name(ptxbench_status_), "",        \
+              __FILE__, __LINE__, #call));                                                         \
   } while (0)

@@ -1,8 +1,7 @@
 #include "measure/cubin_symbols.hpp"
 
-#include <elf.h>
-
 #include <cstring>
+#include <elf.h>
 #include <optional>
 
 namespace ptxbench::measure {
@@ -11,7 +10,8 @@ namespace {
 // Copies a T out of `image` at `offset` (the image need not be aligned); nullopt past the end.
 template <typename T>
 std::optional<T> read_at(std::span<const std::byte> image, std::size_t offset) {
-  if (offset > image.size() || image.size() - offset < sizeof(T)) return std::nullopt;
+  if (offset > image.size() || image.size() - offset < sizeof(T))
+    return std::nullopt;
   T value;
   std::memcpy(&value, image.data() + offset, sizeof(T));
   return value;
@@ -19,13 +19,15 @@ std::optional<T> read_at(std::span<const std::byte> image, std::size_t offset) {
 
 std::optional<Elf64_Shdr> section(std::span<const std::byte> image, const Elf64_Ehdr& header,
                                   std::size_t index) {
-  if (index >= header.e_shnum) return std::nullopt;
+  if (index >= header.e_shnum)
+    return std::nullopt;
   return read_at<Elf64_Shdr>(image, header.e_shoff + index * sizeof(Elf64_Shdr));
 }
 
 std::string string_at(std::span<const std::byte> image, const Elf64_Shdr& strtab,
                       std::size_t offset) {
-  if (offset >= strtab.sh_size || strtab.sh_offset + strtab.sh_size > image.size()) return {};
+  if (offset >= strtab.sh_size || strtab.sh_offset + strtab.sh_size > image.size())
+    return {};
   const char* begin = reinterpret_cast<const char*>(image.data() + strtab.sh_offset + offset);
   return std::string(begin, strnlen(begin, strtab.sh_size - offset));
 }
@@ -35,10 +37,13 @@ void append_functions(std::span<const std::byte> image, const Elf64_Shdr& symtab
   const std::size_t count = symtab.sh_size / sizeof(Elf64_Sym);
   for (std::size_t i = 0; i < count; ++i) {
     auto symbol = read_at<Elf64_Sym>(image, symtab.sh_offset + i * sizeof(Elf64_Sym));
-    if (!symbol) return;
-    if (ELF64_ST_TYPE(symbol->st_info) != STT_FUNC) continue;
+    if (!symbol)
+      return;
+    if (ELF64_ST_TYPE(symbol->st_info) != STT_FUNC)
+      continue;
     std::string name = string_at(image, strtab, symbol->st_name);
-    if (!name.empty()) names.push_back(std::move(name));
+    if (!name.empty())
+      names.push_back(std::move(name));
   }
 }
 
@@ -52,9 +57,11 @@ std::vector<std::string> cubin_function_names(std::span<const std::byte> image) 
     return names;
   for (std::size_t i = 0; i < header->e_shnum; ++i) {
     auto symtab = section(image, *header, i);
-    if (!symtab || symtab->sh_type != SHT_SYMTAB) continue;
+    if (!symtab || symtab->sh_type != SHT_SYMTAB)
+      continue;
     auto strtab = section(image, *header, symtab->sh_link);
-    if (strtab) append_functions(image, *symtab, *strtab, names);
+    if (strtab)
+      append_functions(image, *symtab, *strtab, names);
   }
   return names;
 }

@@ -27,20 +27,19 @@
 // is process-wide (CUPTI tracing is); kernel records are joined with the module that defines
 // the function (CUPTI module-load callback: module id and cubin CRC), so the evaluator can
 // flag kernels that do not come from the candidate's library.
-#include "measure/batch_attribution.hpp"
 #include "cuda/device.hpp"
+#include "measure/batch_attribution.hpp"
 #include "measure/check.hpp"
 #include "measure/cubin_symbols.hpp"
 #include "measure/timing.hpp"
-
-#include <cupti.h>
-#include <cupti_pcsampling.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <cupti.h>
+#include <cupti_pcsampling.h>
+#include <fmt/format.h>
 #include <mutex>
 #include <unordered_map>
 
@@ -52,13 +51,18 @@ constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 constexpr std::array kRuntimeMemsets{CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
                                      CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000};
-constexpr std::array kDriverMemsets{
-    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,       CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
-    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,      CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async,
-    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async,    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
-    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,  CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz};
+constexpr std::array kDriverMemsets{CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz};
 
 // The memsets of the boundary being enqueued on this thread (null outside boundaries), and
 // how deep inside a runtime memset call this thread is (its driver call joins the same memset).
@@ -78,12 +82,18 @@ struct MarkingScope {
 
 std::string memcpy_name(std::uint8_t copy_kind) {
   switch (copy_kind) {
-  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
-  default: return fmt::format("memcpy kind {}", copy_kind);
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    return "memcpy HtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    return "memcpy DtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    return "memcpy DtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+    return "memcpy HtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+    return "memcpy PtoP";
+  default:
+    return fmt::format("memcpy kind {}", copy_kind);
   }
 }
 
@@ -107,7 +117,8 @@ GpuActivity common_fields(const Record& record, GpuActivity::Kind kind, std::str
 class EventPool {
 public:
   void reserve_pairs(std::size_t pairs) {
-    while (m_events.size() < 2 * pairs) m_events.push_back(cuda::make_event());
+    while (m_events.size() < 2 * pairs)
+      m_events.push_back(cuda::make_event());
   }
   cudaEvent_t start(std::size_t pair) const { return m_events[2 * pair].get(); }
   cudaEvent_t stop(std::size_t pair) const { return m_events[2 * pair + 1].get(); }
@@ -145,8 +156,7 @@ private:
 
 std::atomic<CuptiCallTimer*> g_timer{nullptr};
 
-void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
-                               std::size_t* max_records) {
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer != nullptr ? kBufferBytes : 0;
   *max_records = 0;
@@ -155,7 +165,8 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
 void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::uint8_t* buffer,
                                std::size_t, std::size_t valid_bytes) {
   if (CuptiCallTimer* timer = g_timer.load(); timer != nullptr) {
-    if (valid_bytes > 0) timer->add_buffer(buffer, valid_bytes);
+    if (valid_bytes > 0)
+      timer->add_buffer(buffer, valid_bytes);
     std::size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
       timer->add_dropped(dropped);
@@ -166,17 +177,20 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
 // Marks the correlation ids of the memsets a boundary enqueues on this thread.
 void mark_memset(CUpti_CallbackDomain domain, const CUpti_CallbackData& call) {
   BoundaryMarking& marking = t_marking;
-  if (marking.memsets == nullptr) return;
+  if (marking.memsets == nullptr)
+    return;
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (call.callbackSite == CUPTI_API_EXIT) {
-    if (runtime && marking.runtime_depth > 0) --marking.runtime_depth;
+    if (runtime && marking.runtime_depth > 0)
+      --marking.runtime_depth;
     return;
   }
   if (runtime || marking.runtime_depth == 0)
     marking.memsets->push_back({call.correlationId}); // a memset of its own
   else
     marking.memsets->back().push_back(call.correlationId); // the driver call inside it
-  if (runtime) ++marking.runtime_depth;
+  if (runtime)
+    ++marking.runtime_depth;
 }
 
 void CUPTIAPI timer_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id,
@@ -185,10 +199,12 @@ void CUPTIAPI timer_callback(void* user, CUpti_CallbackDomain domain, CUpti_Call
     mark_memset(domain, *static_cast<const CUpti_CallbackData*>(data));
     return;
   }
-  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_MODULE_LOADED) return;
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_MODULE_LOADED)
+    return;
   const auto* resource = static_cast<const CUpti_ResourceData*>(data);
   const auto* module = static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
-  if (module != nullptr) static_cast<CuptiCallTimer*>(user)->module_loaded(*module);
+  if (module != nullptr)
+    static_cast<CuptiCallTimer*>(user)->module_loaded(*module);
 }
 
 CuptiCallTimer::CuptiCallTimer() {
@@ -204,7 +220,8 @@ CuptiCallTimer::CuptiCallTimer() {
 }
 
 void CuptiCallTimer::set_tracing(bool enabled) {
-  if (!enabled) PTXBENCH_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  if (!enabled)
+    PTXBENCH_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   for (CUpti_ActivityKind kind : kActivityKinds) {
     if (enabled)
       PTXBENCH_CUPTI_CHECK(cuptiActivityEnable(kind));
@@ -218,13 +235,15 @@ void CuptiCallTimer::module_loaded(const CUpti_ModuleResourceData& module) {
   crc.size = CUpti_GetCubinCrcParamsSize;
   crc.cubinSize = module.cubinSize;
   crc.cubin = module.pCubin;
-  if (module.pCubin == nullptr || cuptiGetCubinCrc(&crc) != CUPTI_SUCCESS) crc.cubinCrc = 0;
-  const std::string identity = fmt::format("cupti-module:{} crc:{:016x}", module.moduleId,
-                                           crc.cubinCrc);
+  if (module.pCubin == nullptr || cuptiGetCubinCrc(&crc) != CUPTI_SUCCESS)
+    crc.cubinCrc = 0;
+  const std::string identity =
+      fmt::format("cupti-module:{} crc:{:016x}", module.moduleId, crc.cubinCrc);
   const auto* bytes = reinterpret_cast<const std::byte*>(module.pCubin);
   const auto names = cubin_function_names({bytes, module.pCubin ? module.cubinSize : 0});
   std::lock_guard lock(m_mutex);
-  for (const std::string& name : names) m_function_modules[name] = identity;
+  for (const std::string& name : names)
+    m_function_modules[name] = identity;
 }
 
 GpuActivity CuptiCallTimer::to_activity(const CUpti_Activity& record) {
@@ -232,8 +251,8 @@ GpuActivity CuptiCallTimer::to_activity(const CUpti_Activity& record) {
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
   case CUPTI_ACTIVITY_KIND_KERNEL: {
     const auto& kernel = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
-    GpuActivity activity = common_fields(kernel, GpuActivity::Kind::kernel,
-                                         kernel.name != nullptr ? kernel.name : "");
+    GpuActivity activity =
+        common_fields(kernel, GpuActivity::Kind::kernel, kernel.name != nullptr ? kernel.name : "");
     if (auto it = m_function_modules.find(activity.name); it != m_function_modules.end())
       activity.module = it->second;
     return activity;
@@ -274,8 +293,10 @@ void CuptiCallTimer::charge(std::vector<GpuActivity> records, std::uint64_t open
             [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
   std::uint64_t first = UINT64_MAX, last = 0;
   for (const GpuActivity& activity : records) {
-    if (activity.start_ns > close_ns || activity.end_ns > close_ns) ++timing.late_activities;
-    if (activity.start_ns > close_ns) continue;
+    if (activity.start_ns > close_ns || activity.end_ns > close_ns)
+      ++timing.late_activities;
+    if (activity.start_ns > close_ns)
+      continue;
     first = std::min(first, activity.start_ns);
     last = std::max(last, activity.end_ns);
   }
@@ -297,7 +318,8 @@ util::Expected<CallTiming> CuptiCallTimer::time_call(const CallFn& call, cudaStr
   // One statement per step: the order of record, call, record must not be left to argument
   // evaluation order.
   int status = static_cast<int>(cudaEventRecord(m_events.start(0), stream));
-  if (status == 0) status = call(stream);
+  if (status == 0)
+    status = call(stream);
   status = first_failure(status, cudaEventRecord(m_events.stop(0), stream));
   status = first_failure(status, cudaStreamSynchronize(stream));
   PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&close_ns));
@@ -323,8 +345,10 @@ int CuptiCallTimer::enqueue_batch(const Batch& batch, cudaStream_t stream,
     const bool timed = index >= batch.first_timed;
     const auto pair = static_cast<std::size_t>(index - batch.first_timed);
     int status = timed ? static_cast<int>(cudaEventRecord(m_events.start(pair), stream)) : 0;
-    if (status == 0) status = batch.call(stream);
-    if (timed) status = first_failure(status, cudaEventRecord(m_events.stop(pair), stream));
+    if (status == 0)
+      status = batch.call(stream);
+    if (timed)
+      status = first_failure(status, cudaEventRecord(m_events.stop(pair), stream));
     if (status != 0) {
       boundaries.resize(static_cast<std::size_t>(index) + 1);
       return status;
@@ -337,15 +361,15 @@ void CuptiCallTimer::fill_batch(const Batch& batch, BatchAttribution attribution
                                 BatchTiming& timing) {
   timing.unattributable = std::move(attribution.unattributable);
   timing.min_gap_ns = attribution.min_gap_ns;
-  if (!timing.unattributable.empty()) return;
+  if (!timing.unattributable.empty())
+    return;
   for (int index = batch.first_timed; index < batch.calls; ++index) {
     const auto pair = static_cast<std::size_t>(index - batch.first_timed);
     CallTiming call;
     call.latency_ms = attribution.latency_ms[static_cast<std::size_t>(index)];
     call.activities = std::move(attribution.calls[static_cast<std::size_t>(index)]);
     float event_ms = 0.0f;
-    if (cudaEventElapsedTime(&event_ms, m_events.start(pair), m_events.stop(pair)) ==
-        cudaSuccess)
+    if (cudaEventElapsedTime(&event_ms, m_events.start(pair), m_events.stop(pair)) == cudaSuccess)
       call.event_ms = event_ms;
     timing.timed.push_back(std::move(call));
   }
@@ -366,7 +390,8 @@ util::Expected<BatchTiming> CuptiCallTimer::time_batch(const Batch& batch, cudaS
   PTXBENCH_CUPTI_CHECK(cuptiGetTimestamp(&close_ns));
   timing.call_status = first_failure(status, cudaDeviceSynchronize());
   std::vector<GpuActivity> records = flush_and_take();
-  if (timing.call_status != 0) return timing;
+  if (timing.call_status != 0)
+    return timing;
   if (const std::size_t dropped = m_dropped.load() - dropped_before; dropped > 0) {
     timing.unattributable = fmt::format("CUPTI dropped {} activity records", dropped);
     return timing;
@@ -380,8 +405,10 @@ util::Expected<BatchTiming> CuptiCallTimer::time_batch(const Batch& batch, cudaS
 util::Expected<CallTimer*> cupti_call_timer() {
   static std::mutex creation;
   std::lock_guard lock(creation);
-  if (CuptiCallTimer* timer = g_timer.load()) return static_cast<CallTimer*>(timer);
-  if (auto device = cuda::require_device(); !device) return device.take_error();
+  if (CuptiCallTimer* timer = g_timer.load())
+    return static_cast<CallTimer*>(timer);
+  if (auto device = cuda::require_device(); !device)
+    return device.take_error();
   static CuptiCallTimer timer; // process lifetime: CUPTI may call back until exit
   g_timer.store(&timer);
   return static_cast<CallTimer*>(&timer);
@@ -395,7 +422,8 @@ ActivityTracingPause::ActivityTracingPause() {
 }
 
 ActivityTracingPause::~ActivityTracingPause() {
-  if (m_paused) g_timer.load()->set_tracing(true);
+  if (m_paused)
+    g_timer.load()->set_tracing(true);
 }
 
 } // namespace ptxbench::measure

@@ -32,15 +32,14 @@
 #include "cuda/device.hpp"
 #include "measure/check.hpp"
 
+#include <chrono>
+#include <cstring>
 #include <cuda.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 #include <fmt/format.h>
-
-#include <chrono>
-#include <cstring>
 #include <utility>
 
 namespace ptxbench::measure {
@@ -71,7 +70,8 @@ CUcontext current_context() {
 
 std::vector<const char*> c_strings(const std::vector<std::string>& names) {
   std::vector<const char*> out;
-  for (const std::string& name : names) out.push_back(name.c_str());
+  for (const std::string& name : names)
+    out.push_back(name.c_str());
   return out;
 }
 
@@ -92,8 +92,10 @@ struct ProfilerSession {
   ProfilerSession& operator=(const ProfilerSession&) = delete;
   ~ProfilerSession() { disable(); }
   void disable() {
-    if (object == nullptr) return;
-    auto params = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    if (object == nullptr)
+      return;
+    auto params = make_params<CUpti_RangeProfiler_Disable_Params>(
+        CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     params.pRangeProfilerObject = std::exchange(object, nullptr);
     cuptiRangeProfilerDisable(&params);
   }
@@ -113,18 +115,20 @@ struct InstructionCounter::Impl {
   std::vector<util::Phase> setup_steps;
   CUpti_Profiler_Host_Object* host = nullptr;
   bool profiler_initialised = false;
-  ProfilerSession kept;                   // open between open_session() and close_session()
-  std::vector<std::uint8_t> next_image;   // initialised for the next count() in that session
+  ProfilerSession kept;                 // open between open_session() and close_session()
+  std::vector<std::uint8_t> next_image; // initialised for the next count() in that session
 
   ~Impl() {
     kept.disable(); // before the profiler goes
     if (host != nullptr) {
-      auto params = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      auto params = make_params<CUpti_Profiler_Host_Deinitialize_Params>(
+          CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       params.pHostObject = host;
       cuptiProfilerHostDeinitialize(&params);
     }
     if (profiler_initialised) {
-      auto params = make_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+      auto params = make_params<CUpti_Profiler_DeInitialize_Params>(
+          CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
       cuptiProfilerDeInitialize(&params);
     }
   }
@@ -144,19 +148,23 @@ struct InstructionCounter::Impl {
 
 util::Status InstructionCounter::Impl::initialise_profiler(CounterAvailability query) {
   auto since = Clock::now();
-  auto init = make_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  auto init =
+      make_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   PTXBENCH_CUPTI_TRY(cuptiProfilerInitialize(&init), kFailure);
   profiler_initialised = true;
-  auto name = make_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  auto name =
+      make_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   name.deviceIndex = static_cast<std::size_t>(device);
   PTXBENCH_CUPTI_TRY(cuptiDeviceGetChipName(&name), kFailure);
   chip = name.pChipName;
   step(setup_steps, "profiler_init", since);
-  if (query == CounterAvailability::assume) return util::Ok{};
+  if (query == CounterAvailability::assume)
+    return util::Ok{};
   PTXBENCH_CUDA_TRY(cudaSetDevice(device), kFailure);
   PTXBENCH_CUDA_TRY(cudaFree(nullptr), kFailure); // creates the primary context
   step(setup_steps, "context", since);
-  auto avail = make_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  auto avail = make_params<CUpti_Profiler_GetCounterAvailability_Params>(
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   avail.ctx = current_context();
   PTXBENCH_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&avail), kFailure);
   availability.resize(avail.counterAvailabilityImageSize);
@@ -167,7 +175,8 @@ util::Status InstructionCounter::Impl::initialise_profiler(CounterAvailability q
 }
 
 util::Expected<CUpti_Profiler_Host_Object*> InstructionCounter::Impl::new_host() const {
-  auto params = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  auto params = make_params<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   params.pChipName = chip.c_str();
   params.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
@@ -178,7 +187,8 @@ util::Expected<CUpti_Profiler_Host_Object*> InstructionCounter::Impl::new_host()
 bool InstructionCounter::Impl::add_metrics(CUpti_Profiler_Host_Object* object,
                                            const std::vector<std::string>& names) const {
   auto pointers = c_strings(names);
-  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = object;
   add.ppMetricNames = pointers.data();
   add.numMetrics = pointers.size();
@@ -187,9 +197,11 @@ bool InstructionCounter::Impl::add_metrics(CUpti_Profiler_Host_Object* object,
 
 bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& names) const {
   auto probe = new_host();
-  if (!probe) return false;
+  if (!probe)
+    return false;
   const bool accepted = add_metrics(*probe, names);
-  auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+  auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(
+      CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
   done.pHostObject = *probe;
   cuptiProfilerHostDeinitialize(&done);
   return accepted;
@@ -198,10 +210,12 @@ bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& name
 util::Status InstructionCounter::Impl::build_config() {
   auto since = Clock::now();
   auto made = new_host();
-  if (!made) return made.take_error();
+  if (!made)
+    return made.take_error();
   host = *made;
   if (!add_metrics(host, metrics)) { // find the rejected ones, keep the rest
-    auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     done.pHostObject = std::exchange(host, nullptr);
     cuptiProfilerHostDeinitialize(&done);
     std::vector<std::string> accepted;
@@ -211,21 +225,25 @@ util::Status InstructionCounter::Impl::build_config() {
     if (metrics.empty())
       return util::make_error(kFailure, fmt::format("chip {} accepts none of the metrics", chip));
     auto again = new_host();
-    if (!again) return again.take_error();
+    if (!again)
+      return again.take_error();
     host = *again;
     if (!add_metrics(host, metrics))
       return util::make_error(kFailure, "the accepted metrics were rejected together");
   }
-  auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   size.pHostObject = host;
   PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&size), kFailure);
   config.resize(size.configImageSize);
-  auto image = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto image = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   image.pHostObject = host;
   image.configImageSize = config.size();
   image.pConfigImage = config.data();
   PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetConfigImage(&image), kFailure);
-  auto passes_params = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto passes_params = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   passes_params.configImageSize = config.size();
   passes_params.pConfigImage = config.data();
   PTXBENCH_CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&passes_params), kFailure);
@@ -247,24 +265,25 @@ util::Expected<InstructionCounter> InstructionCounter::create(int device,
 
 util::Expected<InstructionCounter> InstructionCounter::create_with(int device,
                                                                    CounterOptions options) {
-  if (auto available = cuda::require_device(); !available) return available.take_error();
+  if (auto available = cuda::require_device(); !available)
+    return available.take_error();
   auto impl = std::make_unique<Impl>();
   impl->device = device;
   impl->metrics = options.metrics.empty() ? default_metrics() : std::move(options.metrics);
   impl->replay = options.replay;
   if (auto ready = impl->initialise_profiler(options.availability); !ready)
     return ready.take_error();
-  if (auto built = impl->build_config(); !built) return built.take_error();
+  if (auto built = impl->build_config(); !built)
+    return built.take_error();
   return InstructionCounter(std::move(impl));
 }
 
-util::Status InstructionCounter::Impl::run_passes(const CallFn& call, cudaStream_t stream,
-                                                  const std::function<void(cudaStream_t)>& before_pass,
-                                                  ProfilerSession& session,
-                                                  std::vector<std::uint8_t>& image,
-                                                  InstructionCounts& counts) {
+util::Status InstructionCounter::Impl::run_passes(
+    const CallFn& call, cudaStream_t stream, const std::function<void(cudaStream_t)>& before_pass,
+    ProfilerSession& session, std::vector<std::uint8_t>& image, InstructionCounts& counts) {
   auto since = Clock::now();
-  auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   set.pRangeProfilerObject = session.object;
   set.configSize = config.size();
   set.pConfig = config.data();
@@ -292,42 +311,50 @@ util::Status InstructionCounter::Impl::run_passes(const CallFn& call, cudaStream
       PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), kFailure);
     }
     step(counts.steps, "before_pass", since);
-    auto start = make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+    auto start =
+        make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = session.object;
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStart(&start), kFailure);
     step(counts.steps, "start", since);
     counts.call_status = call(stream);
     ++counts.calls;
     step(counts.steps, "call", since);
-    if (counts.call_status == 0) counts.call_status = cudaDeviceSynchronize();
+    if (counts.call_status == 0)
+      counts.call_status = cudaDeviceSynchronize();
     step(counts.steps, "sync", since);
-    auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+    auto stop =
+        make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = session.object;
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerStop(&stop), kFailure);
     step(counts.steps, "stop", since);
-    if (stop.isAllPassSubmitted || counts.call_status != 0) return util::Ok{};
+    if (stop.isAllPassSubmitted || counts.call_status != 0)
+      return util::Ok{};
   }
   return util::make_error(kFailure, "range profiler passes did not complete");
 }
 
 util::Status InstructionCounter::Impl::evaluate(const std::vector<std::uint8_t>& image,
                                                 InstructionCounts& counts) {
-  auto info = make_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  auto info = make_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = image.data();
   info.counterDataImageSize = image.size();
   PTXBENCH_CUPTI_TRY(cuptiRangeProfilerGetCounterDataInfo(&info), kFailure);
   auto pointers = c_strings(metrics);
   std::vector<double> values(metrics.size());
-  for (const std::string& metric : metrics) counts.metrics.push_back({metric, 0.0});
+  for (const std::string& metric : metrics)
+    counts.metrics.push_back({metric, 0.0});
   for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
-    auto name = make_params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+    auto name = make_params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(
+        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
     name.pCounterDataImage = image.data();
     name.counterDataImageSize = image.size();
     name.rangeIndex = range;
     name.rangeDelimiter = "/";
     PTXBENCH_CUPTI_TRY(cuptiRangeProfilerCounterDataGetRangeInfo(&name), kFailure);
     counts.kernels.emplace_back(name.rangeName != nullptr ? name.rangeName : "");
-    auto eval = make_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    auto eval = make_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     eval.pHostObject = host;
     eval.pCounterDataImage = image.data();
     eval.counterDataImageSize = image.size();
@@ -336,7 +363,8 @@ util::Status InstructionCounter::Impl::evaluate(const std::vector<std::uint8_t>&
     eval.numMetrics = pointers.size();
     eval.pMetricValues = values.data();
     PTXBENCH_CUPTI_TRY(cuptiProfilerHostEvaluateToGpuValues(&eval), kFailure);
-    for (std::size_t m = 0; m < values.size(); ++m) counts.metrics[m].value += values[m];
+    for (std::size_t m = 0; m < values.size(); ++m)
+      counts.metrics[m].value += values[m];
     counts.range_values.push_back(values);
   }
   return util::Ok{};
@@ -346,17 +374,23 @@ namespace {
 
 void fill_families(InstructionCounts& counts) {
   for (const MetricValue& metric : counts.metrics) {
-    if (metric.name == kMetricGmma) counts.gmma = metric.value;
-    if (metric.name == kMetricTmaLoad) counts.tma_load = metric.value;
-    if (metric.name == kMetricTmaStore) counts.tma_store = metric.value;
-    if (metric.name == kMetricTmaReduce) counts.tma_reduce = metric.value;
-    if (metric.name == kMetricHgmmaBf16Flops) counts.hgmma_bf16_flops = metric.value;
+    if (metric.name == kMetricGmma)
+      counts.gmma = metric.value;
+    if (metric.name == kMetricTmaLoad)
+      counts.tma_load = metric.value;
+    if (metric.name == kMetricTmaStore)
+      counts.tma_store = metric.value;
+    if (metric.name == kMetricTmaReduce)
+      counts.tma_reduce = metric.value;
+    if (metric.name == kMetricHgmmaBf16Flops)
+      counts.hgmma_bf16_flops = metric.value;
   }
 }
 
 util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& session,
                                                              std::vector<const char*> names) {
-  auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   size.pRangeProfilerObject = session.object;
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
@@ -364,7 +398,8 @@ util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& se
   size.maxNumRangeTreeNodes = kMaxRanges;
   PTXBENCH_CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&size), kFailure);
   std::vector<std::uint8_t> image(size.counterDataSize);
-  auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   init.pRangeProfilerObject = session.object;
   init.counterDataSize = image.size();
   init.pCounterData = image.data();
@@ -373,7 +408,8 @@ util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& se
 }
 
 util::Status enable_session(ProfilerSession& session) {
-  auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  auto enable =
+      make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   enable.ctx = current_context();
   PTXBENCH_CUPTI_TRY(cuptiRangeProfilerEnable(&enable), kFailure);
   session.object = enable.pRangeProfilerObject;
@@ -382,13 +418,14 @@ util::Status enable_session(ProfilerSession& session) {
 
 // Moves the finished passes' counters into the counter data image.
 util::Status decode(ProfilerSession& session) {
-  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = session.object;
   PTXBENCH_CUPTI_TRY(cuptiRangeProfilerDecodeData(&decode), kFailure);
   if (decode.numOfRangeDropped > 0)
     return util::make_error(kFailure, fmt::format("the call launched more than {} kernels; {} "
-                                                  "ranges dropped", kMaxRanges,
-                                                  decode.numOfRangeDropped));
+                                                  "ranges dropped",
+                                                  kMaxRanges, decode.numOfRangeDropped));
   return util::Ok{};
 }
 
@@ -399,8 +436,9 @@ util::Expected<InstructionCounts> InstructionCounter::count(const CallFn& call,
   return count(call, stream, {});
 }
 
-util::Expected<InstructionCounts> InstructionCounter::count(
-    const CallFn& call, cudaStream_t stream, const std::function<void(cudaStream_t)>& before_pass) {
+util::Expected<InstructionCounts>
+InstructionCounter::count(const CallFn& call, cudaStream_t stream,
+                          const std::function<void(cudaStream_t)>& before_pass) {
   const auto began = Clock::now();
   auto since = began;
   InstructionCounts counts;
@@ -414,23 +452,28 @@ util::Expected<InstructionCounts> InstructionCounter::count(
   ProfilerSession& session = m_impl->kept.object != nullptr ? m_impl->kept : own;
   if (session.object == nullptr) {
     auto enabled = enable_session(own);
-    if (!enabled) return enabled.take_error();
+    if (!enabled)
+      return enabled.take_error();
     step(counts.steps, "enable", since);
   }
   std::vector<std::uint8_t> image = std::exchange(m_impl->next_image, {});
   if (image.empty()) {
     auto made = counter_data_image(session, c_strings(m_impl->metrics));
-    if (!made) return made.take_error();
+    if (!made)
+      return made.take_error();
     image = std::move(*made);
     step(counts.steps, "counter_data_image", since);
   }
   if (auto ran = m_impl->run_passes(call, stream, before_pass, session, image, counts); !ran)
     return ran.take_error();
   since = Clock::now();
-  if (counts.call_status != 0) return counts;
-  if (auto decoded = decode(session); !decoded) return decoded.take_error();
+  if (counts.call_status != 0)
+    return counts;
+  if (auto decoded = decode(session); !decoded)
+    return decoded.take_error();
   step(counts.steps, "decode", since);
-  if (auto evaluated = m_impl->evaluate(image, counts); !evaluated) return evaluated.take_error();
+  if (auto evaluated = m_impl->evaluate(image, counts); !evaluated)
+    return evaluated.take_error();
   fill_families(counts);
   step(counts.steps, "evaluate", since);
   if (own.object != nullptr) {
@@ -450,7 +493,8 @@ util::Expected<std::vector<util::Phase>> InstructionCounter::open_session(const 
   ActivityTracingPause pause;
   PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
-  if (auto enabled = enable_session(m_impl->kept); !enabled) return enabled.take_error();
+  if (auto enabled = enable_session(m_impl->kept); !enabled)
+    return enabled.take_error();
   step(counts.steps, "enable", since);
   if (auto warmed = m_impl->warm_session(warm, stream, counts); !warmed) {
     m_impl->kept.disable(); // no half-open session is left behind
@@ -464,17 +508,22 @@ util::Status InstructionCounter::Impl::warm_session(const CallFn& warm, cudaStre
                                                     InstructionCounts& counts) {
   auto since = Clock::now();
   auto image = counter_data_image(kept, c_strings(metrics));
-  if (!image) return image.take_error();
+  if (!image)
+    return image.take_error();
   step(counts.steps, "counter_data_image", since);
-  if (auto ran = run_passes(warm, stream, {}, kept, *image, counts); !ran) return ran;
+  if (auto ran = run_passes(warm, stream, {}, kept, *image, counts); !ran)
+    return ran;
   since = Clock::now();
   if (counts.call_status != 0)
-    return util::make_error(kFailure, fmt::format("the warm-up call failed: {}",
-                                                  cudaGetErrorString(cudaError_t(counts.call_status))));
-  if (auto decoded = decode(kept); !decoded) return decoded;
+    return util::make_error(kFailure,
+                            fmt::format("the warm-up call failed: {}",
+                                        cudaGetErrorString(cudaError_t(counts.call_status))));
+  if (auto decoded = decode(kept); !decoded)
+    return decoded;
   step(counts.steps, "decode", since);
   auto next = counter_data_image(kept, c_strings(metrics));
-  if (!next) return next.take_error();
+  if (!next)
+    return next.take_error();
   next_image = std::move(*next);
   step(counts.steps, "next_counter_data_image", since);
   return util::Ok{};
@@ -487,15 +536,25 @@ util::Phase InstructionCounter::close_session() {
   return {"disable", std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - since)};
 }
 
-bool InstructionCounter::session_open() const { return m_impl->kept.object != nullptr; }
+bool InstructionCounter::session_open() const {
+  return m_impl->kept.object != nullptr;
+}
 
-const std::string& InstructionCounter::chip() const { return m_impl->chip; }
-const std::vector<std::string>& InstructionCounter::metrics() const { return m_impl->metrics; }
+const std::string& InstructionCounter::chip() const {
+  return m_impl->chip;
+}
+const std::vector<std::string>& InstructionCounter::metrics() const {
+  return m_impl->metrics;
+}
 const std::vector<std::string>& InstructionCounter::rejected_metrics() const {
   return m_impl->rejected;
 }
-std::size_t InstructionCounter::passes() const { return m_impl->passes; }
-CounterReplay InstructionCounter::replay() const { return m_impl->replay; }
+std::size_t InstructionCounter::passes() const {
+  return m_impl->passes;
+}
+CounterReplay InstructionCounter::replay() const {
+  return m_impl->replay;
+}
 const std::vector<util::Phase>& InstructionCounter::setup_steps() const {
   return m_impl->setup_steps;
 }

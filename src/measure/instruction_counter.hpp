@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptxbench::measure {
@@ -49,19 +49,19 @@ struct InstructionCounts {
   double tma_load = 0.0;
   double tma_store = 0.0;
   double tma_reduce = 0.0;
-  double hgmma_bf16_flops = 0.0;       // tensor-core FLOPs through the bf16→fp32 HGMMA path
-  std::vector<MetricValue> metrics;    // every accepted metric, summed over ranges
-  std::vector<std::string> kernels;    // the profiled ranges' names (one per kernel launch)
+  double hgmma_bf16_flops = 0.0;    // tensor-core FLOPs through the bf16→fp32 HGMMA path
+  std::vector<MetricValue> metrics; // every accepted metric, summed over ranges
+  std::vector<std::string> kernels; // the profiled ranges' names (one per kernel launch)
   // Per range, the value of every metric (in `metrics` order): which kernel did what, so the
   // evaluator can credit the candidate's own kernels only. A value the passes could not
   // complete is NaN (user replay: a repeat of the call launched other kernels).
   std::vector<std::vector<double>> range_values;
-  std::size_t passes = 0;              // hardware passes the configuration needs
-  double pass_ms = 0.0;                // wall time of the whole profiling pass
-  int call_status = 0;                 // what the call returned, else the first CUDA error
-  std::size_t calls = 0;               // how often the call ran (user replay: once per pass)
+  std::size_t passes = 0; // hardware passes the configuration needs
+  double pass_ms = 0.0;   // wall time of the whole profiling pass
+  int call_status = 0;    // what the call returned, else the first CUDA error
+  std::size_t calls = 0;  // how often the call ran (user replay: once per pass)
   CounterReplay replay = CounterReplay::kernel; // the replay that produced the counts
-  std::vector<util::Phase> steps;      // where pass_ms went: enable, set_config, passes, …
+  std::vector<util::Phase> steps; // where pass_ms went: enable, set_config, passes, …
 };
 
 struct CounterOptions {

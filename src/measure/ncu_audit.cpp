@@ -12,10 +12,9 @@
 #include "sass/families.hpp"
 #include "util/strings.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
+#include <fmt/format.h>
 
 namespace ptxbench::measure {
 namespace {
@@ -43,8 +42,10 @@ std::vector<std::string> csv_cells(std::string_view line) {
 std::uint64_t parse_count(std::string_view text) {
   std::string digits;
   for (char c : text)
-    if (c >= '0' && c <= '9') digits += c;
-    else if (c == '.') break;
+    if (c >= '0' && c <= '9')
+      digits += c;
+    else if (c == '.')
+      break;
   std::uint64_t value = 0;
   std::from_chars(digits.data(), digits.data() + digits.size(), value);
   return value;
@@ -70,10 +71,11 @@ Columns find_columns(const std::vector<std::string>& header) {
   columns.thread_true = header.size() >= 1 ? header.size() - 1 : 0;
   for (std::size_t i = 0; i < header.size(); ++i) {
     const std::string& name = header[i];
-    if (name == "Source") columns.source = i;
-    if (name == "inst_executed" || name == "Instructions Executed") columns.executed = i;
-    if (name == "thread_inst_executed_true" ||
-        name == "Predicated-On Thread Instructions Executed")
+    if (name == "Source")
+      columns.source = i;
+    if (name == "inst_executed" || name == "Instructions Executed")
+      columns.executed = i;
+    if (name == "thread_inst_executed_true" || name == "Predicated-On Thread Instructions Executed")
       columns.thread_true = i;
   }
   return columns;
@@ -81,15 +83,19 @@ Columns find_columns(const std::vector<std::string>& header) {
 
 void add_to_families(const SassRow& row, FamilyTotals& totals) {
   const auto family = sass::classify(row.opcode);
-  if (!family) return;
+  if (!family)
+    return;
   const std::string_view root = sass::root_opcode(row.opcode);
   if (*family == sass::Family::gmma) {
     totals.gmma += row.executed;
     totals.gmma_thread_true += row.thread_true;
   } else if (*family == sass::Family::tma) {
-    if (root == "UTMALDG") totals.tma_load += row.executed;
-    if (root == "UTMASTG") totals.tma_store += row.executed;
-    if (root == "UTMAREDG") totals.tma_reduce += row.executed;
+    if (root == "UTMALDG")
+      totals.tma_load += row.executed;
+    if (root == "UTMASTG")
+      totals.tma_store += row.executed;
+    if (root == "UTMAREDG")
+      totals.tma_reduce += row.executed;
     totals.tma_thread_true += row.thread_true;
   } else if (*family == sass::Family::tcgen05) {
     totals.tcgen05 += row.executed;
@@ -107,11 +113,22 @@ bool is_target(const std::string& opcode) {
 
 std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_argv,
                                            const NcuAuditOptions& options) {
-  std::vector<std::string> argv{
-      options.ncu, "--page", "source", "--print-source", "sass", "--csv", "--nvtx",
-      "--nvtx-include", options.nvtx_range + "/", "--replay-mode",
-      options.replay == NcuReplay::application ? "application" : "kernel", "--metrics",
-      "inst_executed,thread_inst_executed_true", "--clock-control", "none", "-f"};
+  std::vector<std::string> argv{options.ncu,
+                                "--page",
+                                "source",
+                                "--print-source",
+                                "sass",
+                                "--csv",
+                                "--nvtx",
+                                "--nvtx-include",
+                                options.nvtx_range + "/",
+                                "--replay-mode",
+                                options.replay == NcuReplay::application ? "application" : "kernel",
+                                "--metrics",
+                                "inst_executed,thread_inst_executed_true",
+                                "--clock-control",
+                                "none",
+                                "-f"};
   argv.insert(argv.end(), app_argv.begin(), app_argv.end());
   return argv;
 }
@@ -121,7 +138,8 @@ util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text) {
   Columns columns;
   bool in_table = false;
   for (const std::string& line : util::split_lines(text)) {
-    if (line.empty() || line.front() != '"') continue;
+    if (line.empty() || line.front() != '"')
+      continue;
     const auto cells = csv_cells(line);
     if (cells.size() >= 2 && cells[0] == "Kernel Name") {
       audit.kernels.push_back(cells[1]);
@@ -135,7 +153,8 @@ util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text) {
                   parse_count(cells[columns.thread_true])};
       ++audit.instruction_rows;
       add_to_families(row, audit.families);
-      if (is_target(row.opcode)) audit.rows.push_back(std::move(row));
+      if (is_target(row.opcode))
+        audit.rows.push_back(std::move(row));
     }
   }
   if (audit.kernels.empty() || audit.instruction_rows == 0)
@@ -150,7 +169,8 @@ util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
   util::ProcessOptions process;
   process.timeout = options.timeout;
   auto result = runner.run(ncu_audit_command(app_argv, options), process);
-  if (!result) return result.take_error();
+  if (!result)
+    return result.take_error();
   if (result->timed_out)
     return util::make_error(util::ErrorKind::timeout, "ncu audit passed its deadline");
   if (!result->succeeded())
@@ -158,7 +178,8 @@ util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
                             fmt::format("ncu exited with {}: {}", result->exit_code,
                                         util::head_lines(result->err + result->out, 20)));
   auto audit = parse_ncu_source_csv(result->out);
-  if (audit) audit->wall_ms = static_cast<double>(result->elapsed.count());
+  if (audit)
+    audit->wall_ms = static_cast<double>(result->elapsed.count());
   return audit;
 }
 

@@ -16,7 +16,7 @@ namespace ptxbench::measure {
 enum class NcuReplay : std::uint8_t { application = 1, kernel = 2 };
 
 struct NcuAuditOptions {
-  std::string ncu = "ncu";               // executable (PATH lookup by the runner)
+  std::string ncu = "ncu";                  // executable (PATH lookup by the runner)
   std::string nvtx_range = "ptxbench_eval"; // push/pop range around the audited call
   NcuReplay replay = NcuReplay::application;
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
@@ -40,7 +40,7 @@ struct FamilyTotals {
 
 struct NcuAudit {
   std::vector<std::string> kernels;
-  std::vector<SassRow> rows;      // only rows with a target-family opcode are kept
+  std::vector<SassRow> rows; // only rows with a target-family opcode are kept
   std::size_t instruction_rows = 0;
   FamilyTotals families;
   double wall_ms = 0.0;

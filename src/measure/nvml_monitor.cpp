@@ -2,22 +2,21 @@
 
 #include "measure/check.hpp"
 
+#include <array>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <nvml.h>
-
-#include <array>
 #include <utility>
 
 // NVML calls go through the resolved table `lib`; the error name comes from nvmlErrorString.
-#define PTXBENCH_NVML_TRY(lib, call)                                                             \
-  do {                                                                                           \
-    const nvmlReturn_t ptxbench_status_ = (lib).call;                                            \
-    if (ptxbench_status_ != NVML_SUCCESS)                                                        \
-      return ::ptxbench::util::make_error(                                                       \
-          ::ptxbench::util::ErrorKind::unsupported,                                              \
-          ::ptxbench::cuda::detail::describe_failure(                                            \
-              "NVML", (lib).error_string(ptxbench_status_), "", __FILE__, __LINE__, #call));     \
+#define PTXBENCH_NVML_TRY(lib, call)                                                               \
+  do {                                                                                             \
+    const nvmlReturn_t ptxbench_status_ = (lib).call;                                              \
+    if (ptxbench_status_ != NVML_SUCCESS)                                                          \
+      return ::ptxbench::util::make_error(                                                         \
+          ::ptxbench::util::ErrorKind::unsupported,                                                \
+          ::ptxbench::cuda::detail::describe_failure("NVML", (lib).error_string(ptxbench_status_), \
+                                                     "", __FILE__, __LINE__, #call));              \
   } while (0)
 
 namespace ptxbench::measure {
@@ -38,8 +37,10 @@ struct GpuMonitor::Library {
   decltype(&nvmlDeviceGetCurrentClocksEventReasons) reasons = nullptr;
 
   ~Library() {
-    if (initialised) shutdown();
-    if (handle != nullptr) dlclose(handle);
+    if (initialised)
+      shutdown();
+    if (handle != nullptr)
+      dlclose(handle);
   }
 };
 
@@ -91,9 +92,9 @@ util::Status resolve_all(GpuMonitor::Library& lib) {
 
 util::Status open_device(GpuMonitor::Library& lib, int cuda_device) {
   std::array<char, 64> bus_id{};
-  PTXBENCH_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()),
-                                          cuda_device),
-                    util::ErrorKind::unsupported);
+  PTXBENCH_CUDA_TRY(
+      cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), cuda_device),
+      util::ErrorKind::unsupported);
   PTXBENCH_NVML_TRY(lib, init());
   lib.initialised = true;
   PTXBENCH_NVML_TRY(lib, handle_by_pci(bus_id.data(), &lib.device));
@@ -107,16 +108,19 @@ std::vector<std::string> decode_clock_event_reasons(std::uint64_t mask) {
   std::uint64_t known = 0;
   for (const ReasonName& reason : kReasons) {
     known |= reason.bit;
-    if ((mask & reason.bit) != 0) names.emplace_back(reason.name);
+    if ((mask & reason.bit) != 0)
+      names.emplace_back(reason.name);
   }
   for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
-    if ((mask & bit) != 0 && (known & bit) == 0) names.push_back(fmt::format("bit_{:#x}", bit));
+    if ((mask & bit) != 0 && (known & bit) == 0)
+      names.push_back(fmt::format("bit_{:#x}", bit));
   return names;
 }
 
 bool reasons_slow_the_gpu(std::uint64_t mask) {
   for (const ReasonName& reason : kReasons)
-    if (reason.slows && (mask & reason.bit) != 0) return true;
+    if (reason.slows && (mask & reason.bit) != 0)
+      return true;
   return false;
 }
 
@@ -126,8 +130,10 @@ util::Expected<GpuMonitor> GpuMonitor::create(int cuda_device) {
   if (lib->handle == nullptr)
     return util::make_error(util::ErrorKind::unsupported,
                             fmt::format("NVML is not available: {}", dlerror()));
-  if (auto resolved = resolve_all(*lib); !resolved) return resolved.take_error();
-  if (auto opened = open_device(*lib, cuda_device); !opened) return opened.take_error();
+  if (auto resolved = resolve_all(*lib); !resolved)
+    return resolved.take_error();
+  if (auto opened = open_device(*lib, cuda_device); !opened)
+    return opened.take_error();
   return GpuMonitor(std::move(lib));
 }
 

@@ -21,8 +21,8 @@ struct GpuSnapshot {
   unsigned max_sm_clock_mhz = 0;
   double power_w = 0.0;
   unsigned temperature_c = 0;
-  std::uint64_t clock_event_reasons = 0;       // NVML bitmask (0x1 idle, 0x4 SW power cap, …)
-  std::vector<std::string> clock_event_names;  // decoded, in bit order
+  std::uint64_t clock_event_reasons = 0;      // NVML bitmask (0x1 idle, 0x4 SW power cap, …)
+  std::vector<std::string> clock_event_names; // decoded, in bit order
 };
 
 // Names of the set bits of an NVML clock-event-reason mask ("gpu_idle", "sw_power_cap", …);

@@ -10,10 +10,9 @@
 
 #include "util/strings.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
+#include <fmt/format.h>
 
 namespace ptxbench::measure {
 namespace {
@@ -26,7 +25,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 std::string word_after(std::string_view line, std::string_view marker) {
   const auto at = line.find(marker);
-  if (at == std::string_view::npos) return {};
+  if (at == std::string_view::npos)
+    return {};
   std::string_view rest = line.substr(at + marker.size());
   return std::string(rest.substr(0, rest.find(' ')));
 }
@@ -54,7 +54,8 @@ void parse_location(std::string_view line, SanitizerError& error) {
     function = function.substr(0, plus);
   }
   error.kernel = std::string(function);
-  if (in == std::string_view::npos) return;
+  if (in == std::string_view::npos)
+    return;
   const std::string_view where = rest.substr(in + 4);
   const auto colon = where.rfind(':');
   int line_number = 0;
@@ -83,16 +84,19 @@ bool is_headline(std::string_view line) {
          starts_with(line, "Program hit ") || starts_with(line, "Error: ") ||
          starts_with(line, "Barrier error") || starts_with(line, "Misaligned ") ||
          starts_with(line, "Out-of-range ") || starts_with(line, "Malloc/Free error") ||
-         starts_with(line, "Cuda ") || starts_with(line, "Warp ") ||
-         starts_with(line, "Illegal ");
+         starts_with(line, "Cuda ") || starts_with(line, "Warp ") || starts_with(line, "Illegal ");
 }
 
 } // namespace
 
 std::vector<std::string> sanitizer_command(const std::vector<std::string>& app_argv,
                                            const SanitizerOptions& options) {
-  std::vector<std::string> argv{options.sanitizer, "--tool", options.tool, "--error-exitcode",
-                                std::to_string(kSanitizerErrorExitCode), "--print-limit",
+  std::vector<std::string> argv{options.sanitizer,
+                                "--tool",
+                                options.tool,
+                                "--error-exitcode",
+                                std::to_string(kSanitizerErrorExitCode),
+                                "--print-limit",
                                 std::to_string(kSanitizerPrintLimit)};
   argv.insert(argv.end(), app_argv.begin(), app_argv.end());
   return argv;
@@ -102,7 +106,8 @@ SanitizerReport parse_sanitizer_output(std::string_view text) {
   SanitizerReport report;
   bool in_first_error = false;
   for (const std::string& raw : util::split_lines(text)) {
-    if (!starts_with(raw, kPrefix)) continue;
+    if (!starts_with(raw, kPrefix))
+      continue;
     report.log += raw + "\n";
     const std::string_view line = util::trim(std::string_view(raw).substr(kPrefix.size()));
     if (starts_with(line, "ERROR SUMMARY:")) {
@@ -114,18 +119,22 @@ SanitizerReport parse_sanitizer_output(std::string_view text) {
       in_first_error = false;
     } else if (is_headline(line)) {
       ++report.printed_errors;
-      if (starts_with(line, "Program hit ")) ++report.api_errors;
+      if (starts_with(line, "Program hit "))
+        ++report.api_errors;
       in_first_error = !report.first_error;
       if (in_first_error) {
         report.first_error.emplace();
         parse_headline(line, *report.first_error);
       }
     } else if (in_first_error) {
-      if (starts_with(line, "Saved host backtrace")) in_first_error = false;
-      else parse_error_line(line, *report.first_error);
+      if (starts_with(line, "Saved host backtrace"))
+        in_first_error = false;
+      else
+        parse_error_line(line, *report.first_error);
     }
   }
-  if (report.first_error && report.error_count == 0) report.error_count = 1;
+  if (report.first_error && report.error_count == 0)
+    report.error_count = 1;
   report.clean = report.error_count == 0;
   return report;
 }
@@ -136,7 +145,8 @@ util::Expected<SanitizerReport> run_sanitizer(util::ProcessRunner& runner,
   util::ProcessOptions process;
   process.timeout = options.timeout;
   auto result = runner.run(sanitizer_command(app_argv, options), process);
-  if (!result) return result.take_error();
+  if (!result)
+    return result.take_error();
   if (result->timed_out)
     return util::make_error(util::ErrorKind::timeout, "compute-sanitizer passed its deadline");
   SanitizerReport report = parse_sanitizer_output(result->out + "\n" + result->err);

@@ -32,19 +32,19 @@ struct SanitizerError {
   std::string pc_offset; // "+0x70"
   std::string file;      // empty without -lineinfo
   int line = 0;
-  std::string address;   // "0x7f…" (the faulting address), empty when not printed
-  std::string detail;    // the "Access to … is out of bounds …" lines, joined
+  std::string address; // "0x7f…" (the faulting address), empty when not printed
+  std::string detail;  // the "Access to … is out of bounds …" lines, joined
 };
 
 struct SanitizerReport {
-  bool clean = false;           // no error reported and the program exited 0
+  bool clean = false; // no error reported and the program exited 0
   int exit_code = 0;
-  std::size_t error_count = 0;  // from "ERROR SUMMARY: N errors": every kind together
+  std::size_t error_count = 0;    // from "ERROR SUMMARY: N errors": every kind together
   std::size_t printed_errors = 0; // headlines printed (at most kSanitizerPrintLimit)
   std::size_t api_errors = 0;     // of those, CUDA API calls that returned an error ("Program
                                   // hit …"): the aftermath of a fault, not memory accesses
   std::optional<SanitizerError> first_error;
-  std::string log;              // the sanitizer's lines (prefix "========= ")
+  std::string log; // the sanitizer's lines (prefix "========= ")
   double wall_ms = 0.0;
 };
 

@@ -18,9 +18,8 @@
 #include "cuda/owned.hpp"
 #include "util/error.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <cuda_runtime.h>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -50,11 +49,11 @@ struct GpuActivity {
 };
 
 struct CallTiming {
-  double latency_ms = 0.0;        // CUPTI: last end − first start of the call's activities
-  double event_ms = 0.0;          // CUDA events on the call stream
+  double latency_ms = 0.0; // CUPTI: last end − first start of the call's activities
+  double event_ms = 0.0;   // CUDA events on the call stream
   std::vector<GpuActivity> activities;
-  bool late_work = false;         // activity still running after the window closed
-  int call_status = 0;            // what `call` returned, else the first CUDA error seen
+  bool late_work = false;          // activity still running after the window closed
+  int call_status = 0;             // what `call` returned, else the first CUDA error seen
   std::size_t late_activities = 0; // activities started in the window that ended after it,
                                    // or started after it before the device synchronise
 };
@@ -74,10 +73,10 @@ struct Batch {
 };
 
 struct BatchTiming {
-  std::vector<CallTiming> timed;  // one per timed call: latency, event_ms, activities
-  int call_status = 0;            // the first failing call's status; enqueueing stops there
-  std::string unattributable;     // non-empty: the batch cannot be timed; why
-  std::uint64_t min_gap_ns = 0;   // closest approach of a call's activity to a boundary
+  std::vector<CallTiming> timed; // one per timed call: latency, event_ms, activities
+  int call_status = 0;           // the first failing call's status; enqueueing stops there
+  std::string unattributable;    // non-empty: the batch cannot be timed; why
+  std::uint64_t min_gap_ns = 0;  // closest approach of a call's activity to a boundary
 };
 
 class CallTimer {

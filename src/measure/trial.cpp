@@ -12,9 +12,8 @@
 #include "measure/timing.hpp"
 #include "util/stats.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 #include <optional>
 
 namespace ptxbench::measure {
@@ -24,22 +23,25 @@ namespace {
 util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& flusher,
                                                    const CallFn& call,
                                                    const std::function<void(int)>& before_each,
-                                                   cudaStream_t stream,
-                                                   const TrialOptions& options, std::string& reason) {
+                                                   cudaStream_t stream, const TrialOptions& options,
+                                                   std::string& reason) {
   Batch batch;
   batch.calls = options.warmup + options.iterations;
   batch.first_timed = options.warmup;
   batch.call = call;
   batch.boundary = [&](int index) {
-    if (before_each) before_each(index);
+    if (before_each)
+      before_each(index);
     flusher.flush(stream);
   };
   auto timed = timer.time_batch(batch, stream);
-  if (!timed) return timed.take_error();
+  if (!timed)
+    return timed.take_error();
   Trial trial;
   trial.mode = TimingMode::batched;
   trial.call_status = timed->call_status;
-  if (trial.call_status != 0) return std::optional<Trial>(std::move(trial));
+  if (trial.call_status != 0)
+    return std::optional<Trial>(std::move(trial));
   if (!timed->unattributable.empty()) {
     reason = std::move(timed->unattributable);
     return std::optional<Trial>();
@@ -56,7 +58,8 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
     trial.event_ms.push_back(timing.event_ms);
     trial.call_kernels.push_back(kernel_names(timing.activities));
   }
-  if (!timed->timed.empty()) trial.last_call_activities = std::move(timed->timed.back().activities);
+  if (!timed->timed.empty())
+    trial.last_call_activities = std::move(timed->timed.back().activities);
   trial.median_ms = util::median(trial.latencies_ms);
   return std::optional<Trial>(std::move(trial));
 }
@@ -66,7 +69,8 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
 std::vector<std::string> kernel_names(const std::vector<GpuActivity>& activities) {
   std::vector<std::string> names;
   for (const GpuActivity& activity : activities)
-    if (activity.kind == GpuActivity::Kind::kernel) names.push_back(activity.name);
+    if (activity.kind == GpuActivity::Kind::kernel)
+      names.push_back(activity.name);
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -77,26 +81,33 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
   std::string strict_reason;
   if (options.mode == TimingMode::batched && options.warmup + options.iterations > 0) {
     auto batched = batched_trial(timer, flusher, call, before_each, stream, options, strict_reason);
-    if (!batched) return batched.take_error();
-    if (*batched) return std::move(**batched);
+    if (!batched)
+      return batched.take_error();
+    if (*batched)
+      return std::move(**batched);
   }
   Trial trial;
   trial.strict_reason = std::move(strict_reason);
   const int total = options.warmup + options.iterations;
   for (int index = 0; index < total; ++index) {
-    if (before_each) before_each(index);
+    if (before_each)
+      before_each(index);
     flusher.release_persisting(); // the device is idle: the previous call was synchronised
     flusher.flush(stream);
     if (index < options.warmup) {
       trial.call_status = call(stream);
-      if (trial.call_status == 0) trial.call_status = cudaDeviceSynchronize();
-      if (trial.call_status != 0) return trial;
+      if (trial.call_status == 0)
+        trial.call_status = cudaDeviceSynchronize();
+      if (trial.call_status != 0)
+        return trial;
       continue;
     }
     auto timing = timer.time_call(call, stream);
-    if (!timing) return timing.take_error();
+    if (!timing)
+      return timing.take_error();
     trial.call_status = timing->call_status;
-    if (trial.call_status != 0) return trial;
+    if (trial.call_status != 0)
+      return trial;
     trial.latencies_ms.push_back(timing->latency_ms);
     trial.event_ms.push_back(timing->event_ms);
     trial.late_work = trial.late_work || timing->late_work;

@@ -7,7 +7,8 @@ namespace ptxbench::measure {
 namespace {
 
 __global__ void warmup_kernel(int* never_written, int guard) {
-  if (guard == 1 && threadIdx.x == 0) *never_written = 0; // guard is always 0
+  if (guard == 1 && threadIdx.x == 0)
+    *never_written = 0; // guard is always 0
 }
 
 } // namespace

@@ -11,8 +11,8 @@
 // offending value ("$.variants[3].components[1]"), and every component file must exist.
 #pragma once
 
-#include "util/error.hpp"
 #include "util/enum_table.hpp"
+#include "util/error.hpp"
 
 #include <array>
 #include <cstdint>

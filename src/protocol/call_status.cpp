@@ -7,7 +7,8 @@
 namespace ptxbench::protocol {
 
 std::string call_status_text(int status) {
-  if (status < 0) return fmt::format("ptxbench_invoke returned {}", status);
+  if (status < 0)
+    return fmt::format("ptxbench_invoke returned {}", status);
   return cuda::error_text(static_cast<cudaError_t>(status));
 }
 

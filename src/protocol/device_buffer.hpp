@@ -5,9 +5,8 @@
 #include "cuda/owned.hpp"
 #include "util/error.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstddef>
+#include <cuda_runtime.h>
 #include <string>
 
 namespace ptxbench::protocol {

@@ -24,8 +24,10 @@ constexpr std::array<std::pair<RequestOp, std::string_view>, 8> kOps{{
 }};
 
 measure::TimingMode parse_mode(const std::string& name) {
-  if (name == to_string(measure::TimingMode::batched)) return measure::TimingMode::batched;
-  if (name == to_string(measure::TimingMode::strict)) return measure::TimingMode::strict;
+  if (name == to_string(measure::TimingMode::batched))
+    return measure::TimingMode::batched;
+  if (name == to_string(measure::TimingMode::strict))
+    return measure::TimingMode::strict;
   throw std::invalid_argument("unknown timing mode '" + name + "'");
 }
 
@@ -59,35 +61,38 @@ std::vector<SetHandles> handles_from(const Json& sets) {
 
 RequestOp parse_op(const std::string& name) {
   for (const auto& [op, spelling] : kOps)
-    if (spelling == name) return op;
+    if (spelling == name)
+      return op;
   throw std::invalid_argument("unknown op '" + name + "'");
 }
 
 ChildError parse_child_error(const std::string& name) {
   for (const ChildErrorInfo& info : kChildErrors)
-    if (info.name == name) return info.error;
+    if (info.name == name)
+      return info.error;
   throw std::invalid_argument("unknown error kind '" + name + "'");
 }
 
 Json kernels_json(const std::vector<KernelSeen>& kernels) {
   Json out = Json::array();
   for (const KernelSeen& k : kernels)
-    out.push_back(
-        {{"name", k.name},
-         {"stream", k.stream_id},
-         {"duration_ms", util::number_json(k.duration_ms)}});
+    out.push_back({{"name", k.name},
+                   {"stream", k.stream_id},
+                   {"duration_ms", util::number_json(k.duration_ms)}});
   return out;
 }
 
 Json numbers_json(const std::vector<double>& values) {
   Json out = Json::array();
-  for (double value : values) out.push_back(util::number_json(value));
+  for (double value : values)
+    out.push_back(util::number_json(value));
   return out;
 }
 
 double number_at(const Json& j, const char* key) {
   auto value = util::number_from_json(j.at(key), util::NonFiniteSpelling::exact);
-  if (!value) throw std::invalid_argument(std::string("\"") + key + "\" is not a number");
+  if (!value)
+    throw std::invalid_argument(std::string("\"") + key + "\" is not a number");
   return *value;
 }
 
@@ -95,7 +100,8 @@ std::vector<double> numbers_from(const Json& j) {
   std::vector<double> out;
   for (const Json& value : j) {
     auto number = util::number_from_json(value, util::NonFiniteSpelling::exact);
-    if (!number) throw std::invalid_argument("a list holds " + value.dump() + ", not a number");
+    if (!number)
+      throw std::invalid_argument("a list holds " + value.dump() + ", not a number");
     out.push_back(*number);
   }
   return out;
@@ -111,7 +117,8 @@ std::vector<KernelSeen> kernels_from(const Json& j) {
 
 Json kernel_sets_json(const std::vector<KernelSet>& sets) {
   Json out = Json::array();
-  for (const KernelSet& set : sets) out.push_back({{"kernels", set.kernels}, {"calls", set.calls}});
+  for (const KernelSet& set : sets)
+    out.push_back({{"kernels", set.kernels}, {"calls", set.calls}});
   return out;
 }
 
@@ -130,13 +137,15 @@ Reply reply_from(const Json& j) {
   r.message = j.at("message").get<std::string>();
   r.invoke_status = j.at("invoke_status").get<int>();
   r.cuda_error = j.at("cuda_error").get<std::string>();
-  if (j.contains("refused")) r.refused = j.at("refused").get<std::vector<std::string>>();
+  if (j.contains("refused"))
+    r.refused = j.at("refused").get<std::vector<std::string>>();
   if (j.contains("call")) {
     const Json& c = j.at("call");
     r.call_ms = number_at(c, "latency_ms");
     r.kernels = kernels_from(c.at("kernels"));
   }
-  if (!j.contains("time")) return r;
+  if (!j.contains("time"))
+    return r;
   const Json& t = j.at("time");
   r.latencies_ms = numbers_from(t.at("latencies_ms"));
   r.event_ms = numbers_from(t.at("event_ms"));
@@ -153,7 +162,8 @@ Reply reply_from(const Json& j) {
 
 std::string_view to_string(RequestOp op) {
   for (const auto& [value, spelling] : kOps)
-    if (value == op) return spelling;
+    if (value == op)
+      return spelling;
   return "unknown";
 }
 
@@ -180,17 +190,22 @@ std::string encode(const Request& request) {
     j["var_axes"] = request.var_axes;
     break;
   case RequestOp::call:
-  case RequestOp::count: j["set"] = request.set; break;
+  case RequestOp::count:
+    j["set"] = request.set;
+    break;
   case RequestOp::time:
     j["warmup"] = request.warmup;
     j["iterations"] = request.iterations;
     j["first_call"] = request.first_call;
     j["mode"] = to_string(request.mode);
     break;
-  case RequestOp::prepare: j["counter_session"] = request.counter_session; break;
+  case RequestOp::prepare:
+    j["counter_session"] = request.counter_session;
+    break;
   case RequestOp::exit:
   case RequestOp::end_session:
-  case RequestOp::ping: break;
+  case RequestOp::ping:
+    break;
   }
   return j.dump();
 }
@@ -202,7 +217,8 @@ std::string encode(const Reply& reply) {
          {"message", reply.message},
          {"invoke_status", reply.invoke_status},
          {"cuda_error", reply.cuda_error}};
-  if (!reply.refused.empty()) j["refused"] = reply.refused;
+  if (!reply.refused.empty())
+    j["refused"] = reply.refused;
   if (reply.call_ms)
     j["call"] = {{"latency_ms", util::number_json(*reply.call_ms)},
                  {"kernels", kernels_json(reply.kernels)}};
@@ -215,9 +231,12 @@ std::string encode(const Reply& reply) {
                  {"kernel_sets", kernel_sets_json(reply.kernel_sets)},
                  {"mode", to_string(reply.mode)},
                  {"strict_reason", reply.strict_reason}};
-  if (reply.counts) j["counts"] = *reply.counts;
-  if (reply.startup) j["startup"] = *reply.startup;
-  if (reply.counter_session_open) j["counter_session_open"] = true;
+  if (reply.counts)
+    j["counts"] = *reply.counts;
+  if (reply.startup)
+    j["startup"] = *reply.startup;
+  if (reply.counter_session_open)
+    j["counter_session_open"] = true;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -234,14 +253,16 @@ util::Expected<Request> decode_request(std::string_view line) {
       r.scalars = j.at("scalars").get<std::vector<std::uint64_t>>();
       r.var_axes = j.at("var_axes").get<std::vector<std::int64_t>>();
     }
-    if (r.op == RequestOp::call || r.op == RequestOp::count) r.set = j.at("set").get<int>();
+    if (r.op == RequestOp::call || r.op == RequestOp::count)
+      r.set = j.at("set").get<int>();
     if (r.op == RequestOp::time) {
       r.warmup = j.at("warmup").get<int>();
       r.iterations = j.at("iterations").get<int>();
       r.first_call = j.at("first_call").get<int>();
       r.mode = parse_mode(j.at("mode").get<std::string>());
     }
-    if (r.op == RequestOp::prepare) r.counter_session = j.value("counter_session", false);
+    if (r.op == RequestOp::prepare)
+      r.counter_session = j.value("counter_session", false);
     return r;
   } catch (const std::exception& e) {
     return bad("malformed request", e.what());
@@ -253,11 +274,12 @@ util::Expected<Reply> decode_reply(std::string_view line) {
     const Json j = Json::parse(line);
     Reply r = reply_from(j);
     if (j.contains("counts")) {
-      if (!j.at("counts").is_object()) return bad("malformed reply from the candidate process",
-                                                  "\"counts\" is not an object");
+      if (!j.at("counts").is_object())
+        return bad("malformed reply from the candidate process", "\"counts\" is not an object");
       r.counts = j.at("counts");
     }
-    if (j.contains("startup")) r.startup = j.at("startup");
+    if (j.contains("startup"))
+      r.startup = j.at("startup");
     if (j.contains("counter_session_open"))
       r.counter_session_open = j.at("counter_session_open").get<bool>();
     return r;

@@ -44,8 +44,8 @@
 
 #include "measure/timing.hpp"
 #include "trace/schema.hpp"
-#include "util/error.hpp"
 #include "util/enum_table.hpp"
+#include "util/error.hpp"
 
 #include <array>
 #include <cstdint>
@@ -98,7 +98,8 @@ inline constexpr std::array kChildErrors{
 
 consteval bool child_errors_complete() {
   for (std::size_t i = 0; i < kChildErrors.size(); ++i)
-    if (static_cast<std::size_t>(kChildErrors[i].error) != i + 1) return false;
+    if (static_cast<std::size_t>(kChildErrors[i].error) != i + 1)
+      return false;
   return true;
 }
 static_assert(child_errors_complete(), "kChildErrors must list every ChildError in value order");
@@ -164,7 +165,7 @@ struct Reply {
   std::vector<double> event_ms;
   bool late_work = false;
   int last_set = -1;
-  std::vector<KernelSeen> kernels;   // time: of the last timed call; call: of the call
+  std::vector<KernelSeen> kernels;    // time: of the last timed call; call: of the call
   std::vector<KernelSet> kernel_sets; // time: every timed call's kernels, grouped
   measure::TimingMode mode = measure::TimingMode::strict; // the mode that timed the trial
   std::string strict_reason; // why a batched request was timed strictly

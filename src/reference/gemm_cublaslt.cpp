@@ -46,9 +46,9 @@ class CublasLtGemm final : public Reference {
 public:
   explicit CublasLtGemm(const GemmShape& shape)
       : m_shape(shape), m_handle(make_cublaslt_handle()), m_desc(make_tn_desc()),
-        m_layout_b(make_layout(shape.k, shape.n, shape.k)),  // B buffer: col-major [K,N], ld K
-        m_layout_a(make_layout(shape.k, shape.m, shape.k)),  // A buffer: col-major [K,M], ld K
-        m_layout_c(make_layout(shape.n, shape.m, shape.n)),  // C buffer: col-major [N,M], ld N
+        m_layout_b(make_layout(shape.k, shape.n, shape.k)), // B buffer: col-major [K,N], ld K
+        m_layout_a(make_layout(shape.k, shape.m, shape.k)), // A buffer: col-major [K,M], ld K
+        m_layout_c(make_layout(shape.n, shape.m, shape.n)), // C buffer: col-major [N,M], ld N
         m_workspace(kWorkspaceBytes) {}
 
   // false when cuBLASLt offers no algorithm for this shape.
@@ -63,7 +63,8 @@ public:
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
         m_handle.get(), m_desc.get(), m_layout_b.get(), m_layout_a.get(), m_layout_c.get(),
         m_layout_c.get(), raw, 1, &m_heuristic, &found);
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED) return false;
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED)
+      return false;
     PTXBENCH_CUBLAS_CHECK(status);
     return found > 0;
   }
@@ -72,15 +73,16 @@ public:
   Kind kind() const override { return Kind::library; }
 
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 3, 0); !ok) return ok;
+    if (auto ok = check_call(call, 3, 0); !ok)
+      return ok;
     const float alpha = 1.0f;
     const float beta = 0.0f;
     void* const* buffers = call.buffers; // A, B, C in ABI order
-    PTXBENCH_CUBLAS_CHECK(cublasLtMatmul(
-        m_handle.get(), m_desc.get(), &alpha, buffers[1], m_layout_b.get(), buffers[0],
-        m_layout_a.get(), &beta, buffers[2], m_layout_c.get(), buffers[2], m_layout_c.get(),
-        &m_heuristic.algo, m_workspace.get(), m_workspace.size_bytes(),
-        static_cast<cudaStream_t>(call.stream)));
+    PTXBENCH_CUBLAS_CHECK(
+        cublasLtMatmul(m_handle.get(), m_desc.get(), &alpha, buffers[1], m_layout_b.get(),
+                       buffers[0], m_layout_a.get(), &beta, buffers[2], m_layout_c.get(),
+                       buffers[2], m_layout_c.get(), &m_heuristic.algo, m_workspace.get(),
+                       m_workspace.size_bytes(), static_cast<cudaStream_t>(call.stream)));
     return util::Ok{};
   }
 
@@ -100,9 +102,9 @@ private:
 ReferencePtr make_cublaslt_gemm(const GemmShape& shape) {
   auto gemm = std::make_unique<CublasLtGemm>(shape);
   if (!gemm->choose_algorithm())
-    return util::make_error(util::ErrorKind::unsupported,
-                            fmt::format("cuBLASLt has no algorithm for M={} N={} K={}", shape.m,
-                                        shape.n, shape.k));
+    return util::make_error(
+        util::ErrorKind::unsupported,
+        fmt::format("cuBLASLt has no algorithm for M={} N={} K={}", shape.m, shape.n, shape.k));
   return std::unique_ptr<Reference>(std::move(gemm));
 }
 

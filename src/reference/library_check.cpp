@@ -1,19 +1,21 @@
 #include "reference/library_check.hpp"
 
-#include <fmt/format.h>
-
 #include <array>
+#include <fmt/format.h>
 
 namespace ptxbench::reference {
 namespace detail {
 
 void check_cublas(cublasStatus_t status, const char* file, int line, const char* call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  cuda::detail::throw_library_error("cuBLASLt", cublasLtGetStatusName(status), "", file, line, call);
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  cuda::detail::throw_library_error("cuBLASLt", cublasLtGetStatusName(status), "", file, line,
+                                    call);
 }
 
 void check_cudnn(cudnnStatus_t status, const char* file, int line, const char* call) {
-  if (status == CUDNN_STATUS_SUCCESS) return;
+  if (status == CUDNN_STATUS_SUCCESS)
+    return;
   cuda::detail::throw_library_error("cuDNN", cudnnGetErrorString(status), "", file, line, call);
 }
 
@@ -38,15 +40,17 @@ constexpr std::array<std::string_view, 16> kFrontendCodeNames{
 };
 
 std::string_view cudnn_frontend_code_name(int code) {
-  if (code < 0 || code >= static_cast<int>(kFrontendCodeNames.size())) return "UNKNOWN_CODE";
+  if (code < 0 || code >= static_cast<int>(kFrontendCodeNames.size()))
+    return "UNKNOWN_CODE";
   return kFrontendCodeNames[static_cast<std::size_t>(code)];
 }
 
 void check_cudnn_frontend(int code, const std::string& message, const char* file, int line,
                           const char* call) {
-  if (code == 0) return;
-  cuda::detail::throw_library_error("cuDNN frontend", cudnn_frontend_code_name(code), message, file, line,
-                      call);
+  if (code == 0)
+    return;
+  cuda::detail::throw_library_error("cuDNN frontend", cudnn_frontend_code_name(code), message, file,
+                                    line, call);
 }
 
 } // namespace detail
@@ -64,7 +68,8 @@ CudnnHandle make_cudnn_handle() {
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t size_bytes) : m_size_bytes(size_bytes) {
-  if (size_bytes == 0) return;
+  if (size_bytes == 0)
+    return;
   void* memory = nullptr;
   PTXBENCH_CUDA_CHECK(cudaMalloc(&memory, size_bytes));
   m_memory = cuda::DeviceMemory(memory);
@@ -76,7 +81,11 @@ std::string dotted_version(std::size_t version) {
 }
 } // namespace
 
-std::string cublaslt_version() { return dotted_version(cublasLtGetVersion()); }
-std::string cudnn_version() { return dotted_version(cudnnGetVersion()); }
+std::string cublaslt_version() {
+  return dotted_version(cublasLtGetVersion());
+}
+std::string cudnn_version() {
+  return dotted_version(cudnnGetVersion());
+}
 
 } // namespace ptxbench::reference

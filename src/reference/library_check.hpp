@@ -13,10 +13,9 @@
 #include "cuda/owned.hpp"
 #include "util/error.hpp"
 
+#include <cstddef>
 #include <cublasLt.h>
 #include <cudnn.h>
-
-#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -44,9 +43,9 @@ std::string_view cudnn_frontend_code_name(int code);
 #define PTXBENCH_CUDNN_FE_CHECK(call)                                                              \
   do {                                                                                             \
     auto ptxbench_fe_status_ = (call);                                                             \
-    ::ptxbench::reference::detail::check_cudnn_frontend(static_cast<int>(ptxbench_fe_status_.code),\
-                                                        ptxbench_fe_status_.err_msg, __FILE__,     \
-                                                        __LINE__, #call);                          \
+    ::ptxbench::reference::detail::check_cudnn_frontend(                                           \
+        static_cast<int>(ptxbench_fe_status_.code), ptxbench_fe_status_.err_msg, __FILE__,         \
+        __LINE__, #call);                                                                          \
   } while (false)
 
 // Destructors never throw: release failures during unwinding are ignored on purpose.

@@ -35,7 +35,8 @@ __device__ inline RowIndex row_index(std::int64_t row, std::int64_t seq) {
 template <int kChunks>
 __global__ void mha_forward_kernel(MhaShape shape, float scale, MhaForwardArgs args) {
   const std::int64_t warp = naive::global_warp();
-  if (warp >= shape.rows()) return;
+  if (warp >= shape.rows())
+    return;
   const int dim = static_cast<int>(shape.head_dim);
   const RowIndex r = row_index(warp, shape.seq);
   RowVec<kChunks> q{};
@@ -47,23 +48,27 @@ __global__ void mha_forward_kernel(MhaShape shape, float scale, MhaForwardArgs a
       naive::attend_row(q, static_cast<const bf16*>(args.k), static_cast<const bf16*>(args.v),
                         count, key_row, scale, dim, acc);
   acc.store(static_cast<bf16*>(args.o) + r.row * dim, dim, 1.0f / softmax.sum);
-  if (naive::lane() == 0) args.lse[r.row] = softmax.lse_natural();
+  if (naive::lane() == 0)
+    args.lse[r.row] = softmax.lse_natural();
 }
 
 template <int kChunks> __global__ void mha_delta_kernel(MhaShape shape, MhaBackwardArgs args) {
   const std::int64_t warp = naive::global_warp();
-  if (warp >= shape.rows()) return;
+  if (warp >= shape.rows())
+    return;
   const int dim = static_cast<int>(shape.head_dim);
   RowVec<kChunks> d_o{};
   d_o.load(static_cast<const bf16*>(args.d_o) + warp * dim, dim);
   const float delta = d_o.dot(static_cast<const bf16*>(args.o) + warp * dim, dim);
-  if (naive::lane() == 0) args.delta[warp] = delta;
+  if (naive::lane() == 0)
+    args.delta[warp] = delta;
 }
 
 template <int kChunks>
 __global__ void mha_dq_kernel(MhaShape shape, float scale, MhaBackwardArgs args) {
   const std::int64_t warp = naive::global_warp();
-  if (warp >= shape.rows()) return;
+  if (warp >= shape.rows())
+    return;
   const int dim = static_cast<int>(shape.head_dim);
   const RowIndex r = row_index(warp, shape.seq);
   RowVec<kChunks> q{}, d_o{}, acc{};
@@ -85,7 +90,8 @@ __global__ void mha_dq_kernel(MhaShape shape, float scale, MhaBackwardArgs args)
 template <int kChunks>
 __global__ void mha_dkdv_kernel(MhaShape shape, float scale, MhaBackwardArgs args) {
   const std::int64_t warp = naive::global_warp();
-  if (warp >= shape.rows()) return;
+  if (warp >= shape.rows())
+    return;
   const int dim = static_cast<int>(shape.head_dim);
   const RowIndex r = row_index(warp, shape.seq); // r is a key row here
   RowVec<kChunks> k{}, v{}, dk{}, dv{};
@@ -109,8 +115,8 @@ __global__ void mha_dkdv_kernel(MhaShape shape, float scale, MhaBackwardArgs arg
 
 } // namespace
 
-cudaError_t launch_naive_mha_forward(const MhaShape& shape, float scale,
-                                     const MhaForwardArgs& args, cudaStream_t stream) {
+cudaError_t launch_naive_mha_forward(const MhaShape& shape, float scale, const MhaForwardArgs& args,
+                                     cudaStream_t stream) {
   const unsigned blocks = naive::warp_blocks(shape.rows());
   constexpr unsigned kThreads = naive::kWarpsPerBlock * naive::kWarp;
   return naive::dispatch_chunks(static_cast<int>(shape.head_dim), [&]<int kChunks>() {

@@ -6,10 +6,9 @@
 // expf/logf; nothing here uses tensor cores.
 #pragma once
 
-#include <cuda_bf16.h>
-
 #include <cmath>
 #include <cstdint>
+#include <cuda_bf16.h>
 
 namespace ptxbench::reference::naive {
 
@@ -27,7 +26,9 @@ __device__ inline std::int64_t global_warp() {
   return (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
 }
 
-__device__ inline int lane() { return static_cast<int>(threadIdx.x % kWarp); }
+__device__ inline int lane() {
+  return static_cast<int>(threadIdx.x % kWarp);
+}
 
 template <int kChunks> struct RowVec {
   float value[kChunks];
@@ -41,7 +42,8 @@ template <int kChunks> struct RowVec {
   }
   __device__ void fill(float x) {
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) value[c] = x;
+    for (int c = 0; c < kChunks; ++c)
+      value[c] = x;
   }
   // Σ_d value[d]·row[d] over the whole warp.
   __device__ float dot(const __nv_bfloat16* row, int dim) const {
@@ -49,7 +51,8 @@ template <int kChunks> struct RowVec {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int d = lane() + c * kWarp;
-      if (d < dim) partial = fmaf(value[c], __bfloat162float(row[d]), partial);
+      if (d < dim)
+        partial = fmaf(value[c], __bfloat162float(row[d]), partial);
     }
     return warp_sum(partial);
   }
@@ -58,14 +61,16 @@ template <int kChunks> struct RowVec {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int d = lane() + c * kWarp;
-      if (d < dim) value[c] = fmaf(weight, __bfloat162float(row[d]), value[c] * keep);
+      if (d < dim)
+        value[c] = fmaf(weight, __bfloat162float(row[d]), value[c] * keep);
     }
   }
   __device__ void store(__nv_bfloat16* row, int dim, float factor) const {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int d = lane() + c * kWarp;
-      if (d < dim) row[d] = __float2bfloat16(value[c] * factor);
+      if (d < dim)
+        row[d] = __float2bfloat16(value[c] * factor);
     }
   }
 };
@@ -106,9 +111,12 @@ __device__ OnlineSoftmax attend_row(const RowVec<kChunks>& q, const __nv_bfloat1
 // Runs `launch.template operator()<kChunks>()` with the smallest supported chunk count for
 // head dimension `dim` (≤ 256).
 template <typename Launch> cudaError_t dispatch_chunks(int dim, Launch&& launch) {
-  if (dim <= 64) return launch.template operator()<2>();
-  if (dim <= 96) return launch.template operator()<3>();
-  if (dim <= 128) return launch.template operator()<4>();
+  if (dim <= 64)
+    return launch.template operator()<2>();
+  if (dim <= 96)
+    return launch.template operator()<3>();
+  if (dim <= 128)
+    return launch.template operator()<4>();
   return launch.template operator()<8>();
 }
 

@@ -6,9 +6,8 @@
 // tensor cores, no split-K, nothing shared with cuBLASLt's algorithm.
 #include "reference/naive_kernels.hpp"
 
-#include <cuda_bf16.h>
-
 #include <cstdint>
+#include <cuda_bf16.h>
 
 namespace ptxbench::reference {
 namespace {
@@ -16,9 +15,8 @@ namespace {
 constexpr int kTile = 16;
 static_assert(2 * kTile * (kTile + 1) * sizeof(float) <= 48 * 1024, "static shared memory");
 
-__global__ void naive_gemm_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b,
-                                  __nv_bfloat16* c, std::int64_t m, std::int64_t n,
-                                  std::int64_t k) {
+__global__ void naive_gemm_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c,
+                                  std::int64_t m, std::int64_t n, std::int64_t k) {
   __shared__ float a_tile[kTile][kTile + 1]; // [m_local][k_local]
   __shared__ float b_tile[kTile][kTile + 1]; // [n_local][k_local]
   const int tx = static_cast<int>(threadIdx.x);
@@ -32,10 +30,12 @@ __global__ void naive_gemm_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b
     a_tile[ty][tx] = row < m && kk < k ? __bfloat162float(a[row * k + kk]) : 0.0f;
     b_tile[ty][tx] = b_row < n && kk < k ? __bfloat162float(b[b_row * k + kk]) : 0.0f;
     __syncthreads();
-    for (int i = 0; i < kTile; ++i) acc = fmaf(a_tile[ty][i], b_tile[tx][i], acc);
+    for (int i = 0; i < kTile; ++i)
+      acc = fmaf(a_tile[ty][i], b_tile[tx][i], acc);
     __syncthreads();
   }
-  if (row < m && col < n) c[row * n + col] = __float2bfloat16(acc);
+  if (row < m && col < n)
+    c[row * n + col] = __float2bfloat16(acc);
 }
 
 } // namespace
@@ -45,10 +45,9 @@ cudaError_t launch_naive_gemm(const GemmShape& shape, const void* a, const void*
   const dim3 block(kTile, kTile);
   const dim3 grid(static_cast<unsigned>((shape.n + kTile - 1) / kTile),
                   static_cast<unsigned>((shape.m + kTile - 1) / kTile));
-  naive_gemm_kernel<<<grid, block, 0, stream>>>(static_cast<const __nv_bfloat16*>(a),
-                                                static_cast<const __nv_bfloat16*>(b),
-                                                static_cast<__nv_bfloat16*>(c), shape.m, shape.n,
-                                                shape.k);
+  naive_gemm_kernel<<<grid, block, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
+      static_cast<__nv_bfloat16*>(c), shape.m, shape.n, shape.k);
   return cudaGetLastError();
 }
 

@@ -28,7 +28,10 @@ __device__ inline std::int64_t owning_sequence(const int* indptr, std::int64_t s
   std::int64_t high = sequences; // invariant: indptr[low] <= token < indptr[high]
   while (high - low > 1) {
     const std::int64_t mid = (low + high) / 2;
-    if (indptr[mid] <= token) low = mid; else high = mid;
+    if (indptr[mid] <= token)
+      low = mid;
+    else
+      high = mid;
   }
   return low;
 }
@@ -55,7 +58,8 @@ __device__ inline QueryPlace place_query(const GqaShape& shape, const GqaArgs& a
 
 template <int kChunks> __global__ void gqa_kernel(GqaShape shape, GqaArgs args) {
   const std::int64_t warp = naive::global_warp();
-  if (warp >= shape.q_tokens * shape.qo_heads) return;
+  if (warp >= shape.q_tokens * shape.qo_heads)
+    return;
   const int dim = static_cast<int>(shape.head_dim);
   const std::int64_t token = warp / shape.qo_heads;
   const std::int64_t head = warp % shape.qo_heads;
@@ -73,7 +77,8 @@ template <int kChunks> __global__ void gqa_kernel(GqaShape shape, GqaArgs args) 
                         place.visible, key_row, args.sm_scale, dim, acc);
   const bool empty = place.visible == 0;
   acc.store(static_cast<bf16*>(args.out) + warp * dim, dim, empty ? 0.0f : 1.0f / softmax.sum);
-  if (naive::lane() == 0) args.lse[warp] = empty ? -INFINITY : softmax.lse_natural() * kLog2E;
+  if (naive::lane() == 0)
+    args.lse[warp] = empty ? -INFINITY : softmax.lse_natural() * kLog2E;
 }
 
 } // namespace

@@ -17,13 +17,13 @@ struct MhaForwardArgs {
   const void* q = nullptr; // bf16 [B,H,S,D]
   const void* k = nullptr;
   const void* v = nullptr;
-  void* o = nullptr;     // bf16 [B,H,S,D]
-  float* lse = nullptr;  // f32 [B,H,S], natural log
+  void* o = nullptr;    // bf16 [B,H,S,D]
+  float* lse = nullptr; // f32 [B,H,S], natural log
 };
 
 // O = softmax(Q·Kᵀ·scale [+ causal mask]) · V, LSE = ln Σ exp(Q·Kᵀ·scale).
-cudaError_t launch_naive_mha_forward(const MhaShape& shape, float scale,
-                                     const MhaForwardArgs& args, cudaStream_t stream);
+cudaError_t launch_naive_mha_forward(const MhaShape& shape, float scale, const MhaForwardArgs& args,
+                                     cudaStream_t stream);
 
 struct MhaBackwardArgs {
   const void* q = nullptr; // bf16 [B,H,S,D]
@@ -42,15 +42,15 @@ cudaError_t launch_naive_mha_backward(const MhaShape& shape, float scale,
                                       const MhaBackwardArgs& args, cudaStream_t stream);
 
 struct GqaArgs {
-  const void* q = nullptr;          // bf16 [tokens,Hq,D]
-  const void* k = nullptr;          // bf16 ragged [kv_tokens,Hkv,D] or paged [pages,1,Hkv,D]
+  const void* q = nullptr; // bf16 [tokens,Hq,D]
+  const void* k = nullptr; // bf16 ragged [kv_tokens,Hkv,D] or paged [pages,1,Hkv,D]
   const void* v = nullptr;
-  const int* qo_indptr = nullptr;   // [sequences+1]; null for decode (one query per sequence)
-  const int* kv_indptr = nullptr;   // [sequences+1]: KV rows (ragged) or page-list offsets (paged)
-  const int* kv_indices = nullptr;  // page ids (paged); null for ragged
+  const int* qo_indptr = nullptr;  // [sequences+1]; null for decode (one query per sequence)
+  const int* kv_indptr = nullptr;  // [sequences+1]: KV rows (ragged) or page-list offsets (paged)
+  const int* kv_indices = nullptr; // page ids (paged); null for ragged
   float sm_scale = 0.0f;
-  void* out = nullptr;   // bf16 [tokens,Hq,D]
-  float* lse = nullptr;  // f32 [tokens,Hq], base 2
+  void* out = nullptr;  // bf16 [tokens,Hq,D]
+  float* lse = nullptr; // f32 [tokens,Hq], base 2
 };
 
 // FlashInfer-Trace GQA semantics: kv_head = h / (Hq/Hkv), bottom-right causal mask, base-2

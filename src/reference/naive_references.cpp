@@ -9,7 +9,9 @@
 namespace ptxbench::reference {
 namespace {
 
-cudaStream_t stream_of(const PtxbenchCall& call) { return static_cast<cudaStream_t>(call.stream); }
+cudaStream_t stream_of(const PtxbenchCall& call) {
+  return static_cast<cudaStream_t>(call.stream);
+}
 
 float default_scale(std::int64_t head_dim) {
   return 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -21,7 +23,8 @@ public:
   std::string library() const override { return "naive GEMM (fp32 SIMT)"; }
   Kind kind() const override { return Kind::naive; }
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 3, 0); !ok) return ok;
+    if (auto ok = check_call(call, 3, 0); !ok)
+      return ok;
     PTXBENCH_CUDA_CHECK(launch_naive_gemm(m_shape, call.buffers[0], call.buffers[1],
                                           call.buffers[2], stream_of(call)));
     return util::Ok{};
@@ -37,11 +40,12 @@ public:
   std::string library() const override { return "naive MHA forward (fp32 online softmax)"; }
   Kind kind() const override { return Kind::naive; }
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 5, 0); !ok) return ok;
+    if (auto ok = check_call(call, 5, 0); !ok)
+      return ok;
     void* const* b = call.buffers; // Q, K, V, O, LSE
     const MhaForwardArgs args{b[0], b[1], b[2], b[3], static_cast<float*>(b[4])};
-    PTXBENCH_CUDA_CHECK(launch_naive_mha_forward(m_shape, default_scale(m_shape.head_dim), args,
-                                                 stream_of(call)));
+    PTXBENCH_CUDA_CHECK(
+        launch_naive_mha_forward(m_shape, default_scale(m_shape.head_dim), args, stream_of(call)));
     return util::Ok{};
   }
 
@@ -56,12 +60,16 @@ public:
   std::string library() const override { return "naive MHA backward (fp32, P from L)"; }
   Kind kind() const override { return Kind::naive; }
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 9, 0); !ok) return ok;
+    if (auto ok = check_call(call, 9, 0); !ok)
+      return ok;
     void* const* b = call.buffers; // Q, K, V, O, dO, L, dQ, dK, dV
-    const MhaBackwardArgs args{b[0], b[1], b[2], b[3], b[4], static_cast<const float*>(b[5]),
-                               b[6], b[7], b[8], m_delta.as<float>()};
-    PTXBENCH_CUDA_CHECK(launch_naive_mha_backward(m_shape, default_scale(m_shape.head_dim), args,
-                                                  stream_of(call)));
+    const MhaBackwardArgs args{b[0], b[1],
+                               b[2], b[3],
+                               b[4], static_cast<const float*>(b[5]),
+                               b[6], b[7],
+                               b[8], m_delta.as<float>()};
+    PTXBENCH_CUDA_CHECK(
+        launch_naive_mha_backward(m_shape, default_scale(m_shape.head_dim), args, stream_of(call)));
     return util::Ok{};
   }
 
@@ -89,19 +97,33 @@ private:
 // paged decode: q, k_cache, v_cache, kv_indptr, kv_indices, output, lse. Scalar: sm_scale.
 util::Status NaiveGqa::run(const PtxbenchCall& call) {
   const unsigned buffers = m_shape.layout == GqaLayout::paged_prefill ? 8 : 7;
-  if (auto ok = check_call(call, buffers, 1); !ok) return ok;
+  if (auto ok = check_call(call, buffers, 1); !ok)
+    return ok;
   void* const* b = call.buffers;
   const auto index = [&](unsigned i) { return static_cast<const int*>(b[i]); };
-  GqaArgs args{b[0], b[1], b[2], nullptr, nullptr, nullptr, call.scalars[0].f32,
-               b[buffers - 2], static_cast<float*>(b[buffers - 1])};
+  GqaArgs args{b[0],
+               b[1],
+               b[2],
+               nullptr,
+               nullptr,
+               nullptr,
+               call.scalars[0].f32,
+               b[buffers - 2],
+               static_cast<float*>(b[buffers - 1])};
   switch (m_shape.layout) {
-  case GqaLayout::ragged_prefill: args.qo_indptr = index(3); args.kv_indptr = index(4); break;
+  case GqaLayout::ragged_prefill:
+    args.qo_indptr = index(3);
+    args.kv_indptr = index(4);
+    break;
   case GqaLayout::paged_prefill:
     args.qo_indptr = index(3);
     args.kv_indptr = index(4);
     args.kv_indices = index(5);
     break;
-  case GqaLayout::paged_decode: args.kv_indptr = index(3); args.kv_indices = index(4); break;
+  case GqaLayout::paged_decode:
+    args.kv_indptr = index(3);
+    args.kv_indices = index(4);
+    break;
   }
   PTXBENCH_CUDA_CHECK(launch_naive_gqa(m_shape, args, stream_of(call)));
   return util::Ok{};

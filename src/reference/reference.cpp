@@ -15,8 +15,10 @@ namespace {
 // the device, then the constructor.
 template <typename Shape, typename Make>
 ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
-  if (!shape) return shape.take_error();
-  if (auto device = cuda::require_device(); !device) return device.take_error();
+  if (!shape)
+    return shape.take_error();
+  if (auto device = cuda::require_device(); !device)
+    return device.take_error();
   return make(*shape);
 }
 
@@ -25,9 +27,11 @@ ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
 // the naive kernel stands in, and library() records which and why.
 ReferencePtr make_gqa_baseline(const suite::Problem& problem, const GqaShape& shape) {
   auto plan = gqa_plan(problem, shape);
-  if (!plan) return plan.take_error();
+  if (!plan)
+    return plan.take_error();
   auto cudnn = make_cudnn_gqa(shape, *plan);
-  if (cudnn || cudnn.error().kind != util::ErrorKind::unsupported) return cudnn;
+  if (cudnn || cudnn.error().kind != util::ErrorKind::unsupported)
+    return cudnn;
   return make_naive_gqa(shape, fmt::format("{}{})", kGqaNaiveStandIn, cudnn.error().message),
                         Kind::naive);
 }
@@ -48,9 +52,12 @@ util::Status check_call(const PtxbenchCall& call, unsigned buffers, unsigned sca
 
 util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::Problem& problem) {
   switch (problem.kind) {
-  case suite::OpKind::gemm: return build(gemm_shape(problem), make_cublaslt_gemm);
-  case suite::OpKind::mha_forward: return build(mha_shape(problem), make_cudnn_sdpa_forward);
-  case suite::OpKind::mha_backward: return build(mha_shape(problem), make_cudnn_sdpa_backward);
+  case suite::OpKind::gemm:
+    return build(gemm_shape(problem), make_cublaslt_gemm);
+  case suite::OpKind::mha_forward:
+    return build(mha_shape(problem), make_cudnn_sdpa_forward);
+  case suite::OpKind::mha_backward:
+    return build(mha_shape(problem), make_cudnn_sdpa_backward);
   case suite::OpKind::gqa_ragged_prefill:
   case suite::OpKind::gqa_paged_prefill:
   case suite::OpKind::gqa_paged_decode:
@@ -63,9 +70,12 @@ util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::P
 
 util::Expected<std::unique_ptr<Reference>> make_naive_reference(const suite::Problem& problem) {
   switch (problem.kind) {
-  case suite::OpKind::gemm: return build(gemm_shape(problem), make_naive_gemm);
-  case suite::OpKind::mha_forward: return build(mha_shape(problem), make_naive_mha_forward);
-  case suite::OpKind::mha_backward: return build(mha_shape(problem), make_naive_mha_backward);
+  case suite::OpKind::gemm:
+    return build(gemm_shape(problem), make_naive_gemm);
+  case suite::OpKind::mha_forward:
+    return build(mha_shape(problem), make_naive_mha_forward);
+  case suite::OpKind::mha_backward:
+    return build(mha_shape(problem), make_naive_mha_backward);
   case suite::OpKind::gqa_ragged_prefill:
   case suite::OpKind::gqa_paged_prefill:
   case suite::OpKind::gqa_paged_decode:

@@ -15,10 +15,9 @@
 #include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 
+#include <cmath>
 #include <cudnn_frontend.h>
 #include <fmt/format.h>
-
-#include <cmath>
 #include <vector>
 
 namespace ptxbench::reference {
@@ -36,8 +35,18 @@ enum class Direction : std::uint8_t { forward = 1, backward = 2 };
 
 // ABI buffer order; uid = index + 1.
 enum ForwardBuffer : std::int64_t { kFwdQ, kFwdK, kFwdV, kFwdO, kFwdLse, kFwdCount };
-enum BackwardBuffer : std::int64_t { kBwdQ, kBwdK, kBwdV, kBwdO, kBwdDo, kBwdL, kBwdDq, kBwdDk,
-                                     kBwdDv, kBwdCount };
+enum BackwardBuffer : std::int64_t {
+  kBwdQ,
+  kBwdK,
+  kBwdV,
+  kBwdO,
+  kBwdDo,
+  kBwdL,
+  kBwdDq,
+  kBwdDk,
+  kBwdDv,
+  kBwdCount
+};
 
 std::vector<std::int64_t> bhsd_dims(const MhaShape& s) {
   return {s.batch, s.heads, s.seq, s.head_dim};
@@ -46,7 +55,9 @@ std::vector<std::int64_t> bhsd_strides(const MhaShape& s) {
   return {s.heads * s.seq * s.head_dim, s.seq * s.head_dim, s.head_dim, 1};
 }
 // LSE [B,H,S] f32 contiguous, seen as cuDNN's Stats [B,H,S,1].
-std::vector<std::int64_t> stats_dims(const MhaShape& s) { return {s.batch, s.heads, s.seq, 1}; }
+std::vector<std::int64_t> stats_dims(const MhaShape& s) {
+  return {s.batch, s.heads, s.seq, 1};
+}
 std::vector<std::int64_t> stats_strides(const MhaShape& s) {
   return {s.heads * s.seq, s.seq, 1, 1};
 }
@@ -85,7 +96,8 @@ void add_forward(fe::graph::Graph& graph, const MhaShape& s) {
                         .set_name("sdpa_forward")
                         .set_generate_stats(true) // Stats = natural-log LSE
                         .set_attn_scale(softmax_scale(s));
-  if (s.mask == MaskKind::causal) attributes.set_causal_mask(true); // top-left, right bound 0
+  if (s.mask == MaskKind::causal)
+    attributes.set_causal_mask(true); // top-left, right bound 0
   auto [o, stats] = graph.sdpa(q, k, v, attributes);
   mark_output(o, "O", kFwdO, s);
   mark_output(stats, "LSE", kFwdLse, s, true);
@@ -101,7 +113,8 @@ void add_backward(fe::graph::Graph& graph, const MhaShape& s) {
   auto attributes = fe::graph::SDPA_backward_attributes()
                         .set_name("sdpa_backward")
                         .set_attn_scale(softmax_scale(s));
-  if (s.mask == MaskKind::causal) attributes.set_causal_mask(true);
+  if (s.mask == MaskKind::causal)
+    attributes.set_causal_mask(true);
   auto [dq, dk, dv] = graph.sdpa_backward(q, k, v, o, d_o, stats, attributes);
   mark_output(dq, "dQ", kBwdDq, s);
   mark_output(dk, "dK", kBwdDk, s);
@@ -115,8 +128,10 @@ public:
     m_graph.set_io_data_type(fe::DataType_t::BFLOAT16)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    if (direction == Direction::forward) add_forward(m_graph, shape);
-    else add_backward(m_graph, shape);
+    if (direction == Direction::forward)
+      add_forward(m_graph, shape);
+    else
+      add_backward(m_graph, shape);
   }
 
   // unsupported when cuDNN has no engine for this graph on this device; throws on anything
@@ -148,15 +163,15 @@ public:
   Kind kind() const override { return Kind::library; }
 
   util::Status run(const PtxbenchCall& call) override {
-    const std::int64_t count = m_direction == Direction::forward ? std::int64_t{kFwdCount}
-                                                                  : std::int64_t{kBwdCount};
-    if (auto ok = check_call(call, static_cast<unsigned>(count), 0); !ok) return ok;
+    const std::int64_t count =
+        m_direction == Direction::forward ? std::int64_t{kFwdCount} : std::int64_t{kBwdCount};
+    if (auto ok = check_call(call, static_cast<unsigned>(count), 0); !ok)
+      return ok;
     for (std::size_t slot = 0; slot < m_slot_buffer.size(); ++slot)
       m_pointers[slot] = call.buffers[m_slot_buffer[slot]];
     PTXBENCH_CUDNN_CHECK(cudnnSetStream(m_handle.get(), static_cast<cudaStream_t>(call.stream)));
-    PTXBENCH_CUDNN_FE_CHECK(m_graph.execute(m_handle.get(), m_pointers.data(),
-                                            static_cast<int>(m_pointers.size()),
-                                            m_workspace.get()));
+    PTXBENCH_CUDNN_FE_CHECK(m_graph.execute(
+        m_handle.get(), m_pointers.data(), static_cast<int>(m_pointers.size()), m_workspace.get()));
     return util::Ok{};
   }
 
@@ -172,7 +187,8 @@ private:
 
 ReferencePtr make_sdpa(const MhaShape& shape, Direction direction) {
   auto sdpa = std::make_unique<CudnnSdpa>(shape, direction);
-  if (auto built = sdpa->build(); !built) return built.take_error();
+  if (auto built = sdpa->build(); !built)
+    return built.take_error();
   return std::unique_ptr<Reference>(std::move(sdpa));
 }
 

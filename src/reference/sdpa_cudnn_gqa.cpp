@@ -41,8 +41,8 @@
 // The graph is built for a GqaPlan (longest sequences) in the factory, like FlashInfer's plan();
 // a call whose layout exceeds the plan traps in `prepare`. Anything cuDNN rejects while
 // building is `unsupported` with cuDNN's reason, so the factory can fall back and record why.
-#include "reference/library_check.hpp"
 #include "reference/cudnn_gqa_kernels.hpp"
+#include "reference/library_check.hpp"
 #include "reference/library_factories.hpp"
 
 #include <cudnn_frontend.h>

@@ -2,9 +2,8 @@
 
 #include "suite/layouts.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 #include <string_view>
 #include <vector>
 
@@ -22,11 +21,14 @@ util::Error unsupported(const suite::Problem& problem, std::string_view why) {
 // The tensors' dtypes and ranks, in ABI order (inputs then outputs).
 bool tensors_are(const std::vector<suite::ResolvedTensor>& tensors,
                  const std::vector<std::pair<DType, std::size_t>>& expected) {
-  if (tensors.size() != expected.size()) return false;
+  if (tensors.size() != expected.size())
+    return false;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& [dtype, rank] = expected[i];
-    if (tensors[i].dtype != dtype) return false;
-    if (rank == 0 ? !tensors[i].scalar : tensors[i].dims.size() != rank) return false;
+    if (tensors[i].dtype != dtype)
+      return false;
+    if (rank == 0 ? !tensors[i].scalar : tensors[i].dims.size() != rank)
+      return false;
   }
   return true;
 }
@@ -38,12 +40,15 @@ constexpr std::pair<DType, std::size_t> kF32_3{DType::float32, 3};
 constexpr std::pair<DType, std::size_t> kI32_1{DType::int32, 1};
 constexpr std::pair<DType, std::size_t> kF32Scalar{DType::float32, 0};
 
-bool supported_head_dim(std::int64_t d) { return d > 0 && d <= 256 && d % 8 == 0; }
+bool supported_head_dim(std::int64_t d) {
+  return d > 0 && d <= 256 && d % 8 == 0;
+}
 
 } // namespace
 
 util::Expected<GemmShape> gemm_shape(const suite::Problem& problem) {
-  if (problem.kind != suite::OpKind::gemm) return unsupported(problem, "not a GEMM");
+  if (problem.kind != suite::OpKind::gemm)
+    return unsupported(problem, "not a GEMM");
   const std::pair<DType, std::size_t> bf16_2{DType::bfloat16, 2};
   if (!tensors_are(problem.inputs, {bf16_2, bf16_2}) || !tensors_are(problem.outputs, {bf16_2}))
     return unsupported(problem, "expects A[M,K], B[N,K] -> C[M,N], all bfloat16");
@@ -62,14 +67,16 @@ util::Expected<MhaShape> mha_shape(const suite::Problem& problem) {
   if (!forward && problem.kind != suite::OpKind::mha_backward)
     return unsupported(problem, "not an MHA forward/backward problem");
   const bool layout_ok =
-      forward ? tensors_are(problem.inputs, {kBf16_4, kBf16_4, kBf16_4}) &&
-                    tensors_are(problem.outputs, {kBf16_4, kF32_3})
-              : tensors_are(problem.inputs, {kBf16_4, kBf16_4, kBf16_4, kBf16_4, kBf16_4, kF32_3}) &&
-                    tensors_are(problem.outputs, {kBf16_4, kBf16_4, kBf16_4});
-  if (!layout_ok) return unsupported(problem, "expects BHSD bfloat16 tensors and f32 LSE");
+      forward
+          ? tensors_are(problem.inputs, {kBf16_4, kBf16_4, kBf16_4}) &&
+                tensors_are(problem.outputs, {kBf16_4, kF32_3})
+          : tensors_are(problem.inputs, {kBf16_4, kBf16_4, kBf16_4, kBf16_4, kBf16_4, kF32_3}) &&
+                tensors_are(problem.outputs, {kBf16_4, kBf16_4, kBf16_4});
+  if (!layout_ok)
+    return unsupported(problem, "expects BHSD bfloat16 tensors and f32 LSE");
   const auto& q = problem.inputs[0].dims;
   const MhaShape shape{q[0], q[1], q[2], q[3],
-                        problem.mask == suite::Mask::causal ? MaskKind::causal : MaskKind::none};
+                       problem.mask == suite::Mask::causal ? MaskKind::causal : MaskKind::none};
   for (const auto* list : {&problem.inputs, &problem.outputs})
     for (const auto& tensor : *list) {
       const std::size_t rank = tensor.dims.size();
@@ -98,7 +105,8 @@ util::Expected<GqaShape> gqa_shape(const suite::Problem& problem) {
     shape.layout = GqaLayout::paged_decode;
     ok = tensors_are(in, {kBf16_3, kBf16_4, kBf16_4, kI32_1, kI32_1, kF32Scalar});
     break;
-  default: return unsupported(problem, "not a GQA problem");
+  default:
+    return unsupported(problem, "not a GQA problem");
   }
   if (!ok || !tensors_are(problem.outputs, {kBf16_3, kF32_2}))
     return unsupported(problem, "unexpected GQA inputs (page_size > 1 needs kv_last_page_len)");
@@ -116,8 +124,8 @@ util::Expected<GqaShape> gqa_shape(const suite::Problem& problem) {
   shape.causal = shape.layout != GqaLayout::paged_decode && problem.mask == suite::Mask::causal;
   if (paged && shape.page_size != 1)
     return unsupported(problem, "only page_size 1 is supported");
-  if (shape.sequences < 1 || (shape.layout == GqaLayout::paged_decode &&
-                              shape.q_tokens != shape.sequences))
+  if (shape.sequences < 1 ||
+      (shape.layout == GqaLayout::paged_decode && shape.q_tokens != shape.sequences))
     return unsupported(problem, "needs at least one sequence (decode: one query per sequence)");
   if (shape.kv_heads <= 0 || shape.qo_heads % shape.kv_heads != 0 ||
       !supported_head_dim(shape.head_dim) || (paged ? k[3] : k[2]) != shape.head_dim)
@@ -137,24 +145,26 @@ util::Expected<std::int64_t> longest(std::string_view name, const std::vector<st
   if (static_cast<std::int64_t>(indptr.size()) != sequences + 1)
     return bad_indptr(name, fmt::format("has {} entries, expected {} (sequences + 1)",
                                         indptr.size(), sequences + 1));
-  if (indptr.front() != 0) return bad_indptr(name, fmt::format("starts at {}, not 0", indptr[0]));
+  if (indptr.front() != 0)
+    return bad_indptr(name, fmt::format("starts at {}, not 0", indptr[0]));
   std::int64_t max = 0;
   for (std::size_t b = 1; b < indptr.size(); ++b) {
     if (indptr[b] < indptr[b - 1])
-      return bad_indptr(name, fmt::format("decreases at entry {} ({} after {})", b, indptr[b],
-                                          indptr[b - 1]));
+      return bad_indptr(
+          name, fmt::format("decreases at entry {} ({} after {})", b, indptr[b], indptr[b - 1]));
     max = std::max<std::int64_t>(max, indptr[b] - indptr[b - 1]);
   }
   if (indptr.back() != total)
-    return bad_indptr(name, fmt::format("ends at {}, but its tensor has {} rows", indptr.back(),
-                                        total));
+    return bad_indptr(name,
+                      fmt::format("ends at {}, but its tensor has {} rows", indptr.back(), total));
   return max;
 }
 
 const std::vector<std::int32_t>* named(const std::vector<suite::NamedIndices>& layout,
                                        std::string_view name) {
   for (const auto& indices : layout)
-    if (indices.name == name) return &indices.values;
+    if (indices.name == name)
+      return &indices.values;
   return nullptr;
 }
 
@@ -168,22 +178,26 @@ util::Expected<GqaPlan> gqa_plan(const GqaShape& shape, const std::vector<std::i
   GqaPlan plan{1, 0};
   if (!decode) {
     auto q = longest("qo_indptr", qo_indptr, shape.sequences, shape.q_tokens);
-    if (!q) return q.take_error();
+    if (!q)
+      return q.take_error();
     plan.max_q_len = *q;
   }
   const std::int64_t kv_total =
       shape.layout == GqaLayout::ragged_prefill ? shape.kv_rows : shape.page_indices;
   auto kv = longest("kv_indptr", kv_indptr, shape.sequences, kv_total);
-  if (!kv) return kv.take_error();
+  if (!kv)
+    return kv.take_error();
   plan.max_kv_len = *kv;
   return plan;
 }
 
 util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape) {
   auto layout = suite::build_index_layout(problem.definition, problem.workload);
-  if (!layout) return layout.take_error();
+  if (!layout)
+    return layout.take_error();
   const auto* kv = named(*layout, "kv_indptr");
-  if (kv == nullptr) return bad_indptr("kv_indptr", "the workload layout has none");
+  if (kv == nullptr)
+    return bad_indptr("kv_indptr", "the workload layout has none");
   const auto* qo = named(*layout, "qo_indptr");
   return gqa_plan(shape, qo != nullptr ? *qo : std::vector<std::int32_t>{}, *kv);
 }

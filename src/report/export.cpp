@@ -187,12 +187,14 @@ std::optional<double> memcheck_ms(const FinishedTurn& turn) {
   std::optional<double> total;
   for (const auto& evaluation : turn.evaluations)
     for (const auto& trace : evaluation.traces) {
-      if (!trace.evaluation || !trace.evaluation->ptxbench) continue;
+      if (!trace.evaluation || !trace.evaluation->ptxbench)
+        continue;
       const auto& extras = *trace.evaluation->ptxbench;
       if (!extras.is_object() || !extras.contains("phases") || !extras["phases"].is_object())
         continue;
       const auto& phase = extras["phases"].value("sanitizer_ms", trace::Json());
-      if (phase.is_number()) total = total.value_or(0.0) + phase.get<double>();
+      if (phase.is_number())
+        total = total.value_or(0.0) + phase.get<double>();
     }
   return total;
 }

@@ -1,8 +1,7 @@
 #include "report/format.hpp"
 
-#include <fmt/core.h>
-
 #include <array>
+#include <fmt/core.h>
 
 namespace ptxbench::report {
 namespace {
@@ -24,7 +23,8 @@ constexpr std::array kFormats{
 util::Expected<std::unique_ptr<ReportFormat>> make_format(std::string_view name) {
   std::string known;
   for (const FormatRow& row : kFormats) {
-    if (row.name == name) return row.make();
+    if (row.name == name)
+      return row.make();
     known += fmt::format("{}{}", known.empty() ? "" : ", ", row.name);
   }
   return util::make_error(util::ErrorKind::invalid_input,
@@ -33,15 +33,18 @@ util::Expected<std::unique_ptr<ReportFormat>> make_format(std::string_view name)
 
 std::vector<std::string_view> format_names() {
   std::vector<std::string_view> names;
-  for (const FormatRow& row : kFormats) names.push_back(row.name);
+  for (const FormatRow& row : kFormats)
+    names.push_back(row.name);
   return names;
 }
 
 std::string concatenate(const std::vector<OutputFile>& files) {
-  if (files.size() == 1) return files.front().text;
+  if (files.size() == 1)
+    return files.front().text;
   std::string out;
   for (const OutputFile& file : files) {
-    if (!out.empty()) out += '\n';
+    if (!out.empty())
+      out += '\n';
     out += fmt::format("==> {} <==\n{}", file.name, file.text);
   }
   return out;

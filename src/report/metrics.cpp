@@ -41,7 +41,8 @@ namespace {
 using store::TurnCategory;
 
 bool qualifies(const TurnRecord& turn, Restriction restriction) {
-  if (turn.category != TurnCategory::correct) return false;
+  if (turn.category != TurnCategory::correct)
+    return false;
   return restriction == Restriction::any_correct || turn.target == TargetState::present;
 }
 
@@ -59,10 +60,12 @@ std::optional<double> turn_fraction(std::span<const TrajectoryTurns> trajectorie
   for (const TrajectoryTurns& trajectory : trajectories) {
     for (const TurnRecord* turn : within(trajectory, limit)) {
       ++total;
-      if (predicate(*turn)) ++hits;
+      if (predicate(*turn))
+        ++hits;
     }
   }
-  if (total == 0) return std::nullopt;
+  if (total == 0)
+    return std::nullopt;
   return static_cast<double>(hits) / static_cast<double>(total);
 }
 
@@ -71,7 +74,8 @@ std::optional<double> trajectory_best(const TrajectoryTurns& trajectory, int lim
                                       Restriction restriction) {
   std::optional<double> best;
   for (const TurnRecord* turn : within(trajectory, limit)) {
-    if (!qualifies(*turn, restriction) || !turn->speedup) continue;
+    if (!qualifies(*turn, restriction) || !turn->speedup)
+      continue;
     best = best ? std::max(*best, *turn->speedup) : *turn->speedup;
   }
   return best;
@@ -81,17 +85,26 @@ std::vector<double> trajectory_bests(std::span<const TrajectoryTurns> trajectori
                                      Restriction restriction) {
   std::vector<double> bests;
   for (const TrajectoryTurns& trajectory : trajectories)
-    if (auto best = trajectory_best(trajectory, limit, restriction)) bests.push_back(*best);
+    if (auto best = trajectory_best(trajectory, limit, restriction))
+      bests.push_back(*best);
   return bests;
 }
 
 void count_correct(const TurnRecord& turn, TurnCounts& counts) {
   ++counts.correct;
   switch (turn.target) {
-  case TargetState::present: ++counts.correct_present; break;
-  case TargetState::not_executed: ++counts.correct_not_executed; break;
-  case TargetState::absent: ++counts.correct_absent; break;
-  case TargetState::unknown: ++counts.correct_unknown; break;
+  case TargetState::present:
+    ++counts.correct_present;
+    break;
+  case TargetState::not_executed:
+    ++counts.correct_not_executed;
+    break;
+  case TargetState::absent:
+    ++counts.correct_absent;
+    break;
+  case TargetState::unknown:
+    ++counts.correct_unknown;
+    break;
   }
 }
 
@@ -101,16 +114,20 @@ std::optional<double> metric_value(std::span<const TrajectoryTurns> trajectories
       is_target(key.metric) ? Restriction::target_instruction : Restriction::any_correct;
   switch (key.metric) {
   case Metric::turn_correctness:
-  case Metric::target_turn_correctness: return turn_correctness_rate(trajectories, key.limit, r);
+  case Metric::target_turn_correctness:
+    return turn_correctness_rate(trajectories, key.limit, r);
   case Metric::best_speedup:
-  case Metric::target_best_speedup: return best_speedup(trajectories, key.limit, r);
+  case Metric::target_best_speedup:
+    return best_speedup(trajectories, key.limit, r);
   case Metric::fast_p:
-  case Metric::target_fast_p: return fast_p(trajectories, key.limit, key.p, r);
+  case Metric::target_fast_p:
+    return fast_p(trajectories, key.limit, key.p, r);
   case Metric::trajectory_correctness:
   case Metric::target_trajectory_correctness:
     return trajectory_correctness_rate(trajectories, key.limit, r);
   case Metric::peak_speedup:
-  case Metric::target_peak_speedup: return peak_speedup(trajectories, key.limit, r);
+  case Metric::target_peak_speedup:
+    return peak_speedup(trajectories, key.limit, r);
   }
   return std::nullopt;
 }
@@ -120,7 +137,8 @@ std::optional<double> metric_value(std::span<const TrajectoryTurns> trajectories
 std::vector<TrajectoryTurns> counted_trajectories(std::span<const TurnRecord> turns) {
   std::map<std::int64_t, std::vector<const TurnRecord*>> by_trajectory;
   for (const TurnRecord& turn : turns)
-    if (turn.counting == store::Counting::counted) by_trajectory[turn.trajectory].push_back(&turn);
+    if (turn.counting == store::Counting::counted)
+      by_trajectory[turn.trajectory].push_back(&turn);
   std::vector<TrajectoryTurns> out;
   for (auto& [id, list] : by_trajectory) {
     std::sort(list.begin(), list.end(), [](const TurnRecord* a, const TurnRecord* b) {
@@ -136,7 +154,8 @@ TurnCounts count_turns(std::span<const TrajectoryTurns> trajectories, int limit)
   for (const TrajectoryTurns& trajectory : trajectories) {
     for (const TurnRecord* turn : within(trajectory, limit)) {
       ++counts.turns;
-      if (turn->category == TurnCategory::correct) count_correct(*turn, counts);
+      if (turn->category == TurnCategory::correct)
+        count_correct(*turn, counts);
     }
   }
   return counts;
@@ -160,21 +179,24 @@ std::vector<double> qualifying_speedups(std::span<const TrajectoryTurns> traject
   std::vector<double> speedups;
   for (const TrajectoryTurns& trajectory : trajectories)
     for (const TurnRecord* turn : within(trajectory, limit))
-      if (qualifies(*turn, restriction) && turn->speedup) speedups.push_back(*turn->speedup);
+      if (qualifies(*turn, restriction) && turn->speedup)
+        speedups.push_back(*turn->speedup);
   return speedups;
 }
 
 std::optional<double> best_speedup(std::span<const TrajectoryTurns> trajectories, int limit,
                                    Restriction restriction) {
   const std::vector<double> bests = trajectory_bests(trajectories, limit, restriction);
-  if (bests.empty()) return std::nullopt;
+  if (bests.empty())
+    return std::nullopt;
   return std::accumulate(bests.begin(), bests.end(), 0.0) / static_cast<double>(bests.size());
 }
 
 std::optional<double> peak_speedup(std::span<const TrajectoryTurns> trajectories, int limit,
                                    Restriction restriction) {
   const std::vector<double> bests = trajectory_bests(trajectories, limit, restriction);
-  if (bests.empty()) return std::nullopt;
+  if (bests.empty())
+    return std::nullopt;
   return *std::max_element(bests.begin(), bests.end());
 }
 
@@ -184,13 +206,15 @@ std::optional<double> trajectory_correctness_rate(std::span<const TrajectoryTurn
   std::int64_t hits = 0;
   for (const TrajectoryTurns& trajectory : trajectories) {
     const auto turns = within(trajectory, limit);
-    if (turns.empty()) continue;
+    if (turns.empty())
+      continue;
     ++total;
     if (std::any_of(turns.begin(), turns.end(),
                     [&](const TurnRecord* turn) { return qualifies(*turn, restriction); }))
       ++hits;
   }
-  if (total == 0) return std::nullopt;
+  if (total == 0)
+    return std::nullopt;
   return static_cast<double>(hits) / static_cast<double>(total);
 }
 
@@ -218,13 +242,15 @@ Spread spread(std::span<const std::optional<double>> per_variant) {
   out.variants = static_cast<int>(per_variant.size());
   double sum = 0;
   for (const std::optional<double>& value : per_variant) {
-    if (!value) continue;
+    if (!value)
+      continue;
     ++out.defined;
     sum += *value;
     out.min = out.min ? std::min(*out.min, *value) : *value;
     out.max = out.max ? std::max(*out.max, *value) : *value;
   }
-  if (out.defined > 0) out.mean = sum / out.defined;
+  if (out.defined > 0)
+    out.mean = sum / out.defined;
   return out;
 }
 

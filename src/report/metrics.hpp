@@ -94,7 +94,8 @@ inline constexpr std::array kMetrics{
 };
 consteval bool metrics_complete() {
   for (std::size_t i = 0; i < kMetrics.size(); ++i)
-    if (static_cast<std::size_t>(kMetrics[i].metric) != i + 1) return false;
+    if (static_cast<std::size_t>(kMetrics[i].metric) != i + 1)
+      return false;
   return true;
 }
 static_assert(metrics_complete(), "kMetrics must list every Metric in value order");

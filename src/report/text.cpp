@@ -1,21 +1,24 @@
 #include "report/text.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
+#include <fmt/core.h>
 #include <set>
 
 namespace ptxbench::report {
 
 std::string show(std::optional<double> value, Unit unit) {
-  if (!value) return std::string(kUndefined);
-  if (unit == Unit::percent) return fmt::format("{:.1f}", *value * 100.0);
+  if (!value)
+    return std::string(kUndefined);
+  if (unit == Unit::percent)
+    return fmt::format("{:.1f}", *value * 100.0);
   return fmt::format("{:.3f}", *value);
 }
 
 std::string show(const Spread& spread, Unit unit, Statistic statistic) {
-  if (statistic == Statistic::mean) return show(spread.mean, unit);
-  if (!spread.min) return std::string(kUndefined);
+  if (statistic == Statistic::mean)
+    return show(spread.mean, unit);
+  if (!spread.min)
+    return std::string(kUndefined);
   return show(spread.min, unit) + "–" + show(spread.max, unit);
 }
 
@@ -23,7 +26,8 @@ std::string triplet(const Report& report, const GroupResult& group, Metric metri
                     Unit unit, Statistic statistic) {
   std::string out;
   for (const int limit : report.options.limits) {
-    if (!out.empty()) out += " / ";
+    if (!out.empty())
+      out += " / ";
     const auto it = group.across.find(MetricKey{metric, limit, is_fast_p(metric) ? p : 0.0});
     out += it == group.across.end() ? std::string(kUndefined) : show(it->second, unit, statistic);
   }
@@ -46,14 +50,16 @@ std::vector<std::string> report_models(const Report& report) {
 
 std::vector<std::string> report_problems(const Report& report) {
   std::set<std::string> problems;
-  for (const GroupResult& group : report.groups) problems.insert(group.problem);
+  for (const GroupResult& group : report.groups)
+    problems.insert(group.problem);
   return {problems.begin(), problems.end()};
 }
 
 const GroupResult* find_group(const Report& report, std::string_view model,
                               std::string_view problem) {
   for (const GroupResult& group : report.groups)
-    if (group.model == model && group.problem == problem) return &group;
+    if (group.model == model && group.problem == problem)
+      return &group;
   return nullptr;
 }
 
@@ -62,9 +68,11 @@ std::string csv_number(std::optional<double> value) {
 }
 
 std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  if (text.find_first_of(",\"\n") == std::string_view::npos)
+    return std::string(text);
   std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (const char c : text)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 

@@ -201,9 +201,9 @@ util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::pat
     return content.take_error();
   std::error_code ec;
   // The key: what was disassembled and which cuobjdump build did it.
-  std::string key = util::sha256_hex(util::sha256_hex(*content) + "\n" + m_cuobjdump.string() +
-                                     "\n" +
-                                     std::to_string(std::filesystem::file_size(m_cuobjdump, ec)));
+  std::string key =
+      util::sha256_hex(util::sha256_hex(*content) + "\n" + m_cuobjdump.string() + "\n" +
+                       std::to_string(std::filesystem::file_size(m_cuobjdump, ec)));
   std::filesystem::path cached = m_cache_dir / (key + ".sass");
   if (auto hit = util::read_file(cached))
     return parse_cuobjdump_sass(*hit);

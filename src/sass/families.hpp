@@ -10,6 +10,7 @@
 #pragma once
 
 #include "util/enum_table.hpp"
+
 #include <array>
 #include <cstdint>
 #include <optional>

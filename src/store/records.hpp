@@ -46,7 +46,8 @@ struct TrajectoryKey {
 
 // "model/problem/variant/sample", the key as messages name it.
 inline std::string to_string(const TrajectoryKey& key) {
-  return key.model + "/" + key.problem + "/" + key.prompt_variant + "/" + std::to_string(key.sample);
+  return key.model + "/" + key.problem + "/" + key.prompt_variant + "/" +
+         std::to_string(key.sample);
 }
 
 struct TrajectoryRecord {

@@ -73,8 +73,10 @@ util::Expected<std::vector<T>> Statement::collect(Read&& read) {
   std::vector<T> rows;
   for (;;) {
     auto row = step();
-    if (!row) return row.take_error();
-    if (!*row) break;
+    if (!row)
+      return row.take_error();
+    if (!*row)
+      break;
     auto value = read(*this);
     if constexpr (std::is_same_v<decltype(value), T>) {
       rows.push_back(std::move(value));

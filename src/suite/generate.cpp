@@ -2,10 +2,9 @@
 
 #include "suite/philox.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cstring>
+#include <fmt/core.h>
 #include <thread>
 #include <vector>
 
@@ -27,7 +26,8 @@ void store(const TensorRequest& request, const Normal4& values, std::size_t firs
     return;
   }
   std::uint16_t packed[kBlockElements];
-  for (std::size_t lane = 0; lane < count; ++lane) packed[lane] = bf16_bits(values.value[lane]);
+  for (std::size_t lane = 0; lane < count; ++lane)
+    packed[lane] = bf16_bits(values.value[lane]);
   std::memcpy(out + first * sizeof(std::uint16_t), packed, count * sizeof(std::uint16_t));
 }
 
@@ -46,9 +46,9 @@ std::size_t element_bytes(trace::DType dtype) {
 
 util::Status check_request(const TensorRequest& request, std::size_t out_bytes) {
   if (request.distribution != Distribution::normal && request.distribution != Distribution::spiky)
-    return util::make_error(util::ErrorKind::invalid_input,
-                            fmt::format("cannot generate a {} tensor on the host",
-                                        to_string(request.distribution)));
+    return util::make_error(
+        util::ErrorKind::invalid_input,
+        fmt::format("cannot generate a {} tensor on the host", to_string(request.distribution)));
   if (request.dtype != trace::DType::float32 && request.dtype != trace::DType::bfloat16)
     return util::make_error(util::ErrorKind::invalid_input,
                             "host generation supports float32 and bfloat16 only");
@@ -63,7 +63,8 @@ util::Status check_request(const TensorRequest& request, std::size_t out_bytes) 
 
 util::Status generate_tensor(const TensorRequest& request, std::span<std::byte> out,
                              ThreadCount threads) {
-  if (auto status = check_request(request, out.size()); !status) return status;
+  if (auto status = check_request(request, out.size()); !status)
+    return status;
   const std::uint64_t blocks = (request.element_count + kBlockElements - 1) / kBlockElements;
   unsigned workers = threads.value != 0 ? threads.value : std::thread::hardware_concurrency();
   workers = static_cast<unsigned>(
@@ -73,7 +74,8 @@ util::Status generate_tensor(const TensorRequest& request, std::span<std::byte> 
   for (unsigned w = 1; w < workers; ++w) {
     const std::uint64_t first = std::min(blocks, w * per_worker);
     const std::uint64_t end = std::min(blocks, first + per_worker);
-    pool.emplace_back([&request, first, end, &out] { fill_blocks(request, first, end, out.data()); });
+    pool.emplace_back(
+        [&request, first, end, &out] { fill_blocks(request, first, end, out.data()); });
   }
   fill_blocks(request, 0, std::min(blocks, per_worker), out.data());
   return util::Ok{};

@@ -39,18 +39,17 @@ struct NamedIndices {
 std::uint64_t layout_seed(std::string_view workload_uuid);
 
 // `parts` lengths, each >= min_part, summing to total.
-std::vector<std::int32_t> split_total(std::int64_t total, std::int64_t parts,
-                                      std::int64_t min_part, std::uint64_t seed,
-                                      std::uint32_t step);
+std::vector<std::int32_t> split_total(std::int64_t total, std::int64_t parts, std::int64_t min_part,
+                                      std::uint64_t seed, std::uint32_t step);
 std::vector<std::int32_t> offsets_from_lengths(const std::vector<std::int32_t>& lengths);
 // `count` distinct values of [0, pool).
-std::vector<std::int32_t> distinct_pages(std::int64_t count, std::int64_t pool,
-                                         std::uint64_t seed, std::uint32_t step);
+std::vector<std::int32_t> distinct_pages(std::int64_t count, std::int64_t pool, std::uint64_t seed,
+                                         std::uint32_t step);
 
 // The index tensors a GQA workload needs (qo_indptr, kv_indptr, kv_indices, whichever the
 // definition has), built from the workload's axes. invalid_input when the axes are inconsistent.
 util::Expected<std::vector<NamedIndices>> build_index_layout(const trace::Definition& definition,
-                                                              const trace::Workload& workload);
+                                                             const trace::Workload& workload);
 
 struct BlobFile {
   std::filesystem::path relative_path; // as the workload names it, e.g. ./blob/workloads/...

@@ -32,20 +32,23 @@ Json inputs_json(const Problem& problem) {
 
 std::string var_axes_text(const Problem& problem) {
   std::vector<std::string> parts;
-  for (const auto& [name, value] : problem.var_axes) parts.push_back(fmt::format("{}={}", name, value));
+  for (const auto& [name, value] : problem.var_axes)
+    parts.push_back(fmt::format("{}={}", name, value));
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
 std::string tensors_text(const std::vector<ResolvedTensor>& tensors) {
   std::vector<std::string> parts;
-  for (const ResolvedTensor& tensor : tensors) parts.push_back(describe_tensor(tensor));
+  for (const ResolvedTensor& tensor : tensors)
+    parts.push_back(describe_tensor(tensor));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 } // namespace
 
 std::string describe_tensor(const ResolvedTensor& tensor) {
-  if (tensor.scalar) return fmt::format("{} {} (scalar)", tensor.name, trace::to_string(tensor.dtype));
+  if (tensor.scalar)
+    return fmt::format("{} {} (scalar)", tensor.name, trace::to_string(tensor.dtype));
   return fmt::format("{}[{}] {}", tensor.name, fmt::join(tensor.dims, ","),
                      trace::to_string(tensor.dtype));
 }
@@ -60,10 +63,12 @@ Json problem_json(const Problem& problem) {
   out["baseline"] = problem.baseline;
   out["workload_uuid"] = problem.workload.uuid;
   out["var_axes"] = Json::object();
-  for (const auto& [name, value] : problem.var_axes) out["var_axes"][name] = value;
+  for (const auto& [name, value] : problem.var_axes)
+    out["var_axes"][name] = value;
   out["inputs"] = inputs_json(problem);
   out["outputs"] = Json::array();
-  for (const ResolvedTensor& tensor : problem.outputs) out["outputs"].push_back(tensor_json(tensor));
+  for (const ResolvedTensor& tensor : problem.outputs)
+    out["outputs"].push_back(tensor_json(tensor));
   out["flops"] = problem.flops;
   out["io_bytes"] = problem.io_bytes;
   return out;
@@ -71,7 +76,8 @@ Json problem_json(const Problem& problem) {
 
 std::string render_problems_json(const Suite& suite) {
   Json out = Json::array();
-  for (const Problem& problem : suite.problems()) out.push_back(problem_json(problem));
+  for (const Problem& problem : suite.problems())
+    out.push_back(problem_json(problem));
   return out.dump(2) + "\n";
 }
 

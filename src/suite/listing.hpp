@@ -5,7 +5,6 @@
 #include "suite/suite.hpp"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 namespace ptxbench::suite {

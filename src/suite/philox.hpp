@@ -131,7 +131,8 @@ PTXBENCH_HOST_DEVICE inline Normal4 spiky_block(std::uint64_t seed, std::uint32_
     hit[lane] = uniform_open(coin.word[lane]) < kSpikeProbability;
     any_hit = any_hit || hit[lane];
   }
-  if (!any_hit) return base;
+  if (!any_hit)
+    return base;
   const Normal4 spike =
       box_muller4(draw_block(seed, tensor_index, block, RandomStream::spike_normal));
   for (int lane = 0; lane < 4; ++lane)
@@ -154,7 +155,8 @@ PTXBENCH_HOST_DEVICE inline float spiky_value(std::uint64_t seed, std::uint32_t 
 PTXBENCH_HOST_DEVICE inline std::uint16_t bf16_bits(float value) {
   std::uint32_t bits = 0;
   memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
   bits += 0x7FFFu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>(bits >> 16);
 }

@@ -50,7 +50,8 @@ inline constexpr std::array kOpKinds{
 
 consteval bool op_kinds_complete() {
   for (std::size_t i = 0; i < kOpKinds.size(); ++i)
-    if (static_cast<std::size_t>(kOpKinds[i].kind) != i + 1) return false;
+    if (static_cast<std::size_t>(kOpKinds[i].kind) != i + 1)
+      return false;
   return true;
 }
 static_assert(op_kinds_complete(), "kOpKinds must list every OpKind in value order");

@@ -1,7 +1,6 @@
 #include "suite/recipes.hpp"
 
 #include <fmt/core.h>
-
 #include <variant>
 
 namespace ptxbench::suite {
@@ -14,13 +13,15 @@ bool is_float(trace::DType dtype) {
 
 const RecipeRow* find_row(std::string_view definition, std::string_view input) {
   for (const RecipeRow& row : kRecipeRows)
-    if (definition.starts_with(row.definition_prefix) && row.input == input) return &row;
+    if (definition.starts_with(row.definition_prefix) && row.input == input)
+      return &row;
   return nullptr;
 }
 
 const trace::InputSpec* find_spec(const trace::Workload& workload, std::string_view input) {
   for (const auto& [name, spec] : workload.inputs)
-    if (name == input) return &spec;
+    if (name == input)
+      return &spec;
   return nullptr;
 }
 
@@ -28,7 +29,8 @@ const trace::InputSpec* find_spec(const trace::Workload& workload, std::string_v
 
 std::string forward_definition_of(std::string_view backward_name) {
   constexpr std::string_view kBackward = "mha_bwd_";
-  if (!backward_name.starts_with(kBackward)) return {};
+  if (!backward_name.starts_with(kBackward))
+    return {};
   return "mha_with_lse_" + std::string(backward_name.substr(kBackward.size()));
 }
 
@@ -36,7 +38,8 @@ util::Expected<InputRecipe> recipe_for(const trace::Definition& definition,
                                        const trace::Workload& workload, std::string_view input) {
   for (std::size_t index = 0; index < definition.inputs.size(); ++index) {
     const trace::TensorSpec& spec = definition.inputs[index];
-    if (spec.name != input) continue;
+    if (spec.name != input)
+      continue;
     InputRecipe recipe{spec.name, Distribution::normal, static_cast<std::uint32_t>(index), {}, {}};
     const trace::InputSpec* given = find_spec(workload, input);
     if (given != nullptr && std::holds_alternative<trace::SafetensorsInput>(*given)) {

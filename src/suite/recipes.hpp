@@ -44,7 +44,8 @@ inline constexpr std::array kDistributions{
 
 consteval bool distributions_complete() {
   for (std::size_t i = 0; i < kDistributions.size(); ++i)
-    if (static_cast<std::size_t>(kDistributions[i].distribution) != i + 1) return false;
+    if (static_cast<std::size_t>(kDistributions[i].distribution) != i + 1)
+      return false;
   return true;
 }
 static_assert(distributions_complete(), "kDistributions must list every Distribution in order");
@@ -74,9 +75,9 @@ inline constexpr std::array kRecipeRows{
 struct InputRecipe {
   std::string input;
   Distribution distribution = Distribution::normal;
-  std::uint32_t tensor_index = 0;  // position in the definition's inputs; part of the RNG counter
-  std::string forward_definition;  // from_forward only: e.g. mha_with_lse_d128_causal
-  std::string forward_output;      // from_forward only: e.g. LSE
+  std::uint32_t tensor_index = 0; // position in the definition's inputs; part of the RNG counter
+  std::string forward_definition; // from_forward only: e.g. mha_with_lse_d128_causal
+  std::string forward_output;     // from_forward only: e.g. LSE
 };
 
 // The recipe of one input. Random inputs of a non-float dtype have no recipe (invalid_input).

@@ -2,11 +2,10 @@
 
 #include "util/fs.hpp"
 
-#include <fmt/core.h>
-#include <nlohmann/json.hpp>
-
 #include <cstring>
+#include <fmt/core.h>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace ptxbench::suite {
 namespace {
@@ -15,9 +14,9 @@ using Json = nlohmann::ordered_json;
 
 const std::map<std::string, std::size_t, std::less<>>& dtype_bytes() {
   static const std::map<std::string, std::size_t, std::less<>> kBytes{
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"I16", 2},
-      {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
-      {"I64", 8},  {"U64", 8}, {"F64", 8}};
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
+      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+      {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
   return kBytes;
 }
 
@@ -35,7 +34,8 @@ std::uint64_t read_u64_le(std::string_view bytes) {
 
 std::string u64_le(std::uint64_t value) {
   std::string out(8, '\0');
-  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
+  for (std::size_t i = 0; i < 8; ++i)
+    out[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
   return out;
 }
 
@@ -44,13 +44,15 @@ util::Expected<SafetensorsTensor> decode_entry(const std::string& name, const Js
   if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
       !entry.contains("data_offsets"))
     return bad(origin, fmt::format("entry {} lacks dtype, shape or data_offsets", name));
-  SafetensorsTensor tensor{name, entry["dtype"].get<std::string>(),
-                           entry["shape"].get<std::vector<std::int64_t>>(), {}};
+  SafetensorsTensor tensor{
+      name, entry["dtype"].get<std::string>(), entry["shape"].get<std::vector<std::int64_t>>(), {}};
   const auto size = dtype_bytes().find(tensor.dtype);
-  if (size == dtype_bytes().end()) return bad(origin, "unknown dtype " + tensor.dtype);
+  if (size == dtype_bytes().end())
+    return bad(origin, "unknown dtype " + tensor.dtype);
   const auto offsets = entry["data_offsets"].get<std::vector<std::uint64_t>>();
   std::uint64_t expected_bytes = size->second;
-  for (std::int64_t dim : tensor.shape) expected_bytes *= static_cast<std::uint64_t>(dim);
+  for (std::int64_t dim : tensor.shape)
+    expected_bytes *= static_cast<std::uint64_t>(dim);
   if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data.size() ||
       offsets[1] - offsets[0] != expected_bytes)
     return bad(origin, fmt::format("entry {} has data_offsets outside the data or not "
@@ -117,17 +119,22 @@ std::string encode_safetensors(const std::vector<SafetensorsTensor>& tensors) {
 
 util::Expected<std::vector<SafetensorsTensor>> decode_safetensors(std::string_view bytes,
                                                                   const std::string& origin) {
-  if (bytes.size() < 8) return bad(origin, "shorter than its 8-byte header length");
+  if (bytes.size() < 8)
+    return bad(origin, "shorter than its 8-byte header length");
   const std::uint64_t header_bytes = read_u64_le(bytes);
-  if (header_bytes > bytes.size() - 8) return bad(origin, "header length past the end");
+  if (header_bytes > bytes.size() - 8)
+    return bad(origin, "header length past the end");
   const Json header = Json::parse(bytes.substr(8, header_bytes), nullptr, false);
-  if (!header.is_object()) return bad(origin, "header is not a JSON object");
+  if (!header.is_object())
+    return bad(origin, "header is not a JSON object");
   const std::string_view data = bytes.substr(8 + header_bytes);
   std::vector<SafetensorsTensor> tensors;
   for (const auto& [name, entry] : header.items()) {
-    if (name == "__metadata__") continue;
+    if (name == "__metadata__")
+      continue;
     auto tensor = decode_entry_checked(name, entry, data, origin);
-    if (!tensor) return tensor.take_error();
+    if (!tensor)
+      return tensor.take_error();
     tensors.push_back(std::move(*tensor));
   }
   return tensors;
@@ -135,16 +142,19 @@ util::Expected<std::vector<SafetensorsTensor>> decode_safetensors(std::string_vi
 
 util::Expected<std::vector<SafetensorsTensor>> read_safetensors(const std::filesystem::path& path) {
   auto bytes = util::read_file(path);
-  if (!bytes) return bytes.take_error();
+  if (!bytes)
+    return bytes.take_error();
   return decode_safetensors(*bytes, path.string());
 }
 
 util::Expected<SafetensorsTensor> read_safetensors_tensor(const std::filesystem::path& path,
                                                           std::string_view key) {
   auto tensors = read_safetensors(path);
-  if (!tensors) return tensors.take_error();
+  if (!tensors)
+    return tensors.take_error();
   for (SafetensorsTensor& tensor : *tensors)
-    if (tensor.name == key) return std::move(tensor);
+    if (tensor.name == key)
+      return std::move(tensor);
   return util::make_error(util::ErrorKind::not_found,
                           fmt::format("{}: no tensor named {}", path.string(), key));
 }

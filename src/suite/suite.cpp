@@ -6,10 +6,9 @@
 #include "util/fs.hpp"
 #include "util/paths.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cctype>
+#include <fmt/core.h>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -32,13 +31,15 @@ const OpKindInfo* classify(const trace::Definition& definition) {
 std::string suite_tag(const trace::Definition& definition) {
   constexpr std::string_view kPrefix = "suite:";
   for (const std::string& tag : definition.tags)
-    if (tag.starts_with(kPrefix)) return tag.substr(kPrefix.size());
+    if (tag.starts_with(kPrefix))
+      return tag.substr(kPrefix.size());
   return "custom";
 }
 
 util::Expected<ResolvedTensor> resolve(const trace::TensorSpec& spec, const Problem& problem) {
   ResolvedTensor tensor{spec.name, spec.dtype, spec.is_scalar(), {}};
-  if (tensor.scalar) return tensor;
+  if (tensor.scalar)
+    return tensor;
   for (const std::string& axis_name : *spec.shape) {
     const trace::Axis* axis = problem.definition.find_axis(axis_name);
     const auto value = axis != nullptr && axis->kind == trace::Axis::Kind::constant
@@ -56,7 +57,8 @@ util::Status resolve_all(const std::vector<trace::TensorSpec>& specs, Problem& p
                          std::vector<ResolvedTensor>& into) {
   for (const trace::TensorSpec& spec : specs) {
     auto tensor = resolve(spec, problem);
-    if (!tensor) return tensor.take_error();
+    if (!tensor)
+      return tensor.take_error();
     into.push_back(std::move(*tensor));
   }
   return util::Ok{};
@@ -72,25 +74,39 @@ util::Expected<Problem> make_problem(const trace::TraceSet& set, const trace::De
   if (workloads.empty())
     return invalid(fmt::format("{}: no workload for {} in {}", file, def.name,
                                set.workload_path(def).string()));
-  Problem problem{def, workloads.front()->workload, kind->kind,
+  Problem problem{def,
+                  workloads.front()->workload,
+                  kind->kind,
                   def.name.find("_causal") != std::string::npos ? Mask::causal : Mask::none,
-                  suite_tag(def), std::string(kind->baseline), {}, {}, {}, 0, 0};
+                  suite_tag(def),
+                  std::string(kind->baseline),
+                  {},
+                  {},
+                  {},
+                  0,
+                  0};
   for (const trace::Axis& axis : def.axes)
     if (axis.kind == trace::Axis::Kind::variable)
       problem.var_axes.emplace_back(axis.name, problem.workload.axis_value(axis.name).value_or(0));
-  if (auto s = resolve_all(def.inputs, problem, problem.inputs); !s) return s.take_error();
-  if (auto s = resolve_all(def.outputs, problem, problem.outputs); !s) return s.take_error();
-  if (auto s = compute_metrics(problem, set.root()); !s) return s.take_error();
+  if (auto s = resolve_all(def.inputs, problem, problem.inputs); !s)
+    return s.take_error();
+  if (auto s = resolve_all(def.outputs, problem, problem.outputs); !s)
+    return s.take_error();
+  if (auto s = compute_metrics(problem, set.root()); !s)
+    return s.take_error();
   return problem;
 }
 
 util::Expected<trace::TraceSet> load_valid_set(const std::filesystem::path& root) {
   auto set = trace::TraceSet::load(root);
-  if (!set) return set.take_error();
+  if (!set)
+    return set.take_error();
   const std::vector<util::Error> problems = set->validate();
-  if (problems.empty()) return set;
+  if (problems.empty())
+    return set;
   std::string message = problems.front().message;
-  for (std::size_t i = 1; i < problems.size(); ++i) message += "\n" + problems[i].message;
+  for (std::size_t i = 1; i < problems.size(); ++i)
+    message += "\n" + problems[i].message;
   return util::make_error(problems.front().kind, message);
 }
 
@@ -123,12 +139,14 @@ bool has_blob_inputs(const trace::Workload& workload) {
 
 util::Expected<Suite> Suite::load(const std::filesystem::path& root) {
   auto set = load_valid_set(root);
-  if (!set) return set.take_error();
+  if (!set)
+    return set.take_error();
   Suite suite;
   suite.m_root = root;
   for (const trace::Definition& definition : set->definitions()) {
     auto problem = make_problem(*set, definition);
-    if (!problem) return problem.take_error();
+    if (!problem)
+      return problem.take_error();
     suite.m_problems.push_back(std::move(*problem));
   }
   std::sort(suite.m_problems.begin(), suite.m_problems.end(),
@@ -139,14 +157,19 @@ util::Expected<Suite> Suite::load(const std::filesystem::path& root) {
   return suite;
 }
 
-std::filesystem::path Suite::default_root() { return util::data_root() / "problems"; }
+std::filesystem::path Suite::default_root() {
+  return util::data_root() / "problems";
+}
 
-util::Expected<Suite> Suite::load_default() { return load(default_root()); }
+util::Expected<Suite> Suite::load_default() {
+  return load(default_root());
+}
 
 util::Expected<const Problem*> Suite::find(std::string_view name) const {
   std::vector<std::string> names;
   for (const Problem& problem : m_problems) {
-    if (problem.name() == name) return &problem;
+    if (problem.name() == name)
+      return &problem;
     names.push_back(problem.name());
   }
   std::string message = fmt::format("unknown problem '{}'", name);
@@ -162,7 +185,8 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
   const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
   const auto lower = [](std::string_view text) {
     std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
   };
   const std::string typed = lower(name);
@@ -172,7 +196,8 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
     const std::string known = lower(candidate);
     const std::size_t distance = edit_distance(typed, known);
     const bool prefix = typed.size() >= 3 && std::string_view(known).starts_with(typed);
-    if (distance > limit && !prefix) continue;
+    if (distance > limit && !prefix)
+      continue;
     if (best.empty() || distance < best_distance) {
       best = candidate;
       best_distance = distance;
@@ -181,19 +206,23 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
   return best;
 }
 
-util::Expected<std::vector<std::filesystem::path>> regenerate_blobs(
-    const std::filesystem::path& root) {
+util::Expected<std::vector<std::filesystem::path>>
+regenerate_blobs(const std::filesystem::path& root) {
   auto set = trace::TraceSet::load(root);
-  if (!set) return set.take_error();
+  if (!set)
+    return set.take_error();
   std::vector<std::filesystem::path> written;
   for (const trace::Trace& line : set->workloads()) {
     const trace::Definition* definition = set->find_definition(line.definition);
-    if (definition == nullptr || !has_blob_inputs(line.workload)) continue;
+    if (definition == nullptr || !has_blob_inputs(line.workload))
+      continue;
     auto files = build_blob_files(*definition, line.workload);
-    if (!files) return files.take_error();
+    if (!files)
+      return files.take_error();
     for (const BlobFile& file : *files) {
       const auto relative = file.relative_path.lexically_normal();
-      if (auto s = util::write_file_atomic(root / relative, file.bytes); !s) return s.take_error();
+      if (auto s = util::write_file_atomic(root / relative, file.bytes); !s)
+        return s.take_error();
       written.push_back(relative);
     }
   }

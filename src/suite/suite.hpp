@@ -36,8 +36,8 @@ private:
 
 // Rewrites every index blob the workloads under `root` reference from the seeded layouts
 // (layouts.hpp); returns the paths written, relative to root.
-util::Expected<std::vector<std::filesystem::path>> regenerate_blobs(
-    const std::filesystem::path& root);
+util::Expected<std::vector<std::filesystem::path>>
+regenerate_blobs(const std::filesystem::path& root);
 
 // The known name closest to `name` by edit distance, when it is close enough to be a typo (at
 // most max(2, length / 3) edits) or `name` is a prefix of it; "" otherwise.

@@ -6,29 +6,29 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <stdexcept>
 #include <variant>
 
 namespace ptxbench::util {
 
 // Persisted (run store, JSON output): values are explicit and never reused.
 enum class ErrorKind : std::uint8_t {
-  invalid_input = 1,   // a file, request or reply that does not satisfy its schema
-  not_found = 2,       // a named thing (problem, file, key) that does not exist
-  io = 3,              // the filesystem refused
-  timeout = 4,         // a deadline passed
-  subprocess = 5,      // a child process could not be started or died abnormally
-  compile_error = 6,   // the candidate did not compile or link
-  banned_library = 7,  // the candidate uses a library it may not use
-  extraction = 8,      // no candidate code could be taken from a model reply
-  unsupported = 9,     // valid request that this build or machine cannot serve (e.g. no GPU)
-  transport = 10,      // network failure before an HTTP status
-  http_status = 11,    // an HTTP status other than success
-  rate_limited = 12,   // HTTP 429 or provider equivalent
-  bad_response = 13,   // a peer answered with something we cannot parse
+  invalid_input = 1,  // a file, request or reply that does not satisfy its schema
+  not_found = 2,      // a named thing (problem, file, key) that does not exist
+  io = 3,             // the filesystem refused
+  timeout = 4,        // a deadline passed
+  subprocess = 5,     // a child process could not be started or died abnormally
+  compile_error = 6,  // the candidate did not compile or link
+  banned_library = 7, // the candidate uses a library it may not use
+  extraction = 8,     // no candidate code could be taken from a model reply
+  unsupported = 9,    // valid request that this build or machine cannot serve (e.g. no GPU)
+  transport = 10,     // network failure before an HTTP status
+  http_status = 11,   // an HTTP status other than success
+  rate_limited = 12,  // HTTP 429 or provider equivalent
+  bad_response = 13,  // a peer answered with something we cannot parse
 };
 
 struct ErrorKindInfo {
@@ -55,7 +55,8 @@ inline constexpr std::array kErrorKinds{
 // The table is complete and in value order: a new kind without a row fails to compile.
 consteval bool error_kinds_complete() {
   for (std::size_t i = 0; i < kErrorKinds.size(); ++i) {
-    if (static_cast<std::size_t>(kErrorKinds[i].kind) != i + 1) return false;
+    if (static_cast<std::size_t>(kErrorKinds[i].kind) != i + 1)
+      return false;
   }
   return true;
 }
@@ -105,7 +106,8 @@ public:
 
 private:
   T& checked_value() {
-    if (!has_value()) throw Fatal("Expected::value() on an error: " + error().message);
+    if (!has_value())
+      throw Fatal("Expected::value() on an error: " + error().message);
     return std::get<0>(m_state);
   }
   std::variant<T, Error> m_state;

@@ -3,11 +3,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ptxbench::util {
 namespace fs = std::filesystem;
@@ -27,8 +26,10 @@ static Status write_all(int fd, std::string_view content, const fs::path& path) 
   std::size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error(ErrorKind::io, path.string() + ": " + std::strerror(errno));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return make_error(ErrorKind::io, path.string() + ": " + std::strerror(errno));
     done += static_cast<std::size_t>(n);
   }
   return Ok{};
@@ -36,11 +37,14 @@ static Status write_all(int fd, std::string_view content, const fs::path& path) 
 
 Status write_file_atomic(const fs::path& path, std::string_view content) {
   std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) return make_error(ErrorKind::io, path.parent_path().string() + ": " + ec.message());
+  if (path.has_parent_path())
+    fs::create_directories(path.parent_path(), ec);
+  if (ec)
+    return make_error(ErrorKind::io, path.parent_path().string() + ": " + ec.message());
   std::string tmp = path.string() + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return make_error(ErrorKind::io, tmp + ": " + std::strerror(errno));
+  if (fd < 0)
+    return make_error(ErrorKind::io, tmp + ": " + std::strerror(errno));
   // mkstemp creates 0600; the result should look like any other file the user writes.
   mode_t mask = ::umask(0);
   ::umask(mask);
@@ -58,15 +62,19 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
 
 Status append_line(const fs::path& path, std::string_view line) {
   std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (path.has_parent_path())
+    fs::create_directories(path.parent_path(), ec);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(ErrorKind::io, path.string() + ": " + std::strerror(errno));
+  if (fd < 0)
+    return make_error(ErrorKind::io, path.string() + ": " + std::strerror(errno));
   std::string text;
   off_t size = ::lseek(fd, 0, SEEK_END);
   char last = '\n';
-  if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n') text += '\n';
+  if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n')
+    text += '\n';
   text.append(line);
-  if (text.empty() || text.back() != '\n') text += '\n';
+  if (text.empty() || text.back() != '\n')
+    text += '\n';
   Status written = write_all(fd, text, path);
   ::close(fd);
   return written;

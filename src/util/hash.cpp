@@ -1,7 +1,6 @@
 #include "util/hash.hpp"
 
 #include <openssl/evp.h>
-
 #include <stdexcept>
 
 namespace ptxbench::util {
@@ -23,7 +22,11 @@ std::string digest_hex(const EVP_MD* md, std::string_view data) {
 
 } // namespace
 
-std::string sha1_hex(std::string_view data) { return digest_hex(EVP_sha1(), data); }
-std::string sha256_hex(std::string_view data) { return digest_hex(EVP_sha256(), data); }
+std::string sha1_hex(std::string_view data) {
+  return digest_hex(EVP_sha1(), data);
+}
+std::string sha256_hex(std::string_view data) {
+  return digest_hex(EVP_sha256(), data);
+}
 
 } // namespace ptxbench::util

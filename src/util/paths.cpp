@@ -11,7 +11,8 @@ std::filesystem::path data_root() {
 }
 
 std::filesystem::path cache_root() {
-  if (const char* dir = std::getenv("PTXBENCH_CACHE"); dir != nullptr && *dir != '\0') return dir;
+  if (const char* dir = std::getenv("PTXBENCH_CACHE"); dir != nullptr && *dir != '\0')
+    return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
     return std::filesystem::path(xdg) / "ptxbench";
   const char* home = std::getenv("HOME");

@@ -22,9 +22,9 @@ public:
       std::string name;
       std::chrono::steady_clock::time_point start;
       ~Record() {
-        log.m_phases.push_back({std::move(name),
-                                std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::steady_clock::now() - start)});
+        log.m_phases.push_back(
+            {std::move(name), std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::steady_clock::now() - start)});
       }
     } record{*this, std::move(name), start};
     return work();

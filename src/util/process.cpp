@@ -2,17 +2,16 @@
 // process.hpp is process_io.cpp. The essay is in process.hpp.
 #include "util/process.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cstring>
 
 namespace ptxbench::util {
 namespace {
@@ -48,10 +47,13 @@ std::string_view env_value(const std::vector<std::string>& env, std::string_view
 // The paths execvp would try: argv[0] itself when it names a path, else each PATH entry.
 std::vector<std::string> executable_paths(const std::string& name,
                                           const std::vector<std::string>& env) {
-  if (name.find('/') != std::string::npos) return {name};
-  if (name.empty()) return {};
+  if (name.find('/') != std::string::npos)
+    return {name};
+  if (name.empty())
+    return {};
   std::string_view search = env_value(env, "PATH");
-  if (search.empty()) search = "/bin:/usr/bin";
+  if (search.empty())
+    search = "/bin:/usr/bin";
   std::vector<std::string> paths;
   for (std::size_t start = 0; start <= search.size();) {
     const std::size_t end = std::min(search.find(':', start), search.size());
@@ -65,14 +67,16 @@ std::vector<std::string> executable_paths(const std::string& name,
 std::vector<char*> pointers(const std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
-  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  for (const std::string& s : strings)
+    out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
 }
 
 unsigned open_file_limit() {
   rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 65536;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return 65536;
   return static_cast<unsigned>(std::min<rlim_t>(limit.rlim_cur, UINT_MAX));
 }
 
@@ -84,13 +88,15 @@ ChildPlan make_plan(const SpawnOptions& options) {
   plan.fds = options.fds;
   plan.staged.assign(plan.fds.size(), -1);
   for (const FdMapping& mapping : plan.fds) {
-    if (mapping.child_fd > 2) plan.kept.push_back(mapping.child_fd);
+    if (mapping.child_fd > 2)
+      plan.kept.push_back(mapping.child_fd);
     plan.floor = std::max(plan.floor, mapping.child_fd + 1);
   }
   std::sort(plan.kept.begin(), plan.kept.end());
   plan.kept.erase(std::unique(plan.kept.begin(), plan.kept.end()), plan.kept.end());
   plan.fd_limit = open_file_limit();
-  if (!options.working_dir.empty()) plan.working_dir = options.working_dir.c_str();
+  if (!options.working_dir.empty())
+    plan.working_dir = options.working_dir.c_str();
   plan.other_fds = options.other_fds;
   plan.own_group = options.group == ProcessGroup::own;
   plan.death_signal = options.parent_death_signal;
@@ -108,18 +114,23 @@ ChildPlan make_plan(const SpawnOptions& options) {
 bool map_fds(ChildPlan& plan) noexcept {
   for (std::size_t i = 0; i < plan.fds.size(); ++i) {
     plan.staged[i] = ::fcntl(plan.fds[i].parent_fd, F_DUPFD_CLOEXEC, plan.floor);
-    if (plan.staged[i] < 0) return false;
+    if (plan.staged[i] < 0)
+      return false;
   }
   for (std::size_t i = 0; i < plan.fds.size(); ++i)
-    if (::dup2(plan.staged[i], plan.fds[i].child_fd) < 0) return false;
+    if (::dup2(plan.staged[i], plan.fds[i].child_fd) < 0)
+      return false;
   return true;
 }
 
 // Closes [low, high]; where the kernel lacks close_range, one by one below the file limit.
 void close_span(unsigned low, unsigned high, unsigned limit) noexcept {
-  if (low > high) return;
-  if (::close_range(low, high, 0) == 0) return;
-  for (unsigned fd = low; fd <= high && fd < limit; ++fd) ::close(static_cast<int>(fd));
+  if (low > high)
+    return;
+  if (::close_range(low, high, 0) == 0)
+    return;
+  for (unsigned fd = low; fd <= high && fd < limit; ++fd)
+    ::close(static_cast<int>(fd));
 }
 
 void close_other_fds(const ChildPlan& plan, int error_fd) noexcept {
@@ -139,22 +150,29 @@ void close_other_fds(const ChildPlan& plan, int error_fd) noexcept {
   for (const std::string& path : plan.paths) {
     ::execve(path.c_str(), plan.argv.data(), plan.envp.data());
     last = errno;
-    if (last == EACCES) denied = true;
-    else if (last != ENOENT && last != ENOTDIR) fail(error_fd, ChildStep::exec, last);
+    if (last == EACCES)
+      denied = true;
+    else if (last != ENOENT && last != ENOTDIR)
+      fail(error_fd, ChildStep::exec, last);
   }
   fail(error_fd, ChildStep::exec, denied ? EACCES : last);
 }
 
 [[noreturn]] void exec_child(ChildPlan& plan) noexcept {
-  if (plan.own_group) ::setpgid(0, 0);
+  if (plan.own_group)
+    ::setpgid(0, 0);
   if (plan.death_signal != 0) {
     ::prctl(PR_SET_PDEATHSIG, plan.death_signal);
-    if (::getppid() != plan.parent) ::_exit(127); // the parent died before prctl took hold
+    if (::getppid() != plan.parent)
+      ::_exit(127); // the parent died before prctl took hold
   }
   const int error_fd = ::fcntl(plan.error_fd, F_DUPFD_CLOEXEC, plan.floor);
-  if (error_fd < 0) fail(plan.error_fd, ChildStep::fds, errno);
-  if (!map_fds(plan)) fail(error_fd, ChildStep::fds, errno);
-  if (plan.other_fds == OtherFds::close) close_other_fds(plan, error_fd);
+  if (error_fd < 0)
+    fail(plan.error_fd, ChildStep::fds, errno);
+  if (!map_fds(plan))
+    fail(error_fd, ChildStep::fds, errno);
+  if (plan.other_fds == OtherFds::close)
+    close_other_fds(plan, error_fd);
   if (plan.working_dir != nullptr && ::chdir(plan.working_dir) != 0)
     fail(error_fd, ChildStep::working_dir, errno);
   exec_paths(plan, error_fd);
@@ -183,7 +201,8 @@ Expected<pid_t> await_exec(pid_t pid, const Fd& errors, const SpawnOptions& opti
   do {
     n = ::read(errors.get(), report, sizeof report);
   } while (n < 0 && errno == EINTR);
-  if (n == 0) return pid;
+  if (n == 0)
+    return pid;
   (void)kill_group_and_reap(pid);
   if (n != static_cast<ssize_t>(sizeof report))
     return make_error(ErrorKind::subprocess,
@@ -197,7 +216,8 @@ void set_entry(std::vector<std::string>& env, const std::string& entry) {
     return old.size() > name.size() && old.compare(0, name.size(), name) == 0 &&
            old[name.size()] == '=';
   });
-  if (entry.size() > name.size()) env.push_back(entry);
+  if (entry.size() > name.size())
+    env.push_back(entry);
 }
 
 } // namespace
@@ -206,21 +226,26 @@ std::vector<std::string> environment_with(const std::vector<std::string>& overri
   std::vector<std::string> env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry)
     env.emplace_back(*entry);
-  for (const std::string& entry : overrides) set_entry(env, entry);
+  for (const std::string& entry : overrides)
+    set_entry(env, entry);
   return env;
 }
 
 Expected<pid_t> spawn(const SpawnOptions& options) {
-  if (options.argv.empty()) return make_error(ErrorKind::subprocess, "empty command line");
+  if (options.argv.empty())
+    return make_error(ErrorKind::subprocess, "empty command line");
   ChildPlan plan = make_plan(options);
-  if (plan.paths.empty()) return start_failure(options, ChildStep::exec, ENOENT);
+  if (plan.paths.empty())
+    return start_failure(options, ChildStep::exec, ENOENT);
   auto errors = make_pipe();
-  if (!errors) return errors.take_error();
+  if (!errors)
+    return errors.take_error();
   plan.error_fd = errors->write.get();
   const pid_t pid = ::fork();
   if (pid < 0)
     return make_error(ErrorKind::subprocess, std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_child(plan);
+  if (pid == 0)
+    exec_child(plan);
   errors->write.reset();
   return await_exec(pid, errors->read, options);
 }
@@ -233,11 +258,13 @@ int reap(pid_t pid) noexcept {
 }
 
 void kill_group(pid_t pid) noexcept {
-  if (pid > 0) ::kill(-pid, SIGKILL);
+  if (pid > 0)
+    ::kill(-pid, SIGKILL);
 }
 
 int kill_group_and_reap(pid_t pid) noexcept {
-  if (pid <= 0) return 0;
+  if (pid <= 0)
+    return 0;
   kill_group(pid);
   ::kill(pid, SIGKILL);
   return reap(pid);

@@ -3,6 +3,9 @@
 #include "util/process.hpp"
 #include "util/sigpipe.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -10,10 +13,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 namespace ptxbench::util {
 namespace {
@@ -40,9 +39,12 @@ template <typename Put> Status put_all(std::string_view bytes, const char* call,
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = put(bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno_error(ErrorKind::io, call, errno);
-    if (n == 0) return make_error(ErrorKind::io, std::string(call) + ": nothing was written");
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errno_error(ErrorKind::io, call, errno);
+    if (n == 0)
+      return make_error(ErrorKind::io, std::string(call) + ": nothing was written");
     done += static_cast<std::size_t>(n);
   }
   return Ok{};
@@ -75,13 +77,15 @@ Fd& Fd::operator=(Fd&& other) noexcept {
 }
 
 void Fd::reset() noexcept {
-  if (m_fd >= 0) ::close(m_fd);
+  if (m_fd >= 0)
+    ::close(m_fd);
   m_fd = -1;
 }
 
 Expected<Pipe> make_pipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return errno_error(ErrorKind::subprocess, "pipe2", errno);
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return errno_error(ErrorKind::subprocess, "pipe2", errno);
   return Pipe{Fd(fds[0]), Fd(fds[1])};
 }
 
@@ -98,9 +102,8 @@ Status write_all(int fd, std::string_view bytes) {
       return ::send(fd, data, size, MSG_NOSIGNAL);
     });
   const SigpipeBlock no_sigpipe;
-  return put_all(bytes, "write", [fd](const char* data, std::size_t size) {
-    return ::write(fd, data, size);
-  });
+  return put_all(bytes, "write",
+                 [fd](const char* data, std::size_t size) { return ::write(fd, data, size); });
 }
 
 Expected<std::string> LineReader::read_line(Clock::time_point deadline) {
@@ -116,25 +119,34 @@ Expected<std::string> LineReader::read_line(Clock::time_point deadline) {
     if (m_buffer.size() > m_max)
       return make_error(ErrorKind::bad_response,
                         "a line longer than " + std::to_string(m_max) + " bytes");
-    if (auto filled = fill(deadline); !filled) return filled.take_error();
+    if (auto filled = fill(deadline); !filled)
+      return filled.take_error();
   }
 }
 
 // Appends what one read returns once the descriptor is readable, or fails at the deadline.
 Status LineReader::fill(Clock::time_point deadline) {
-  if (!m_fd.valid()) return make_error(ErrorKind::io, "the descriptor is closed");
+  if (!m_fd.valid())
+    return make_error(ErrorKind::io, "the descriptor is closed");
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return make_error(ErrorKind::timeout, "no whole line by the deadline");
+    if (left.count() <= 0)
+      return make_error(ErrorKind::timeout, "no whole line by the deadline");
     pollfd ready{m_fd.get(), POLLIN, 0};
-    const int polled = ::poll(&ready, 1, static_cast<int>(std::min<long long>(left.count(), 60'000)));
-    if (polled < 0 && errno != EINTR) return errno_error(ErrorKind::io, "poll", errno);
-    if (polled <= 0) continue;
+    const int polled =
+        ::poll(&ready, 1, static_cast<int>(std::min<long long>(left.count(), 60'000)));
+    if (polled < 0 && errno != EINTR)
+      return errno_error(ErrorKind::io, "poll", errno);
+    if (polled <= 0)
+      continue;
     char chunk[65536];
     const ssize_t n = ::read(m_fd.get(), chunk, sizeof chunk);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n < 0) return errno_error(ErrorKind::io, "read", errno);
-    if (n == 0) return make_error(ErrorKind::io, "end of file");
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n < 0)
+      return errno_error(ErrorKind::io, "read", errno);
+    if (n == 0)
+      return make_error(ErrorKind::io, "end of file");
     m_buffer.append(chunk, static_cast<std::size_t>(n));
     return Ok{};
   }

@@ -5,15 +5,14 @@
 
 #include "util/process.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <fcntl.h>
 #include <poll.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <array>
-#include <sstream>
 
 namespace ptxbench::util {
 namespace {
@@ -28,7 +27,8 @@ void append_capped(std::string& sink, const char* data, std::size_t n, std::size
   }
   std::size_t take = std::min(n, cap - sink.size());
   sink.append(data, take);
-  if (take < n) truncated = true;
+  if (take < n)
+    truncated = true;
 }
 
 // Reads both pipes until EOF or deadline; returns false on deadline.
@@ -41,11 +41,15 @@ bool drain(int out_fd, int err_fd, Clock::time_point deadline, ProcessResult& re
   char buf[65536];
   while (open_count > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) break;
+    if (left.count() <= 0)
+      return false;
+    int ready =
+        ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR)
+      break;
     for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
       ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
       if (n > 0) {
         append_capped(*sinks[i], buf, static_cast<std::size_t>(n), cap, truncated[i]);
@@ -56,7 +60,8 @@ bool drain(int out_fd, int err_fd, Clock::time_point deadline, ProcessResult& re
     }
   }
   for (std::size_t i = 0; i < 2; ++i)
-    if (truncated[i]) *sinks[i] += "\n[output truncated]\n";
+    if (truncated[i])
+      *sinks[i] += "\n[output truncated]\n";
   return true;
 }
 
@@ -74,18 +79,24 @@ void record_status(int status, ProcessResult& result) {
 Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& argv,
                                                 const ProcessOptions& options) {
   auto out = make_pipe();
-  if (!out) return out.take_error();
+  if (!out)
+    return out.take_error();
   auto err = make_pipe();
-  if (!err) return err.take_error();
+  if (!err)
+    return err.take_error();
   auto input = open_fd("/dev/null", O_RDONLY);
-  if (!input) return input.take_error();
-  SpawnOptions spawn_options{argv, environment_with(options.extra_env), options.working_dir,
+  if (!input)
+    return input.take_error();
+  SpawnOptions spawn_options{argv,
+                             environment_with(options.extra_env),
+                             options.working_dir,
                              {{input->get(), STDIN_FILENO},
                               {out->write.get(), STDOUT_FILENO},
                               {err->write.get(), STDERR_FILENO}}};
   const auto start = Clock::now();
   auto pid = spawn(spawn_options);
-  if (!pid) return pid.take_error();
+  if (!pid)
+    return pid.take_error();
   out->write.reset();
   err->write.reset();
 
@@ -102,12 +113,14 @@ Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& 
 
 std::filesystem::path find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
-  if (path == nullptr) return {};
+  if (path == nullptr)
+    return {};
   std::stringstream dirs(path);
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
     std::filesystem::path candidate = std::filesystem::path(dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
   }
   return {};
 }

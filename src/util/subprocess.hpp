@@ -13,14 +13,14 @@ namespace ptxbench::util {
 
 struct ProcessOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  std::filesystem::path working_dir;              // empty: inherit
-  std::vector<std::string> extra_env;             // "NAME=value", added to the inherited set
-  std::size_t max_output_bytes = 16u << 20;       // per stream; the rest is dropped and noted
+  std::filesystem::path working_dir;        // empty: inherit
+  std::vector<std::string> extra_env;       // "NAME=value", added to the inherited set
+  std::size_t max_output_bytes = 16u << 20; // per stream; the rest is dropped and noted
 };
 
 struct ProcessResult {
-  int exit_code = -1;       // valid when !signaled
-  int term_signal = 0;      // valid when signaled
+  int exit_code = -1;  // valid when !signaled
+  int term_signal = 0; // valid when signaled
   bool signaled = false;
   bool timed_out = false;
   std::string out;

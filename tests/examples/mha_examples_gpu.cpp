@@ -18,11 +18,10 @@ struct Variant {
   double required_matched_ratio;
 };
 
-const Variant kVariants[] = {
-    {"sm90a/mha_with_lse_d128.cu", "mha_with_lse_d128", 1.0},
-    {"sm90a/mha_with_lse_d128_causal.cu", "mha_with_lse_d128_causal", 1.0},
-    {"sm90a/mha_bwd_d128.cu", "mha_bwd_d128", 1.0 - 1e-5},
-    {"sm90a/mha_bwd_d128_causal.cu", "mha_bwd_d128_causal", 1.0 - 1e-5}};
+const Variant kVariants[] = {{"sm90a/mha_with_lse_d128.cu", "mha_with_lse_d128", 1.0},
+                             {"sm90a/mha_with_lse_d128_causal.cu", "mha_with_lse_d128_causal", 1.0},
+                             {"sm90a/mha_bwd_d128.cu", "mha_bwd_d128", 1.0 - 1e-5},
+                             {"sm90a/mha_bwd_d128_causal.cu", "mha_bwd_d128_causal", 1.0 - 1e-5}};
 
 nlohmann::json eval_json(const Variant& v) {
   ptxbench::util::ProcessOptions options;

@@ -2,8 +2,8 @@
 // backward) without a GPU: `ptxbench check` builds them as the harness does and finds wgmma
 // (GMMA) and TMA in their SASS with no spills; each causal file is its plain twin apart from the
 // kCausal line; all their PTX comes from the knowledge-pack wrappers.
-#include "util/fs.hpp"
 #include "support/ptxbench_cli.hpp"
+#include "util/fs.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -131,7 +131,6 @@ CUresult knowledge_compile_host_maps(CUtensorMap* map, const void* p) {
   return r2 != CUDA_SUCCESS ? r2 : r3;
 }
 
-void* knowledge_compile_kernels[] = {reinterpret_cast<void*>(&wgmma_kernel),
-                                     reinterpret_cast<void*>(&data_movement_kernel),
-                                     reinterpret_cast<void*>(&warp_kernel),
-                                     reinterpret_cast<void*>(&math_kernel)};
+void* knowledge_compile_kernels[] = {
+    reinterpret_cast<void*>(&wgmma_kernel), reinterpret_cast<void*>(&data_movement_kernel),
+    reinterpret_cast<void*>(&warp_kernel), reinterpret_cast<void*>(&math_kernel)};

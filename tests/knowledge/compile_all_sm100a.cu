@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(256, 1) __cluster_dims__(2, 1, 1)
   }
   if (mbar_try_wait(b, 1))
     mbar_arrive_cluster(leader_bar);
-    mbar_arrive_remote_release_slot(leader_bar);
+  mbar_arrive_remote_release_slot(leader_bar);
   mbar_arrive(b);
   tcgen05_fence_before_thread_sync();
   cluster_sync();

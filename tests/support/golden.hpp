@@ -5,10 +5,9 @@
 
 #include "util/fs.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <string>
 
 namespace ptxbench::test_support {

@@ -7,9 +7,8 @@
 #include "support/scratch_dir.hpp"
 #include "util/error.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace ptxbench::test_support {
@@ -22,10 +21,13 @@ inline std::unique_ptr<model::ModelClient> replay_client(const ScratchDir& dir,
   spec.replay_file = dir.write("replies.jsonl", lines);
   spec.prices = model::Prices{1, 2};
   auto client = model::make_client(spec, model::ClientDeps{});
-  if (!client) throw util::Fatal(client.error().message);
+  if (!client)
+    throw util::Fatal(client.error().message);
   return std::move(*client);
 }
 
-inline std::string reply_line(const nlohmann::json& value) { return value.dump() + "\n"; }
+inline std::string reply_line(const nlohmann::json& value) {
+  return value.dump() + "\n";
+}
 
 } // namespace ptxbench::test_support

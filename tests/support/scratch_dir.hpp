@@ -3,12 +3,11 @@
 // suite that writes files.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
@@ -39,7 +38,8 @@ public:
     std::filesystem::create_directories(file.parent_path());
     std::ofstream out(file, std::ios::binary);
     out << text;
-    if (!out) throw std::runtime_error("cannot write " + file.string());
+    if (!out)
+      throw std::runtime_error("cannot write " + file.string());
     return file;
   }
 

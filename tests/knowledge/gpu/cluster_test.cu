@@ -150,9 +150,8 @@ std::string ring_case() {
   kp::DeviceBuffer<uint16_t> src(host.size());
   src.upload(host);
   CUtensorMap map;
-  KP_CU(sm90::make_tensor_map_2d(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, src.get(),
-                                 kRounds * kRows, kCols, kCols * 2, kHalfRows, kCols,
-                                 CU_TENSOR_MAP_SWIZZLE_128B));
+  KP_CU(sm90::make_tensor_map_2d(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, src.get(), kRounds * kRows,
+                                 kCols, kCols * 2, kHalfRows, kCols, CU_TENSOR_MAP_SWIZZLE_128B));
   kp::DeviceBuffer<uint4> out(2 * kRounds * kTileBytes / 16);
   ring_kernel<<<2, 128>>>(map, out.get());
   if (std::string e = kp::sync_kernel("ring_kernel"); !e.empty())
@@ -161,8 +160,8 @@ std::string ring_case() {
   const Bf16Tile layout{Swizzle::k128B, Major::kK, kRows, kCols};
   for (uint32_t cta = 0; cta < 2; ++cta)
     for (uint32_t k = 0; k < kRounds; ++k) {
-      const auto* smem = reinterpret_cast<const unsigned char*>(got.data()) +
-                         (cta * kRounds + k) * kTileBytes;
+      const auto* smem =
+          reinterpret_cast<const unsigned char*>(got.data()) + (cta * kRounds + k) * kTileBytes;
       for (uint32_t r = 0; r < kRows; ++r)
         for (uint32_t c = 0; c < kCols; ++c) {
           uint16_t v;

@@ -11,12 +11,14 @@ namespace {
 
 __global__ void exp2_kernel(const float* x, float* y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = sm90::exp2_approx_ftz(x[i]);
+  if (i < n)
+    y[i] = sm90::exp2_approx_ftz(x[i]);
 }
 
 __global__ void pack_kernel(const float* lo, const float* hi, uint32_t* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = sm90::pack_bf16x2(lo[i], hi[i]);
+  if (i < n)
+    out[i] = sm90::pack_bf16x2(lo[i], hi[i]);
 }
 
 std::string describe(const char* what, float x, double got, double want) {
@@ -30,17 +32,19 @@ std::string exp2_case() {
   std::vector<float> x;
   // 2^20 points over [-125.999, 127.999] (every result a normal float), then the edges.
   constexpr int kSweep = 1 << 20;
-  for (int i = 0; i < kSweep; ++i) x.push_back(-125.999f + 253.998f * (float(i) / float(kSweep)));
-  const std::vector<float> specials{0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 127.0f, -126.0f,
-                                    -130.0f, -149.0f, -1000.0f, 200.0f, -inf, inf,
-                                    std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < kSweep; ++i)
+    x.push_back(-125.999f + 253.998f * (float(i) / float(kSweep)));
+  const std::vector<float> specials{
+      0.0f,    -0.0f,   1.0f,     -1.0f,  0.5f, 127.0f, -126.0f,
+      -130.0f, -149.0f, -1000.0f, 200.0f, -inf, inf,    std::numeric_limits<float>::quiet_NaN()};
   const size_t first_special = x.size();
   x.insert(x.end(), specials.begin(), specials.end());
   const int n = static_cast<int>(x.size());
   kp::DeviceBuffer<float> dx(x.size()), dy(x.size());
   dx.upload(x);
   exp2_kernel<<<(n + 255) / 256, 256>>>(dx.get(), dy.get(), n);
-  if (std::string e = kp::sync_kernel("exp2_kernel"); !e.empty()) return e;
+  if (std::string e = kp::sync_kernel("exp2_kernel"); !e.empty())
+    return e;
   const std::vector<float> y = dy.download();
 
   double worst = 0.0;
@@ -52,19 +56,26 @@ std::string exp2_case() {
     worst = std::max(worst, rel);
   }
   auto at = [&](size_t k) { return y[first_special + k]; };
-  if (at(0) != 1.0f || at(1) != 1.0f) return describe("2^0", x[first_special], at(0), 1.0);
-  if (std::fabs(at(2) - 2.0f) > 2.0f * 0x1p-21f) return describe("2^1", 1.0f, at(2), 2.0);
-  if (std::fabs(at(3) - 0.5f) > 0.5f * 0x1p-21f) return describe("2^-1", -1.0f, at(3), 0.5);
+  if (at(0) != 1.0f || at(1) != 1.0f)
+    return describe("2^0", x[first_special], at(0), 1.0);
+  if (std::fabs(at(2) - 2.0f) > 2.0f * 0x1p-21f)
+    return describe("2^1", 1.0f, at(2), 2.0);
+  if (std::fabs(at(3) - 0.5f) > 0.5f * 0x1p-21f)
+    return describe("2^-1", -1.0f, at(3), 0.5);
   if (std::fabs(at(6) - 0x1p-126f) > 0x1p-126f * 0x1p-21f)
     return describe("2^-126 (smallest normal)", -126.0f, at(6), 0x1p-126);
   // Results below the normal range are flushed to +0 (exp2f would keep 2^-130 as a subnormal).
   for (size_t k : {size_t{7}, size_t{8}, size_t{9}})
     if (at(k) != 0.0f || std::signbit(at(k)))
       return describe("flush to +0", specials[k], at(k), 0.0);
-  if (at(10) != inf) return describe("overflow", 200.0f, at(10), inf);
-  if (at(11) != 0.0f) return describe("2^-inf", -inf, at(11), 0.0);
-  if (at(12) != inf) return describe("2^inf", inf, at(12), inf);
-  if (!std::isnan(at(13))) return describe("NaN", specials[13], at(13), specials[13]);
+  if (at(10) != inf)
+    return describe("overflow", 200.0f, at(10), inf);
+  if (at(11) != 0.0f)
+    return describe("2^-inf", -inf, at(11), 0.0);
+  if (at(12) != inf)
+    return describe("2^inf", inf, at(12), inf);
+  if (!std::isnan(at(13)))
+    return describe("NaN", specials[13], at(13), specials[13]);
   std::printf("    exp2_approx_ftz: worst relative error %.3g (2^%.2f) over %d points\n", worst,
               std::log2(worst), kSweep);
   return {};
@@ -91,7 +102,8 @@ std::string pack_case() {
   dlo.upload(lo);
   dhi.upload(hi);
   pack_kernel<<<(n + 255) / 256, 256>>>(dlo.get(), dhi.get(), dout.get(), n);
-  if (std::string e = kp::sync_kernel("pack_kernel"); !e.empty()) return e;
+  if (std::string e = kp::sync_kernel("pack_kernel"); !e.empty())
+    return e;
   const std::vector<uint32_t> out = dout.download();
   if (out[0] != 0x3F823F80u) {
     char line[120];
@@ -99,7 +111,8 @@ std::string pack_case() {
                   out[0]);
     return line;
   }
-  if (out[1] != 0x4040C000u || out[2] != 0x80000000u) return "signs or halves swapped";
+  if (out[1] != 0x4040C000u || out[2] != 0x80000000u)
+    return "signs or halves swapped";
   for (size_t i = 0; i < out.size(); ++i) {
     const uint32_t want = (uint32_t{kp::bf16_bits(hi[i])} << 16) | kp::bf16_bits(lo[i]);
     if (out[i] != want) {

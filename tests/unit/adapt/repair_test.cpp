@@ -3,16 +3,15 @@
 // report, export and run --resume work on the run. The teacher is an OpenAI-compatible server on
 // loopback; a test executor stands in for the GPU.
 #include "adapt/repair.hpp"
-#include "model_stage_support.hpp"
 #include "agent/prompt.hpp"
 #include "model/http_transport.hpp"
+#include "model_stage_support.hpp"
 #include "store/run_store.hpp"
 #include "support/loopback_model.hpp"
 #include "support/loopback_server.hpp"
 #include "support/ptxbench_cli.hpp"
 
 #include <gtest/gtest.h>
-
 #include <mutex>
 #include <regex>
 
@@ -30,8 +29,7 @@ void teacher(const httplib::Request& request, httplib::Response& response) {
   const std::string task = nlohmann::json::parse(request.body)["messages"][1]["content"];
   std::smatch match;
   std::regex_search(task, match, std::regex("wrong kernel (\\d+)"));
-  reply_json(response, chat_body("```cuda\n#include <cuda_runtime.h>\n// fixed " +
-                                 match[1].str() +
+  reply_json(response, chat_body("```cuda\n#include <cuda_runtime.h>\n// fixed " + match[1].str() +
                                  "\n__global__ void k() {}\nvoid run(cudaStream_t stream) { "
                                  "k<<<1, 1, 0, stream>>>(); }\n```\n"));
 }
@@ -68,7 +66,8 @@ private:
 
 struct Fixture {
   ScratchDir dir;
-  LoopbackServer server{[](int, const httplib::Request& q, httplib::Response& r) { teacher(q, r); }};
+  LoopbackServer server{
+      [](int, const httplib::Request& q, httplib::Response& r) { teacher(q, r); }};
   model::ModelRegistry registry;
   std::unique_ptr<model::HttpTransport> transport = model::make_curl_transport();
   std::vector<FailureRecord> failures{failure(0), failure(1, "numerical")};
@@ -133,8 +132,8 @@ TEST(Repair, EachSelectedFailureIsATrajectoryOfTheTeacherOpeningWithTheRepairPro
     auto prompts = (*store)->prompts((*trajectory)->id);
     ASSERT_TRUE(prompts && *prompts);
     const auto& problem = **real_suite().find("gemm_n7168_k5120");
-    EXPECT_EQ((*prompts)->task, agent::repair_prompt(problem, f.failures[i].kernel_source,
-                                                     f.failures[i].feedback));
+    EXPECT_EQ((*prompts)->task,
+              agent::repair_prompt(problem, f.failures[i].kernel_source, f.failures[i].feedback));
     EXPECT_NE((*prompts)->task.find("Error Message\n\n" + f.failures[i].feedback),
               std::string::npos);
   }
@@ -207,10 +206,10 @@ TEST(RepairCli, TheRepairRunIsAnOrdinaryRunDirectory) {
   const auto registry = test_support::write_registry(dir, server.base_url());
   write_records(repair_paths(dir.path()).selected, std::vector{failure(0), failure(1)});
   const std::string data = dir.path().string();
-  auto repaired = test_support::run_ptxbench({"fixit", "repair", data, "--teacher", "loop",
-                                              "--registry", registry.string(), "--turns", "2",
-                                              "--static-only", "--quiet"},
-                                             cache);
+  auto repaired =
+      test_support::run_ptxbench({"fixit", "repair", data, "--teacher", "loop", "--registry",
+                                  registry.string(), "--turns", "2", "--static-only", "--quiet"},
+                                 cache);
   EXPECT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
   EXPECT_NE(repaired.out.find("2 of 2 trajectories finished"), std::string::npos) << repaired.out;
   EXPECT_EQ(server.count(), 4u);
@@ -221,10 +220,10 @@ TEST(RepairCli, TheRepairRunIsAnOrdinaryRunDirectory) {
   auto resumed = test_support::run_ptxbench({"run", "--resume", run, "--quiet"}, cache);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_EQ(server.count(), 4u);
-  auto again = test_support::run_ptxbench({"fixit", "repair", data, "--teacher", "loop",
-                                           "--registry", registry.string(), "--static-only",
-                                           "--quiet"},
-                                          cache);
+  auto again =
+      test_support::run_ptxbench({"fixit", "repair", data, "--teacher", "loop", "--registry",
+                                  registry.string(), "--static-only", "--quiet"},
+                                 cache);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("(resumed)"), std::string::npos) << again.out;
 }

@@ -3,14 +3,13 @@
 // tokens, cost and attempts; an outage leaves done records intact and failed ones retryable; a
 // resume, after a SIGKILL too, leaves one record per id.
 #include "adapt/synthesize.hpp"
-#include "model_stage_support.hpp"
 #include "model/http_transport.hpp"
+#include "model_stage_support.hpp"
 #include "support/loopback_model.hpp"
 #include "support/loopback_server.hpp"
 #include "support/ptxbench_cli.hpp"
 
 #include <gtest/gtest.h>
-
 #include <map>
 #include <regex>
 #include <set>
@@ -28,8 +27,10 @@ namespace {
 const std::string kMonologue(400, 'm');
 
 std::string good_reply(const std::string& mark) {
-  return "<think>planning " + mark + "</think>\n<my_reasoning>\nI start from the shapes: M = "
-         "8192 ... " + mark + " " + kMonologue + "\n</my_reasoning>\n";
+  return "<think>planning " + mark +
+         "</think>\n<my_reasoning>\nI start from the shapes: M = "
+         "8192 ... " +
+         mark + " " + kMonologue + "\n</my_reasoning>\n";
 }
 
 // The MARK-<n> of the kernel a request shows.
@@ -58,8 +59,7 @@ public:
     }
     if (step == "500")
       return reply_json(response, {{"error", {{"message", "overloaded"}}}}, 500);
-    reply_json(response, chat_body(step == "ok" ? good_reply("MARK-" + std::to_string(mark))
-                                                : step,
+    reply_json(response, chat_body(step == "ok" ? good_reply("MARK-" + std::to_string(mark)) : step,
                                    ChatUsage{1000, 500}));
   }
   void set(int mark, std::vector<std::string> script) {
@@ -158,14 +158,15 @@ TEST(RationalePrompt, KernelGenIsTheCorrectKernelAdoptedPrompt) {
 
 TEST(RationaleExtraction, ThinkIsStrippedAndOnlyMyReasoningIsKept) {
   auto r = extract_rationale("<think>draft <my_reasoning>no</my_reasoning></think>\nSure.\n"
-                             "<my_reasoning>\n" + kMonologue + "\n</my_reasoning> trailing",
+                             "<my_reasoning>\n" +
+                                 kMonologue + "\n</my_reasoning> trailing",
                              {});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->reasoning, kMonologue);
   EXPECT_EQ(r->thinking, "draft <my_reasoning>no</my_reasoning>");
   // A reasoning model that opens its answer inside the think block only closes it.
-  auto open = extract_rationale("hidden</think><my_reasoning>" + kMonologue + "</my_reasoning>",
-                                {});
+  auto open =
+      extract_rationale("hidden</think><my_reasoning>" + kMonologue + "</my_reasoning>", {});
   ASSERT_TRUE(open);
   EXPECT_EQ(open->thinking, "hidden");
 }
@@ -180,20 +181,19 @@ TEST(RationaleExtraction, RefusesNoBlockTheWrongLengthAndTheKernelNamed) {
   EXPECT_FALSE(extract_rationale("<my_reasoning>" + kMonologue + "</my_reasoning>", {200, 300}));
   for (std::string phrase : {"the Expert's Kernel", "THE GIVEN KERNEL", "the provided solution",
                              "the Expert\xe2\x80\x99s kernel"}) {
-    auto named = extract_rationale("<my_reasoning>" + kMonologue + " as " + phrase +
-                                       " shows</my_reasoning>",
-                                   {});
+    auto named = extract_rationale(
+        "<my_reasoning>" + kMonologue + " as " + phrase + " shows</my_reasoning>", {});
     ASSERT_FALSE(named) << phrase;
     EXPECT_NE(named.error().message.find("names the shown kernel"), std::string::npos);
   }
 }
 
 TEST(Synthesize, RefusedRepliesAndA500CostPassesAndEveryCallIsCounted) {
-  Fixture f({{0, {"no reasoning here, sorry", "ok"}},
-             {1, {"<my_reasoning>" + kMonologue + " unlike the Expert's Kernel</my_reasoning>",
-                  "ok"}},
-             {2, {"500", "ok"}}},
-            /*max_attempts=*/2);
+  Fixture f(
+      {{0, {"no reasoning here, sorry", "ok"}},
+       {1, {"<my_reasoning>" + kMonologue + " unlike the Expert's Kernel</my_reasoning>", "ok"}},
+       {2, {"500", "ok"}}},
+      /*max_attempts=*/2);
   auto result = f.run();
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->done, 3u);
@@ -288,17 +288,16 @@ TEST(SynthesizeCli, AResumeAfterSigkillLeavesOneDoneRecordPerId) {
           server->hold(std::chrono::seconds(60));
           return reply_json(response, {{"error", {{"message", "gone"}}}}, 503);
         }
-        reply_json(response,
-                   chat_body(good_reply("MARK-" + std::to_string(mark_of(request)))));
+        reply_json(response, chat_body(good_reply("MARK-" + std::to_string(mark_of(request)))));
       });
   const auto registry = write_priced_registry(dir, server->base_url());
   std::vector<PairRecord> pairs{pair(0), pair(1), pair(2), pair(3)};
   write_records(synthesize_paths(dir.path(), RationaleKind::fixit).input, pairs);
-  const std::vector<std::string> args{"fixit", "synthesize", dir.path().string(), "--reasoner",
-                                      "loop", "--registry", registry.string(), "--concurrency",
-                                      "1"};
-  auto killed = test_support::run_ptxbench(args, std::chrono::seconds(8),
-                                           {test_support::cache_env(cache)});
+  const std::vector<std::string> args{"fixit",           "synthesize",    dir.path().string(),
+                                      "--reasoner",      "loop",          "--registry",
+                                      registry.string(), "--concurrency", "1"};
+  auto killed =
+      test_support::run_ptxbench(args, std::chrono::seconds(8), {test_support::cache_env(cache)});
   ASSERT_TRUE(killed) << killed.error().message;
   EXPECT_TRUE(killed->timed_out); // killed by SIGKILL at the deadline, the third call hanging
   const auto output = synthesize_paths(dir.path(), RationaleKind::fixit).output;

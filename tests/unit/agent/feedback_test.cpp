@@ -5,7 +5,6 @@
 #include "exec/evaluation.hpp"
 
 #include <gtest/gtest.h>
-
 #include <string>
 
 namespace ptxbench::agent {

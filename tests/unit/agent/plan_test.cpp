@@ -82,7 +82,7 @@ TEST(RunPlan, TheLanguageIsReadStoredAndGivenToEveryTrajectoryKey) {
     EXPECT_EQ(item.key.language, trace::Language::triton);
   EXPECT_NE(parse_error(R"({"models": ["m"], "language": "rust"})")
                 .find("$.language: expected \"cuda\" or \"triton\""),
-              std::string::npos);
+            std::string::npos);
 }
 
 TEST(RunPlan, RepairNotesAreReadRelativeToThePlanAndStoredWithIt) {

@@ -117,9 +117,8 @@ TEST_F(ImportsTest, FileDescriptorAndSignalCallsAreCaughtByTheirSymbols) {
   EXPECT_EQ(write->rule, ImportRule::files);
   EXPECT_EQ(write->name, "write");
   EXPECT_NE(write->message().find("file descriptors"), std::string::npos) << write->message();
-  const auto stream = find_forbidden_import(
-      built(candidate("#include <fstream>\n",
-                      "  std::ofstream out(\"/proc/self/fd/5\"); out << \"{}\";")));
+  const auto stream = find_forbidden_import(built(candidate(
+      "#include <fstream>\n", "  std::ofstream out(\"/proc/self/fd/5\"); out << \"{}\";")));
   ASSERT_TRUE(stream);
   EXPECT_EQ(stream->rule, ImportRule::files);
   const auto signal = find_forbidden_import(

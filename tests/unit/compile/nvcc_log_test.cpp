@@ -69,14 +69,18 @@ TEST(NvccLog, PtxasErrorsInTheGeneratedPtxAreListedOnceEachWithoutTheTemporaryFi
                           "tmpxft_00002ce3_00000000-6_kernel.ptx, ";
   std::string log =
       ptx + "line 349; error   : Instruction 'wgmma.fence' not supported on .target 'sm_100a'\n" +
-      ptx + "line 349; error   : Instruction 'wgmma.fence' cannot be compiled for architecture "
-            "'sm_100a'\n" +
-      ptx + "line 374; error   : Instruction 'wgmma.mma_async with floating point types' not "
-            "supported on .target 'sm_100a'\n" +
-      ptx + "line 401; error   : Instruction 'wgmma.mma_async with floating point types' not "
-            "supported on .target 'sm_100a'\n" +
-      ptx + "line 12; warning : an unused warning\n"
-            "ptxas fatal   : Ptx assembly aborted due to errors\n";
+      ptx +
+      "line 349; error   : Instruction 'wgmma.fence' cannot be compiled for architecture "
+      "'sm_100a'\n" +
+      ptx +
+      "line 374; error   : Instruction 'wgmma.mma_async with floating point types' not "
+      "supported on .target 'sm_100a'\n" +
+      ptx +
+      "line 401; error   : Instruction 'wgmma.mma_async with floating point types' not "
+      "supported on .target 'sm_100a'\n" +
+      ptx +
+      "line 12; warning : an unused warning\n"
+      "ptxas fatal   : Ptx assembly aborted due to errors\n";
   auto errors = first_errors(log);
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0],

@@ -4,7 +4,6 @@
 #include "support/library_error.hpp"
 
 #include <gtest/gtest.h>
-
 #include <string>
 #include <type_traits>
 
@@ -48,9 +47,9 @@ TEST(CheckMacros, TryReturnsAnErrorOfTheGivenKindWithTheSameMessage) {
 }
 
 TEST(CheckMacros, FormatIsStable) {
-  EXPECT_EQ(detail::describe_failure("cuBLASLt", "CUBLAS_STATUS_INVALID_VALUE", "", "a.cpp", 7,
-                                     "f(x)"),
-            "cuBLASLt error CUBLAS_STATUS_INVALID_VALUE at a.cpp:7: f(x)");
+  EXPECT_EQ(
+      detail::describe_failure("cuBLASLt", "CUBLAS_STATUS_INVALID_VALUE", "", "a.cpp", 7, "f(x)"),
+      "cuBLASLt error CUBLAS_STATUS_INVALID_VALUE at a.cpp:7: f(x)");
   EXPECT_EQ(detail::describe_failure("CUDA", "cudaErrorInvalidValue", "invalid argument", "b.cpp",
                                      9, "g()"),
             "CUDA error cudaErrorInvalidValue: invalid argument at b.cpp:9: g()");

@@ -1,10 +1,9 @@
 #include "exec/compare_rule.hpp"
 #include "exec/gpu_ops.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
+#include <gtest/gtest.h>
 #include <limits>
 
 namespace ptxbench::exec {
@@ -13,12 +12,14 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-ElementClass judge(float x, float y) { return judge_element(x, y, Tolerance{}).klass; }
+ElementClass judge(float x, float y) {
+  return judge_element(x, y, Tolerance{}).klass;
+}
 
 TEST(CompareRule, ElementFailsOnlyWhenBothThresholdsAreExceeded) {
   EXPECT_EQ(judge(1.0f, 1.0f), ElementClass::pass);
-  EXPECT_EQ(judge(0.0f, 0.009f), ElementClass::pass);       // abs within atol
-  EXPECT_EQ(judge(1000.0f, 1005.0f), ElementClass::pass);   // rel within rtol
+  EXPECT_EQ(judge(0.0f, 0.009f), ElementClass::pass);        // abs within atol
+  EXPECT_EQ(judge(1000.0f, 1005.0f), ElementClass::pass);    // rel within rtol
   EXPECT_EQ(judge(0.0f, 0.02f), ElementClass::fail_numeric); // abs and rel both out
   EXPECT_EQ(judge(10.0f, 10.5f), ElementClass::fail_numeric);
 }

@@ -4,10 +4,9 @@
 #include "util/fs.hpp"
 #include "util/subprocess.hpp"
 
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include <filesystem>
 #include <string>
 #include <unistd.h>
 
@@ -22,11 +21,14 @@ util::ProcessResult eval(std::vector<std::string> args) {
   util::ProcessOptions options;
   options.extra_env = {"CUDA_VISIBLE_DEVICES="};
   auto result = runner.run(args, options);
-  if (!result) throw std::runtime_error(result.error().message);
+  if (!result)
+    throw std::runtime_error(result.error().message);
   return *result;
 }
 
-std::string kernel(const std::string& name) { return std::string(PTXBENCH_TEST_KERNELS) + "/" + name; }
+std::string kernel(const std::string& name) {
+  return std::string(PTXBENCH_TEST_KERNELS) + "/" + name;
+}
 
 std::filesystem::path temp_file(const std::string& name, const std::string& content) {
   const auto path = std::filesystem::temp_directory_path() /
@@ -64,8 +66,8 @@ TEST(EvalCli, UnknownAuditIsBadInput) {
 }
 
 TEST(EvalCli, SanitizeAndAuditWithoutAGpuSayTheyNeedOne) {
-  const auto result = eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--sanitize", "--audit",
-                            "ncu"});
+  const auto result =
+      eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--sanitize", "--audit", "ncu"});
   EXPECT_EQ(result.exit_code, 3) << result.out << result.err;
   EXPECT_NE(result.out.find("timing, the memory check, the ncu audit and dynamic instruction "
                             "counts need a GPU"),
@@ -88,7 +90,8 @@ TEST(EvalCli, WrongRunSignatureIsCompileErrorNamingTheExpectedSignature) {
 TEST(EvalCli, BannedLibraryIsCompileErrorWithTheGateMessageInTheTrace) {
   const auto source = temp_file("cublas.cu", "#include <cublas_v2.h>\nvoid run() {}\n");
   const auto trace_file = temp_file("traces.jsonl", "");
-  const auto result = eval({source.string(), "--problem", kProblem, "--trace-out", trace_file.string()});
+  const auto result =
+      eval({source.string(), "--problem", kProblem, "--trace-out", trace_file.string()});
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   auto traces = trace::load_traces_jsonl(trace_file);
   ASSERT_TRUE(traces) << traces.error().message;

@@ -16,10 +16,10 @@ namespace ptxbench::exec {
 namespace {
 
 using Status = trace::EvaluationStatus;
-using testing::stray_children;
 using testing::evaluate;
 using testing::quick;
 using testing::read_kernel;
+using testing::stray_children;
 using testing::supervisor;
 
 void expect_dynamic(const Evaluation& ev, DynamicState expected) {
@@ -92,7 +92,8 @@ class BadKernel : public ::testing::TestWithParam<BadCase> {};
 TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
   const BadCase& c = GetParam();
   EvalOptions options = quick();
-  if (c.status == Status::timeout) options.timeout = std::chrono::seconds(5);
+  if (c.status == Status::timeout)
+    options.timeout = std::chrono::seconds(5);
   const auto start = std::chrono::steady_clock::now();
   const Evaluation bad = evaluate(read_kernel("gemm_bad_variants.cu", c.variant), options);
   EXPECT_EQ(bad.status, c.status) << bad.message << "\n" << bad.child_log;
@@ -108,21 +109,21 @@ TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
 INSTANTIATE_TEST_SUITE_P(
     Invariants, BadKernel,
     ::testing::Values(BadCase{1, Status::incorrect_numerical, "elements wrong"},
-                    BadCase{2, Status::incorrect_numerical, "NaN"},
-                    BadCase{3, Status::incorrect_numerical, "input set 1"},
-                    BadCase{4, Status::runtime_error, "cudaError"},
-                    BadCase{5, Status::runtime_error, "cudaError"},
-                    BadCase{6, Status::timeout, "did not answer"},
-                    BadCase{7, Status::runtime_error, "exited with status 0"},
-                    BadCase{9, Status::runtime_error, "still running"},
-                    BadCase{10, Status::incorrect_numerical, "modified its inputs"},
-                    BadCase{12, Status::incorrect_numerical, "repeated correctness call"},
-                    BadCase{13, Status::runtime_error, "work differs between calls"},
-                    BadCase{14, Status::runtime_error, "under 50 % of the"},
-                    BadCase{15, Status::compile_error, "banned-library rule"},
-                    BadCase{16, Status::runtime_error, "cuModuleLoadData"},
-                    BadCase{17, Status::incorrect_numerical, "elements wrong"},
-                    BadCase{18, Status::incorrect_numerical, "last timed call"}),
+                      BadCase{2, Status::incorrect_numerical, "NaN"},
+                      BadCase{3, Status::incorrect_numerical, "input set 1"},
+                      BadCase{4, Status::runtime_error, "cudaError"},
+                      BadCase{5, Status::runtime_error, "cudaError"},
+                      BadCase{6, Status::timeout, "did not answer"},
+                      BadCase{7, Status::runtime_error, "exited with status 0"},
+                      BadCase{9, Status::runtime_error, "still running"},
+                      BadCase{10, Status::incorrect_numerical, "modified its inputs"},
+                      BadCase{12, Status::incorrect_numerical, "repeated correctness call"},
+                      BadCase{13, Status::runtime_error, "work differs between calls"},
+                      BadCase{14, Status::runtime_error, "under 50 % of the"},
+                      BadCase{15, Status::compile_error, "banned-library rule"},
+                      BadCase{16, Status::runtime_error, "cuModuleLoadData"},
+                      BadCase{17, Status::incorrect_numerical, "elements wrong"},
+                      BadCase{18, Status::incorrect_numerical, "last timed call"}),
     [](const ::testing::TestParamInfo<BadCase>& param) {
       return "variant_" + std::to_string(param.param.variant);
     });
@@ -229,9 +230,11 @@ TEST(EvaluatorGpu, EvaluationsFromSeveralThreadsShareTheGpu) {
       EvalOptions options = quick();
       options.seed = 0x5eed'0010 + i % 2; // pairs share warm inputs, one lease at a time
       auto ev = supervisor().evaluator->evaluate(source, **problem, options);
-      if (ev) results[i] = std::move(*ev);
+      if (ev)
+        results[i] = std::move(*ev);
     });
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads)
+    t.join();
   for (std::size_t i = 0; i < results.size(); ++i) {
     ASSERT_TRUE(results[i]) << i;
     EXPECT_EQ(results[i]->status, Status::passed) << i << ": " << results[i]->message;
@@ -254,7 +257,8 @@ TEST(EvaluatorGpu, ASpareReadiedWhileIdleHoldsTheCounterSessionAndCountsTheSame)
   EXPECT_TRUE(ready.child_startup.value("prepared_ahead", false)) << ready.child_startup.dump();
   EXPECT_TRUE(ready.child_startup.contains("counter_session")) << ready.child_startup.dump();
   ASSERT_TRUE(first.dynamic && ready.dynamic);
-  if (ready.dynamic->verdict == DynamicState::unknown) GTEST_SKIP() << ready.dynamic->reason;
+  if (ready.dynamic->verdict == DynamicState::unknown)
+    GTEST_SKIP() << ready.dynamic->reason;
   ASSERT_TRUE(ready.dynamic->raw && first.dynamic->raw);
   EXPECT_EQ(ready.dynamic->raw->value("session", ""), "opened at prepare");
   EXPECT_EQ(ready.dynamic->raw->value("gmma", -1.0), first.dynamic->raw->value("gmma", -2.0));
@@ -264,7 +268,8 @@ TEST(EvaluatorGpu, ASpareReadiedWhileIdleHoldsTheCounterSessionAndCountsTheSame)
   // The child closed the session after counting, before any trial ran.
   EXPECT_TRUE(ready.dynamic->raw->value("steps", trace::Json::object()).contains("disable"));
   std::vector<std::string> order;
-  for (const util::Phase& phase : ready.phases) order.push_back(phase.name);
+  for (const util::Phase& phase : ready.phases)
+    order.push_back(phase.name);
   const auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name); };
   EXPECT_LT(at("counts"), at("timing"));
 }
@@ -321,7 +326,8 @@ TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   EvalOptions options = quick();
   options.dynamic_counts = false;
-  for (int i = 0; i < 20; ++i) ASSERT_EQ(evaluate(source, options).status, Status::passed) << i;
+  for (int i = 0; i < 20; ++i)
+    ASSERT_EQ(evaluate(source, options).status, Status::passed) << i;
   supervisor().evaluator->settle();
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
   EXPECT_LT(free_before > free_after ? free_before - free_after : 0, std::size_t{64} << 20);

@@ -12,10 +12,10 @@ namespace ptxbench::exec {
 namespace {
 
 using Status = trace::EvaluationStatus;
-using testing::stray_children;
 using testing::evaluate;
 using testing::quick;
 using testing::read_kernel;
+using testing::stray_children;
 using testing::supervisor;
 
 bool have(const char* tool) {

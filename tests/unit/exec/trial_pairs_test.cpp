@@ -39,7 +39,8 @@ TEST(StrayPair, TooFewPairsMismatchedListsOrNoLatencyGiveNothing) {
 
 int timed_calls(const std::vector<TrialChunk>& chunks) {
   int timed = 0;
-  for (const TrialChunk& c : chunks) timed += c.iterations;
+  for (const TrialChunk& c : chunks)
+    timed += c.iterations;
   return timed;
 }
 

@@ -4,10 +4,9 @@
 #include "exec/gpu_lock.hpp"
 #include "exec/warm_cache.hpp"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
+#include <gtest/gtest.h>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>

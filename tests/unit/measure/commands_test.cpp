@@ -9,19 +9,32 @@ namespace {
 
 TEST(NcuAuditCommand, UsesSourcePageNvtxRangeApplicationReplayAndTheTwoMetrics) {
   const auto argv = ncu_audit_command({"./probe", "--x"}, NcuAuditOptions{});
-  const std::vector<std::string> expected{
-      "ncu", "--page", "source", "--print-source", "sass", "--csv", "--nvtx", "--nvtx-include",
-      "ptxbench_eval/", "--replay-mode", "application", "--metrics",
-      "inst_executed,thread_inst_executed_true", "--clock-control", "none", "-f", "./probe",
-      "--x"};
+  const std::vector<std::string> expected{"ncu",
+                                          "--page",
+                                          "source",
+                                          "--print-source",
+                                          "sass",
+                                          "--csv",
+                                          "--nvtx",
+                                          "--nvtx-include",
+                                          "ptxbench_eval/",
+                                          "--replay-mode",
+                                          "application",
+                                          "--metrics",
+                                          "inst_executed,thread_inst_executed_true",
+                                          "--clock-control",
+                                          "none",
+                                          "-f",
+                                          "./probe",
+                                          "--x"};
   EXPECT_EQ(argv, expected);
 }
 
 TEST(SanitizerCommand, SetsErrorExitCodeAndPrintLimit) {
   const auto argv = sanitizer_command({"./oob"}, SanitizerOptions{});
-  const std::vector<std::string> expected{"compute-sanitizer", "--tool", "memcheck",
-                                          "--error-exitcode", "99", "--print-limit", "256",
-                                          "./oob"};
+  const std::vector<std::string> expected{
+      "compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "99",
+      "--print-limit",     "256",    "./oob"};
   EXPECT_EQ(argv, expected);
 }
 

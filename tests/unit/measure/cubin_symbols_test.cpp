@@ -1,7 +1,6 @@
 #include "measure/cubin_symbols.hpp"
 
 #include <gtest/gtest.h>
-
 #include <vector>
 
 namespace ptxbench::measure {

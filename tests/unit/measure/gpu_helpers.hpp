@@ -2,11 +2,10 @@
 // buffers, and a place to save raw tool outputs as parser fixtures.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-
 #include <cstdint>
 #include <cstdlib>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
 #include <fstream>
 #include <string>
 
@@ -51,7 +50,8 @@ struct GemmBuffers {
 // Saves `text` as `name` under $PTXBENCH_MEASURE_FIXTURE_OUT when it is set.
 inline void save_fixture(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("PTXBENCH_MEASURE_FIXTURE_OUT");
-  if (dir == nullptr) return;
+  if (dir == nullptr)
+    return;
   std::ofstream(std::string(dir) + "/" + name) << text;
 }
 

@@ -4,9 +4,8 @@
 #include "measure/nvml_monitor.hpp"
 #include "unit/measure/gpu_helpers.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cstdio>
+#include <gtest/gtest.h>
 
 namespace ptxbench::measure {
 namespace {
@@ -16,7 +15,8 @@ using testing::GemmBuffers;
 InstructionCounter& counter() {
   static InstructionCounter instance = [] {
     auto made = InstructionCounter::create(0);
-    if (!made) throw std::runtime_error(made.error().message);
+    if (!made)
+      throw std::runtime_error(made.error().message);
     return std::move(*made);
   }();
   return instance;
@@ -117,7 +117,8 @@ TEST(InstructionCounter, ASessionOpenedAheadCountsTheSameWithoutEnablingAgain) {
   auto reset = [&](cudaStream_t s) { cudaMemsetAsync(gemm.c.as<char>(), 0xFF, gemm.c.bytes(), s); };
   auto has_step = [](const InstructionCounts& counts, const char* name) {
     for (const util::Phase& step : counts.steps)
-      if (step.name == name) return true;
+      if (step.name == name)
+        return true;
     return false;
   };
   auto own = counter->count(call, nullptr, reset);

@@ -11,10 +11,13 @@
 namespace ptxbench::measure {
 namespace {
 
-bool gpu_present() { return cuda::device_count() > 0; }
+bool gpu_present() {
+  return cuda::device_count() > 0;
+}
 
 TEST(NoGpu, TimerFlusherAndCounterAreUnsupportedWithTheRuntimeAnswer) {
-  if (gpu_present()) GTEST_SKIP() << "a GPU is present";
+  if (gpu_present())
+    GTEST_SKIP() << "a GPU is present";
   auto timer = cupti_call_timer();
   ASSERT_FALSE(timer);
   EXPECT_EQ(timer.error().kind, util::ErrorKind::unsupported);
@@ -29,7 +32,8 @@ TEST(NoGpu, TimerFlusherAndCounterAreUnsupportedWithTheRuntimeAnswer) {
 }
 
 TEST(NoGpu, MonitorIsUnsupportedWithoutNvmlOrDevice) {
-  if (gpu_present()) GTEST_SKIP() << "a GPU is present";
+  if (gpu_present())
+    GTEST_SKIP() << "a GPU is present";
   auto monitor = GpuMonitor::create(0);
   ASSERT_FALSE(monitor);
   EXPECT_EQ(monitor.error().kind, util::ErrorKind::unsupported);

@@ -19,7 +19,8 @@ TEST(ClockEventReasons, UnknownBitsAreNamedByValue) {
 
 TEST(ClockEventReasons, OnlyCapsAndSlowdownsSlowTheGpu) {
   EXPECT_FALSE(reasons_slow_the_gpu(0x1 | 0x2 | 0x10 | 0x100));
-  for (std::uint64_t bit : {0x4u, 0x8u, 0x20u, 0x40u, 0x80u}) EXPECT_TRUE(reasons_slow_the_gpu(bit));
+  for (std::uint64_t bit : {0x4u, 0x8u, 0x20u, 0x40u, 0x80u})
+    EXPECT_TRUE(reasons_slow_the_gpu(bit));
 }
 
 } // namespace

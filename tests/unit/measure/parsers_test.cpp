@@ -3,9 +3,8 @@
 #include "measure/ncu_audit.hpp"
 #include "measure/sanitizer.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 
 namespace ptxbench::measure {

@@ -3,13 +3,12 @@
 #include "measure/timing.hpp"
 #include "unit/measure/gpu_helpers.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <gtest/gtest.h>
 #include <string>
 
 namespace ptxbench::measure {
@@ -20,7 +19,8 @@ using testing::DeviceBuffer;
 // Created before any test launches a kernel, so every module load is seen (skipped in the
 // probe child run under ncu, which owns CUPTI there).
 const bool kTimerFirst = [] {
-  if (std::getenv("PTXBENCH_MEASURE_PROBE") == nullptr) (void)cupti_call_timer();
+  if (std::getenv("PTXBENCH_MEASURE_PROBE") == nullptr)
+    (void)cupti_call_timer();
   return true;
 }();
 
@@ -35,7 +35,8 @@ __global__ void read_kernel(const float4* src, std::size_t count, float* sink) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x)
     sum += src[i].x + src[i].w;
-  if (sum == 12345.0f) *sink = sum;
+  if (sum == 12345.0f)
+    *sink = sum;
 }
 
 __device__ unsigned long long global_ns() {
@@ -67,7 +68,8 @@ struct Streams {
 
 CallTimer& timer() {
   auto made = cupti_call_timer();
-  if (!made) throw std::runtime_error(made.error().message);
+  if (!made)
+    throw std::runtime_error(made.error().message);
   return **made;
 }
 
@@ -127,8 +129,7 @@ TEST(CuptiTimer, WorkOnASecondStreamJoinedBeforeReturnIsCharged) {
   warm_up(call, streams.main);
   auto timing = timer().time_call(call, streams.main);
   ASSERT_TRUE(timing) << timing.error().message;
-  std::printf("two streams: CUPTI %.4f ms, events %.4f ms\n", timing->latency_ms,
-              timing->event_ms);
+  std::printf("two streams: CUPTI %.4f ms, events %.4f ms\n", timing->latency_ms, timing->event_ms);
   // The 1 ms side-stream spin is charged; the rest is launch cost (0.4–0.5 ms seen on an H200).
   EXPECT_GE(timing->latency_ms, 0.99);
   EXPECT_LT(timing->latency_ms, 2.5);
@@ -167,7 +168,8 @@ double median_of(std::vector<double> values) {
 }
 
 double wall_ms(const std::chrono::steady_clock::time_point& since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
 }
 
 // Batched mode (one synchronise per trial) reads the same latency as strict mode (one per
@@ -188,7 +190,8 @@ TEST(BatchedTrial, MatchesStrictModeAndEventsAgreeWithCupti) {
   auto strict = run_trial(timer(), *flusher, call, {}, streams.main, {10, 50, TimingMode::strict});
   const double strict_wall = wall_ms(began);
   began = std::chrono::steady_clock::now();
-  auto batched = run_trial(timer(), *flusher, call, {}, streams.main, {10, 50, TimingMode::batched});
+  auto batched =
+      run_trial(timer(), *flusher, call, {}, streams.main, {10, 50, TimingMode::batched});
   const double batched_wall = wall_ms(began);
   ASSERT_TRUE(strict && batched);
   ASSERT_EQ(batched->mode, TimingMode::batched) << batched->strict_reason;
@@ -221,7 +224,8 @@ TEST(BatchedTrial, TheCallersResetMemsetsAreBoundariesNotCallWork) {
     return int(cudaGetLastError());
   };
   auto reset = [&](int) { cudaMemsetAsync(out.as<char>(), 0xFF, bytes, streams.main); };
-  auto trial = run_trial(timer(), *flusher, call, reset, streams.main, {2, 10, TimingMode::batched});
+  auto trial =
+      run_trial(timer(), *flusher, call, reset, streams.main, {2, 10, TimingMode::batched});
   ASSERT_TRUE(trial);
   ASSERT_EQ(trial->mode, TimingMode::batched) << trial->strict_reason;
   ASSERT_EQ(trial->last_call_activities.size(), 1u);
@@ -249,8 +253,8 @@ TEST(BatchedTrial, JoinedSecondStreamStaysBatchedAndIsCharged) {
   auto trial = run_trial(timer(), *flusher, call, {}, streams.main, {3, 10, TimingMode::batched});
   ASSERT_TRUE(trial);
   std::printf("joined side stream, batched: CUPTI %.4f ms, events %.4f ms, mode %s %s\n",
-              trial->median_ms, median_of(trial->event_ms), std::string(to_string(trial->mode)).c_str(),
-              trial->strict_reason.c_str());
+              trial->median_ms, median_of(trial->event_ms),
+              std::string(to_string(trial->mode)).c_str(), trial->strict_reason.c_str());
   EXPECT_EQ(trial->mode, TimingMode::batched) << trial->strict_reason;
   EXPECT_GE(trial->median_ms, 0.99);
   EXPECT_LT(trial->median_ms, 1.5);
@@ -384,7 +388,8 @@ void persist(cudaStream_t stream, const void* data, std::size_t bytes) {
 // warm); the release guards devices where it would not.
 TEST(L2Flusher, PersistingLinesDoNotSurviveTheFlushOrTheStrictBoundary) {
   const Persisting limits = persisting_limits();
-  if (limits.window < (std::size_t(4) << 20)) GTEST_SKIP() << "no persisting L2 on this device";
+  if (limits.window < (std::size_t(4) << 20))
+    GTEST_SKIP() << "no persisting L2 on this device";
   const std::size_t bytes = limits.window;
   DeviceBuffer src(bytes), sink(sizeof(float));
   Streams streams;
@@ -419,7 +424,8 @@ TEST(L2Flusher, PersistingLinesDoNotSurviveTheFlushOrTheStrictBoundary) {
   windowed = false;
   const double cold = timed([&] { flusher->flush(streams.main); });
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 100; ++i) flusher->release_persisting();
+  for (int i = 0; i < 100; ++i)
+    flusher->release_persisting();
   const double release_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
       100;
@@ -437,7 +443,8 @@ TEST(L2Flusher, PersistingLinesDoNotSurviveTheFlushOrTheStrictBoundary) {
 // after which a carve-out is set aside is timed strictly, and says why.
 TEST(BatchedTrial, APersistingCarveOutIsTimedStrictly) {
   const std::size_t bytes = persisting_limits().carve_out;
-  if (bytes == 0) GTEST_SKIP() << "no persisting L2 on this device";
+  if (bytes == 0)
+    GTEST_SKIP() << "no persisting L2 on this device";
   Streams streams;
   auto flusher = L2Flusher::create(0);
   ASSERT_TRUE(flusher);

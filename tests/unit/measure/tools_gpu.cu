@@ -4,19 +4,19 @@
 #include "measure/sanitizer.hpp"
 #include "unit/measure/gpu_helpers.hpp"
 
-#include <gtest/gtest.h>
-#include <nvtx3/nvToolsExt.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <nvtx3/nvToolsExt.h>
 
 namespace ptxbench::measure {
 namespace {
 
 std::string tool_or_skip(const std::string& name) {
   const auto path = util::find_on_path(name);
-  if (!path.empty()) return path.string();
+  if (!path.empty())
+    return path.string();
   const std::string fallback = "/usr/local/cuda/bin/" + name;
   return std::filesystem::exists(fallback) ? fallback : std::string();
 }
@@ -36,7 +36,8 @@ TEST(MeasureProbe, DISABLED_WgmmaGemmInNvtxRange) {
 
 TEST(NcuAudit, SourcePageOfWgmmaGemmShowsExecutedGmmaAndTma) {
   const std::string ncu = tool_or_skip("ncu");
-  if (ncu.empty()) GTEST_SKIP() << "ncu not installed";
+  if (ncu.empty())
+    GTEST_SKIP() << "ncu not installed";
   NcuAuditOptions options;
   options.ncu = ncu;
   const std::vector<std::string> app{std::filesystem::read_symlink("/proc/self/exe").string(),
@@ -83,13 +84,15 @@ int main(int argc, char**) {
 TEST(Sanitizer, OutOfBoundsWriteIsReportedWithKernelAndSourceLine) {
   const std::string sanitizer = tool_or_skip("compute-sanitizer");
   const std::string nvcc = tool_or_skip("nvcc");
-  if (sanitizer.empty() || nvcc.empty()) GTEST_SKIP() << "compute-sanitizer or nvcc missing";
+  if (sanitizer.empty() || nvcc.empty())
+    GTEST_SKIP() << "compute-sanitizer or nvcc missing";
   const auto dir = std::filesystem::temp_directory_path() / "ptxbench_measure_oob";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "oob.cu") << kOobProgram;
   util::PosixProcessRunner runner;
   auto built = runner.run({nvcc, "-lineinfo", "-gencode", "arch=compute_90a,code=sm_90a",
-                           (dir / "oob.cu").string(), "-o", (dir / "oob").string()}, {});
+                           (dir / "oob.cu").string(), "-o", (dir / "oob").string()},
+                          {});
   ASSERT_TRUE(built && built->succeeded()) << (built ? built->err : built.error().message);
   SanitizerOptions options;
   options.sanitizer = sanitizer;

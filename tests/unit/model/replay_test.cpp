@@ -18,8 +18,8 @@ TEST(Replay, PlaysRepliesInOrderThenFailsClearly) {
   ScratchDir dir;
   auto client = replay_client(
       dir, reply_line({{"text", "first"},
-                 {"reasoning", "r1"},
-                 {"usage", {{"input_tokens", 1000000}, {"output_tokens", 500000}}}}) +
+                       {"reasoning", "r1"},
+                       {"usage", {{"input_tokens", 1000000}, {"output_tokens", 500000}}}}) +
                "\n" + reply_line({{"error", {{"kind", "rate_limited"}, {"message", "HTTP 429"}}}}) +
                reply_line({{"text", "third"}, {"finish_reason", "length"}}));
   int reports = 0;

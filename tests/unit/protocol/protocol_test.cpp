@@ -13,7 +13,8 @@ TEST(Protocol, LoadRequestRoundTripsHandlesScalarsAndAxes) {
   load.op = RequestOp::load;
   load.library = "/tmp/kernel.so";
   load.signature = "void run(const float* x, float* y, int64_t n, cudaStream_t stream)";
-  load.sets = {{{"ab01", 64, false}, {"cd02", 32, true}}, {{"ef03", 64, false}, {"0a04", 32, true}}};
+  load.sets = {{{"ab01", 64, false}, {"cd02", 32, true}},
+               {{"ef03", 64, false}, {"0a04", 32, true}}};
   load.scalars = {0x3DB5A89Bull, 0xFFFFFFFFFFFFFFFFull};
   load.var_axes = {8192, 1};
   auto decoded = decode_request(encode(load));
@@ -196,11 +197,13 @@ TEST(Protocol, ACallReplyCarriesItsLatencyKernelsAndTheRefusedLookups) {
 }
 
 TEST(Protocol, MalformedRepliesAreBadResponses) {
-  for (const char* line : {"", "not json", "{}", R"({"ok":true})",
-                           R"({"ok":true,"error":"bogus","message":"","invoke_status":0,"cuda_error":""})",
-                           R"({"ok":"yes","error":"none","message":"","invoke_status":0,"cuda_error":""})",
-                           R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","counts":null})",
-                           R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","call":{"latency_ms":null,"kernels":[]}})"}) {
+  for (
+      const char* line :
+      {"", "not json", "{}", R"({"ok":true})",
+       R"({"ok":true,"error":"bogus","message":"","invoke_status":0,"cuda_error":""})",
+       R"({"ok":"yes","error":"none","message":"","invoke_status":0,"cuda_error":""})",
+       R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","counts":null})",
+       R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","call":{"latency_ms":null,"kernels":[]}})"}) {
     auto decoded = decode_reply(line);
     ASSERT_FALSE(decoded) << line;
     EXPECT_EQ(decoded.error().kind, util::ErrorKind::bad_response);

@@ -32,8 +32,8 @@ Comparison compare_f32(const float* x, const float* y, std::int64_t count, doubl
 
 template <typename T> std::vector<T> to_host(const void* data, std::int64_t count) {
   std::vector<T> host(static_cast<std::size_t>(count));
-  PTXBENCH_CUDA_CHECK(cudaMemcpy(host.data(), data, host.size() * sizeof(T),
-                                 cudaMemcpyDeviceToHost));
+  PTXBENCH_CUDA_CHECK(
+      cudaMemcpy(host.data(), data, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
   return host;
 }
 

@@ -1,12 +1,10 @@
 #include "device_support.hpp"
-
 #include "suite/philox.hpp"
 
-#include <cuda_bf16.h>
-#include <cstdio>
-
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <cuda_bf16.h>
 
 namespace ptxbench::reference::testing {
 namespace {
@@ -14,7 +12,8 @@ namespace {
 __global__ void fill_bf16_kernel(std::uint16_t* data, std::int64_t count, std::uint64_t seed,
                                  std::uint32_t tensor_index, bool spiky) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
+  if (i >= count)
+    return;
   const auto element = static_cast<std::uint64_t>(i);
   const float value = spiky ? suite::spiky_value(seed, tensor_index, element)
                             : suite::normal_value(seed, tensor_index, element);
@@ -29,23 +28,31 @@ struct Totals {
 __device__ void judge(float x, float y, double atol, double rtol, Totals* totals) {
   const float diff = fabsf(x - y);
   bool fail = false;
-  if (!isfinite(x) || !isfinite(y)) fail = !(x == y);
-  else fail = diff > atol && diff > rtol * fabsf(y);
-  if (fail) atomicAdd(&totals->failures, 1ull);
-  if (isfinite(diff)) atomicMax(&totals->max_abs_bits, __float_as_uint(diff));
+  if (!isfinite(x) || !isfinite(y))
+    fail = !(x == y);
+  else
+    fail = diff > atol && diff > rtol * fabsf(y);
+  if (fail)
+    atomicAdd(&totals->failures, 1ull);
+  if (isfinite(diff))
+    atomicMax(&totals->max_abs_bits, __float_as_uint(diff));
 }
 
 template <typename T>
-__global__ void compare_kernel(const T* x, const T* y, std::int64_t count, double atol,
-                               double rtol, Totals* totals) {
+__global__ void compare_kernel(const T* x, const T* y, std::int64_t count, double atol, double rtol,
+                               Totals* totals) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  if constexpr (sizeof(T) == 2) judge(__bfloat162float(x[i]), __bfloat162float(y[i]), atol, rtol,
-                                      totals);
-  else judge(x[i], y[i], atol, rtol, totals);
+  if (i >= count)
+    return;
+  if constexpr (sizeof(T) == 2)
+    judge(__bfloat162float(x[i]), __bfloat162float(y[i]), atol, rtol, totals);
+  else
+    judge(x[i], y[i], atol, rtol, totals);
 }
 
-unsigned blocks_for(std::int64_t count) { return static_cast<unsigned>((count + 255) / 256); }
+unsigned blocks_for(std::int64_t count) {
+  return static_cast<unsigned>((count + 255) / 256);
+}
 
 template <typename T>
 Comparison compare(const T* x, const T* y, std::int64_t count, double atol, double rtol) {
@@ -70,8 +77,8 @@ void fill_bf16(void* data, std::int64_t count, std::uint64_t seed, std::uint32_t
 
 Comparison compare_bf16(const void* x, const void* y, std::int64_t count, double atol,
                         double rtol) {
-  return compare(static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(y),
-                 count, atol, rtol);
+  return compare(static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(y), count,
+                 atol, rtol);
 }
 
 Comparison compare_f32(const float* x, const float* y, std::int64_t count, double atol,

@@ -1,18 +1,17 @@
 #include "gpu_support.hpp"
-
 #include "reference/reference.hpp"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <gtest/gtest.h>
 #include <stdexcept>
 
 namespace ptxbench::reference::testing {
 namespace {
 
 std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made) throw std::runtime_error(made.error().message);
+  if (!made)
+    throw std::runtime_error(made.error().message);
   return std::move(*made);
 }
 
@@ -58,10 +57,14 @@ TEST(GemmGpu, NaiveGemmComputesABTransposedOnAKnownCase) {
   ProblemBuffers buffers = allocate(problem);
   const auto k = static_cast<std::size_t>(problem.inputs[0].dims[1]);
   std::vector<std::uint16_t> a(4 * k, kOne);
-  std::fill(a.begin() + static_cast<std::ptrdiff_t>(k), a.begin() + static_cast<std::ptrdiff_t>(2 * k), kTwo);
-  const std::vector<std::uint16_t> b(static_cast<std::size_t>(problem.inputs[1].element_count()), kOne);
-  PTXBENCH_CUDA_CHECK(cudaMemcpy(buffers.pointers[0], a.data(), a.size() * 2, cudaMemcpyHostToDevice));
-  PTXBENCH_CUDA_CHECK(cudaMemcpy(buffers.pointers[1], b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+  std::fill(a.begin() + static_cast<std::ptrdiff_t>(k),
+            a.begin() + static_cast<std::ptrdiff_t>(2 * k), kTwo);
+  const std::vector<std::uint16_t> b(static_cast<std::size_t>(problem.inputs[1].element_count()),
+                                     kOne);
+  PTXBENCH_CUDA_CHECK(
+      cudaMemcpy(buffers.pointers[0], a.data(), a.size() * 2, cudaMemcpyHostToDevice));
+  PTXBENCH_CUDA_CHECK(
+      cudaMemcpy(buffers.pointers[1], b.data(), b.size() * 2, cudaMemcpyHostToDevice));
   ASSERT_TRUE(naive->run(buffers.call()).has_value());
   const auto c = to_host<std::uint16_t>(buffers.pointers[2], problem.outputs[0].element_count());
   const auto n = static_cast<std::size_t>(problem.outputs[0].dims[1]);

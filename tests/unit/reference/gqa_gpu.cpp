@@ -1,13 +1,11 @@
 #include "gpu_support.hpp"
-
 #include "reference/reference.hpp"
 #include "suite/layouts.hpp"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <gtest/gtest.h>
 #include <map>
 #include <stdexcept>
 
@@ -15,7 +13,8 @@ namespace ptxbench::reference::testing {
 namespace {
 
 std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made) throw std::runtime_error(made.error().message);
+  if (!made)
+    throw std::runtime_error(made.error().message);
   return std::move(*made);
 }
 
@@ -29,8 +28,10 @@ struct GqaCase {
 GqaCase suite_case(const std::string& name) {
   GqaCase c{suite_problem(name), {}};
   auto layout = suite::build_index_layout(c.problem.definition, c.problem.workload);
-  if (!layout) throw std::runtime_error(layout.error().message);
-  for (auto& named : *layout) c.indices[named.name] = std::move(named.values);
+  if (!layout)
+    throw std::runtime_error(layout.error().message);
+  for (auto& named : *layout)
+    c.indices[named.name] = std::move(named.values);
   return c;
 }
 
@@ -53,16 +54,18 @@ struct HostGqa {
     std::int64_t b = token, i = 0, n_q = 1;
     if (!decode) {
       const Indices& qo = c.indices.at("qo_indptr");
-      for (b = 0; !(qo[b] <= token && token < qo[b + 1]); ++b) {}
+      for (b = 0; !(qo[b] <= token && token < qo[b + 1]); ++b) {
+      }
       i = token - qo[b];
       n_q = qo[b + 1] - qo[b];
     }
     const std::int64_t n_kv = kv_indptr[b + 1] - kv_indptr[b];
     const bool causal = c.problem.mask == suite::Mask::causal && !decode;
-    const std::int64_t visible = causal ? std::clamp<std::int64_t>(i + 1 + n_kv - n_q, 0, n_kv)
-                                        : n_kv;
+    const std::int64_t visible =
+        causal ? std::clamp<std::int64_t>(i + 1 + n_kv - n_q, 0, n_kv) : n_kv;
     Row result{std::vector<double>(static_cast<std::size_t>(dim), 0.0), -INFINITY};
-    if (visible == 0) return result;
+    if (visible == 0)
+      return result;
     const std::int64_t kv_head = head / (hq / hkv);
     std::vector<double> scores;
     std::vector<std::int64_t> rows;
@@ -80,11 +83,12 @@ struct HostGqa {
       max = std::max(max, scores.back());
     }
     double sum = 0.0;
-    for (const double s : scores) sum += std::exp(s - max);
+    for (const double s : scores)
+      sum += std::exp(s - max);
     for (std::size_t j = 0; j < scores.size(); ++j)
       for (std::int64_t d = 0; d < dim; ++d)
-        result.out[static_cast<std::size_t>(d)] += std::exp(scores[j] - max) / sum *
-                                                   at(v, rows[j] + d);
+        result.out[static_cast<std::size_t>(d)] +=
+            std::exp(scores[j] - max) / sum * at(v, rows[j] + d);
     result.lse2 = (max + std::log(sum)) / std::log(2.0);
     return result;
   }
@@ -105,9 +109,11 @@ struct GqaRun {
 GqaRun run_gqa(const GqaCase& c, Reference& reference) {
   GqaRun run{allocate(c.problem), {c, {}, {}, {}, 0, 0, 0, kScale}};
   const auto& in = c.problem.inputs;
-  for (std::uint32_t t = 0; t < 3; ++t) fill_bf16(run.buffers.pointers[t], in[t].element_count(), 7, t, Values::normal);
+  for (std::uint32_t t = 0; t < 3; ++t)
+    fill_bf16(run.buffers.pointers[t], in[t].element_count(), 7, t, Values::normal);
   for (std::size_t t = 3; t < in.size(); ++t) {
-    if (in[t].scalar) continue;
+    if (in[t].scalar)
+      continue;
     const Indices& values = c.indices.at(in[t].name);
     EXPECT_EQ(static_cast<std::int64_t>(values.size()), in[t].element_count()) << in[t].name;
     PTXBENCH_CUDA_CHECK(cudaMemcpy(run.buffers.pointers[t], values.data(), values.size() * 4,
@@ -137,25 +143,31 @@ Checked check_rows(const GqaCase& c, const GqaRun& run, std::int64_t samples) {
   const auto& out_tensor = c.problem.outputs[0];
   const std::size_t n = run.buffers.pointers.size();
   const auto out = to_host<std::uint16_t>(run.buffers.pointers[n - 2], out_tensor.element_count());
-  const auto lse = to_host<float>(run.buffers.pointers[n - 1], c.problem.outputs[1].element_count());
+  const auto lse =
+      to_host<float>(run.buffers.pointers[n - 1], c.problem.outputs[1].element_count());
   Checked checked;
   const std::int64_t rows = out_tensor.dims[0] * run.host.hq;
   std::int64_t stride = samples <= 0 ? 1 : std::max<std::int64_t>(1, rows / samples) | 1;
-  if (stride > 1 && stride % run.host.hq == 0) stride += 2;
+  if (stride > 1 && stride % run.host.hq == 0)
+    stride += 2;
   std::vector<std::int64_t> picks;
-  for (std::int64_t r = 0; r < rows; r += stride) picks.push_back(r);
-  if (picks.back() != rows - 1) picks.push_back(rows - 1);
+  for (std::int64_t r = 0; r < rows; r += stride)
+    picks.push_back(r);
+  if (picks.back() != rows - 1)
+    picks.push_back(rows - 1);
   for (const std::int64_t r : picks) {
     const HostGqa::Row expected = run.host.row(r / run.host.hq, r % run.host.hq);
     ++checked.rows;
     for (std::int64_t d = 0; d < run.host.dim; ++d) {
       const double x = HostGqa::at(out, r * run.host.dim + d);
       const double y = expected.out[static_cast<std::size_t>(d)];
-      if (std::abs(x - y) > 1e-2 && std::abs(x - y) > 1e-2 * std::abs(y)) ++checked.failures;
+      if (std::abs(x - y) > 1e-2 && std::abs(x - y) > 1e-2 * std::abs(y))
+        ++checked.failures;
     }
     const double got = lse[static_cast<std::size_t>(r)];
     if (std::isinf(expected.lse2)) {
-      if (!(std::isinf(got) && got < 0)) ++checked.failures;
+      if (!(std::isinf(got) && got < 0))
+        ++checked.failures;
     } else {
       checked.max_lse_error = std::max(checked.max_lse_error, std::abs(got - expected.lse2));
     }
@@ -204,8 +216,10 @@ TEST(GqaGpuEdges, BottomRightCausalAndEmptyRowsGiveZeroAndMinusInfinity) {
   const auto out = to_host<std::uint16_t>(run.buffers.pointers[5], 3 * 32 * 128);
   const auto lse = to_host<float>(run.buffers.pointers[6], 3 * 32);
   for (std::int64_t h = 0; h < 32; ++h) {
-    EXPECT_TRUE(std::isinf(lse[static_cast<std::size_t>(h)]) && lse[static_cast<std::size_t>(h)] < 0);
-    for (std::int64_t d = 0; d < 128; ++d) EXPECT_EQ(out[static_cast<std::size_t>(h * 128 + d)], 0u);
+    EXPECT_TRUE(std::isinf(lse[static_cast<std::size_t>(h)]) &&
+                lse[static_cast<std::size_t>(h)] < 0);
+    for (std::int64_t d = 0; d < 128; ++d)
+      EXPECT_EQ(out[static_cast<std::size_t>(h * 128 + d)], 0u);
   }
   const Checked checked = check_rows(c, run, 0);
   EXPECT_EQ(checked.rows, 96);

@@ -1,18 +1,17 @@
 #include "gpu_support.hpp"
-
 #include "reference/reference.hpp"
-
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <gtest/gtest.h>
 #include <stdexcept>
 
 namespace ptxbench::reference::testing {
 namespace {
 
 std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made) throw std::runtime_error(made.error().message);
+  if (!made)
+    throw std::runtime_error(made.error().message);
   return std::move(*made);
 }
 
@@ -39,7 +38,10 @@ struct ForwardRun {
 
 ForwardRun run_forward(int dim, bool causal, Dims d, Values values) {
   ForwardRun run{with_mha_dims(suite_problem(forward_name(dim, causal)), d.batch, d.heads, d.seq),
-                 {}, {}, {}, {}};
+                 {},
+                 {},
+                 {},
+                 {}};
   auto library = must(make_library_reference(run.problem));
   auto naive = must(make_naive_reference(run.problem));
   EXPECT_EQ(library->library().rfind("cuDNN 9.", 0), 0u) << library->library();
@@ -99,7 +101,8 @@ double host_lse_natural(const ForwardRun& run, std::int64_t i, bool causal) {
     scores.push_back(s / std::sqrt(static_cast<double>(dim)));
     max = std::max(max, scores.back());
   }
-  for (const double s : scores) sum += std::exp(s - max);
+  for (const double s : scores)
+    sum += std::exp(s - max);
   return max + std::log(sum);
 }
 
@@ -140,9 +143,11 @@ void check_backward(const BackwardCase& c) {
   fill_bf16(lib.pointers[4], count, 2026, 4, c.values); // dO
   // Q, K, V, O and L from the cuDNN forward, as the suite's blobs were made.
   const unsigned from_forward[] = {0, 1, 2, 3};
-  for (const unsigned i : from_forward) lib.pointers[i] = forward.library.pointers[i];
+  for (const unsigned i : from_forward)
+    lib.pointers[i] = forward.library.pointers[i];
   lib.pointers[5] = forward.library.pointers[4];
-  for (unsigned i = 0; i < 6; ++i) ref.pointers[i] = lib.pointers[i];
+  for (unsigned i = 0; i < 6; ++i)
+    ref.pointers[i] = lib.pointers[i];
   ASSERT_TRUE(library->run(lib.call()).has_value());
   ASSERT_TRUE(naive->run(ref.call()).has_value());
   PTXBENCH_CUDA_CHECK(cudaDeviceSynchronize());

@@ -1,11 +1,10 @@
 #include "reference/library_check.hpp"
 #include "reference/reference.hpp"
 #include "reference/shapes.hpp"
-#include "support/library_error.hpp"
 #include "suite/suite.hpp"
+#include "support/library_error.hpp"
 
 #include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <string>
 
@@ -15,30 +14,34 @@ namespace {
 const suite::Problem& problem(std::string_view name) {
   static const suite::Suite loaded = [] {
     auto result = suite::Suite::load_default();
-    if (!result) throw std::runtime_error(result.error().message);
+    if (!result)
+      throw std::runtime_error(result.error().message);
     return std::move(*result);
   }();
   auto found = loaded.find(name);
-  if (!found) throw std::runtime_error(found.error().message);
+  if (!found)
+    throw std::runtime_error(found.error().message);
   return **found;
 }
 
 using test_support::library_error_message;
 
 TEST(CheckMacros, CublasCudnnAndFrontendFailuresUseTheirOwnErrorNames) {
-  EXPECT_EQ(library_error_message([] { PTXBENCH_CUBLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED); })
-                .rfind("cuBLASLt error CUBLAS_STATUS_NOT_SUPPORTED at ", 0),
+  EXPECT_EQ(library_error_message([] {
+              PTXBENCH_CUBLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED);
+            }).rfind("cuBLASLt error CUBLAS_STATUS_NOT_SUPPORTED at ", 0),
             0u);
-  EXPECT_EQ(library_error_message([] { PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_BAD_PARAM); })
-                .rfind("cuDNN error CUDNN_STATUS_BAD_PARAM at ", 0),
+  EXPECT_EQ(library_error_message([] {
+              PTXBENCH_CUDNN_CHECK(CUDNN_STATUS_BAD_PARAM);
+            }).rfind("cuDNN error CUDNN_STATUS_BAD_PARAM at ", 0),
             0u);
   struct FakeFrontendError {
     enum class Code { ok, attribute_not_set, shape, name, pack, graph_not_supported } code;
     std::string err_msg;
   };
   const std::string fe = library_error_message([] {
-    PTXBENCH_CUDNN_FE_CHECK((FakeFrontendError{FakeFrontendError::Code::graph_not_supported,
-                                               "no engine"}));
+    PTXBENCH_CUDNN_FE_CHECK(
+        (FakeFrontendError{FakeFrontendError::Code::graph_not_supported, "no engine"}));
   });
   EXPECT_EQ(fe.rfind("cuDNN frontend error GRAPH_NOT_SUPPORTED: no engine at ", 0), 0u) << fe;
 }
@@ -186,7 +189,8 @@ TEST(Factories, UnsupportedShapesAreErrorsWithAReasonEvenWithoutAGpu) {
   suite::Problem odd_dim = problem("mha_with_lse_d128");
   for (auto* list : {&odd_dim.inputs, &odd_dim.outputs})
     for (auto& t : *list)
-      if (t.dims.size() == 4) t.dims[3] = 100; // not a multiple of 8
+      if (t.dims.size() == 4)
+        t.dims[3] = 100; // not a multiple of 8
   expect_unsupported(make_library_reference(odd_dim), "multiple of 8");
 }
 
@@ -197,7 +201,8 @@ TEST(Factories, GqaWithoutSequencesIsUnsupportedWithAReason) {
 }
 
 TEST(Factories, WithoutACudaDeviceEveryProblemIsUnsupported) {
-  if (cuda::require_device().has_value()) GTEST_SKIP() << "a CUDA device is present";
+  if (cuda::require_device().has_value())
+    GTEST_SKIP() << "a CUDA device is present";
   for (const char* name : {"gemm_n7168_k5120", "mha_with_lse_d128", "mha_bwd_d64_causal",
                            "gqa_paged_prefill_causal_h24_kv8_d128_ps1"}) {
     expect_unsupported(make_library_reference(problem(name)), "no CUDA device");

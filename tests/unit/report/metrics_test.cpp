@@ -42,13 +42,15 @@ protected:
   }
   const GroupResult& group(const std::string& problem) const {
     for (const GroupResult& g : m_report.groups)
-      if (g.problem == problem) return g;
+      if (g.problem == problem)
+        return g;
     throw std::runtime_error("no group " + problem);
   }
   std::optional<double> value(const std::string& variant, Metric metric, int limit,
                               double p = 0) const {
     for (const VariantResult& v : group("gemm").variants)
-      if (v.variant == variant) return v.values.at(MetricKey{metric, limit, p});
+      if (v.variant == variant)
+        return v.values.at(MetricKey{metric, limit, p});
     throw std::runtime_error("no variant " + variant);
   }
   const Spread& across(Metric metric, int limit, double p = 0) const {
@@ -97,7 +99,8 @@ TEST_F(SyntheticRun, FastPCountsCorrectTurnsStrictlyAboveP) {
 TEST_F(SyntheticRun, QualifyingSpeedupsAreTheCorrectTimedTurnsWithinTheLimit) {
   std::vector<TurnRecord> v1;
   for (const TurnRecord& turn : m_report.turns)
-    if (turn.problem == "gemm" && turn.variant == "v1") v1.push_back(turn);
+    if (turn.problem == "gemm" && turn.variant == "v1")
+      v1.push_back(turn);
   const auto trajectories = counted_trajectories(v1);
   using V = std::vector<double>;
   EXPECT_EQ(qualifying_speedups(trajectories, 8, Restriction::any_correct),
@@ -163,7 +166,8 @@ TEST_F(SyntheticRun, CategoriesByTurnAndTransitionsFollowCountedTurns) {
   EXPECT_EQ(at(stats.by_turn.at(3), TurnCategory::correct), 2);
   EXPECT_EQ(at(stats.by_turn.at(3), TurnCategory::infra), 0);
   std::int64_t total = 0;
-  for (const auto& [pair, count] : stats.transitions) total += count;
+  for (const auto& [pair, count] : stats.transitions)
+    total += count;
   EXPECT_EQ(total, 7);
   EXPECT_EQ((stats.transitions.at({TurnCategory::correct, TurnCategory::correct})), 2);
   EXPECT_EQ((stats.transitions.at({TurnCategory::numerical, TurnCategory::correct})), 1);
@@ -174,16 +178,26 @@ TEST_F(SyntheticRun, CategoriesByTurnAndTransitionsFollowCountedTurns) {
 TEST(UnknownTargetState, IsNeverCountedAsPositive) {
   std::vector<TurnRecord> turns;
   for (std::int64_t i = 0; i < 3; ++i) {
-    TurnRecord turn{"m", "p", "v", "cuda", 7, 0, i, store::TurnCategory::correct,
-                    store::Counting::counted, 2.0, TargetState::unknown, ""};
+    TurnRecord turn{"m",
+                    "p",
+                    "v",
+                    "cuda",
+                    7,
+                    0,
+                    i,
+                    store::TurnCategory::correct,
+                    store::Counting::counted,
+                    2.0,
+                    TargetState::unknown,
+                    ""};
     turns.push_back(turn);
   }
   const auto trajectories = counted_trajectories(turns);
   EXPECT_DOUBLE_EQ(*turn_correctness_rate(trajectories, 8, Restriction::any_correct), 1.0);
   EXPECT_DOUBLE_EQ(*turn_correctness_rate(trajectories, 8, Restriction::target_instruction), 0.0);
   EXPECT_DOUBLE_EQ(*fast_p(trajectories, 8, 1.0, Restriction::target_instruction), 0.0);
-  EXPECT_DOUBLE_EQ(
-      *trajectory_correctness_rate(trajectories, 8, Restriction::target_instruction), 0.0);
+  EXPECT_DOUBLE_EQ(*trajectory_correctness_rate(trajectories, 8, Restriction::target_instruction),
+                   0.0);
   EXPECT_FALSE(best_speedup(trajectories, 8, Restriction::target_instruction).has_value());
   EXPECT_EQ(count_turns(trajectories, 8).correct_unknown, 3);
 }

@@ -21,7 +21,8 @@ using testing::synthetic_report;
 
 std::string render(const Report& report, std::string_view format) {
   auto renderer = make_format(format);
-  if (!renderer) throw util::Fatal(renderer.error().message);
+  if (!renderer)
+    throw util::Fatal(renderer.error().message);
   return concatenate((*renderer)->render(report, {}));
 }
 
@@ -82,8 +83,7 @@ TEST(LoadRun, FolderWithoutDatabaseIsNotARunDirectory) {
   ScratchDir dir;
   auto run = load_run(dir.path());
   ASSERT_FALSE(run);
-  EXPECT_NE(run.error().message.find("is not a run directory (no run.sqlite)"),
-            std::string::npos);
+  EXPECT_NE(run.error().message.find("is not a run directory (no run.sqlite)"), std::string::npos);
 }
 
 TEST(LoadRun, EmptyRunLoadsButHasNothingToReport) {

@@ -2,12 +2,11 @@
 // metric can be worked out by hand (metrics_test.cpp shows the arithmetic).
 #pragma once
 
-#include "support/golden.hpp"
-#include "support/scratch_dir.hpp"
-
 #include "report/model.hpp"
 #include "report/report.hpp"
 #include "store/run_store.hpp"
+#include "support/golden.hpp"
+#include "support/scratch_dir.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,7 +31,7 @@ struct TurnSpec {
   std::optional<std::string> dynamic_verdict;
 };
 
-inline TurnSpec error(store::TurnCategory category) { 
+inline TurnSpec error(store::TurnCategory category) {
   return TurnSpec{category, store::Counting::counted, {}, {}, {}};
 }
 inline TurnSpec infra() {
@@ -43,8 +42,9 @@ inline TurnSpec infra() {
 inline TurnSpec correct(double speedup, std::string dynamic) {
   TurnSpec spec{store::TurnCategory::correct, store::Counting::counted, speedup, "present",
                 dynamic};
-  if (dynamic == "absent") spec = {store::TurnCategory::correct, store::Counting::counted,
-                                   speedup, "absent", std::nullopt};
+  if (dynamic == "absent")
+    spec = {store::TurnCategory::correct, store::Counting::counted, speedup, "absent",
+            std::nullopt};
   return spec;
 }
 
@@ -115,7 +115,8 @@ inline void write_turn(store::RunStore& run, store::TrajectoryId trajectory, con
     evaluation.speedup = spec.speedup;
     evaluation.static_verdict = spec.static_verdict;
     evaluation.dynamic_verdict = spec.dynamic_verdict;
-    if (!hardware.empty()) evaluation.traces = {evaluated_on(hardware, spec.speedup.value_or(1.0))};
+    if (!hardware.empty())
+      evaluation.traces = {evaluated_on(hardware, spec.speedup.value_or(1.0))};
     ASSERT_TRUE(run.record_evaluation(turn->id, evaluation));
   }
   store::TurnOutcome outcome;
@@ -134,11 +135,13 @@ inline void write_cut_off_turn(store::RunStore& run, store::TrajectoryId traject
 }
 
 inline store::TrajectoryId write_trajectory(store::RunStore& run, const store::TrajectoryKey& key,
-                                            const std::vector<TurnSpec>& turns,
-                                            CallCounter& calls, const std::string& hardware = {}) {
+                                            const std::vector<TurnSpec>& turns, CallCounter& calls,
+                                            const std::string& hardware = {}) {
   auto trajectory = run.open_trajectory(key);
-  if (!trajectory) throw util::Fatal(trajectory.error().message);
-  for (const TurnSpec& spec : turns) write_turn(run, *trajectory, spec, calls, hardware);
+  if (!trajectory)
+    throw util::Fatal(trajectory.error().message);
+  for (const TurnSpec& spec : turns)
+    write_turn(run, *trajectory, spec, calls, hardware);
   if (!run.finish_trajectory(*trajectory, store::ExitReason::turn_budget))
     throw util::Fatal("finish_trajectory failed");
   return *trajectory;
@@ -147,7 +150,8 @@ inline store::TrajectoryId write_trajectory(store::RunStore& run, const store::T
 inline std::unique_ptr<store::RunStore>
 create_run(const std::filesystem::path& dir, const std::string& config_json = R"({"turns":8})") {
   auto run = store::RunStore::open(dir, store::RunInfo{config_json, "0.1.0-test", ""});
-  if (!run) throw util::Fatal(run.error().message);
+  if (!run)
+    throw util::Fatal(run.error().message);
   return std::move(*run);
 }
 
@@ -165,13 +169,12 @@ inline void write_synthetic_run(const std::filesystem::path& dir) {
   auto run = create_run(dir);
   CallCounter calls;
   write_trajectory(*run, {"alpha", "gemm", "v1", 0},
-                   {error(TurnCategory::compile), correct(0.5, "present"),
-                    correct(0.9, "unknown")},
+                   {error(TurnCategory::compile), correct(0.5, "present"), correct(0.9, "unknown")},
                    calls);
-  write_trajectory(*run, {"alpha", "gemm", "v1", 1},
-                   {correct(0.4, "present"), infra(), error(TurnCategory::numerical),
-                    correct(1.2, "absent")},
-                   calls);
+  write_trajectory(
+      *run, {"alpha", "gemm", "v1", 1},
+      {correct(0.4, "present"), infra(), error(TurnCategory::numerical), correct(1.2, "absent")},
+      calls);
   write_trajectory(*run, {"alpha", "gemm", "v2", 0},
                    {error(TurnCategory::runtime), error(TurnCategory::runtime)}, calls);
   write_trajectory(*run, {"alpha", "gemm", "v2", 1},
@@ -201,7 +204,8 @@ inline void write_gpu_run(const std::filesystem::path& dir) {
 inline Report synthetic_report(const std::filesystem::path& dir) {
   write_synthetic_run(dir);
   auto run = load_run(dir);
-  if (!run) throw util::Fatal(run.error().message);
+  if (!run)
+    throw util::Fatal(run.error().message);
   Report report = build_report(*run);
   report.sources = {"synthetic"};
   return report;

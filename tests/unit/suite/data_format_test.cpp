@@ -4,9 +4,8 @@
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
+#include <gtest/gtest.h>
 
 namespace ptxbench::suite {
 namespace {
@@ -15,7 +14,8 @@ TEST(ProblemFiles, DefinitionsAreInTheDefinitionWriterSpelling) {
   const auto root = Suite::default_root() / "definitions";
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    if (entry.path().extension() != ".json") continue;
+    if (entry.path().extension() != ".json")
+      continue;
     ++files;
     auto definition = trace::load_definition(entry.path());
     ASSERT_TRUE(definition) << definition.error().message;
@@ -29,7 +29,8 @@ TEST(ProblemFiles, DefinitionsAreInTheDefinitionWriterSpelling) {
 TEST(ProblemFiles, WorkloadsAreOneCompactLineEach) {
   const auto root = Suite::default_root() / "workloads";
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    if (entry.path().extension() != ".jsonl") continue;
+    if (entry.path().extension() != ".jsonl")
+      continue;
     auto traces = trace::load_traces_jsonl(entry.path());
     ASSERT_TRUE(traces) << traces.error().message;
     ASSERT_EQ(traces->size(), 1u) << entry.path();

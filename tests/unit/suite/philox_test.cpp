@@ -1,10 +1,9 @@
 #include "suite/generate.hpp"
 #include "suite/philox.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
+#include <gtest/gtest.h>
 #include <vector>
 
 namespace ptxbench::suite {
@@ -30,7 +29,8 @@ constexpr KnownAnswer kKnownAnswers[] = {
 TEST(Philox, MatchesRandom123KnownAnswers) {
   for (const KnownAnswer& kat : kKnownAnswers) {
     const PhiloxCounter got = philox4x32_10(kat.counter, kat.key);
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(got.word[i], kat.expected.word[i]) << "word " << i;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(got.word[i], kat.expected.word[i]) << "word " << i;
   }
 }
 
@@ -131,7 +131,8 @@ namespace {
 
 // Timing, not correctness: run with PTXBENCH_SUITE_BENCH=1.
 TEST(Generate, HundredMillionBf16Timing) {
-  if (std::getenv("PTXBENCH_SUITE_BENCH") == nullptr) GTEST_SKIP() << "set PTXBENCH_SUITE_BENCH=1";
+  if (std::getenv("PTXBENCH_SUITE_BENCH") == nullptr)
+    GTEST_SKIP() << "set PTXBENCH_SUITE_BENCH=1";
   constexpr std::size_t kCount = 100'000'000;
   std::vector<std::byte> out(kCount * 2);
   for (auto distribution : {Distribution::normal, Distribution::spiky}) {

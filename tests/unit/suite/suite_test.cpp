@@ -3,17 +3,15 @@
 #include "suite/recipes.hpp"
 #include "suite/safetensors.hpp"
 #include "suite/suite.hpp"
-
-#include <gtest/gtest.h>
+#include "util/fs.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <numeric>
 #include <set>
 #include <unistd.h>
-
-#include "util/fs.hpp"
 
 namespace ptxbench::suite {
 namespace {
@@ -21,7 +19,8 @@ namespace {
 const Suite& suite() {
   static const Suite loaded = [] {
     auto result = Suite::load_default();
-    if (!result) throw std::runtime_error(result.error().message);
+    if (!result)
+      throw std::runtime_error(result.error().message);
     return std::move(*result);
   }();
   return loaded;
@@ -29,13 +28,15 @@ const Suite& suite() {
 
 const Problem& problem(std::string_view name) {
   auto found = suite().find(name);
-  if (!found) throw std::runtime_error(found.error().message);
+  if (!found)
+    throw std::runtime_error(found.error().message);
   return **found;
 }
 
 std::vector<std::string> names_of(const std::vector<ResolvedTensor>& tensors) {
   std::vector<std::string> names;
-  for (const auto& tensor : tensors) names.push_back(tensor.name);
+  for (const auto& tensor : tensors)
+    names.push_back(tensor.name);
   return names;
 }
 
@@ -44,7 +45,8 @@ using Dims = std::vector<std::int64_t>;
 TEST(Suite, LoadsAllSixteenProblems) {
   ASSERT_EQ(suite().problems().size(), 16u);
   std::size_t primary = 0;
-  for (const Problem& p : suite().problems()) primary += p.suite == "primary" ? 1 : 0;
+  for (const Problem& p : suite().problems())
+    primary += p.suite == "primary" ? 1 : 0;
   EXPECT_EQ(primary, 5u);
   EXPECT_EQ(suite().problems().front().name(), "gemm_n7168_k5120");
 }
@@ -95,9 +97,9 @@ TEST(Suite, MhaBackwardInputsAndFlops) {
 
 TEST(Suite, GqaDefinitionsFollowFlashInfer) {
   const Problem& decode = problem("gqa_paged_decode_h24_kv8_d128_ps1");
-  EXPECT_EQ(names_of(decode.inputs),
-            (std::vector<std::string>{"q", "k_cache", "v_cache", "kv_indptr", "kv_indices",
-                                      "sm_scale"}));
+  EXPECT_EQ(
+      names_of(decode.inputs),
+      (std::vector<std::string>{"q", "k_cache", "v_cache", "kv_indptr", "kv_indices", "sm_scale"}));
   EXPECT_TRUE(decode.inputs[5].scalar);
   EXPECT_EQ(decode.inputs[4].dtype, trace::DType::int32);
   EXPECT_EQ(decode.inputs[1].dims, (Dims{42784, 1, 8, 128}));
@@ -130,14 +132,16 @@ void expect_indptr(const std::vector<std::int32_t>& indptr, std::size_t sequence
   ASSERT_EQ(indptr.size(), sequences + 1);
   EXPECT_EQ(indptr.front(), 0);
   EXPECT_EQ(indptr.back(), total);
-  for (std::size_t i = 0; i + 1 < indptr.size(); ++i) EXPECT_LT(indptr[i], indptr[i + 1]);
+  for (std::size_t i = 0; i + 1 < indptr.size(); ++i)
+    EXPECT_LT(indptr[i], indptr[i + 1]);
 }
 
 void expect_distinct_pages(const std::vector<std::int32_t>& pages, std::size_t count,
                            std::int32_t pool) {
   ASSERT_EQ(pages.size(), count);
   EXPECT_EQ(std::set<std::int32_t>(pages.begin(), pages.end()).size(), count);
-  for (std::int32_t page : pages) ASSERT_TRUE(page >= 0 && page < pool);
+  for (std::int32_t page : pages)
+    ASSERT_TRUE(page >= 0 && page < pool);
 }
 
 TEST(Layouts, RaggedPrefillHas33SequencesOf16294Tokens) {
@@ -234,7 +238,8 @@ std::filesystem::path temp_copy(const std::string& tag) {
 
 TEST(Suite, MalformedDefinitionErrorNamesTheFile) {
   const auto dir = temp_copy("malformed");
-  std::ofstream(dir / "definitions/gemm/gemm_n7168_k5120.json") << "{\"name\": \"gemm_n7168_k5120\",";
+  std::ofstream(dir / "definitions/gemm/gemm_n7168_k5120.json")
+      << "{\"name\": \"gemm_n7168_k5120\",";
   auto loaded = Suite::load(dir);
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().message.find("gemm_n7168_k5120.json"), std::string::npos)
@@ -258,8 +263,8 @@ TEST(Suite, RegeneratedBlobsAreByteIdentical) {
 }
 
 TEST(Safetensors, RoundTripsAndRejectsTruncation) {
-  const std::string bytes = encode_safetensors(
-      {make_i32_tensor("a", {1, -2, 3}), make_i32_tensor("b", {7})});
+  const std::string bytes =
+      encode_safetensors({make_i32_tensor("a", {1, -2, 3}), make_i32_tensor("b", {7})});
   EXPECT_EQ(bytes.size() % 8, (3u * 4 + 4) % 8);
   auto decoded = decode_safetensors(bytes, "mem");
   ASSERT_TRUE(decoded);

@@ -2,7 +2,6 @@
 #pragma once
 
 #include "support/scratch_dir.hpp"
-
 #include "util/fs.hpp"
 
 #include <algorithm>

@@ -7,8 +7,7 @@ using namespace ptxbench::util;
 
 TEST(Hash, Sha1AndSha256MatchKnownVectors) {
   EXPECT_EQ(sha1_hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
-  EXPECT_EQ(sha256_hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(Fs, AtomicWriteReplacesWholeFileAndCreatesFolders) {

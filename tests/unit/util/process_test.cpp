@@ -5,20 +5,18 @@
 #include "util/process.hpp"
 #include "util/sigpipe.hpp"
 
+#include <chrono>
 #include <fcntl.h>
+#include <filesystem>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
-
-#include <gtest/gtest.h>
-
-#include <chrono>
-#include <filesystem>
-#include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace ptxbench::util {
 namespace {
@@ -30,14 +28,16 @@ constexpr std::size_t kLineCap = 1 << 20;
 
 Pipe pipe_or_die() {
   auto pipe = make_pipe();
-  if (!pipe) throw Fatal(pipe.error().message);
+  if (!pipe)
+    throw Fatal(pipe.error().message);
   return std::move(*pipe);
 }
 
 // Whether the write end of the pipe that `read_end` reads has been closed everywhere.
 bool writer_gone(const Fd& read_end) {
   pollfd ready{read_end.get(), POLLIN, 0};
-  if (::poll(&ready, 1, 0) != 1) return false;
+  if (::poll(&ready, 1, 0) != 1)
+    return false;
   char byte;
   return ::read(read_end.get(), &byte, 1) == 0;
 }
@@ -51,9 +51,11 @@ struct Started {
 Started start_with_stdout(SpawnOptions options) {
   Pipe out = pipe_or_die();
   options.fds.push_back({out.write.get(), STDOUT_FILENO});
-  if (options.env.empty()) options.env = environment_with({});
+  if (options.env.empty())
+    options.env = environment_with({});
   auto pid = spawn(options);
-  if (!pid) throw Fatal(pid.error().message);
+  if (!pid)
+    throw Fatal(pid.error().message);
   return Started{*pid, LineReader(std::move(out.read), kLineCap)};
 }
 

@@ -1,7 +1,6 @@
 #include "util/subprocess.hpp"
 
 #include <gtest/gtest.h>
-
 #include <thread>
 
 using namespace ptxbench::util;
@@ -24,8 +23,8 @@ TEST(Subprocess, DeadlineKillsTheWholeProcessGroup) {
   // The grandchild would write a marker after 2 s if it survived the group kill.
   auto marker = std::filesystem::temp_directory_path() / "ptxbench_subprocess_marker";
   std::filesystem::remove(marker);
-  auto result = runner.run(
-      {"sh", "-c", "(sleep 2; touch " + marker.string() + ") & sleep 30"}, options);
+  auto result =
+      runner.run({"sh", "-c", "(sleep 2; touch " + marker.string() + ") & sleep 30"}, options);
   ASSERT_TRUE(result);
   EXPECT_TRUE(result->timed_out);
   EXPECT_LT(result->elapsed, 5s);
