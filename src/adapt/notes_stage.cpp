@@ -1,13 +1,12 @@
 #include "adapt/notes_stage.hpp"
 
 #include "adapt/jsonl.hpp"
+#include "adapt/model_pool.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 
 #include <fmt/core.h>
-#include <mutex>
 #include <set>
-#include <thread>
 
 namespace ptxbench::adapt {
 namespace {
@@ -48,11 +47,6 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
   return done;
 }
 
-bool worth_another_pass(util::ErrorKind kind) {
-  return kind != util::ErrorKind::invalid_input && kind != util::ErrorKind::not_found &&
-         kind != util::ErrorKind::unsupported;
-}
-
 NotesRecord blank_record(const PairRecord& pair, const model::ModelSpec& spec) {
   NotesRecord r;
   r.id = pair.id;
@@ -76,58 +70,27 @@ public:
   util::Status run(NotesResult& result);
 
 private:
-  void work(model::ModelClient& client);
   std::optional<NotesRecord> write_notes(model::ModelClient& client, const PairRecord& pair);
   bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
-  void finish(const NotesRecord& record);
 
   const NotesOptions& m_options;
   const NotesDeps& m_deps;
   const model::ModelSpec& m_spec;
   const NotesPaths& m_paths;
   std::vector<PairRecord> m_jobs;
-  std::atomic<std::size_t> m_next{0};
-  std::mutex m_mutex;
-  std::optional<util::Error> m_error;
-  std::size_t m_done = 0;
-  std::size_t m_failed = 0;
-  double m_cost = 0;
 };
 
 util::Status NotesWriter::run(NotesResult& result) {
-  const int count =
-      std::max(1, std::min<int>(m_options.concurrency, static_cast<int>(m_jobs.size())));
-  std::vector<std::unique_ptr<model::ModelClient>> clients;
-  for (int i = 0; i < count; ++i) {
-    auto client = model::make_client(m_spec, m_deps.client);
-    if (!client)
-      return client.take_error();
-    clients.push_back(std::move(*client));
-  }
-  std::vector<std::thread> threads;
-  for (auto& client : clients)
-    threads.emplace_back([this, &client] { work(*client); });
-  for (auto& thread : threads)
-    thread.join();
-  if (m_error)
-    return *m_error;
-  result.done = m_done;
-  result.failed = m_failed;
-  result.left = m_jobs.size() - m_done - m_failed;
-  result.cost_usd = m_cost;
-  return util::Ok{};
-}
-
-void NotesWriter::work(model::ModelClient& client) {
-  for (std::size_t i = m_next++; i < m_jobs.size(); i = m_next++) {
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_error)
-        return;
-    }
-    if (auto record = write_notes(client, m_jobs[i]))
-      finish(*record);
-  }
+  ModelPool<PairRecord, NotesRecord> pool(
+      m_jobs, m_paths.output, m_deps.progress_out, [](const NotesRecord& r) {
+        return fmt::format(" ({} notes)", r.notes.instruction_notes.size());
+      });
+  return pool.run(
+      m_spec, m_deps.client, m_options.concurrency,
+      [this](model::ModelClient& client, const PairRecord& job) {
+        return write_notes(client, job);
+      },
+      result);
 }
 
 std::optional<NotesRecord> NotesWriter::write_notes(model::ModelClient& client,
@@ -167,23 +130,6 @@ std::optional<NotesRecord> NotesWriter::write_notes(model::ModelClient& client,
   }
   record.status = "failed";
   return record;
-}
-
-void NotesWriter::finish(const NotesRecord& record) {
-  std::lock_guard lock(m_mutex);
-  if (auto status = append_jsonl(m_paths.output, to_json(record)); !status) {
-    if (!m_error)
-      m_error = status.error();
-    return;
-  }
-  (record.status == "done" ? m_done : m_failed) += 1;
-  m_cost += record.cost_usd.value_or(0);
-  if (m_deps.progress_out != nullptr)
-    fmt::print(m_deps.progress_out, "[{}/{}] {} {}{}\n", m_done + m_failed, m_jobs.size(),
-               record.id.substr(0, 12), record.status,
-               record.status == "done"
-                   ? fmt::format(" ({} notes)", record.notes.instruction_notes.size())
-                   : ": " + record.error);
 }
 
 util::Status write_manifest(const NotesOptions& options, const NotesPaths& paths,

@@ -1,13 +1,12 @@
 #include "adapt/synthesize.hpp"
 
 #include "adapt/jsonl.hpp"
+#include "adapt/model_pool.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 
 #include <fmt/core.h>
-#include <mutex>
 #include <set>
-#include <thread>
 
 namespace ptxbench::adapt {
 namespace {
@@ -63,12 +62,6 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
   return done;
 }
 
-// Whether another pass may help after a call failed this way.
-bool worth_another_pass(util::ErrorKind kind) {
-  return kind != util::ErrorKind::invalid_input && kind != util::ErrorKind::not_found &&
-         kind != util::ErrorKind::unsupported;
-}
-
 class Synthesizer {
 public:
   Synthesizer(const SynthesizeOptions& options, const SynthesizeDeps& deps,
@@ -78,59 +71,24 @@ public:
   util::Status run(SynthesizeResult& result);
 
 private:
-  void work(model::ModelClient& client);
   std::optional<RationaleRecord> synthesize(model::ModelClient& client, const Job& job);
   bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
-  void finish(const RationaleRecord& record);
 
   const SynthesizeOptions& m_options;
   const SynthesizeDeps& m_deps;
   const model::ModelSpec& m_spec;
   const SynthesizePaths& m_paths;
   std::vector<Job> m_jobs;
-  std::atomic<std::size_t> m_next{0};
-  std::mutex m_mutex;
-  std::optional<util::Error> m_error;
-  std::size_t m_done = 0;
-  std::size_t m_failed = 0;
-  double m_cost = 0;
 };
 
 util::Status Synthesizer::run(SynthesizeResult& result) {
-  const int count =
-      std::max(1, std::min<int>(m_options.concurrency, static_cast<int>(m_jobs.size())));
-  std::vector<std::unique_ptr<model::ModelClient>> clients;
-  for (int i = 0; i < count; ++i) {
-    auto client = model::make_client(m_spec, m_deps.client);
-    if (!client)
-      return client.take_error();
-    clients.push_back(std::move(*client));
-  }
-  std::vector<std::thread> threads;
-  for (auto& client : clients)
-    threads.emplace_back([this, &client] { work(*client); });
-  for (auto& thread : threads)
-    thread.join();
-  if (m_error)
-    return *m_error;
-  result.done = m_done;
-  result.failed = m_failed;
-  result.left = m_jobs.size() - m_done - m_failed;
-  result.cost_usd = m_cost;
-  return util::Ok{};
-}
-
-void Synthesizer::work(model::ModelClient& client) {
-  for (std::size_t i = m_next++; i < m_jobs.size(); i = m_next++) {
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_error)
-        return;
-    }
-    auto record = synthesize(client, m_jobs[i]);
-    if (record)
-      finish(*record);
-  }
+  ModelPool<Job, RationaleRecord> pool(
+      m_jobs, m_paths.output, m_deps.progress_out,
+      [](const RationaleRecord& r) { return fmt::format(" ({} chars)", r.reasoning.size()); });
+  return pool.run(
+      m_spec, m_deps.client, m_options.concurrency,
+      [this](model::ModelClient& client, const Job& job) { return synthesize(client, job); },
+      result);
 }
 
 std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& client, const Job& job) {
@@ -170,22 +128,6 @@ std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& clien
   }
   record.status = "failed";
   return record;
-}
-
-void Synthesizer::finish(const RationaleRecord& record) {
-  std::lock_guard lock(m_mutex);
-  if (auto status = append_jsonl(m_paths.output, to_json(record)); !status) {
-    if (!m_error)
-      m_error = status.error();
-    return;
-  }
-  (record.status == "done" ? m_done : m_failed) += 1;
-  m_cost += record.cost_usd.value_or(0);
-  if (m_deps.progress_out != nullptr)
-    fmt::print(m_deps.progress_out, "[{}/{}] {} {}{}\n", m_done + m_failed, m_jobs.size(),
-               record.id.substr(0, 12), record.status,
-               record.status == "done" ? fmt::format(" ({} chars)", record.reasoning.size())
-                                       : ": " + record.error);
 }
 
 util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePaths& paths,
