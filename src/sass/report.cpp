@@ -4,6 +4,7 @@
 #include "util/hash.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <fmt/format.h>
 
 namespace ptxbench::sass {
@@ -137,6 +138,35 @@ util::Expected<StaticReport> analyze_binary(const Disassembler& disassembler,
   if (!content)
     return content.take_error();
   return build_report(*disassembly, util::sha256_hex(*content));
+}
+
+Disassembly merge_disassemblies(std::vector<Disassembly> parts) {
+  Disassembly merged;
+  for (Disassembly& part : parts) {
+    for (std::string& arch : part.arches) {
+      if (std::find(merged.arches.begin(), merged.arches.end(), arch) == merged.arches.end())
+        merged.arches.push_back(std::move(arch));
+    }
+    std::move(part.functions.begin(), part.functions.end(), std::back_inserter(merged.functions));
+  }
+  return merged;
+}
+
+util::Expected<StaticReport> analyze_binaries(const Disassembler& disassembler,
+                                              const std::vector<std::filesystem::path>& binaries) {
+  std::vector<Disassembly> parts;
+  std::string hashes;
+  for (const std::filesystem::path& binary : binaries) {
+    util::Expected<Disassembly> disassembly = disassembler.disassemble(binary);
+    if (!disassembly)
+      return disassembly.take_error();
+    util::Expected<std::string> content = util::read_file(binary);
+    if (!content)
+      return content.take_error();
+    parts.push_back(std::move(*disassembly));
+    hashes += util::sha256_hex(*content);
+  }
+  return build_report(merge_disassemblies(std::move(parts)), util::sha256_hex(hashes));
 }
 
 const ArchReport* find_arch(const StaticReport& report, std::string_view arch) {

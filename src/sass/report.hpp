@@ -97,6 +97,15 @@ StaticReport build_report(const Disassembly& disassembly, std::string binary_sha
 util::Expected<StaticReport> analyze_binary(const Disassembler& disassembler,
                                             const std::filesystem::path& binary);
 
+// The disassemblies of several binaries as one: every function in input order, the arches in
+// first-seen order without repeats. A Triton evaluation builds one cubin per kernel it compiled.
+Disassembly merge_disassemblies(std::vector<Disassembly> parts);
+
+// analyze_binary over several binaries, reported as one. Its hash is the SHA-256 of the parts'
+// hashes in the order given, so the same cubins in the same order give the same report.
+util::Expected<StaticReport> analyze_binaries(const Disassembler& disassembler,
+                                              const std::vector<std::filesystem::path>& binaries);
+
 // nullptr when the binary has no cubin for `arch`.
 const ArchReport* find_arch(const StaticReport& report, std::string_view arch);
 

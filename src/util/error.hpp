@@ -117,4 +117,12 @@ private:
 struct Ok {};
 using Status = Expected<Ok>;
 
+// Returns the error of `result` (an Expected or a Status variable) from the enclosing function
+// when it holds one: the two lines `if (!x) return x.take_error();` as one statement.
+#define PTXBENCH_TRY(result)                                                                       \
+  do {                                                                                             \
+    if (!(result))                                                                                 \
+      return (result).take_error();                                                                \
+  } while (false)
+
 } // namespace ptxbench::util

@@ -90,6 +90,29 @@ TEST(SassParser, SnippetReportMatchesGoldens) {
   testing::expect_golden("snippet.txt", render_text(report));
 }
 
+// Two cubins of one Triton evaluation: one holds the GMMA kernel, the other only a copy kernel.
+// Merged, the arch is reported once and the verdict sees both kernels.
+TEST(SassParser, MergedCubinsReportAsOneBinary) {
+  const Disassembly full = parse_cuobjdump_sass(kSnippet);
+  Disassembly copy_only;
+  copy_only.arches = {"sm_90a"};
+  copy_only.functions = {full.functions[1]};
+  Disassembly probe_only;
+  probe_only.arches = {"sm_90a", "sm_80"};
+  probe_only.functions = {full.functions[0], full.functions[2]};
+
+  const Disassembly merged = merge_disassemblies({copy_only, probe_only});
+  EXPECT_EQ(merged.arches, (std::vector<std::string>{"sm_90a", "sm_80"}));
+  ASSERT_EQ(merged.functions.size(), 3u);
+  EXPECT_EQ(merged.functions[0].mangled_name, "_Z4copyPf");
+
+  const StaticReport report = build_report(merged, "sha");
+  const ArchReport* hopper = find_arch(report, "sm_90a");
+  ASSERT_NE(hopper, nullptr);
+  EXPECT_EQ(hopper->verdict, Verdict::present);
+  EXPECT_EQ(hopper->target_functions.size(), 2u);
+}
+
 TEST(SassParser, EmptyInputHasNoFunctions) {
   const Disassembly parsed = parse_cuobjdump_sass("");
   EXPECT_TRUE(parsed.functions.empty());
