@@ -4,8 +4,8 @@
 #include "util/hash.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <fmt/format.h>
+#include <iterator>
 
 namespace ptxbench::sass {
 namespace {

@@ -12,8 +12,8 @@ std::string digest_hex(const EVP_MD* md, std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), digest, &len, md, nullptr) != 1)
     throw std::runtime_error("EVP_Digest failed");
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(2 * len, '0');
-  for (unsigned int i = 0; i < len; ++i) {
+  std::string hex(2 * std::size_t{len}, '0');
+  for (std::size_t i = 0; i < len; ++i) {
     hex[2 * i] = kHex[digest[i] >> 4];
     hex[2 * i + 1] = kHex[digest[i] & 0xf];
   }

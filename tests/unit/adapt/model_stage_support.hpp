@@ -5,6 +5,7 @@
 
 #include "adapt/jsonl.hpp"
 #include "adapt/records.hpp"
+#include "support/loopback_server.hpp"
 #include "support/real_data.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,14 @@ inline CorrectRecord correct(int n) {
   c.system_prompt = "SYSTEM PROMPT";
   c.task_prompt = "TASK PROMPT";
   return c;
+}
+
+// The MARK-<n> of the kernel a request shows (the records above mark their kernels so).
+inline int mark_of(const httplib::Request& request) {
+  const std::string user = nlohmann::json::parse(request.body)["messages"][1]["content"];
+  std::smatch match;
+  std::regex_search(user, match, std::regex("MARK-(\\d+)"));
+  return std::stoi(match[1].str());
 }
 
 template <class Record>

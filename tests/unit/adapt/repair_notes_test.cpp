@@ -46,14 +46,7 @@ nlohmann::json notes_json(int count, const std::string& mark = "") {
           {"tags", {"wgmma"}}};
 }
 
-int mark_of(const httplib::Request& request) {
-  const std::string user = nlohmann::json::parse(request.body)["messages"][1]["content"];
-  std::smatch match;
-  std::regex_search(user, match, std::regex("MARK-(\\d+)"));
-  return std::stoi(match[1].str());
-}
-
-struct Fixture {
+struct NotesFixture {
   ScratchDir dir;
   std::function<std::string(int mark)> reply;
   std::atomic<int> calls{0};
@@ -61,7 +54,7 @@ struct Fixture {
   model::ModelRegistry registry;
   std::unique_ptr<model::HttpTransport> transport = model::make_curl_transport();
 
-  explicit Fixture(std::function<std::string(int)> r)
+  explicit NotesFixture(std::function<std::string(int)> r)
       : reply(std::move(r)),
         server([this](int, const httplib::Request& q, httplib::Response& response) {
           ++calls;
@@ -146,7 +139,7 @@ TEST(RepairNotes, PromptShowsTheWrongKernelItsFeedbackAndTheFixedKernel) {
 }
 
 TEST(NotesStage, WritesOneDoneRecordPerPairWithItsCallsAndTokens) {
-  Fixture f([](int mark) { return notes_json(3, "MARK-" + std::to_string(mark)).dump(); });
+  NotesFixture f([](int mark) { return notes_json(3, "MARK-" + std::to_string(mark)).dump(); });
   auto result = f.run();
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->done, 2u);
@@ -174,7 +167,7 @@ TEST(NotesStage, WritesOneDoneRecordPerPairWithItsCallsAndTokens) {
 
 TEST(NotesStage, AReplyThatIsNotJsonIsRetriedThenRecordedFailedAndRunAgainLater) {
   std::atomic<bool> good{false};
-  Fixture f([&](int mark) {
+  NotesFixture f([&](int mark) {
     return mark == 0 && !good ? std::string("Sorry, here are my thoughts in prose.")
                               : notes_json(4).dump();
   });
@@ -199,7 +192,7 @@ TEST(NotesStage, AReplyThatIsNotJsonIsRetriedThenRecordedFailedAndRunAgainLater)
 }
 
 TEST(NotesStage, MissingPairsSaysWhichStageToRun) {
-  Fixture f([](int) { return std::string(); });
+  NotesFixture f([](int) { return std::string(); });
   std::filesystem::remove(notes_paths(f.dir.path()).input);
   auto result = f.run();
   ASSERT_FALSE(result);

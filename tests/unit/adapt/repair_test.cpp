@@ -64,7 +64,7 @@ private:
   std::mutex m_mutex;
 };
 
-struct Fixture {
+struct RepairFixture {
   ScratchDir dir;
   LoopbackServer server{
       [](int, const httplib::Request& q, httplib::Response& r) { teacher(q, r); }};
@@ -72,7 +72,7 @@ struct Fixture {
   std::unique_ptr<model::HttpTransport> transport = model::make_curl_transport();
   std::vector<FailureRecord> failures{failure(0), failure(1, "numerical")};
 
-  Fixture() {
+  RepairFixture() {
     auto loaded = model::load_registry(test_support::write_registry(dir, server.base_url()));
     if (!loaded)
       throw util::Fatal(loaded.error().message);
@@ -106,7 +106,7 @@ store::TrajectoryKey key_of(const Json& json) {
 } // namespace
 
 TEST(Repair, EachSelectedFailureIsATrajectoryOfTheTeacherOpeningWithTheRepairPrompt) {
-  Fixture f;
+  RepairFixture f;
   StandIn executor;
   auto result = run_repair(f.options(), f.deps(executor));
   ASSERT_TRUE(result) << result.error().message;
@@ -148,7 +148,7 @@ TEST(Repair, EachSelectedFailureIsATrajectoryOfTheTeacherOpeningWithTheRepairPro
 }
 
 TEST(Repair, ASecondCallResumesTheRunWithoutRepeatingFinishedTurns) {
-  Fixture f;
+  RepairFixture f;
   std::atomic<bool> cancel{false};
   StandIn stopping(&cancel, 2); // stops after failure 0 is fixed and failure 1's first turn
   auto first = run_repair(f.options(), f.deps(stopping, &cancel));
@@ -170,7 +170,7 @@ TEST(Repair, ASecondCallResumesTheRunWithoutRepeatingFinishedTurns) {
 }
 
 TEST(Repair, AnExistingRunContinuesOnlyWithItsFailuresAndTeacher) {
-  Fixture f;
+  RepairFixture f;
   StandIn executor;
   ASSERT_TRUE(run_repair(f.options(), f.deps(executor)));
   write_records(repair_paths(f.dir.path()).selected, std::vector{failure(0), failure(2)});

@@ -33,14 +33,6 @@ std::string good_reply(const std::string& mark) {
          mark + " " + kMonologue + "\n</my_reasoning>\n";
 }
 
-// The MARK-<n> of the kernel a request shows.
-int mark_of(const httplib::Request& request) {
-  const std::string user = nlohmann::json::parse(request.body)["messages"][1]["content"];
-  std::smatch match;
-  std::regex_search(user, match, std::regex("MARK-(\\d+)"));
-  return std::stoi(match[1].str());
-}
-
 // Replies scripted per record: each record's n-th request gets script[n] (the last repeats);
 // "ok" is a good reply, "500" an HTTP 500, anything else the reply text itself.
 class Reasoner {
@@ -74,14 +66,14 @@ private:
   std::map<int, std::size_t> m_seen;
 };
 
-struct Fixture {
+struct SynthesizeFixture {
   ScratchDir dir;
   Reasoner reasoner;
   LoopbackServer server;
   model::ModelRegistry registry;
   std::unique_ptr<model::HttpTransport> transport = model::make_curl_transport();
 
-  explicit Fixture(std::map<int, std::vector<std::string>> scripts, int max_attempts = 1)
+  explicit SynthesizeFixture(std::map<int, std::vector<std::string>> scripts, int max_attempts = 1)
       : reasoner(std::move(scripts)),
         server([this](int, const httplib::Request& q, httplib::Response& r) {
           reasoner.answer(q, r);
@@ -189,7 +181,7 @@ TEST(RationaleExtraction, RefusesNoBlockTheWrongLengthAndTheKernelNamed) {
 }
 
 TEST(Synthesize, RefusedRepliesAndA500CostPassesAndEveryCallIsCounted) {
-  Fixture f(
+  SynthesizeFixture f(
       {{0, {"no reasoning here, sorry", "ok"}},
        {1, {"<my_reasoning>" + kMonologue + " unlike the Expert's Kernel</my_reasoning>", "ok"}},
        {2, {"500", "ok"}}},
@@ -224,7 +216,7 @@ TEST(Synthesize, RefusedRepliesAndA500CostPassesAndEveryCallIsCounted) {
 }
 
 TEST(Synthesize, AnOutageLeavesDoneRecordsAndTheNextCallRetriesOnlyTheFailedOnes) {
-  Fixture f({{0, {"ok"}}, {1, {"500"}}, {2, {"never the format"}}});
+  SynthesizeFixture f({{0, {"ok"}}, {1, {"500"}}, {2, {"never the format"}}});
   auto first = f.run(/*max_passes=*/2);
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(first->done, 1u);
@@ -258,7 +250,7 @@ TEST(Synthesize, AnOutageLeavesDoneRecordsAndTheNextCallRetriesOnlyTheFailedOnes
 }
 
 TEST(Synthesize, KernelGenReadsTheCorrectKernelsIntoItsOwnFile) {
-  Fixture f({});
+  SynthesizeFixture f({});
   write_records(synthesize_paths(f.dir.path(), RationaleKind::kernelgen).input,
                 std::vector{correct(5), correct(6)});
   SynthesizeOptions options = f.options();

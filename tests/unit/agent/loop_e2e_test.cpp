@@ -7,6 +7,7 @@
 #include "support/loopback_model.hpp"
 #include "support/loopback_server.hpp"
 #include "support/real_checker.hpp"
+#include "support/real_data.hpp"
 #include "util/paths.hpp"
 
 #include <gtest/gtest.h>
@@ -55,17 +56,12 @@ private:
   std::deque<ScriptedExecutor::Verdict> m_verdicts;
 };
 
-const pack::Manifest& manifest() {
-  static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
-  return loaded;
-}
-
 RunDeps run_deps(store::RunStore& store, Executor& executor, const ModelRegistry& registry) {
   RunDeps deps;
   deps.store = &store;
   deps.executor = &executor;
   deps.suite = &real_suite();
-  deps.manifest = &manifest();
+  deps.manifest = &test_support::real_manifest();
   deps.registry = &registry;
   return deps;
 }

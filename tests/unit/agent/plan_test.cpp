@@ -3,6 +3,7 @@
 #include "agent/plan.hpp"
 #include "agent/progress.hpp"
 #include "loop_test_support.hpp"
+#include "support/real_data.hpp"
 #include "util/paths.hpp"
 
 #include <cstdio>
@@ -14,16 +15,6 @@ using namespace ptxbench::agent;
 using namespace ptxbench::agent::testing;
 
 namespace {
-
-const pack::Manifest& manifest() {
-  static const pack::Manifest loaded = [] {
-    auto m = pack::Manifest::load(pack::Manifest::default_path());
-    if (!m)
-      throw util::Fatal(m.error().message);
-    return std::move(*m);
-  }();
-  return loaded;
-}
 
 RunPlan parse_ok(std::string_view text) {
   auto plan = parse_plan(text, "/plans/p.json");
@@ -75,7 +66,7 @@ TEST(RunPlan, TheLanguageIsReadStoredAndGivenToEveryTrajectoryKey) {
   EXPECT_EQ(plan.loop.language, compile::Language::triton);
   EXPECT_EQ(plan_to_json(plan)["language"], "triton");
   EXPECT_EQ(parse_ok(plan_to_json(plan).dump()).loop.language, compile::Language::triton);
-  auto planned = expand(plan, real_suite(), manifest());
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
   ASSERT_TRUE(planned) << planned.error().message;
   ASSERT_EQ(planned->size(), 2u);
   for (const auto& item : *planned)
@@ -118,7 +109,7 @@ TEST(RunPlan, ErrorsNameTheFileAndTheJsonPath) {
 TEST(RunPlan, ThePaperProtocolExpandsToThreeVariantsTimesFourTrajectoriesPerProblem) {
   auto plan = parse_ok(R"({"models": ["m"], "problems": ["primary"],
       "prompt_variants": ["paper"], "trajectories": 4})");
-  auto planned = expand(plan, real_suite(), manifest());
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
   ASSERT_TRUE(planned) << planned.error().message;
   EXPECT_EQ(planned->size(), 5u * 3u * 4u);
   EXPECT_EQ(planned->front().key.problem, "gemm_n7168_k5120");
@@ -129,13 +120,13 @@ TEST(RunPlan, ThePaperProtocolExpandsToThreeVariantsTimesFourTrajectoriesPerProb
 
 TEST(RunPlan, UnknownProblemsAndVariantsAreRefusedBeforeAnythingRuns) {
   auto plan = parse_ok(R"({"models": ["m"], "problems": ["gemm_n1_k1"]})");
-  auto planned = expand(plan, real_suite(), manifest());
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
   ASSERT_FALSE(planned);
   EXPECT_EQ(planned.error().kind, util::ErrorKind::not_found);
   plan = parse_ok(R"({"models": ["m"], "prompt_variants": ["no-such-variant"]})");
-  EXPECT_FALSE(expand(plan, real_suite(), manifest()));
+  EXPECT_FALSE(expand(plan, real_suite(), test_support::real_manifest()));
   plan = parse_ok(R"({"models": ["m"], "prompt_variants": ["none", "default"]})");
-  auto ok = expand(plan, real_suite(), manifest());
+  auto ok = expand(plan, real_suite(), test_support::real_manifest());
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->size(), 2u);
 }
@@ -188,7 +179,7 @@ TEST(RunPlan, TheShippedPlansParseAndExpand) {
        std::filesystem::directory_iterator(util::data_root() / "config" / "plans")) {
     auto plan = load_plan(entry.path());
     ASSERT_TRUE(plan) << plan.error().message;
-    auto planned = expand(*plan, real_suite(), manifest());
+    auto planned = expand(*plan, real_suite(), test_support::real_manifest());
     ASSERT_TRUE(planned) << entry.path() << ": " << planned.error().message;
     EXPECT_FALSE(planned->empty());
     ++seen;
@@ -229,7 +220,7 @@ TEST(RunPlan, ARepairPlanRunsOneTrajectoryPerModelAndRepairKeyedByItsIndex) {
   EXPECT_EQ(plan.repairs[1].kernel, "bad kernel 2");
   auto again = parse_ok(plan_to_json(plan).dump());
   EXPECT_EQ(again.repairs, plan.repairs);
-  auto planned = expand(plan, real_suite(), manifest());
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
   ASSERT_TRUE(planned) << planned.error().message;
   ASSERT_EQ(planned->size(), 2u);
   EXPECT_EQ((*planned)[0].key, (store::TrajectoryKey{"teacher", "gemm_n7168_k5120", "none", 0}));
@@ -245,10 +236,10 @@ TEST(RunPlan, RepairsNeedEveryFieldADistinctIdAndAKnownProblem) {
   auto twice = parse_ok(R"({"models": ["m"], "repairs": [
       {"id": "f", "problem": "gemm_n7168_k5120", "variant": "none", "kernel": "k", "error": "e"},
       {"id": "f", "problem": "gemm_n7168_k5120", "variant": "none", "kernel": "k", "error": "e"}]})");
-  auto planned = expand(twice, real_suite(), manifest());
+  auto planned = expand(twice, real_suite(), test_support::real_manifest());
   ASSERT_FALSE(planned);
   EXPECT_NE(planned.error().message.find("twice"), std::string::npos);
   auto unknown = parse_ok(R"({"models": ["m"], "repairs": [
       {"id": "f", "problem": "no_such_problem", "variant": "none", "kernel": "k", "error": "e"}]})");
-  EXPECT_FALSE(expand(unknown, real_suite(), manifest()));
+  EXPECT_FALSE(expand(unknown, real_suite(), test_support::real_manifest()));
 }

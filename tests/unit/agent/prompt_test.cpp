@@ -6,6 +6,7 @@
 #include "exec/compare_rule.hpp"
 #include "loop_test_support.hpp"
 #include "suite/correctness.hpp"
+#include "support/real_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +15,6 @@ using namespace ptxbench::agent;
 using namespace ptxbench::agent::testing;
 
 namespace {
-
-const pack::Manifest& manifest() {
-  static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
-  return loaded;
-}
 
 const suite::Problem& problem(std::string_view name) {
   auto found = real_suite().find(name);
@@ -37,8 +33,8 @@ std::string correctness_section(std::string_view name) {
 } // namespace
 
 TEST(Prompts, TheSystemPromptCarriesThePackTheLiveDeviceTheSignatureAndTheArch) {
-  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "gemm-0",
-                               "# Live device\n| SMs | 132 |\n");
+  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, test_support::real_manifest(),
+                               "gemm-0", "# Live device\n| SMs | 132 |\n");
   ASSERT_TRUE(prompts) << prompts.error().message;
   const std::string& s = prompts->system;
   auto pack = s.find("# Architecture knowledge");
@@ -56,8 +52,8 @@ TEST(Prompts, TheSystemPromptCarriesThePackTheLiveDeviceTheSignatureAndTheArch) 
 }
 
 TEST(Prompts, VariantNoneLeavesOutPackAndLiveDevice) {
-  auto prompts =
-      build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "none", "# Live device\n");
+  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, test_support::real_manifest(),
+                               "none", "# Live device\n");
   ASSERT_TRUE(prompts);
   EXPECT_EQ(prompts->system.find("# Architecture knowledge"), std::string::npos);
   EXPECT_EQ(prompts->system.find("# Live device"), std::string::npos);
@@ -65,7 +61,8 @@ TEST(Prompts, VariantNoneLeavesOutPackAndLiveDevice) {
 }
 
 TEST(Prompts, AnUnknownVariantIsNotFound) {
-  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "gemm-9");
+  auto prompts =
+      build_prompts(gemm_problem(), compile::Arch::sm_90a, test_support::real_manifest(), "gemm-9");
   ASSERT_FALSE(prompts);
   EXPECT_EQ(prompts.error().kind, util::ErrorKind::not_found);
 }
@@ -151,7 +148,8 @@ std::vector<std::string> requested_fences(std::string_view text) {
 // Issue 17 item 5: the system prompt said "compiled with -arch=sm_90a" beside a pack that says
 // never to use plain -arch; extraction feedback asked for ```cpp and ```cuda in one message.
 TEST(Prompts, ThePromptAndTheFeedbackStateOneFenceAndTheRealBuildFlags) {
-  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "gemm-0", "");
+  auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_90a, test_support::real_manifest(),
+                               "gemm-0", "");
   ASSERT_TRUE(prompts) << prompts.error().message;
   const std::string& system = prompts->system;
   EXPECT_NE(system.find("nvcc builds the file with -O3 -std=c++20 -gencode "

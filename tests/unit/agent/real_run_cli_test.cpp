@@ -271,9 +271,10 @@ TEST(RealRunCli, AnAttemptKilledInFlightIsCountedWithItsUsageMarkedUnknown) {
   auto markdown = run_ptxbench({"report", run_dir.string()}, cache);
   EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
   EXPECT_NE(markdown.out.find("2 (1 cut off, usage unknown)"), std::string::npos) << markdown.out;
-  auto json = run_ptxbench({"report", run_dir.string(), "--format", "json"}, cache);
-  EXPECT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_NE(json.out.find("\"attempts_usage_unknown\": 1"), std::string::npos) << json.out;
+  auto json_report = run_ptxbench({"report", run_dir.string(), "--format", "json"}, cache);
+  EXPECT_EQ(json_report.exit_code, 0) << json_report.err;
+  EXPECT_NE(json_report.out.find("\"attempts_usage_unknown\": 1"), std::string::npos)
+      << json_report.out;
 
   // Resumed, the attempt is completed by a new one; the killed one stays on record.
   auto resumed = run_ptxbench({"run", "--resume", run_dir.string(), "--quiet"}, cache);

@@ -6,6 +6,7 @@
 #include "loop_test_support.hpp"
 #include "support/loopback_model.hpp"
 #include "support/loopback_server.hpp"
+#include "support/real_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,11 +19,6 @@ using test_support::reply_json;
 using test_support::write_registry;
 
 namespace {
-
-const pack::Manifest& manifest() {
-  static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
-  return loaded;
-}
 
 // Sets `cancel` when it has evaluated `before_cancel` kernels; scripts as usual.
 class CancellingExecutor final : public Executor {
@@ -77,7 +73,7 @@ TEST(RepairRun, EachRepairIsATrajectoryOpeningWithTheRepairPromptAndResumes) {
   deps.store = store->get();
   deps.executor = &executor;
   deps.suite = &real_suite();
-  deps.manifest = &manifest();
+  deps.manifest = &test_support::real_manifest();
   deps.registry = &*registry;
   deps.client.transport = transport.get();
   deps.cancel = &cancel;

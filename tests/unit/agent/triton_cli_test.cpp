@@ -23,9 +23,10 @@ TEST(TritonCli, ShowPrintsThePythonSignatureAndEntryPoint) {
   auto result = run_ptxbench({"show", "gemm_n7168_k5120", "--language", "triton"}, cache);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   test_support::expect_golden("cli/show_gemm_triton.txt", result.out);
-  auto json = run_ptxbench({"show", "gemm_n7168_k5120", "--language", "triton", "--json"}, cache);
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  auto parsed = nlohmann::json::parse(json.out);
+  auto json_show =
+      run_ptxbench({"show", "gemm_n7168_k5120", "--language", "triton", "--json"}, cache);
+  ASSERT_EQ(json_show.exit_code, 0) << json_show.err;
+  auto parsed = nlohmann::json::parse(json_show.out);
   EXPECT_EQ(parsed["signature"], "def run(A, B, C, M)");
   EXPECT_EQ(parsed["entry_point"], "kernel.py::run");
   auto bad = run_ptxbench({"show", "gemm_n7168_k5120", "--language", "rust"}, cache);
@@ -45,10 +46,10 @@ TEST(TritonCli, CheckOfAPyFileRunsTheTritonGate) {
   EXPECT_EQ(torch.exit_code, 1) << torch.out << torch.err;
   EXPECT_NE(torch.out.find("line 24: `C.copy_(torch.matmul(A, B.T))`"), std::string::npos)
       << torch.out;
-  auto json = run_ptxbench(
+  auto json_check = run_ptxbench(
       {"check", triton_kernel("gemm_torch_matmul.py"), "--problem", "gemm_n7168_k5120", "--json"},
       cache);
-  auto parsed = nlohmann::json::parse(json.out);
+  auto parsed = nlohmann::json::parse(json_check.out);
   EXPECT_EQ(parsed["outcome"], "rejected");
   EXPECT_EQ(parsed["findings"][0]["rule"], "torch_call");
   EXPECT_EQ(parsed["findings"][0]["line"], 24);

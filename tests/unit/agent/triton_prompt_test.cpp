@@ -3,6 +3,7 @@
 #include "agent/plan.hpp"
 #include "agent/prompt.hpp"
 #include "loop_test_support.hpp"
+#include "support/real_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,14 +13,9 @@ using namespace ptxbench::agent::testing;
 
 namespace {
 
-const pack::Manifest& manifest() {
-  static const pack::Manifest loaded = *pack::Manifest::load(pack::Manifest::default_path());
-  return loaded;
-}
-
 Prompts triton_prompts(std::string_view variant, compile::Arch arch = compile::Arch::sm_90a) {
-  auto prompts =
-      build_prompts(gemm_problem(), arch, manifest(), variant, {}, compile::Language::triton);
+  auto prompts = build_prompts(gemm_problem(), arch, test_support::real_manifest(), variant, {},
+                               compile::Language::triton);
   if (!prompts)
     throw util::Fatal(prompts.error().message);
   return *prompts;
@@ -58,28 +54,30 @@ TEST(TritonPrompts, PacksComposeContractBeforePatternAndBlackwellAddsItsContract
 }
 
 TEST(TritonPrompts, AVariantOfTheOtherLanguageIsRefused) {
-  auto cuda_for_triton = build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "gemm-0",
-                                       {}, compile::Language::triton);
+  auto cuda_for_triton =
+      build_prompts(gemm_problem(), compile::Arch::sm_90a, test_support::real_manifest(), "gemm-0",
+                    {}, compile::Language::triton);
   ASSERT_FALSE(cuda_for_triton);
   EXPECT_EQ(cuda_for_triton.error().kind, util::ErrorKind::invalid_input);
   EXPECT_NE(cuda_for_triton.error().message.find("is for cuda candidates, not triton"),
             std::string::npos);
-  auto triton_for_cuda =
-      build_prompts(gemm_problem(), compile::Arch::sm_90a, manifest(), "triton-gemm-0");
+  auto triton_for_cuda = build_prompts(gemm_problem(), compile::Arch::sm_90a,
+                                       test_support::real_manifest(), "triton-gemm-0");
   ASSERT_FALSE(triton_for_cuda);
   EXPECT_NE(triton_for_cuda.error().message.find("is for triton candidates, not cuda"),
             std::string::npos);
 }
 
 TEST(TritonPrompts, TheDefaultAndPaperVariantsOfATritonPlanAreTritonOnes) {
-  EXPECT_EQ(default_variant(manifest(), gemm_problem(), compile::Language::triton),
-            "triton-gemm-0");
-  EXPECT_EQ(default_variant(manifest(), gemm_problem()), "gemm-0");
+  EXPECT_EQ(
+      default_variant(test_support::real_manifest(), gemm_problem(), compile::Language::triton),
+      "triton-gemm-0");
+  EXPECT_EQ(default_variant(test_support::real_manifest(), gemm_problem()), "gemm-0");
   auto plan = parse_plan(R"({"models": ["m"], "language": "triton",
       "prompt_variants": ["paper"]})",
                          "/p.json");
   ASSERT_TRUE(plan) << plan.error().message;
-  auto planned = expand(*plan, real_suite(), manifest());
+  auto planned = expand(*plan, real_suite(), test_support::real_manifest());
   ASSERT_TRUE(planned) << planned.error().message;
   ASSERT_EQ(planned->size(), 2u);
   EXPECT_EQ((*planned)[0].variant, "triton-gemm-0");
@@ -88,5 +86,5 @@ TEST(TritonPrompts, TheDefaultAndPaperVariantsOfATritonPlanAreTritonOnes) {
       "prompt_variants": ["gemm-1"]})",
                           "/p.json");
   ASSERT_TRUE(wrong);
-  EXPECT_FALSE(expand(*wrong, real_suite(), manifest()));
+  EXPECT_FALSE(expand(*wrong, real_suite(), test_support::real_manifest()));
 }

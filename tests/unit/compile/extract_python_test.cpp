@@ -1,11 +1,13 @@
 // Triton replies: the last complete ```python block is the candidate; a reply without one gets
 // feedback that asks for a python block, not a cpp one.
 #include "compile/extract.hpp"
+#include "fence.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace ptxbench;
 using namespace ptxbench::compile;
+using ptxbench::compile::testing::fenced;
 
 namespace {
 
@@ -16,10 +18,6 @@ constexpr const char* kKernel = "import triton\n"
                                 "    pass\n"
                                 "def run(A, B, C, M):\n"
                                 "    k[(1,)](A)\n";
-
-std::string fenced(std::string_view info, std::string_view code) {
-  return "```" + std::string(info) + "\n" + std::string(code) + "```\n";
-}
 
 } // namespace
 

@@ -1,9 +1,11 @@
 #include "compile/extract.hpp"
+#include "fence.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace ptxbench;
 using namespace ptxbench::compile;
+using ptxbench::compile::testing::fenced;
 
 namespace {
 
@@ -16,10 +18,6 @@ const std::string kCandidate = "#include <cuda_runtime.h>\n"
                                "void run(float* y, cudaStream_t stream) {\n"
                                "  k<<<1, 1, 0, stream>>>(y);\n"
                                "}\n";
-
-std::string fenced(std::string_view info, std::string_view code) {
-  return "```" + std::string(info) + "\n" + std::string(code) + "```\n";
-}
 
 } // namespace
 

@@ -144,7 +144,7 @@ Evaluation gemm_evaluation(trace::Json raw, std::size_t static_gmma,
   return ev;
 }
 
-suite::Problem gemm_problem() {
+suite::Problem two_gflop_problem() {
   suite::Problem problem;
   problem.flops = 2'000'000'000;
   return problem;
@@ -153,7 +153,7 @@ suite::Problem gemm_problem() {
 TEST(DynamicReport, OnlyTheCandidatesOwnKernelsAreCredited) {
   // cuBLAS's GMMA ran in the call; the candidate's own kernel has none.
   Evaluation ev = gemm_evaluation(counts({{kGemm, 0.0}, {kCublas, 4096.0}}), 0, {kGemm, kCublas});
-  derive_dynamic(ev, gemm_problem());
+  derive_dynamic(ev, two_gflop_problem());
   EXPECT_EQ(ev.dynamic->verdict, DynamicState::absent);
   EXPECT_EQ(ev.dynamic->foreign_ranges, 1);
   EXPECT_DOUBLE_EQ(ev.dynamic->tensor_flops, 1e9); // the own range's only
@@ -165,13 +165,13 @@ TEST(DynamicReport, RangesAreMatchedToKernelsByLaunchOrder) {
   Evaluation ev = gemm_evaluation(counts({{kInit, 0.0}, {kGemm, 512.0}}), 12, {kInit, kGemm});
   sass::ArchReport& arch = ev.check.sass->arches[0];
   arch.functions.push_back({kInit, kInit + "(demangled)", 0, {}, {}});
-  derive_dynamic(ev, gemm_problem());
+  derive_dynamic(ev, two_gflop_problem());
   EXPECT_EQ(ev.dynamic->verdict, DynamicState::present);
   EXPECT_EQ(ev.dynamic->families[0].executed, 512.0);
   EXPECT_EQ(ev.dynamic->foreign_ranges, 0);
   // A counting pass that launched another number of kernels cannot be matched.
   Evaluation other = gemm_evaluation(counts({{kGemm, 512.0}}), 12, {kInit, kGemm});
-  derive_dynamic(other, gemm_problem());
+  derive_dynamic(other, two_gflop_problem());
   EXPECT_EQ(other.dynamic->verdict, DynamicState::unknown);
   EXPECT_NE(other.dynamic->reason.find("launched 1 kernel(s), the correctness calls 2"),
             std::string::npos)
@@ -196,7 +196,7 @@ TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
   // Today's child sent a NaN as null; the new one sends "NaN". Neither may throw.
   for (const trace::Json& bad : {trace::Json(nullptr), trace::Json("NaN"), trace::Json("lots")}) {
     Evaluation ev = gemm_evaluation(counts({{kGemm, bad}}), 12);
-    ASSERT_NO_THROW(derive_dynamic(ev, gemm_problem()));
+    ASSERT_NO_THROW(derive_dynamic(ev, two_gflop_problem()));
     EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown) << bad.dump();
     EXPECT_NE(ev.dynamic->reason.find(measure::kMetricGmma), std::string::npos)
         << ev.dynamic->reason;
@@ -206,7 +206,7 @@ TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
        {trace::Json(7), trace::Json{{"available", true}, {"gmma", nullptr}},
         trace::Json{{"available", "yes"}}, trace::Json{{"available", true}, {"metrics", 3}}}) {
     Evaluation ev = gemm_evaluation(raw, 12);
-    ASSERT_NO_THROW(derive_dynamic(ev, gemm_problem())) << raw.dump();
+    ASSERT_NO_THROW(derive_dynamic(ev, two_gflop_problem())) << raw.dump();
   }
 }
 

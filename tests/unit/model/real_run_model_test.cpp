@@ -37,18 +37,18 @@ TEST(ModelLimits, EachProvidersSpellingOfTheTokenLimitIsRecognised) {
 TEST(ModelSettings, TheStoredSettingsHoldEveryDefaultButNoSecret) {
   auto spec = spec_from(R"({"provider": "openai", "base_url": "https://u:pw@h.example/v1?key=abc",
                             "model": "x", "api_key_env": "X_KEY", "max_output_tokens": 100})");
-  const Json json = settings_json(spec);
-  EXPECT_EQ(json["max_output_tokens"], 100);
-  EXPECT_EQ(json["api_key_env"], "X_KEY");
-  EXPECT_EQ(json["timeout_s"], 1800);
-  EXPECT_EQ(json["max_attempts"], 6);
-  EXPECT_EQ(json["max_tokens_field"], "max_tokens");
-  EXPECT_TRUE(json["temperature"].is_null());
-  const std::string text = json.dump();
+  const Json settings = settings_json(spec);
+  EXPECT_EQ(settings["max_output_tokens"], 100);
+  EXPECT_EQ(settings["api_key_env"], "X_KEY");
+  EXPECT_EQ(settings["timeout_s"], 1800);
+  EXPECT_EQ(settings["max_attempts"], 6);
+  EXPECT_EQ(settings["max_tokens_field"], "max_tokens");
+  EXPECT_TRUE(settings["temperature"].is_null());
+  const std::string text = settings.dump();
   EXPECT_EQ(text.find("pw"), std::string::npos) << text;
   EXPECT_EQ(text.find("abc"), std::string::npos) << text;
   spec.sampling.max_output_tokens = 200;
-  EXPECT_NE(settings_json(spec), json);
+  EXPECT_NE(settings_json(spec), settings);
 }
 
 TEST(ModelSetup, AnUnsetKeyOrAnEndpointThatIsNoUrlIsFoundBeforeAnyCall) {

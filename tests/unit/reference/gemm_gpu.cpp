@@ -9,12 +9,6 @@
 namespace ptxbench::reference::testing {
 namespace {
 
-std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made)
-    throw std::runtime_error(made.error().message);
-  return std::move(*made);
-}
-
 // Runs cuBLASLt and the naive GEMM on the same seeded A, B and compares C.
 Comparison cublaslt_vs_naive(const suite::Problem& problem) {
   auto library = must(make_library_reference(problem));

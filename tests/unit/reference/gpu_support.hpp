@@ -6,9 +6,12 @@
 #include "device_support.hpp"
 #include "reference/library_check.hpp"
 #include "suite/problem.hpp"
+#include "util/error.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ptxbench::reference::testing {
@@ -29,5 +32,15 @@ suite::Problem with_mha_dims(suite::Problem problem, std::int64_t batch, std::in
                              std::int64_t seq);
 
 const suite::Problem& suite_problem(const std::string& name);
+
+// The value, or the test stops with the error's message.
+template <typename T> T must(util::Expected<T> made) {
+  if (!made)
+    throw std::runtime_error(made.error().message);
+  return std::move(*made);
+}
+
+// The attention workloads' sm_scale, 1/sqrt(128).
+constexpr float kScale = 0.08838834764831843f;
 
 } // namespace ptxbench::reference::testing

@@ -18,14 +18,6 @@ namespace ptxbench::reference::testing {
 namespace {
 
 using Indices = std::vector<std::int32_t>;
-constexpr float kScale = 0.08838834764831843f; // the workloads' sm_scale, 1/sqrt(128)
-
-template <typename T> T must(util::Expected<T> made) {
-  if (!made)
-    throw std::runtime_error(made.error().message);
-  return std::move(*made);
-}
-
 struct Layout {
   Indices qo_indptr; // empty for decode
   Indices kv_indptr;

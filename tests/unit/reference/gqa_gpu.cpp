@@ -12,12 +12,6 @@
 namespace ptxbench::reference::testing {
 namespace {
 
-std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made)
-    throw std::runtime_error(made.error().message);
-  return std::move(*made);
-}
-
 using Indices = std::vector<std::int32_t>;
 
 struct GqaCase {
@@ -97,8 +91,6 @@ struct HostGqa {
     return bf16_to_float(t[static_cast<std::size_t>(i)]);
   }
 };
-
-constexpr float kScale = 0.08838834764831843f; // the workloads' sm_scale, 1/sqrt(128)
 
 struct GqaRun {
   ProblemBuffers buffers;

@@ -9,12 +9,6 @@
 namespace ptxbench::reference::testing {
 namespace {
 
-std::unique_ptr<Reference> must(util::Expected<std::unique_ptr<Reference>> made) {
-  if (!made)
-    throw std::runtime_error(made.error().message);
-  return std::move(*made);
-}
-
 std::string forward_name(int dim, bool causal) {
   return "mha_with_lse_d" + std::to_string(dim) + (causal ? "_causal" : "");
 }

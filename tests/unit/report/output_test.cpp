@@ -17,14 +17,8 @@ namespace {
 using testing::ScratchDir;
 
 using testing::expect_golden;
+using testing::render;
 using testing::synthetic_report;
-
-std::string render(const Report& report, std::string_view format) {
-  auto renderer = make_format(format);
-  if (!renderer)
-    throw util::Fatal(renderer.error().message);
-  return concatenate((*renderer)->render(report, {}));
-}
 
 TEST(ReportOutput, MarkdownMatchesGolden) {
   ScratchDir dir;

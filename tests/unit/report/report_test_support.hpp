@@ -2,11 +2,13 @@
 // metric can be worked out by hand (metrics_test.cpp shows the arithmetic).
 #pragma once
 
+#include "report/format.hpp"
 #include "report/model.hpp"
 #include "report/report.hpp"
 #include "store/run_store.hpp"
 #include "support/golden.hpp"
 #include "support/scratch_dir.hpp"
+#include "util/error.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,10 +16,19 @@
 #include <gtest/gtest.h>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 #include <vector>
 
 namespace ptxbench::report::testing {
+
+// Every file `format` renders for `report`, concatenated in render order.
+inline std::string render(const Report& report, std::string_view format) {
+  auto renderer = make_format(format);
+  if (!renderer)
+    throw util::Fatal(renderer.error().message);
+  return concatenate((*renderer)->render(report, {}));
+}
 
 using test_support::ScratchDir;
 

@@ -22,13 +22,6 @@ std::map<std::string, std::string> render_files(const Report& report, std::strin
   return out;
 }
 
-std::string render(const Report& report, std::string_view format) {
-  std::string out;
-  for (const auto& [name, content] : render_files(report, format))
-    out += content;
-  return out;
-}
-
 TurnSpec static_only() {
   return TurnSpec{store::TurnCategory::static_only, store::Counting::counted, {}, "present", {}};
 }
