@@ -119,8 +119,7 @@ util::Expected<BalanceResult> balance_failures(const fs::path& dir, const Balanc
     return util::make_error(util::ErrorKind::invalid_input, "--cap must be at least 1");
   const fs::path input = stage_dir(dir, DatasetKind::fixit, "collect") / "failures.jsonl";
   auto records = read_jsonl<FailureRecord>(input, failure_from_json);
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   if (records->empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             input.string() + ": no failures to balance; nothing written");
@@ -135,8 +134,7 @@ util::Expected<BalanceResult> balance_failures(const fs::path& dir, const Balanc
     selected.push_back((*records)[i]);
   }
   auto input_sha = file_sha256(input);
-  if (!input_sha)
-    return input_sha.take_error();
+  PTXBENCH_TRY(input_sha);
   const std::string text = to_jsonl(selected);
   const Json manifest{{"stage", "balance"},
                       {"strategy", kBalanceStrategy},

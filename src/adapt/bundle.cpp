@@ -84,8 +84,7 @@ util::Expected<std::vector<BundleEntry>> dataset_entries(const fs::path& dir, Da
   std::vector<BundleEntry> entries;
   for (const fs::path& file : files) {
     auto content = util::read_file(file);
-    if (!content)
-      return content.take_error();
+    PTXBENCH_TRY(content);
     entries.push_back(BundleEntry{"ptxbench-data/" + fs::relative(file, dir).generic_string(),
                                   std::move(*content)});
   }
@@ -107,8 +106,7 @@ util::Expected<std::string> ustar_archive(const std::vector<BundleEntry>& entrie
   std::string out;
   for (const BundleEntry& entry : entries) {
     auto header = ustar_header(entry);
-    if (!header)
-      return header.take_error();
+    PTXBENCH_TRY(header);
     out += *header;
     out += entry.content;
     out.append((kBlock - entry.content.size() % kBlock) % kBlock, '\0');
@@ -138,18 +136,15 @@ util::Expected<std::string> gzip_bytes(const std::string& data) {
 util::Expected<BundleResult> write_bundle(const fs::path& dir, DatasetKind kind,
                                           const fs::path& out) {
   auto entries = dataset_entries(dir, kind);
-  if (!entries)
-    return entries.take_error();
+  PTXBENCH_TRY(entries);
   if (entries->empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             (dir / std::string(to_string(kind))).string() + ": no files to bundle");
   entries->push_back(bundle_manifest(*entries, kind));
   auto tar = ustar_archive(*entries);
-  if (!tar)
-    return tar.take_error();
+  PTXBENCH_TRY(tar);
   auto gz = gzip_bytes(*tar);
-  if (!gz)
-    return gz.take_error();
+  PTXBENCH_TRY(gz);
   if (auto status = write_if_changed(out, *gz); !status)
     return status.take_error();
   return BundleResult{static_cast<std::int64_t>(entries->size()), util::sha256_hex(*gz)};

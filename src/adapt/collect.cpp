@@ -44,8 +44,7 @@ std::string configured_arch(const std::string& config_json) {
 
 util::Status check_schema(const fs::path& run_dir) {
   auto version = store::stored_schema_version(run_dir);
-  if (!version)
-    return version.take_error();
+  PTXBENCH_TRY(version);
   if (*version == store::RunStore::kSchemaVersion)
     return util::Ok{};
   return util::make_error(
@@ -61,8 +60,7 @@ util::Expected<std::optional<std::string>> unfinished_reason(store::RunStore& ru
   if (t.status == store::TrajectoryStatus::running)
     return std::optional<std::string>("running");
   auto open = run.count_turns(t.id, store::TurnState::open);
-  if (!open)
-    return open.take_error();
+  PTXBENCH_TRY(open);
   if (*open > 0)
     return std::optional<std::string>("has an open turn");
   return std::optional<std::string>();
@@ -72,11 +70,9 @@ util::Status visit_trajectory(store::RunStore& run, const fs::path& run_dir,
                               const std::string& arch, const store::TrajectoryRecord& t,
                               const SourceFilter& filter, const TrajectoryVisitor& visit) {
   auto prompts = run.prompts(t.id);
-  if (!prompts)
-    return prompts.take_error();
+  PTXBENCH_TRY(prompts);
   auto turns = run.finished_turns(t.id);
-  if (!turns)
-    return turns.take_error();
+  PTXBENCH_TRY(turns);
   std::erase_if(*turns, [&](const store::FinishedTurn& turn) {
     return filter.max_turn && turn.index >= *filter.max_turn;
   });
@@ -90,11 +86,9 @@ util::Status walk_run(const fs::path& run_dir, const SourceFilter& filter,
   if (auto status = check_schema(run_dir); !status)
     return status;
   auto run = store::RunStore::open_existing(run_dir);
-  if (!run)
-    return run.take_error();
+  PTXBENCH_TRY(run);
   auto trajectories = (*run)->trajectories();
-  if (!trajectories)
-    return trajectories.take_error();
+  PTXBENCH_TRY(trajectories);
   const std::string arch = configured_arch((*run)->info().config_json);
   std::int64_t used = 0;
   Json skipped = Json::array();
@@ -103,8 +97,7 @@ util::Status walk_run(const fs::path& run_dir, const SourceFilter& filter,
         !selected(filter.variants, t.key.prompt_variant))
       continue;
     auto reason = unfinished_reason(**run, t);
-    if (!reason)
-      return reason.take_error();
+    PTXBENCH_TRY(reason);
     if (*reason) {
       std::string what = fmt::format("{}: trajectory {} {} (the run is still being written)",
                                      run_dir.string(), store::to_string(t.key), **reason);
@@ -278,8 +271,7 @@ util::Expected<CollectResult> collect_failures(const FixitCollectOptions& option
       failures.add(std::move(record));
     }
   });
-  if (!walk)
-    return walk.take_error();
+  PTXBENCH_TRY(walk);
   Json manifest{{"stage", "collect"},
                 {"kind", "fixit"},
                 {"filters", filter_json(options.source)},
@@ -312,8 +304,7 @@ util::Expected<CollectResult> collect_correct(const KernelGenCollectOptions& opt
     for (CorrectRecord& record : kept)
       correct.add(std::move(record));
   });
-  if (!walk)
-    return walk.take_error();
+  PTXBENCH_TRY(walk);
   Json manifest{{"stage", "collect"},
                 {"kind", "kernelgen"},
                 {"filters", filter_json(options.source)},

@@ -26,8 +26,7 @@ util::Status write_if_changed(const std::filesystem::path& path, std::string_vie
 
 util::Expected<std::string> file_sha256(const std::filesystem::path& path) {
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   return util::sha256_hex(*text);
 }
 

@@ -36,8 +36,7 @@ util::Expected<std::vector<JsonlLine>> read_jsonl_lines(const std::filesystem::p
   if (!std::filesystem::exists(path))
     return util::make_error(util::ErrorKind::not_found, path.string() + ": no such file");
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   const bool ends_clean = text->empty() || text->back() == '\n';
   const auto lines = util::split_lines(*text);
   std::vector<JsonlLine> out;

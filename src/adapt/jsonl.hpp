@@ -38,8 +38,7 @@ util::Expected<std::vector<T>> read_jsonl(const std::filesystem::path& path,
                                           const RecordParser<T>& parse,
                                           std::FILE* warnings = stderr) {
   auto lines = read_jsonl_lines(path, warnings);
-  if (!lines)
-    return lines.take_error();
+  PTXBENCH_TRY(lines);
   std::vector<T> records;
   records.reserve(lines->size());
   for (const JsonlLine& line : *lines) {

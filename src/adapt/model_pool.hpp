@@ -51,8 +51,7 @@ public:
     std::vector<std::unique_ptr<model::ModelClient>> clients;
     for (int i = 0; i < count; ++i) {
       auto client = model::make_client(spec, deps);
-      if (!client)
-        return client.take_error();
+      PTXBENCH_TRY(client);
       clients.push_back(std::move(*client));
     }
     std::vector<std::thread> threads;

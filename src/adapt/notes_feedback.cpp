@@ -16,8 +16,7 @@ RetrievalOptions retrieval_options(const agent::NotesSettings& settings) {
 
 util::Expected<agent::FeedbackHook> notes_feedback_hook(const agent::NotesSettings& settings) {
   auto index = NotesIndex::load(settings.file);
-  if (!index)
-    return index.take_error();
+  PTXBENCH_TRY(index);
   if (index->size() == 0)
     return util::make_error(util::ErrorKind::invalid_input,
                             settings.file.string() + ": no done repair notes to retrieve from");

@@ -160,8 +160,7 @@ std::vector<double> bm25_scores(const std::vector<std::vector<std::string>>& doc
 
 util::Expected<NotesIndex> NotesIndex::load(const std::filesystem::path& path) {
   auto records = read_jsonl<NotesRecord>(path, notes_record_from_json);
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   std::erase_if(*records, [](const NotesRecord& r) { return r.status != "done"; });
   return NotesIndex(std::move(*records));
 }

@@ -29,8 +29,7 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
   auto lines = read_jsonl_lines(path);
   if (!lines && lines.error().kind == util::ErrorKind::not_found)
     return std::set<std::string>{};
-  if (!lines)
-    return lines.take_error();
+  PTXBENCH_TRY(lines);
   std::set<std::string> done;
   std::vector<Json> kept;
   for (const JsonlLine& line : *lines) {
@@ -39,8 +38,7 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
       kept.push_back(line.json);
   }
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   if (*text != to_jsonl(kept))
     if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
       return status.take_error();
@@ -135,8 +133,7 @@ std::optional<NotesRecord> NotesWriter::write_notes(model::ModelClient& client,
 util::Status write_manifest(const NotesOptions& options, const NotesPaths& paths,
                             const NotesResult& result) {
   auto input = util::read_file(paths.input);
-  if (!input)
-    return input.take_error();
+  PTXBENCH_TRY(input);
   const Json manifest{{"stage", "notes"},
                       {"input", paths.input.string()},
                       {"input_sha256", util::sha256_hex(*input)},
@@ -169,11 +166,9 @@ util::Expected<NotesResult> run_notes(const NotesOptions& options, const NotesDe
                                                             deps.registry->origin.string());
   const NotesPaths paths = notes_paths(options.data_dir);
   auto jobs = read_pairs(paths.input);
-  if (!jobs)
-    return jobs.take_error();
+  PTXBENCH_TRY(jobs);
   auto done = keep_done(paths.output);
-  if (!done)
-    return done.take_error();
+  PTXBENCH_TRY(done);
   NotesResult result;
   result.inputs = jobs->size();
   std::erase_if(*jobs, [&](const PairRecord& p) { return done->contains(p.id); });

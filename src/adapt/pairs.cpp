@@ -88,24 +88,21 @@ util::Expected<std::vector<Candidate>> task_candidates(store::RunStore& run, con
                                                        const PairsOptions& options,
                                                        std::vector<std::string>& warnings) {
   auto trajectory = run.find_trajectory(task.trajectory_key);
-  if (!trajectory)
-    return trajectory.take_error();
+  PTXBENCH_TRY(trajectory);
   if (!*trajectory)
     return util::make_error(util::ErrorKind::not_found,
                             fmt::format("repair trajectory {} (failure {}) is not in {}",
                                         store::to_string(task.trajectory_key), task.failure_id,
                                         run.path().string()));
   auto open = run.count_turns((*trajectory)->id, store::TurnState::open);
-  if (!open)
-    return open.take_error();
+  PTXBENCH_TRY(open);
   if ((*trajectory)->status == store::TrajectoryStatus::running || *open > 0) {
     warnings.push_back(fmt::format("repair trajectory {} is still being written; skipped",
                                    store::to_string(task.trajectory_key)));
     return std::vector<Candidate>{};
   }
   auto turns = run.finished_turns((*trajectory)->id);
-  if (!turns)
-    return turns.take_error();
+  PTXBENCH_TRY(turns);
   return choose(candidates(*turns, options), options.mode);
 }
 
@@ -126,11 +123,9 @@ struct PairsInput {
 util::Expected<PairsInput> read_input(const fs::path& dir) {
   PairsInput input{stage_dir(dir, DatasetKind::fixit, "repair"), failures_file(dir), {}, {}};
   auto failures = read_jsonl<FailureRecord>(input.failures_path, failure_from_json);
-  if (!failures)
-    return failures.take_error();
+  PTXBENCH_TRY(failures);
   auto tasks = read_jsonl<RepairTask>(input.repair / "tasks.jsonl", repair_task_from_json);
-  if (!tasks)
-    return tasks.take_error();
+  PTXBENCH_TRY(tasks);
   input.failures = std::move(*failures);
   input.tasks = std::move(*tasks);
   return input;
@@ -153,8 +148,7 @@ util::Expected<std::vector<PairRecord>> pair_tasks(store::RunStore& run, const P
                                           (input.repair / "tasks.jsonl").string(), task.failure_id,
                                           input.failures_path.string()));
     auto found = task_candidates(run, task, options, result.warnings);
-    if (!found)
-      return found.take_error();
+    PTXBENCH_TRY(found);
     ++result.tasks;
     if (!found->empty())
       ++result.repaired;
@@ -170,11 +164,9 @@ util::Expected<std::vector<PairRecord>> pair_tasks(store::RunStore& run, const P
 util::Status write_pairs(const fs::path& dir, const PairsInput& input, const PairsOptions& options,
                          const std::vector<PairRecord>& pairs, PairsResult& result) {
   auto tasks_sha = file_sha256(input.repair / "tasks.jsonl");
-  if (!tasks_sha)
-    return tasks_sha.take_error();
+  PTXBENCH_TRY(tasks_sha);
   auto failures_sha = file_sha256(input.failures_path);
-  if (!failures_sha)
-    return failures_sha.take_error();
+  PTXBENCH_TRY(failures_sha);
   Composition counts;
   for (const PairRecord& pair : pairs)
     ++counts[composition_key(pair.failure)];
@@ -221,15 +213,12 @@ std::optional<PairMode> pair_mode_from_string(std::string_view name) {
 
 util::Expected<PairsResult> build_pairs(const fs::path& dir, const PairsOptions& options) {
   auto input = read_input(dir);
-  if (!input)
-    return input.take_error();
+  PTXBENCH_TRY(input);
   auto run = store::RunStore::open_existing(input->repair / "run");
-  if (!run)
-    return run.take_error();
+  PTXBENCH_TRY(run);
   PairsResult result;
   auto pairs = pair_tasks(**run, *input, options, result);
-  if (!pairs)
-    return pairs.take_error();
+  PTXBENCH_TRY(pairs);
   if (pairs->empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("none of {} repair tasks has a repaired kernel that "

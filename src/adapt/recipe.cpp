@@ -29,20 +29,16 @@ util::Expected<std::vector<std::string>> strings(const Json& object, const char*
 
 util::Status parse_collect(const Json& json, Recipe& r) {
   auto sources = strings(json, "sources");
-  if (!sources)
-    return sources.take_error();
+  PTXBENCH_TRY(sources);
   for (const std::string& s : *sources)
     r.source.run_dirs.emplace_back(s);
   const Json collect = json.value("collect", Json::object());
   auto problems = strings(collect, "problems");
   auto variants = strings(collect, "variants");
   auto include = strings(collect, "include");
-  if (!problems)
-    return problems.take_error();
-  if (!variants)
-    return variants.take_error();
-  if (!include)
-    return include.take_error();
+  PTXBENCH_TRY(problems);
+  PTXBENCH_TRY(variants);
+  PTXBENCH_TRY(include);
   r.source.problems = *problems;
   r.source.variants = *variants;
   r.include = *include;
@@ -104,15 +100,13 @@ util::Status run_fixit_collect(const Recipe& recipe, const fs::path& dir, Recipe
   for (const std::string& name : recipe.include)
     options.categories.push_back(name);
   auto collected = collect_failures(options, dir);
-  if (!collected)
-    return collected.take_error();
+  PTXBENCH_TRY(collected);
   run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
   run.ran.push_back("collect");
   if (!recipe.balance)
     return util::Ok{};
   auto balanced = balance_failures(dir, *recipe.balance);
-  if (!balanced)
-    return balanced.take_error();
+  PTXBENCH_TRY(balanced);
   run.ran.push_back("balance");
   return util::Ok{};
 }
@@ -165,8 +159,7 @@ util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tok
     return util::Ok{};
   }
   auto pairs = build_pairs(dir, recipe.pairs);
-  if (!pairs)
-    return pairs.take_error();
+  PTXBENCH_TRY(pairs);
   run.notes.insert(run.notes.end(), pairs->warnings.begin(), pairs->warnings.end());
   run.ran.push_back("pairs");
   if (auto status = run_fixit_synthesize(recipe, dir, stages, run); !status)
@@ -176,8 +169,7 @@ util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tok
     return util::Ok{};
   }
   auto built = build_fixit(dir, recipe.build, tokenizer);
-  if (!built)
-    return built.take_error();
+  PTXBENCH_TRY(built);
   run.ran.push_back("build");
   return util::Ok{};
 }
@@ -185,8 +177,7 @@ util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tok
 util::Status run_kernelgen(const Recipe& recipe, const fs::path& dir, Tokenizer& tokenizer,
                            RecipeRun& run) {
   auto collected = collect_correct(KernelGenCollectOptions{recipe.source}, dir);
-  if (!collected)
-    return collected.take_error();
+  PTXBENCH_TRY(collected);
   run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
   run.ran.push_back("collect");
   if (!present(stage_dir(dir, DatasetKind::kernelgen, "synthesize") / "rationales.jsonl")) {
@@ -194,8 +185,7 @@ util::Status run_kernelgen(const Recipe& recipe, const fs::path& dir, Tokenizer&
     return util::Ok{};
   }
   auto built = build_kernelgen(dir, recipe.build, tokenizer);
-  if (!built)
-    return built.take_error();
+  PTXBENCH_TRY(built);
   run.ran.push_back("build");
   return util::Ok{};
 }
@@ -220,8 +210,7 @@ util::Expected<Recipe> parse_recipe(const Json& json) {
 
 util::Expected<Recipe> load_recipe(const fs::path& path) {
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   const Json json = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded())
     return util::make_error(util::ErrorKind::invalid_input, path.string() + ": not JSON");
@@ -239,8 +228,7 @@ util::Expected<RecipeRun> run_recipe(const Recipe& recipe, const fs::path& dir,
   RecipeRun run;
   auto status = recipe.kind == DatasetKind::fixit ? run_fixit(recipe, dir, tokenizer, stages, run)
                                                   : run_kernelgen(recipe, dir, tokenizer, run);
-  if (!status)
-    return status.take_error();
+  PTXBENCH_TRY(status);
   return run;
 }
 

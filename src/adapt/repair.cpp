@@ -41,8 +41,7 @@ util::Expected<compile::Arch> failures_arch(const std::vector<FailureRecord>& fa
 util::Expected<agent::RunPlan> new_plan(const RepairOptions& options,
                                         const std::vector<FailureRecord>& failures) {
   auto arch = failures_arch(failures, options);
-  if (!arch)
-    return arch.take_error();
+  PTXBENCH_TRY(arch);
   agent::RunPlan plan;
   plan.models = {options.teacher};
   plan.jobs = options.jobs;
@@ -108,17 +107,14 @@ util::Expected<agent::RunPlan> repair_plan(const RepairOptions& options) {
     return invalid("name the teacher model (--teacher NAME, see config/models.json)");
   const RepairPaths paths = repair_paths(options.data_dir);
   auto failures = read_failures(paths.selected);
-  if (!failures)
-    return failures.take_error();
+  PTXBENCH_TRY(failures);
   auto wanted = new_plan(options, *failures);
   if (!wanted || !run_exists(paths))
     return wanted;
   auto store = store::RunStore::open_existing(paths.run_dir);
-  if (!store)
-    return store.take_error();
+  PTXBENCH_TRY(store);
   auto stored = stored_plan(**store);
-  if (!stored)
-    return stored.take_error();
+  PTXBENCH_TRY(stored);
   if (auto same = check_same_run(*stored, *wanted, paths.run_dir); !same)
     return same.take_error();
   stored->jobs = options.jobs;
@@ -132,22 +128,18 @@ util::Expected<RepairResult> run_repair(const RepairOptions& options, agent::Run
   RepairResult result;
   result.start = run_exists(paths) ? RepairStart::resumed : RepairStart::fresh;
   auto plan = repair_plan(options);
-  if (!plan)
-    return plan.take_error();
+  PTXBENCH_TRY(plan);
   auto planned = agent::expand(*plan, *deps.suite, *deps.manifest);
-  if (!planned)
-    return planned.take_error();
+  PTXBENCH_TRY(planned);
   if (auto status = agent::check_plan(*plan, *deps.suite, *deps.manifest, *deps.registry); !status)
     return status.take_error();
   auto store = open_run(paths, *plan);
-  if (!store)
-    return store.take_error();
+  PTXBENCH_TRY(store);
   if (auto status = write_tasks(paths.tasks, *planned); !status)
     return status.take_error();
   deps.store = store->get();
   auto summary = agent::run_plan(*plan, deps);
-  if (!summary)
-    return summary.take_error();
+  PTXBENCH_TRY(summary);
   result.repairs = plan->repairs.size();
   result.summary = std::move(*summary);
   return result;

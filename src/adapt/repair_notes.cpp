@@ -223,8 +223,7 @@ NotesPrompt notes_prompt(const PairRecord& pair) {
 
 util::Expected<RepairNotes> parse_repair_notes(std::string_view reply) {
   auto json = reply_json(reply);
-  if (!json)
-    return json.take_error();
+  PTXBENCH_TRY(json);
   return notes_from_json(*json);
 }
 
@@ -282,8 +281,7 @@ util::Expected<NotesRecord> notes_record_from_json(const Json& json) {
   read_integer(json, "input_tokens", r.input_tokens);
   read_integer(json, "output_tokens", r.output_tokens);
   auto calls = calls_from_json(json.value("calls", Json::array()));
-  if (!calls)
-    return calls.take_error();
+  PTXBENCH_TRY(calls);
   r.calls = std::move(*calls);
   if (r.status == "done") {
     auto notes = notes_from_json(json.value("notes", Json()));

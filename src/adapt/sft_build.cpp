@@ -33,8 +33,7 @@ std::string think(const std::string& reasoning) {
 util::Expected<std::map<std::string, RationaleRecord>> load_rationales(const fs::path& path,
                                                                        DatasetKind kind) {
   auto records = read_jsonl<RationaleRecord>(path, rationale_from_json);
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   std::map<std::string, RationaleRecord> done;
   for (RationaleRecord& r : *records)
     if (r.status == "done" && r.kind == to_string(kind))
@@ -83,8 +82,7 @@ util::Expected<std::string> drop_reason(Draft& draft, const BuildOptions& option
   if (draft.rationale->reasoning.find("my_reasoning>") != std::string::npos)
     return std::string("rationale still holds <my_reasoning> tags");
   auto count = tokenizer.count(joined(draft.messages));
-  if (!count)
-    return count.take_error();
+  PTXBENCH_TRY(count);
   tokens = *count;
   if (options.max_tokens && tokens > *options.max_tokens)
     return fmt::format("{} tokens > --max-tokens {}", tokens, *options.max_tokens);
@@ -97,8 +95,7 @@ util::Expected<Filtered> filter(std::vector<Draft> drafts, const BuildOptions& o
   for (Draft& draft : drafts) {
     std::int64_t tokens = 0;
     auto reason = drop_reason(draft, options, tokenizer, tokens);
-    if (!reason)
-      return reason.take_error();
+    PTXBENCH_TRY(reason);
     if (!reason->empty()) {
       out.dropped.push_back(Json{{"id", draft.id}, {"reason", *reason}});
       continue;
@@ -179,8 +176,7 @@ util::Expected<BuildResult> write_build(const fs::path& dir, DatasetKind kind,
                                         std::vector<Draft> drafts, const Json& settings,
                                         const BuildOptions& options, Tokenizer& tokenizer) {
   auto filtered = filter(std::move(drafts), options, tokenizer);
-  if (!filtered)
-    return filtered.take_error();
+  PTXBENCH_TRY(filtered);
   if (filtered->kept.empty())
     return util::make_error(
         util::ErrorKind::invalid_input,
@@ -227,8 +223,7 @@ util::Expected<BuildResult> build_once(const fs::path& dir, DatasetKind kind,
 
 util::Expected<Input> hashed(const fs::path& path) {
   auto sha = file_sha256(path);
-  if (!sha)
-    return sha.take_error();
+  PTXBENCH_TRY(sha);
   return Input{path, *sha};
 }
 
@@ -271,11 +266,9 @@ util::Expected<BuildResult> build_fixit(const fs::path& dir, const BuildOptions&
   const fs::path rationales_path =
       stage_dir(dir, DatasetKind::fixit, "synthesize") / "rationales.jsonl";
   auto pairs = read_jsonl<PairRecord>(pairs_path, pair_from_json);
-  if (!pairs)
-    return pairs.take_error();
+  PTXBENCH_TRY(pairs);
   auto done = load_rationales(rationales_path, DatasetKind::fixit);
-  if (!done)
-    return done.take_error();
+  PTXBENCH_TRY(done);
   std::vector<Draft> drafts;
   for (const PairRecord& pair : *pairs) {
     const RationaleRecord* r = find(*done, pair.id);
@@ -298,8 +291,7 @@ util::Expected<BuildResult> build_fixit(const fs::path& dir, const BuildOptions&
   std::vector<Input> inputs;
   for (const fs::path& path : {pairs_path, rationales_path}) {
     auto input = hashed(path);
-    if (!input)
-      return input.take_error();
+    PTXBENCH_TRY(input);
     inputs.push_back(std::move(*input));
   }
   return build_once(dir, DatasetKind::fixit, std::move(drafts), inputs, options, tokenizer);
@@ -311,11 +303,9 @@ util::Expected<BuildResult> build_kernelgen(const fs::path& dir, const BuildOpti
   const fs::path rationales_path =
       stage_dir(dir, DatasetKind::kernelgen, "synthesize") / "rationales.jsonl";
   auto records = read_jsonl<CorrectRecord>(correct_path, correct_from_json);
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   auto done = load_rationales(rationales_path, DatasetKind::kernelgen);
-  if (!done)
-    return done.take_error();
+  PTXBENCH_TRY(done);
   std::vector<Draft> drafts;
   for (const CorrectRecord& c : *records) {
     const RationaleRecord* r = find(*done, c.id);
@@ -335,8 +325,7 @@ util::Expected<BuildResult> build_kernelgen(const fs::path& dir, const BuildOpti
   std::vector<Input> inputs;
   for (const fs::path& path : {correct_path, rationales_path}) {
     auto input = hashed(path);
-    if (!input)
-      return input.take_error();
+    PTXBENCH_TRY(input);
     inputs.push_back(std::move(*input));
   }
   return build_once(dir, DatasetKind::kernelgen, std::move(drafts), inputs, options, tokenizer);

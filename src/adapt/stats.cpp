@@ -42,8 +42,7 @@ std::string composition_tables(const Composition& counts) {
 
 util::Expected<std::set<std::string>> built_ids(const fs::path& sft) {
   auto lines = read_jsonl_lines(sft);
-  if (!lines)
-    return lines.take_error();
+  PTXBENCH_TRY(lines);
   std::set<std::string> ids;
   for (const JsonlLine& line : *lines) {
     if (!line.json.is_object() || !line.json.value("id", Json()).is_string())
@@ -56,12 +55,10 @@ util::Expected<std::set<std::string>> built_ids(const fs::path& sft) {
 
 util::Expected<std::vector<std::int64_t>> rationale_lengths(const fs::path& dir, DatasetKind kind) {
   auto ids = built_ids(stage_dir(dir, kind, "build") / "sft.jsonl");
-  if (!ids)
-    return ids.take_error();
+  PTXBENCH_TRY(ids);
   auto rationales = read_jsonl<RationaleRecord>(
       stage_dir(dir, kind, "synthesize") / "rationales.jsonl", rationale_from_json);
-  if (!rationales)
-    return rationales.take_error();
+  PTXBENCH_TRY(rationales);
   std::map<std::string, std::int64_t> lengths; // the last done one per id, as build reads them
   for (const RationaleRecord& r : *rationales)
     if (r.status == "done" && ids->contains(r.id))
@@ -110,8 +107,7 @@ namespace {
 util::Expected<Json> build_manifest(const fs::path& dir, DatasetKind kind) {
   const fs::path manifest_path = stage_dir(dir, kind, "build") / "manifest.json";
   auto text = util::read_file(manifest_path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   Json manifest = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!manifest.is_object() || !manifest.contains("counts"))
     return util::make_error(util::ErrorKind::invalid_input,
@@ -133,22 +129,18 @@ util::Expected<Composition> composition_of(const Json& manifest, const fs::path&
 
 util::Expected<Composition> build_composition(const fs::path& dir, DatasetKind kind) {
   auto manifest = build_manifest(dir, kind);
-  if (!manifest)
-    return manifest.take_error();
+  PTXBENCH_TRY(manifest);
   return composition_of(*manifest, dir, kind);
 }
 
 util::Expected<std::string> render_stats(const fs::path& dir, DatasetKind kind) {
   auto loaded = build_manifest(dir, kind);
-  if (!loaded)
-    return loaded.take_error();
+  PTXBENCH_TRY(loaded);
   const Json& manifest = *loaded;
   auto counts = composition_of(manifest, dir, kind);
-  if (!counts)
-    return counts.take_error();
+  PTXBENCH_TRY(counts);
   auto lengths = rationale_lengths(dir, kind);
-  if (!lengths)
-    return lengths.take_error();
+  PTXBENCH_TRY(lengths);
   return fmt::format("# {} data set: {} rows\n\n", to_string(kind), manifest.value("rows", 0)) +
          tokens_line(manifest) + composition_tables(*counts) +
          lengths_table(length_stats(std::move(*lengths)));

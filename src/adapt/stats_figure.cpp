@@ -160,19 +160,16 @@ util::Expected<report::Figure> draw_composition(const Composition& counts, Datas
         draw_legend(canvas, l, kHeader + rows_height + 24);
       },
       description(l));
-  if (!picture)
-    return picture.take_error();
+  PTXBENCH_TRY(picture);
   return report::Figure{"composition", title, std::move(picture->png), std::move(picture->svg)};
 }
 
 util::Expected<std::vector<std::filesystem::path>>
 write_composition_figure(const std::filesystem::path& dir, DatasetKind kind) {
   auto counts = build_composition(dir, kind);
-  if (!counts)
-    return counts.take_error();
+  PTXBENCH_TRY(counts);
   auto figure = draw_composition(*counts, kind);
-  if (!figure)
-    return figure.take_error();
+  PTXBENCH_TRY(figure);
   const std::filesystem::path stats = stage_dir(dir, kind, "stats");
   const std::vector<std::filesystem::path> paths{stats / "composition.png",
                                                  stats / "composition.svg"};

@@ -21,8 +21,7 @@ util::Expected<std::vector<Job>> read_jobs(const std::filesystem::path& path,
                                            util::Expected<Record> (*parse)(const Json&),
                                            RationalePrompt (*prompt)(const Record&)) {
   auto records = read_jsonl<Record>(path, parse);
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   std::vector<Job> jobs;
   std::set<std::string> seen;
   for (const Record& record : *records) {
@@ -44,8 +43,7 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
   auto lines = read_jsonl_lines(path);
   if (!lines && lines.error().kind == util::ErrorKind::not_found)
     return std::set<std::string>{};
-  if (!lines)
-    return lines.take_error();
+  PTXBENCH_TRY(lines);
   std::set<std::string> done;
   std::vector<Json> kept;
   for (const JsonlLine& line : *lines) {
@@ -54,8 +52,7 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
       kept.push_back(line.json);
   }
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   if (*text != to_jsonl(kept))
     if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
       return status.take_error();
@@ -133,8 +130,7 @@ std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& clien
 util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePaths& paths,
                             const SynthesizeResult& result) {
   auto input = util::read_file(paths.input);
-  if (!input)
-    return input.take_error();
+  PTXBENCH_TRY(input);
   const Json manifest{{"stage", "synthesize"},
                       {"kind", std::string(to_string(options.kind))},
                       {"input", paths.input.string()},
@@ -175,11 +171,9 @@ util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options
                                                             deps.registry->origin.string());
   const SynthesizePaths paths = synthesize_paths(options.data_dir, options.kind);
   auto jobs = read_inputs(paths, options.kind);
-  if (!jobs)
-    return jobs.take_error();
+  PTXBENCH_TRY(jobs);
   auto done = keep_done(paths.output);
-  if (!done)
-    return done.take_error();
+  PTXBENCH_TRY(done);
   SynthesizeResult result;
   result.inputs = jobs->size();
   std::erase_if(*jobs, [&](const Job& job) { return done->contains(job.id); });

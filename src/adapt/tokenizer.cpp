@@ -44,8 +44,7 @@ util::Expected<std::int64_t> EndpointTokenizer::count(std::string_view text) {
   request.body = body(text);
   request.timeout = std::chrono::minutes(2);
   auto response = m_transport.send(request);
-  if (!response)
-    return response.take_error();
+  PTXBENCH_TRY(response);
   if (response->status != 200)
     return util::make_error(
         util::ErrorKind::http_status,

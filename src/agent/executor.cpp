@@ -47,8 +47,7 @@ util::Expected<PreGpuCheck> check_before_gpu(const exec::Checker& checker,
                                              const std::string& source,
                                              const suite::Problem& problem, compile::Arch arch) {
   auto report = checker.check(source, problem, arch);
-  if (!report)
-    return report.take_error();
+  PTXBENCH_TRY(report);
   PreGpuCheck checked{std::move(*report), std::nullopt};
   if (checked.report.outcome != exec::CheckOutcome::ok)
     checked.stopped = check_turn(checked.report, source);
@@ -95,8 +94,7 @@ util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
   auto report = m_checker.check(source, problem, arch);
-  if (!report)
-    return report.take_error();
+  PTXBENCH_TRY(report);
   TurnResult result = check_turn(*report, source);
   if (result.category == store::TurnCategory::static_only)
     result.feedback += "Not run: this machine evaluates statically only (no GPU step); "
@@ -108,15 +106,13 @@ util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
                                                  const suite::Problem& problem,
                                                  compile::Arch arch) {
   auto checked = check_before_gpu(m_checker, source, problem, arch);
-  if (!checked)
-    return checked.take_error();
+  PTXBENCH_TRY(checked);
   if (checked->stopped)
     return std::move(*checked->stopped);
   exec::EvalOptions options = m_options;
   options.arch = arch;
   auto evaluation = m_evaluator.evaluate(source, problem, options);
-  if (!evaluation)
-    return evaluation.take_error();
+  PTXBENCH_TRY(evaluation);
   return evaluation_turn(*evaluation, exec::to_trace(*evaluation, problem), source);
 }
 

@@ -194,8 +194,7 @@ private:
 
 util::Status Trajectory::refresh() {
   auto finished = m_store.finished_turns(m_id);
-  if (!finished)
-    return finished.take_error();
+  PTXBENCH_TRY(finished);
   m_finished = std::move(*finished);
   m_result.counted_turns = 0;
   m_result.correct_turns = 0;
@@ -215,8 +214,7 @@ util::Status Trajectory::refresh() {
 
 util::Expected<bool> Trajectory::already_finished() {
   auto record = m_store.find_trajectory(m_task.key);
-  if (!record)
-    return record.take_error();
+  PTXBENCH_TRY(record);
   if (!*record || (*record)->status != store::TrajectoryStatus::finished)
     return false;
   m_result.exit = (*record)->exit_reason;
@@ -225,29 +223,24 @@ util::Expected<bool> Trajectory::already_finished() {
 
 util::Expected<TrajectoryResult> Trajectory::run() {
   auto id = m_store.open_trajectory(m_task.key);
-  if (!id)
-    return id.take_error();
+  PTXBENCH_TRY(id);
   m_id = m_result.id = *id;
   if (auto status = refresh(); !status)
     return status.take_error();
   auto finished = already_finished();
-  if (!finished)
-    return finished.take_error();
+  PTXBENCH_TRY(finished);
   if (*finished)
     return m_result;
   auto prompts = m_store.set_prompts(m_id, {m_task.prompts.system, m_task.prompts.task});
-  if (!prompts)
-    return prompts.take_error();
+  PTXBENCH_TRY(prompts);
   m_prompts = std::move(*prompts);
   // A crash between a turn's commit and the trajectory's end: finish what the store shows.
   if (target_met(m_result.best_speedup))
     return finish(store::ExitReason::target_met);
   auto usage = m_store.usage(m_id);
-  if (!usage)
-    return usage.take_error();
+  PTXBENCH_TRY(usage);
   auto client = m_deps.make_client(usage->calls);
-  if (!client)
-    return client.take_error();
+  PTXBENCH_TRY(client);
   m_client = std::move(*client);
 
   int infra_in_a_row = 0;
@@ -255,11 +248,9 @@ util::Expected<TrajectoryResult> Trajectory::run() {
     if (cancelled())
       return stopped("cancelled");
     auto turn = m_store.begin_turn(m_id);
-    if (!turn)
-      return turn.take_error();
+    PTXBENCH_TRY(turn);
     auto work = next_turn(*turn);
-    if (!work)
-      return work.take_error();
+    PTXBENCH_TRY(work);
     if (auto status = commit(*turn, *work); !status)
       return status.take_error();
     ++m_result.turns_this_run;

@@ -140,8 +140,7 @@ util::Status check_variant(const RunPlan& plan, const std::string& name,
   if (name == pack::kNoPackVariant)
     return util::Ok{};
   auto found = find_variant(manifest, name, plan.loop.arch, plan.loop.language);
-  if (!found)
-    return found.take_error();
+  PTXBENCH_TRY(found);
   return util::Ok{};
 }
 
@@ -157,8 +156,7 @@ expand_repairs(const RunPlan& plan, const suite::Suite& suite, const pack::Manif
     for (std::size_t i = 0; i < plan.repairs.size(); ++i) {
       const RepairTask& repair = plan.repairs[i];
       auto problem = suite.find(repair.problem);
-      if (!problem)
-        return problem.take_error();
+      PTXBENCH_TRY(problem);
       if (auto status = check_variant(plan, repair.variant, manifest); !status)
         return status.take_error();
       out.push_back(
@@ -208,8 +206,7 @@ util::Expected<std::vector<const suite::Problem*>> problems_for(const RunPlan& p
       continue;
     }
     auto problem = suite.find(name);
-    if (!problem)
-      return problem.take_error();
+    PTXBENCH_TRY(problem);
     out.push_back(*problem);
   }
   return out;
@@ -248,8 +245,7 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
 
 util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   return parse_plan(*text, path);
 }
 
@@ -309,14 +305,12 @@ expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& man
   if (!plan.repairs.empty())
     return expand_repairs(plan, suite, manifest);
   auto problems = problems_for(plan, suite);
-  if (!problems)
-    return problems.take_error();
+  PTXBENCH_TRY(problems);
   std::vector<PlannedTrajectory> out;
   for (const std::string& model : plan.models)
     for (const suite::Problem* problem : *problems) {
       auto variants = variants_for(plan, *problem, manifest);
-      if (!variants)
-        return variants.take_error();
+      PTXBENCH_TRY(variants);
       for (const std::string& variant : *variants)
         for (int sample = 0; sample < plan.trajectories; ++sample)
           out.push_back({store::TrajectoryKey{model, problem->name(), variant, sample,

@@ -160,8 +160,7 @@ util::Expected<const pack::Variant*> find_variant(const pack::Manifest& manifest
                                                   std::string_view variant, compile::Arch arch,
                                                   compile::Language language) {
   auto found = manifest.variant(variant, compile::to_string(arch));
-  if (!found)
-    return found.take_error();
+  PTXBENCH_TRY(found);
   if ((*found)->language != compile::to_string(language))
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("prompt variant '{}' is for {} candidates, not {} (see "
@@ -174,13 +173,11 @@ util::Expected<std::string> signature_text(const suite::Problem& problem,
                                            compile::Language language) {
   if (language == compile::Language::triton) {
     auto signature = compile::make_triton_signature(problem.definition);
-    if (!signature)
-      return signature.take_error();
+    PTXBENCH_TRY(signature);
     return signature->pretty();
   }
   auto signature = compile::make_signature(problem.definition);
-  if (!signature)
-    return signature.take_error();
+  PTXBENCH_TRY(signature);
   return signature->pretty();
 }
 
@@ -188,16 +185,13 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
                                       const pack::Manifest& manifest, std::string_view variant,
                                       std::string_view live_device, compile::Language language) {
   auto signature = signature_text(problem, language);
-  if (!signature)
-    return signature.take_error();
+  PTXBENCH_TRY(signature);
   std::string pack_text;
   if (variant != pack::kNoPackVariant) {
     auto found = find_variant(manifest, variant, arch, language);
-    if (!found)
-      return found.take_error();
+    PTXBENCH_TRY(found);
     auto composed = pack::compose(manifest, **found);
-    if (!composed)
-      return composed.take_error();
+    PTXBENCH_TRY(composed);
     pack_text = std::move(composed->text);
     if (!live_device.empty())
       pack_text += "\n\n" + std::string(live_device);

@@ -67,8 +67,7 @@ util::Expected<Json> RemoteExecutor::exchange(model::HttpMethod method, const st
     request.headers.push_back(
         {"Authorization", "Bearer " + m_options.token.reveal(), model::Sensitivity::secret});
   auto response = m_transport.send(request);
-  if (!response)
-    return response.take_error();
+  PTXBENCH_TRY(response);
   const std::string where = fmt::format("{} {}", method == model::HttpMethod::get ? "GET" : "POST",
                                         model::redact_url(url));
   if (response->status != 200)
@@ -122,8 +121,7 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
                         evaluate_request(source, problem, options)
                             .dump(-1, ' ', false, Json::error_handler_t::replace),
                         m_options.request_timeout);
-  if (!reply)
-    return reply.take_error();
+  PTXBENCH_TRY(reply);
   if (!reply->is_object() || !(*reply)["task_id"].is_string())
     return util::make_error(util::ErrorKind::bad_response, "POST " + model::redact_url(url) +
                                                                endpoint +
@@ -146,8 +144,7 @@ util::Expected<Json> RemoteExecutor::wait(const std::string& url, const std::str
                          fmt::format("{}/tasks/{}?timeout={:.3f}", url, task_id,
                                      static_cast<double>(poll.count()) / 1000.0),
                          "", poll + m_options.request_timeout);
-    if (!task)
-      return task.take_error();
+    PTXBENCH_TRY(task);
     const std::string status = task->is_object() ? task->value("status", "") : "";
     if (status == "completed" || status == "failed")
       return task;
@@ -161,19 +158,15 @@ util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
   auto checked = check_before_gpu(m_checker, source, problem, arch);
-  if (!checked)
-    return checked.take_error();
+  PTXBENCH_TRY(checked);
   if (checked->stopped)
     return std::move(*checked->stopped);
   auto url = pick_service();
-  if (!url)
-    return url.take_error();
+  PTXBENCH_TRY(url);
   auto task_id = submit(*url, source, problem, arch);
-  if (!task_id)
-    return task_id.take_error();
+  PTXBENCH_TRY(task_id);
   auto task = wait(*url, *task_id);
-  if (!task)
-    return task.take_error();
+  PTXBENCH_TRY(task);
   if ((*task)["status"] == "failed")
     return util::make_error(
         util::ErrorKind::unsupported,
@@ -181,8 +174,7 @@ util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
                     *task_id, clip(task->value("error", "no reason given"), kMaxErrorChars)));
   auto result = read_result(task->value("result", Json()), task->value("needs_gpu", ""),
                             std::move(checked->report));
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   return evaluation_turn(result->evaluation, std::move(result->trace), source);
 }
 

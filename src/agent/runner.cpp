@@ -31,8 +31,7 @@ build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& 
       continue;
     auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device,
                                plan.loop.language);
-    if (!built)
-      return built.take_error();
+    PTXBENCH_TRY(built);
     prompts.emplace(std::move(key), std::move(*built));
   }
   return prompts;
@@ -45,13 +44,11 @@ util::Expected<std::int64_t> remaining_budget(const std::vector<PlannedTrajector
   for (const auto& item : planned) {
     budget += plan.loop.max_turns;
     auto record = store.find_trajectory(item.key);
-    if (!record)
-      return record.take_error();
+    PTXBENCH_TRY(record);
     if (!*record)
       continue;
     auto point = store.resume_point((*record)->id);
-    if (!point)
-      return point.take_error();
+    PTXBENCH_TRY(point);
     budget -= std::min<std::int64_t>(point->counted_turns, plan.loop.max_turns);
   }
   return budget;
@@ -167,14 +164,11 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
   if (auto status = check_models(plan, *deps.registry); !status)
     return status.take_error();
   auto planned = expand(plan, *deps.suite, *deps.manifest);
-  if (!planned)
-    return planned.take_error();
+  PTXBENCH_TRY(planned);
   auto prompts = build_all_prompts(*planned, plan, *deps.manifest, deps.live_device);
-  if (!prompts)
-    return prompts.take_error();
+  PTXBENCH_TRY(prompts);
   auto budget = remaining_budget(*planned, plan, *deps.store);
-  if (!budget)
-    return budget.take_error();
+  PTXBENCH_TRY(budget);
   Progress progress(static_cast<std::int64_t>(planned->size()), *budget, deps.progress_out,
                     deps.display, deps.notice_out);
   progress.watch(deps.cancel);

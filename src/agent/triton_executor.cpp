@@ -33,11 +33,9 @@ util::Expected<TurnResult> TritonStaticExecutor::evaluate(const std::string& sou
                                                           const suite::Problem& problem,
                                                           compile::Arch /*arch*/) {
   auto signature = compile::make_triton_signature(problem.definition);
-  if (!signature)
-    return signature.take_error();
+  PTXBENCH_TRY(signature);
   auto report = m_gate.check(source, *signature);
-  if (!report)
-    return report.take_error();
+  PTXBENCH_TRY(report);
   TurnResult result;
   result.category = store::TurnCategory::static_only;
   // The first banned-library finding decides; otherwise the first finding's category.

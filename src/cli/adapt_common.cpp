@@ -149,8 +149,7 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
     options.eval.service = o.service;
     auto result = run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
                                    !o.quiet, command);
-    if (!result)
-      return result.take_error();
+    PTXBENCH_TRY(result);
     if (result->summary.unfinished() > 0)
       return util::make_error(util::ErrorKind::transport, // model or evaluator kept failing
                               fmt::format("{} repairs stopped unfinished; run this again to "
@@ -160,8 +159,7 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
   };
   stages.synthesize = [&o](const adapt::SynthesizeOptions& options) -> util::Status {
     auto result = run_synthesize_stage(options, o.registry, !o.quiet);
-    if (!result)
-      return result.take_error();
+    PTXBENCH_TRY(result);
     if (result->failed + result->left > 0)
       return util::make_error(util::ErrorKind::bad_response,
                               fmt::format("{} rationales failed or were not attempted; run this "

@@ -148,11 +148,9 @@ util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions&
                                                      GpuUse gpu, bool progress,
                                                      std::string_view command) {
   auto plan = adapt::repair_plan(options);
-  if (!plan)
-    return plan.take_error();
+  PTXBENCH_TRY(plan);
   auto environment = RunEnvironment::make(*plan, gpu, command);
-  if (!environment)
-    return environment.take_error();
+  PTXBENCH_TRY(environment);
   StopSignals signals;
   const adapt::RepairPaths paths = adapt::repair_paths(options.data_dir);
   fmt::print("Repair run: {} ({} on {}), tasks {}\n", paths.run_dir.string(),
@@ -160,16 +158,13 @@ util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions&
              paths.tasks.string());
   std::fflush(stdout);
   auto result = adapt::run_repair(options, (*environment)->deps(progress, signals.flag()));
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   fmt::print("{}{} repairs ({})\n", agent::render_summary(result->summary), result->repairs,
              result->start == adapt::RepairStart::resumed ? "resumed" : "new run");
   auto store = store::RunStore::open_existing(paths.run_dir);
-  if (!store)
-    return store.take_error();
+  PTXBENCH_TRY(store);
   auto files = report::export_run(**store, paths.run_dir / "exports");
-  if (!files)
-    return files.take_error();
+  PTXBENCH_TRY(files);
   return result;
 }
 
@@ -179,8 +174,7 @@ run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string&
   auto registry =
       model::load_registry(registry_file.empty() ? model::default_registry_path()
                                                  : std::filesystem::path(registry_file));
-  if (!registry)
-    return registry.take_error();
+  PTXBENCH_TRY(registry);
   auto transport = model::make_curl_transport();
   StopSignals signals;
   adapt::SynthesizeDeps deps;
@@ -189,8 +183,7 @@ run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string&
   deps.progress_out = progress ? stderr : nullptr;
   deps.cancel = signals.flag();
   auto result = adapt::run_synthesize(options, deps);
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   const adapt::SynthesizePaths paths = adapt::synthesize_paths(options.data_dir, options.kind);
   fmt::print("{}: {} inputs, {} done before, {} done now, {} failed, {} left; ${:.4f}\n",
              paths.output.string(), result->inputs, result->already_done, result->done,

@@ -37,8 +37,7 @@ util::Expected<std::optional<pack::ExactTokens>> exact_tokens(PackOptions& optio
   if (options.tokenizer.tokenizer == "approx")
     return std::optional<pack::ExactTokens>();
   auto made = make_tokenizer(options.tokenizer, options.transport);
-  if (!made)
-    return made.take_error();
+  PTXBENCH_TRY(made);
   options.counter = std::move(*made);
   adapt::Tokenizer* counter = options.counter.get();
   return std::optional<pack::ExactTokens>(

@@ -132,8 +132,7 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   }
   if (!o.plan_file.empty()) {
     auto plan = agent::load_plan(o.plan_file);
-    if (!plan)
-      return plan.take_error();
+    PTXBENCH_TRY(plan);
     job.plan = std::move(*plan);
     if (!o.eval_service.empty())
       job.plan.eval.service = o.eval_service;

@@ -65,8 +65,7 @@ util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
 // The plan a resumed run continues: the one stored when it started (jobs may change).
 util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const RunJob& job) {
   auto plan = agent::parse_plan(store.info().config_json, store.path());
-  if (!plan)
-    return plan.take_error();
+  PTXBENCH_TRY(plan);
   plan->jobs = job.plan.jobs;
   if (!job.plan.registry.empty())
     plan->registry = job.plan.registry;
@@ -109,12 +108,10 @@ void print_exports(const report::ExportedFiles& files, const std::filesystem::pa
 // Each finished turn: index, category and the first lines of the feedback the model got.
 util::Status print_turns(store::RunStore& store) {
   auto trajectories = store.trajectories();
-  if (!trajectories)
-    return trajectories.take_error();
+  PTXBENCH_TRY(trajectories);
   for (const auto& trajectory : *trajectories) {
     auto turns = store.finished_turns(trajectory.id);
-    if (!turns)
-      return turns.take_error();
+    PTXBENCH_TRY(turns);
     fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
                trajectory.key.prompt_variant, trajectory.key.sample);
     for (const auto& turn : *turns) {
@@ -161,8 +158,7 @@ util::Status settle_model_settings(store::RunStore& store, const model::ModelReg
   for (const std::string& name : job.plan.models) {
     const nlohmann::ordered_json current = model::settings_json(*registry.find(name));
     auto stored = store.model_settings(name);
-    if (!stored)
-      return stored.take_error();
+    PTXBENCH_TRY(stored);
     std::string reason = job.mode == RunMode::fresh ? "run started" : "";
     if (job.mode == RunMode::resume && !*stored)
       reason = "first recorded on resume (the run began before settings were stored)";
@@ -270,20 +266,16 @@ util::Expected<std::unique_ptr<RunEnvironment>>
 RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command) {
   auto registry =
       model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry);
-  if (!registry)
-    return registry.take_error();
+  PTXBENCH_TRY(registry);
   auto manifest = pack::Manifest::load(pack::Manifest::default_path());
-  if (!manifest)
-    return manifest.take_error();
+  PTXBENCH_TRY(manifest);
   std::unique_ptr<RunEnvironment> env(
       new RunEnvironment(std::move(*registry), std::move(*manifest)));
   auto suite = env->m_tools.suite();
-  if (!suite)
-    return suite.take_error();
+  PTXBENCH_TRY(suite);
   env->m_suite = *suite;
   auto checker = env->m_tools.checker();
-  if (!checker)
-    return checker.take_error();
+  PTXBENCH_TRY(checker);
   if (auto checked = agent::check_plan(plan, **suite, env->m_manifest, env->m_registry); !checked)
     return checked.take_error();
   for (const std::string& name : plan.models)
@@ -293,8 +285,7 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
       return status.take_error();
   if (!plan.notes.file.empty()) {
     auto hook = adapt::notes_feedback_hook(plan.notes);
-    if (!hook)
-      return hook.take_error();
+    PTXBENCH_TRY(hook);
     env->m_notes = std::move(*hook);
   }
   env->start_executor(plan, gpu, command, **checker);

@@ -10,8 +10,7 @@ namespace ptxbench::cli {
 util::Expected<const suite::Suite*> Toolchain::suite() {
   if (!m_suite) {
     auto loaded = suite::Suite::load_default();
-    if (!loaded)
-      return loaded.take_error();
+    PTXBENCH_TRY(loaded);
     m_suite = std::move(*loaded);
   }
   return &*m_suite;
@@ -19,16 +18,14 @@ util::Expected<const suite::Suite*> Toolchain::suite() {
 
 util::Expected<const suite::Problem*> Toolchain::problem(std::string_view name) {
   auto loaded = suite();
-  if (!loaded)
-    return loaded.take_error();
+  PTXBENCH_TRY(loaded);
   return (*loaded)->find(name);
 }
 
 util::Expected<exec::Checker*> Toolchain::checker() {
   if (!m_checker) {
     auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
-    if (!cuobjdump)
-      return cuobjdump.take_error();
+    PTXBENCH_TRY(cuobjdump);
     m_compiler = std::make_unique<compile::NvccCompiler>(m_runner);
     m_disassembler = std::make_unique<sass::Disassembler>(
         m_runner, *cuobjdump, std::chrono::seconds(120), util::cache_root() / "sass");

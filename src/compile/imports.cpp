@@ -93,8 +93,7 @@ util::Expected<Elf64_Shdr> linked_strings(const std::vector<Elf64_Shdr>& section
 util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sections,
                          const Elf64_Shdr& table, BinaryImports& out) {
   auto strings = linked_strings(sections, table);
-  if (!strings)
-    return strings.take_error();
+  PTXBENCH_TRY(strings);
   if (table.sh_entsize != sizeof(Elf64_Sym) || !image.holds(table.sh_offset, table.sh_size))
     return malformed("dynamic symbol table outside the file");
   for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table.sh_size;
@@ -114,8 +113,7 @@ util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sect
 util::Status read_dynamic(const Image& image, const std::vector<Elf64_Shdr>& sections,
                           const Elf64_Shdr& dynamic, BinaryImports& out) {
   auto strings = linked_strings(sections, dynamic);
-  if (!strings)
-    return strings.take_error();
+  PTXBENCH_TRY(strings);
   if (!image.holds(dynamic.sh_offset, dynamic.sh_size))
     return malformed("dynamic section outside the file");
   for (std::uint64_t offset = 0; offset + sizeof(Elf64_Dyn) <= dynamic.sh_size;
@@ -271,8 +269,7 @@ std::size_t index_of(ImportRule rule) {
 util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
   const Image image(elf);
   auto sections = section_headers(image);
-  if (!sections)
-    return sections.take_error();
+  PTXBENCH_TRY(sections);
   BinaryImports imports;
   bool has_dynsym = false;
   for (const Elf64_Shdr& section : *sections) {
@@ -292,8 +289,7 @@ util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
 
 util::Expected<BinaryImports> read_imports(const std::filesystem::path& file) {
   auto bytes = util::read_file(file);
-  if (!bytes)
-    return bytes.take_error();
+  PTXBENCH_TRY(bytes);
   auto imports = read_imports(std::as_bytes(std::span(bytes->data(), bytes->size())));
   if (!imports)
     return util::make_error(imports.error().kind,

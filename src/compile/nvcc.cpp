@@ -161,8 +161,7 @@ util::Expected<std::string> NvccCompiler::version() {
   util::ProcessOptions options;
   options.timeout = kVersionTimeout;
   auto process = m_runner.run({m_nvcc.string(), "--version"}, options);
-  if (!process)
-    return process.take_error();
+  PTXBENCH_TRY(process);
   if (!process->succeeded())
     return util::make_error(
         util::ErrorKind::subprocess,
@@ -173,8 +172,7 @@ util::Expected<std::string> NvccCompiler::version() {
 
 util::Expected<CompileResult> NvccCompiler::compile(const CompileRequest& request) {
   auto toolchain = version();
-  if (!toolchain)
-    return toolchain.take_error();
+  PTXBENCH_TRY(toolchain);
   std::vector<std::string> flags = nvcc_flags(request.arch);
   const std::string toolchain_and_packs = *toolchain + "\nknowledge " + knowledge_digest();
   std::string key =
@@ -188,8 +186,7 @@ util::Expected<CompileResult> NvccCompiler::build(const CompileRequest& request,
                                                   const std::string& key) {
   CompileCache cache(m_cache_dir);
   auto staging = cache.make_staging_dir();
-  if (!staging)
-    return staging.take_error();
+  PTXBENCH_TRY(staging);
   auto result = run_nvcc(request, *staging);
   if (!result) {
     cache.discard(*staging);
@@ -211,8 +208,7 @@ util::Expected<CompileResult> NvccCompiler::run_nvcc(const CompileRequest& reque
   options.working_dir = dir;
   options.extra_env = {"TMPDIR=" + dir.string()};
   auto process = m_runner.run(argv, options);
-  if (!process)
-    return process.take_error();
+  PTXBENCH_TRY(process);
   if (process->timed_out)
     return util::make_error(util::ErrorKind::timeout,
                             fmt::format("nvcc did not finish within the compile timeout ({:.1f} s)",

@@ -111,8 +111,7 @@ TritonGate::TritonGate(util::ProcessRunner& runner, std::filesystem::path python
 util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
                                                    const TritonSignature& signature) const {
   auto scratch = ScratchFolder::make();
-  if (!scratch)
-    return scratch.take_error();
+  PTXBENCH_TRY(scratch);
   const std::filesystem::path kernel = scratch->path() / "kernel.py";
   if (auto written = util::write_file_atomic(kernel, source); !written)
     return written.take_error();
@@ -124,8 +123,7 @@ util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
                               m_package_root.string(), kernel.string(), "--params",
                               fmt::format("{}", fmt::join(signature.names(), ","))},
                              options);
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   if (!result->succeeded())
     return util::make_error(util::ErrorKind::subprocess,
                             fmt::format("the Triton gate ({} -m ptxbench_triton.gate) failed{}: {}",

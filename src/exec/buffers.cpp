@@ -58,8 +58,7 @@ util::Expected<PtxbenchScalar> scalar_value(const suite::ResolvedTensor& tensor,
 util::Expected<suite::Problem> forward_problem(const suite::Suite& suite,
                                                const suite::Problem& backward) {
   auto found = suite.find(suite::forward_definition_of(backward.name()));
-  if (!found)
-    return found.take_error();
+  PTXBENCH_TRY(found);
   suite::Problem forward = **found;
   forward.workload.axes = backward.workload.axes;
   forward.var_axes = backward.var_axes;
@@ -128,16 +127,14 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     if (scalar == nullptr)
       return invalid("scalar input " + t.name + " has no workload value");
     auto value = scalar_value(t, *scalar);
-    if (!value)
-      return value.take_error();
+    PTXBENCH_TRY(value);
     m_scalars.push_back(*value);
   }
   for (const TensorSlot& slot : m_slots) {
     if (!slot.output)
       continue;
     auto scratch = protocol::DeviceBuffer::allocate(slot.bytes);
-    if (!scratch)
-      return scratch.take_error();
+    PTXBENCH_TRY(scratch);
     m_scratch_outputs.push_back(std::move(*scratch));
   }
   for (int s = 0; s < sets; ++s) {
@@ -145,8 +142,7 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     std::size_t scratch = 0;
     for (const TensorSlot& slot : m_slots) {
       auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
-      if (!buffer)
-        return buffer.take_error();
+      PTXBENCH_TRY(buffer);
       set.pointers.push_back(buffer->data());
       set.reference_pointers.push_back(buffer->data());
       set.timing_pointers.push_back(slot.output ? m_scratch_outputs[scratch++].data()
@@ -155,8 +151,7 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
       if (!slot.output)
         continue;
       auto expected = protocol::DeviceBuffer::allocate(slot.bytes);
-      if (!expected)
-        return expected.take_error();
+      PTXBENCH_TRY(expected);
       set.reference_pointers.back() = expected->data();
       set.reference_outputs.push_back(std::move(*expected));
     }
@@ -171,8 +166,7 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
     if (slot.output)
       continue;
     auto recipe = suite::recipe_for(problem.definition, problem.workload, slot.name);
-    if (!recipe)
-      return recipe.take_error();
+    PTXBENCH_TRY(recipe);
     if (recipe->distribution == suite::Distribution::from_forward)
       continue;
     if (recipe->distribution == suite::Distribution::blob) {
@@ -181,8 +175,7 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
       if (blob == nullptr)
         return invalid(slot.name + ": no safetensors input in the workload");
       auto tensor = suite::read_safetensors_tensor(suite.root() / blob->path, blob->tensor_key);
-      if (!tensor)
-        return tensor.take_error();
+      PTXBENCH_TRY(tensor);
       if (tensor->data.size() != slot.bytes)
         return invalid(slot.name + ": blob has " + std::to_string(tensor->data.size()) +
                        " bytes, the workload needs " + std::to_string(slot.bytes));
@@ -216,13 +209,11 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
   if (from_forward.empty())
     return util::Ok{};
   auto forward = forward_problem(suite, problem);
-  if (!forward)
-    return forward.take_error();
+  PTXBENCH_TRY(forward);
   auto reference = reference::make_library_reference(*forward);
   if (!reference)
     reference = reference::make_naive_reference(*forward);
-  if (!reference)
-    return reference.take_error();
+  PTXBENCH_TRY(reference);
   for (Set& set : m_sets) {
     std::vector<void*> pointers;
     for (const auto& t : forward->inputs) {

@@ -96,8 +96,7 @@ util::Expected<CheckReport> Checker::check(const std::string& source, const suit
                                            compile::Arch arch) const {
   util::PhaseLog phases;
   auto signature = compile::make_signature(problem.definition);
-  if (!signature)
-    return signature.take_error();
+  PTXBENCH_TRY(signature);
   CheckReport report;
   report.problem = problem.name();
   report.arch = arch;
@@ -111,8 +110,7 @@ util::Expected<CheckReport> Checker::check(const std::string& source, const suit
   auto build = phases.time("compile", [&] {
     return m_compiler.compile(compile::CompileRequest::for_candidate(source, *signature, arch));
   });
-  if (!build)
-    return build.take_error();
+  PTXBENCH_TRY(build);
   report.build = std::move(*build);
   if (!report.build->ok) {
     report.outcome = CheckOutcome::compile_error;
@@ -122,8 +120,7 @@ util::Expected<CheckReport> Checker::check(const std::string& source, const suit
   if (m_imports == ImportCheck::enforce) {
     auto imports =
         phases.time("imports", [&] { return compile::read_imports(report.build->library); });
-    if (!imports)
-      return imports.take_error();
+    PTXBENCH_TRY(imports);
     report.forbidden = compile::find_forbidden_import(*imports);
     if (report.forbidden) {
       report.outcome = CheckOutcome::banned_library;
@@ -133,8 +130,7 @@ util::Expected<CheckReport> Checker::check(const std::string& source, const suit
   }
   auto sass_report = phases.time(
       "sass", [&] { return sass::analyze_binary(m_disassembler, report.build->library); });
-  if (!sass_report)
-    return sass_report.take_error();
+  PTXBENCH_TRY(sass_report);
   report.sass = std::move(*sass_report);
   report.phases = phases.phases();
   return report;

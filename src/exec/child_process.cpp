@@ -49,21 +49,17 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
                                                          int device,
                                                          const std::filesystem::path& log_path) {
   auto requests = util::make_pipe();
-  if (!requests)
-    return requests.take_error();
+  PTXBENCH_TRY(requests);
   auto replies = util::make_pipe();
-  if (!replies)
-    return replies.take_error();
+  PTXBENCH_TRY(replies);
   auto log = util::open_fd(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!log)
     return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   auto input = util::open_fd("/dev/null", O_RDONLY);
-  if (!input)
-    return input.take_error();
+  PTXBENCH_TRY(input);
   auto pid = util::spawn(child_options(binary, device, log->get(), input->get(),
                                        requests->read.get(), replies->write.get()));
-  if (!pid)
-    return pid.take_error();
+  PTXBENCH_TRY(pid);
   CandidateProcess process;
   process.m_pid = *pid;
   process.m_requests = std::move(requests->write);

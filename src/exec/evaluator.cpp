@@ -182,8 +182,7 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   ev.sets = options.sets;
   auto report =
       phases.time("check", [&] { return m_checker.check(source, problem, options.arch); });
-  if (!report)
-    return report.take_error();
+  PTXBENCH_TRY(report);
   ev.check = std::move(*report);
   verdict_from_check(ev);
   if (ev.check.outcome == CheckOutcome::ok) {

@@ -150,8 +150,7 @@ util::Status GpuEvaluation::prepare() {
   PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm.device)); // a thread of its own starts on device 0
   std::shared_lock gpu(m_warm.lock);
   auto stream = cuda::create_stream();
-  if (!stream)
-    return stream.take_error();
+  PTXBENCH_TRY(stream);
   m_stream = std::move(*stream);
   m_reference = m_warm.references.take(m_problem.name());
   if (!m_reference) {
@@ -161,8 +160,7 @@ util::Status GpuEvaluation::prepare() {
       m_reference->fallback = made.error().message;
       made = reference::make_naive_reference(m_problem);
     }
-    if (!made)
-      return made.take_error();
+    PTXBENCH_TRY(made);
     m_reference->reference = std::move(*made);
   }
   m_result.library = m_reference->reference->library();
@@ -185,8 +183,7 @@ util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
   if (!m_inputs) {
     auto buffers = EvalBuffers::create(m_suite, m_problem, *m_reference->reference, m_result.sets,
                                        m_result.seed, stream);
-    if (!buffers)
-      return buffers.take_error();
+    PTXBENCH_TRY(buffers);
     m_inputs = std::make_unique<WarmInputs>(WarmInputs{std::move(*buffers), 0, 0});
     m_inputs->digest = m_inputs->buffers.input_checksum(stream);
     m_inputs->bytes = m_inputs->buffers.device_bytes();

@@ -74,8 +74,7 @@ void SpareChildren::release_counter_session() {
 util::Expected<StartedChild> SpareChildren::start() const {
   std::filesystem::path log = fresh_child_log_path();
   auto process = CandidateProcess::start(m_binary, m_device, log);
-  if (!process)
-    return process.take_error();
+  PTXBENCH_TRY(process);
   return StartedChild{std::move(*process), std::move(log), std::nullopt};
 }
 
@@ -233,8 +232,7 @@ util::Expected<StartedChild> SpareChildren::take() {
   }
   if (!taken) {
     auto started = start();
-    if (!started)
-      return started.take_error();
+    PTXBENCH_TRY(started);
     taken = std::move(*started);
   }
   return std::move(*taken);

@@ -210,8 +210,7 @@ bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& name
 util::Status InstructionCounter::Impl::build_config() {
   auto since = Clock::now();
   auto made = new_host();
-  if (!made)
-    return made.take_error();
+  PTXBENCH_TRY(made);
   host = *made;
   if (!add_metrics(host, metrics)) { // find the rejected ones, keep the rest
     auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(
@@ -225,8 +224,7 @@ util::Status InstructionCounter::Impl::build_config() {
     if (metrics.empty())
       return util::make_error(kFailure, fmt::format("chip {} accepts none of the metrics", chip));
     auto again = new_host();
-    if (!again)
-      return again.take_error();
+    PTXBENCH_TRY(again);
     host = *again;
     if (!add_metrics(host, metrics))
       return util::make_error(kFailure, "the accepted metrics were rejected together");
@@ -452,15 +450,13 @@ InstructionCounter::count(const CallFn& call, cudaStream_t stream,
   ProfilerSession& session = m_impl->kept.object != nullptr ? m_impl->kept : own;
   if (session.object == nullptr) {
     auto enabled = enable_session(own);
-    if (!enabled)
-      return enabled.take_error();
+    PTXBENCH_TRY(enabled);
     step(counts.steps, "enable", since);
   }
   std::vector<std::uint8_t> image = std::exchange(m_impl->next_image, {});
   if (image.empty()) {
     auto made = counter_data_image(session, c_strings(m_impl->metrics));
-    if (!made)
-      return made.take_error();
+    PTXBENCH_TRY(made);
     image = std::move(*made);
     step(counts.steps, "counter_data_image", since);
   }
@@ -508,8 +504,7 @@ util::Status InstructionCounter::Impl::warm_session(const CallFn& warm, cudaStre
                                                     InstructionCounts& counts) {
   auto since = Clock::now();
   auto image = counter_data_image(kept, c_strings(metrics));
-  if (!image)
-    return image.take_error();
+  PTXBENCH_TRY(image);
   step(counts.steps, "counter_data_image", since);
   if (auto ran = run_passes(warm, stream, {}, kept, *image, counts); !ran)
     return ran;
@@ -522,8 +517,7 @@ util::Status InstructionCounter::Impl::warm_session(const CallFn& warm, cudaStre
     return decoded;
   step(counts.steps, "decode", since);
   auto next = counter_data_image(kept, c_strings(metrics));
-  if (!next)
-    return next.take_error();
+  PTXBENCH_TRY(next);
   next_image = std::move(*next);
   step(counts.steps, "next_counter_data_image", since);
   return util::Ok{};

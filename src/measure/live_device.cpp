@@ -66,13 +66,11 @@ util::Expected<LiveDevice> read_live_device(int cuda_device) {
   d.global_memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
   d.memory_bus_bits = prop.memoryBusWidth;
   auto memory_khz = attribute(cudaDevAttrMemoryClockRate, cuda_device, "MemoryClockRate");
-  if (!memory_khz)
-    return memory_khz.take_error();
+  PTXBENCH_TRY(memory_khz);
   d.memory_clock_mhz = *memory_khz / 1000;
   d.clock_source = "cuda";
   auto clock_khz = attribute(cudaDevAttrClockRate, cuda_device, "ClockRate");
-  if (!clock_khz)
-    return clock_khz.take_error();
+  PTXBENCH_TRY(clock_khz);
   d.max_sm_clock_mhz = *clock_khz / 1000;
   if (auto monitor = GpuMonitor::create(cuda_device))
     if (auto snapshot = monitor->snapshot(); snapshot && snapshot->max_sm_clock_mhz > 0) {

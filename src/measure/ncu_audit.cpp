@@ -169,8 +169,7 @@ util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
   util::ProcessOptions process;
   process.timeout = options.timeout;
   auto result = runner.run(ncu_audit_command(app_argv, options), process);
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   if (result->timed_out)
     return util::make_error(util::ErrorKind::timeout, "ncu audit passed its deadline");
   if (!result->succeeded())

@@ -145,8 +145,7 @@ util::Expected<SanitizerReport> run_sanitizer(util::ProcessRunner& runner,
   util::ProcessOptions process;
   process.timeout = options.timeout;
   auto result = runner.run(sanitizer_command(app_argv, options), process);
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   if (result->timed_out)
     return util::make_error(util::ErrorKind::timeout, "compute-sanitizer passed its deadline");
   SanitizerReport report = parse_sanitizer_output(result->out + "\n" + result->err);

@@ -35,8 +35,7 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
     flusher.flush(stream);
   };
   auto timed = timer.time_batch(batch, stream);
-  if (!timed)
-    return timed.take_error();
+  PTXBENCH_TRY(timed);
   Trial trial;
   trial.mode = TimingMode::batched;
   trial.call_status = timed->call_status;
@@ -81,8 +80,7 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
   std::string strict_reason;
   if (options.mode == TimingMode::batched && options.warmup + options.iterations > 0) {
     auto batched = batched_trial(timer, flusher, call, before_each, stream, options, strict_reason);
-    if (!batched)
-      return batched.take_error();
+    PTXBENCH_TRY(batched);
     if (*batched)
       return std::move(**batched);
   }
@@ -103,8 +101,7 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
       continue;
     }
     auto timing = timer.time_call(call, stream);
-    if (!timing)
-      return timing.take_error();
+    PTXBENCH_TRY(timing);
     trial.call_status = timing->call_status;
     if (trial.call_status != 0)
       return trial;

@@ -83,8 +83,7 @@ util::Expected<std::unique_ptr<ModelClient>> make_client(const ModelSpec& spec,
     if (deps.transport == nullptr)
       throw util::Fatal("make_client: no HTTP transport");
     auto key = api_key(spec, deps.env ? deps.env : process_environment());
-    if (!key)
-      return key.take_error();
+    PTXBENCH_TRY(key);
     HttpClientOptions options{deps.retry, deps.max_response_bytes};
     options.retry.max_attempts = spec.max_attempts;
     Sleeper& sleeper = deps.sleeper != nullptr ? *deps.sleeper : real_sleeper();

@@ -187,8 +187,7 @@ util::Expected<ModelRegistry> parse_registry(std::string_view text,
   ModelRegistry registry{origin, {}};
   for (const auto& [name, model] : json["models"].items()) {
     auto spec = read_model(name, model, origin);
-    if (!spec)
-      return spec.take_error();
+    PTXBENCH_TRY(spec);
     registry.models.push_back(std::move(*spec));
   }
   return registry;
@@ -196,8 +195,7 @@ util::Expected<ModelRegistry> parse_registry(std::string_view text,
 
 util::Expected<ModelRegistry> load_registry(const std::filesystem::path& path) {
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   return parse_registry(*text, path);
 }
 

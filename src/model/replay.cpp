@@ -65,8 +65,7 @@ util::Expected<Recorded> parse_line(const Json& line, const std::string& where,
 
 util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
   auto text = util::read_file(*spec.replay_file);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   std::vector<Recorded> replies;
   auto lines = util::split_lines(*text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -77,8 +76,7 @@ util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
     if (json.is_discarded())
       return util::make_error(util::ErrorKind::invalid_input, where + ": not valid JSON");
     auto recorded = parse_line(json, where, spec.prices);
-    if (!recorded)
-      return recorded.take_error();
+    PTXBENCH_TRY(recorded);
     replies.push_back(std::move(*recorded));
   }
   return replies;
@@ -146,8 +144,7 @@ util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec, 
     return util::make_error(util::ErrorKind::invalid_input,
                             "model " + spec.name + ": replay provider needs replay_file");
   auto replies = load_replies(spec);
-  if (!replies)
-    return replies.take_error();
+  PTXBENCH_TRY(replies);
   return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(*replies), start));
 }
 

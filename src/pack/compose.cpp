@@ -59,8 +59,7 @@ util::Expected<std::string> section_text(const Manifest& manifest, const Compone
 
 util::Expected<TextSize> component_size(const Manifest& manifest, const Component& component) {
   auto text = section_text(manifest, component);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   return measure(*text + "\n");
 }
 
@@ -72,8 +71,7 @@ util::Expected<Composition> compose(const Manifest& manifest, const Variant& var
     if (component == nullptr)
       throw util::Fatal("variant '" + variant.name + "' names unvalidated component " + id);
     auto text = section_text(manifest, *component);
-    if (!text)
-      return text.take_error();
+    PTXBENCH_TRY(text);
     *text += "\n";
     composition.text += *text;
     composition.sections.push_back(Section{component, *text, measure(*text)});

@@ -48,8 +48,7 @@ Expected<std::string> exact_cell(const ExactTokens* exact, const Composition& co
   if (exact == nullptr)
     return std::string();
   auto counted = exact->count(composed.text);
-  if (!counted)
-    return counted.take_error();
+  PTXBENCH_TRY(counted);
   return fmt::format(" {:>8}", group(static_cast<std::size_t>(*counted)));
 }
 
@@ -61,8 +60,7 @@ Expected<std::string> arch_text(const Manifest& manifest, const std::string& arc
     if (!in_arch(c, arch))
       continue;
     auto size = component_size(manifest, c);
-    if (!size)
-      return size.take_error();
+    PTXBENCH_TRY(size);
     out += fmt::format("  {:<30} {:<9} {:>8} {:>8}  {}\n", c.id, info(c.kind).name,
                        group(size->approx_tokens), group(size->words), c.file.generic_string());
   }
@@ -72,11 +70,9 @@ Expected<std::string> arch_text(const Manifest& manifest, const std::string& arc
     if (v.arch != arch)
       continue;
     auto composed = compose(manifest, v);
-    if (!composed)
-      return composed.take_error();
+    PTXBENCH_TRY(composed);
     auto cell = exact_cell(exact, *composed);
-    if (!cell)
-      return cell.take_error();
+    PTXBENCH_TRY(cell);
     out += fmt::format("  {:<30} {:>8}{} {:>8}  {}\n", v.name, group(composed->size.approx_tokens),
                        *cell, group(composed->size.words), recipe(v));
   }
@@ -88,15 +84,13 @@ Expected<std::string> arch_text(const Manifest& manifest, const std::string& arc
 Expected<std::string> render_list_text(const Manifest& manifest, std::string_view arch,
                                        const ExactTokens* exact) {
   auto arches = selected_arches(manifest, arch);
-  if (!arches)
-    return arches.take_error();
+  PTXBENCH_TRY(arches);
   std::string out = fmt::format("Knowledge-pack variants ({}).\n", kTokenNote);
   if (exact != nullptr)
     out += fmt::format("Column `tokens`: the variant's text counted by {}.\n", exact->source);
   for (const std::string& a : *arches) {
     auto text = arch_text(manifest, a, exact);
-    if (!text)
-      return text.take_error();
+    PTXBENCH_TRY(text);
     out += "\n" + *text;
   }
   return out;
@@ -105,8 +99,7 @@ Expected<std::string> render_list_text(const Manifest& manifest, std::string_vie
 Expected<std::string> render_list_json(const Manifest& manifest, std::string_view arch,
                                        const ExactTokens* exact) {
   auto arches = selected_arches(manifest, arch);
-  if (!arches)
-    return arches.take_error();
+  PTXBENCH_TRY(arches);
   nlohmann::ordered_json doc;
   doc["token_estimate"] = kTokenNote;
   if (exact != nullptr)
@@ -120,8 +113,7 @@ Expected<std::string> render_list_json(const Manifest& manifest, std::string_vie
       if (!in_arch(c, a))
         continue;
       auto size = component_size(manifest, c);
-      if (!size)
-        return size.take_error();
+      PTXBENCH_TRY(size);
       entry["components"].push_back({{"id", c.id},
                                      {"kind", info(c.kind).name},
                                      {"file", c.file.generic_string()},
@@ -133,8 +125,7 @@ Expected<std::string> render_list_json(const Manifest& manifest, std::string_vie
       if (v.arch != a)
         continue;
       auto composed = compose(manifest, v);
-      if (!composed)
-        return composed.take_error();
+      PTXBENCH_TRY(composed);
       nlohmann::ordered_json row{{"name", v.name},
                                  {"description", v.description},
                                  {"extends", v.extends},
@@ -144,8 +135,7 @@ Expected<std::string> render_list_json(const Manifest& manifest, std::string_vie
                                  {"bytes", composed->size.bytes}};
       if (exact != nullptr) {
         auto counted = exact->count(composed->text);
-        if (!counted)
-          return counted.take_error();
+        PTXBENCH_TRY(counted);
         row["tokens"] = *counted;
       }
       entry["variants"].push_back(std::move(row));

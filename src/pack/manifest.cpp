@@ -128,12 +128,10 @@ private:
     if (!doc.contains("schema") || !doc["schema"].is_number_integer() || doc["schema"] != 1)
       return fail("$.schema", "must be 1");
     auto prefix = string_field(doc, "$", "include_prefix");
-    if (!prefix)
-      return prefix.take_error();
+    PTXBENCH_TRY(prefix);
     m_manifest.m_include_prefix = *prefix;
     auto arches = string_list(doc, "$", "arches", true);
-    if (!arches)
-      return arches.take_error();
+    PTXBENCH_TRY(arches);
     if (arches->empty())
       return fail("$.arches", "must name at least one architecture");
     m_manifest.m_arches = *arches;
@@ -149,8 +147,7 @@ private:
       return fail("$.components", "must be an array");
     for (std::size_t i = 0; i < doc["components"].size(); ++i) {
       auto parsed = component(doc["components"][i], fmt::format("$.components[{}]", i));
-      if (!parsed)
-        return parsed.take_error();
+      PTXBENCH_TRY(parsed);
       m_manifest.m_components.push_back(std::move(*parsed));
     }
     return util::Ok{};
@@ -160,13 +157,11 @@ private:
     if (!entry.is_object())
       return fail(where, "must be an object");
     auto id = string_field(entry, where, "id");
-    if (!id)
-      return id.take_error();
+    PTXBENCH_TRY(id);
     if (m_manifest.component(*id) != nullptr)
       return fail(where + ".id", fmt::format("duplicate component id '{}'", *id));
     auto file = string_field(entry, where, "file");
-    if (!file)
-      return file.take_error();
+    PTXBENCH_TRY(file);
     const std::filesystem::path relative(*file);
     if (relative.is_absolute() || *file.value().begin() == '.')
       return fail(where + ".file", "must be a path inside the manifest's folder");
@@ -175,16 +170,14 @@ private:
                    fmt::format("'{}' does not exist", (m_manifest.root() / relative).string()),
                    ErrorKind::not_found);
     auto kind_name = string_field(entry, where, "kind");
-    if (!kind_name)
-      return kind_name.take_error();
+    PTXBENCH_TRY(kind_name);
     const std::optional<ComponentKind> kind = parse_component_kind(*kind_name);
     if (!kind)
       return fail(
           where + ".kind",
           fmt::format("unknown kind '{}' (params, wrappers, contract, pattern)", *kind_name));
     auto arch = string_field(entry, where, "arch");
-    if (!arch)
-      return arch.take_error();
+    PTXBENCH_TRY(arch);
     if (*arch != kAnyArch && !known_arch(*arch))
       return fail(where + ".arch",
                   fmt::format("unknown arch '{}' (not in $.arches, not '{}')", *arch, kAnyArch));
@@ -196,8 +189,7 @@ private:
       return fail("$.variants", "must be an array");
     for (std::size_t i = 0; i < doc["variants"].size(); ++i) {
       auto parsed = variant(doc["variants"][i], fmt::format("$.variants[{}]", i));
-      if (!parsed)
-        return parsed.take_error();
+      PTXBENCH_TRY(parsed);
       m_manifest.m_variants.push_back(std::move(*parsed));
     }
     return util::Ok{};
@@ -210,8 +202,7 @@ private:
     for (auto [key, target] : {std::pair{"name", &v.name}, std::pair{"arch", &v.arch},
                                std::pair{"description", &v.description}}) {
       auto value = string_field(entry, where, key);
-      if (!value)
-        return value.take_error();
+      PTXBENCH_TRY(value);
       *target = *value;
     }
     if (!known_arch(v.arch))
@@ -219,16 +210,14 @@ private:
     if (m_manifest.variant(v.name, v.arch))
       return fail(where + ".name", fmt::format("duplicate variant '{}' for {}", v.name, v.arch));
     auto language = string_field(entry, where, "language", false);
-    if (!language)
-      return language.take_error();
+    PTXBENCH_TRY(language);
     if (!language->empty())
       v.language = *language;
     if (v.language != kCudaLanguage && v.language != kTritonLanguage)
       return fail(where + ".language",
                   fmt::format("unknown language '{}' (cuda, triton)", v.language));
     auto extends = string_field(entry, where, "extends", false);
-    if (!extends)
-      return extends.take_error();
+    PTXBENCH_TRY(extends);
     v.extends = *extends;
     if (!v.extends.empty()) {
       auto parent = m_manifest.variant(v.extends, v.arch);
@@ -242,8 +231,7 @@ private:
       v.components = (*parent)->components;
     }
     auto own = string_list(entry, where, "components", v.extends.empty());
-    if (!own)
-      return own.take_error();
+    PTXBENCH_TRY(own);
     v.own = *own;
     if (auto status = append_components(v, where); !status)
       return status.take_error();
@@ -300,8 +288,7 @@ private:
       return fail(where, "must be an object: problem kind -> variant names");
     for (const auto& [kind, names] : doc[key].items()) {
       auto list = string_list(doc[key], where, kind.c_str(), true);
-      if (!list)
-        return list.take_error();
+      PTXBENCH_TRY(list);
       for (std::size_t i = 0; i < list->size(); ++i) {
         const std::string at = fmt::format("{}.{}[{}]", where, kind, i);
         if (auto s = defined_everywhere((*list)[i], at); !s)
@@ -316,8 +303,7 @@ private:
 
   util::Status groups(const Json& doc) {
     auto ablations = string_list(doc, "$", "ablations", true);
-    if (!ablations)
-      return ablations.take_error();
+    PTXBENCH_TRY(ablations);
     for (std::size_t i = 0; i < ablations->size(); ++i)
       if (auto s = defined_everywhere((*ablations)[i], fmt::format("$.ablations[{}]", i)); !s)
         return s;

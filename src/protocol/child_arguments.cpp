@@ -98,8 +98,7 @@ util::Expected<ChildArguments> parse_child_arguments(std::span<const std::string
     if (i + 1 >= args.size())
       return bad(fmt::format("{} needs a value", args[i]));
     auto known = apply(out, args[i], args[i + 1]);
-    if (!known)
-      return known.take_error();
+    PTXBENCH_TRY(known);
     if (!*known)
       return bad(fmt::format("unknown argument \"{}\"", args[i]));
   }

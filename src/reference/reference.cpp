@@ -15,8 +15,7 @@ namespace {
 // the device, then the constructor.
 template <typename Shape, typename Make>
 ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
-  if (!shape)
-    return shape.take_error();
+  PTXBENCH_TRY(shape);
   if (auto device = cuda::require_device(); !device)
     return device.take_error();
   return make(*shape);
@@ -27,8 +26,7 @@ ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
 // the naive kernel stands in, and library() records which and why.
 ReferencePtr make_gqa_baseline(const suite::Problem& problem, const GqaShape& shape) {
   auto plan = gqa_plan(problem, shape);
-  if (!plan)
-    return plan.take_error();
+  PTXBENCH_TRY(plan);
   auto cudnn = make_cudnn_gqa(shape, *plan);
   if (cudnn || cudnn.error().kind != util::ErrorKind::unsupported)
     return cudnn;

@@ -178,23 +178,20 @@ util::Expected<GqaPlan> gqa_plan(const GqaShape& shape, const std::vector<std::i
   GqaPlan plan{1, 0};
   if (!decode) {
     auto q = longest("qo_indptr", qo_indptr, shape.sequences, shape.q_tokens);
-    if (!q)
-      return q.take_error();
+    PTXBENCH_TRY(q);
     plan.max_q_len = *q;
   }
   const std::int64_t kv_total =
       shape.layout == GqaLayout::ragged_prefill ? shape.kv_rows : shape.page_indices;
   auto kv = longest("kv_indptr", kv_indptr, shape.sequences, kv_total);
-  if (!kv)
-    return kv.take_error();
+  PTXBENCH_TRY(kv);
   plan.max_kv_len = *kv;
   return plan;
 }
 
 util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape) {
   auto layout = suite::build_index_layout(problem.definition, problem.workload);
-  if (!layout)
-    return layout.take_error();
+  PTXBENCH_TRY(layout);
   const auto* kv = named(*layout, "kv_indptr");
   if (kv == nullptr)
     return bad_indptr("kv_indptr", "the workload layout has none");

@@ -43,8 +43,7 @@ Json optional_json(const std::optional<double>& value) {
 
 util::Expected<store::UsageTotals> turn_usage(store::RunStore& store, const FinishedTurn& turn) {
   auto calls = store.model_calls(turn.id);
-  if (!calls)
-    return calls.take_error();
+  PTXBENCH_TRY(calls);
   store::UsageTotals usage;
   for (const auto& call : *calls) {
     ++usage.calls;
@@ -111,11 +110,9 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
   const TrajectoryRecord& record = item.record;
   const std::vector<FinishedTurn>& turns = item.turns;
   auto prompts = store.prompts(record.id);
-  if (!prompts)
-    return prompts.take_error();
+  PTXBENCH_TRY(prompts);
   auto usage = store.usage(record.id);
-  if (!usage)
-    return usage.take_error();
+  PTXBENCH_TRY(usage);
   std::string exit = record.exit_reason
                          ? std::string(store::enum_name(store::kExitReasons, *record.exit_reason))
                          : "running";
@@ -152,18 +149,15 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
 
 util::Expected<std::vector<Loaded>> load_all(store::RunStore& store) {
   auto records = store.trajectories();
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   std::vector<Loaded> out;
   for (auto& record : *records) {
     auto turns = store.finished_turns(record.id);
-    if (!turns)
-      return turns.take_error();
+    PTXBENCH_TRY(turns);
     std::vector<store::UsageTotals> usage;
     for (const auto& turn : *turns) {
       auto totals = turn_usage(store, turn);
-      if (!totals)
-        return totals.take_error();
+      PTXBENCH_TRY(totals);
       usage.push_back(*totals);
     }
     out.push_back({std::move(record), std::move(*turns), std::move(usage)});
@@ -234,21 +228,18 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
 
 util::Expected<std::string> turns_csv(store::RunStore& store) {
   auto all = load_all(store);
-  if (!all)
-    return all.take_error();
+  PTXBENCH_TRY(all);
   return turns_csv_of(*all);
 }
 
 util::Expected<ExportedFiles> export_run(store::RunStore& store,
                                          const std::filesystem::path& out_dir) {
   auto all = load_all(store);
-  if (!all)
-    return all.take_error();
+  PTXBENCH_TRY(all);
   ExportedFiles files;
   for (const auto& item : *all) {
     auto json = trajectory_json(store, item);
-    if (!json)
-      return json.take_error();
+    PTXBENCH_TRY(json);
     auto path = out_dir / "trajectories" / (file_stem(item.record.key) + ".json");
     const std::string text =
         json->dump(2, ' ', false, std::decay_t<decltype(*json)>::error_handler_t::replace);

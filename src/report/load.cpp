@@ -39,8 +39,7 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
 util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::TurnId turn,
                         RunModel& model) {
   auto calls = run.model_calls(turn);
-  if (!calls)
-    return calls.take_error();
+  PTXBENCH_TRY(calls);
   for (const store::ModelCallRecord& call : *calls)
     model.calls.push_back(CallRecord{record.model, record.gpu, record.trajectory,
                                      call.error_kind ? CallOutcome::failed : CallOutcome::replied,
@@ -52,8 +51,7 @@ util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::T
 util::Status load_trajectory(store::RunStore& run, const store::TrajectoryRecord& trajectory,
                              std::int64_t number, std::string_view configured, RunModel& model) {
   auto turns = run.finished_turns(trajectory.id);
-  if (!turns)
-    return turns.take_error();
+  PTXBENCH_TRY(turns);
   const std::string gpu = trajectory_gpu(*turns, configured);
   for (const store::FinishedTurn& turn : *turns) {
     model.turns.push_back(make_record(trajectory, number, turn, gpu));
@@ -61,8 +59,7 @@ util::Status load_trajectory(store::RunStore& run, const store::TrajectoryRecord
       return loaded;
   }
   auto usage = run.usage(trajectory.id);
-  if (!usage)
-    return usage.take_error();
+  PTXBENCH_TRY(usage);
   model.spend.push_back(SpendRecord{trajectory.key.model, gpu, number, *usage});
   return util::Ok{};
 }
@@ -124,11 +121,9 @@ std::string trajectory_gpu(std::span<const store::FinishedTurn> turns,
 
 util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_trajectory) {
   auto run = open_run(run_dir);
-  if (!run)
-    return run.take_error();
+  PTXBENCH_TRY(run);
   auto trajectories = (*run)->trajectories();
-  if (!trajectories)
-    return trajectories.take_error();
+  PTXBENCH_TRY(trajectories);
   RunModel model;
   model.sources.push_back(run_dir.string());
   model.n_trajectories = static_cast<std::int64_t>(trajectories->size());
@@ -157,8 +152,7 @@ util::Expected<RunModel> load_runs(std::span<const fs::path> run_dirs) {
     }
     seen.push_back(std::move(folder));
     auto one = load_run(dir, merged.n_trajectories);
-    if (!one)
-      return one.take_error();
+    PTXBENCH_TRY(one);
     merged.sources.push_back(one->sources.front());
     merged.n_trajectories += one->n_trajectories;
     merged.turns.insert(merged.turns.end(), one->turns.begin(), one->turns.end());

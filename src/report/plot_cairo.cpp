@@ -225,8 +225,7 @@ void Canvas::pop_clip() {
 util::Expected<Picture> render(double width, double height, std::string_view title,
                                const Painter& paint, std::string_view description) {
   auto api = cairo_api();
-  if (!api)
-    return api.take_error();
+  PTXBENCH_TRY(api);
   Picture picture;
   picture.png = draw_png(**api, width, height, paint);
   picture.svg = with_title(draw_svg(**api, width, height, paint), title, description);

@@ -264,8 +264,7 @@ util::Expected<Figure> draw_fast_p(const FastPFigure& figure) {
       }
     draw_legend(canvas, figure, legend_top, width);
   });
-  if (!picture)
-    return picture.take_error();
+  PTXBENCH_TRY(picture);
   return Figure{figure_name(figure.restriction), title, std::move(picture->png),
                 std::move(picture->svg)};
 }

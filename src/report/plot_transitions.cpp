@@ -102,8 +102,7 @@ util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matric
                   {kFigureMargin + static_cast<double>(k % columns) * cell_width,
                    kFigureHeaderHeight + static_cast<double>(k / columns) * cell_height});
   });
-  if (!picture)
-    return picture.take_error();
+  PTXBENCH_TRY(picture);
   return Figure{"transitions", title, std::move(picture->png), std::move(picture->svg)};
 }
 
@@ -112,14 +111,12 @@ util::Expected<std::vector<Figure>> draw_figures(const Report& report) {
   for (const Restriction restriction :
        {Restriction::target_instruction, Restriction::any_correct}) {
     auto figure = draw_fast_p(fast_p_figure(report, restriction));
-    if (!figure)
-      return figure.take_error();
+    PTXBENCH_TRY(figure);
     figures.push_back(std::move(*figure));
   }
   const std::vector<TransitionMatrix> matrices = transition_matrices(report);
   auto transitions = draw_transitions(matrices);
-  if (!transitions)
-    return transitions.take_error();
+  PTXBENCH_TRY(transitions);
   figures.push_back(std::move(*transitions));
   return figures;
 }

@@ -174,8 +174,7 @@ util::Expected<std::string> Disassembler::dump(const std::filesystem::path& bina
   options.timeout = m_timeout;
   util::Expected<util::ProcessResult> result =
       m_runner.run({m_cuobjdump.string(), "--dump-sass", binary.string()}, options);
-  if (!result)
-    return result.take_error();
+  PTXBENCH_TRY(result);
   if (result->timed_out)
     return util::make_error(util::ErrorKind::timeout, "cuobjdump timed out on " + binary.string());
   if (result->err.find("does not contain device code") != std::string::npos)
@@ -192,13 +191,11 @@ util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::pat
     return util::make_error(util::ErrorKind::not_found, "no such binary: " + binary.string());
   if (m_cache_dir.empty()) {
     auto text = dump(binary);
-    if (!text)
-      return text.take_error();
+    PTXBENCH_TRY(text);
     return parse_cuobjdump_sass(*text);
   }
   auto content = util::read_file(binary);
-  if (!content)
-    return content.take_error();
+  PTXBENCH_TRY(content);
   std::error_code ec;
   // The key: what was disassembled and which cuobjdump build did it.
   std::string key =
@@ -208,8 +205,7 @@ util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::pat
   if (auto hit = util::read_file(cached))
     return parse_cuobjdump_sass(*hit);
   auto text = dump(binary);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   (void)util::write_file_atomic(cached, *text); // a cache that cannot be written only costs time
   return parse_cuobjdump_sass(*text);
 }

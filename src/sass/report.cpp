@@ -132,11 +132,9 @@ StaticReport build_report(const Disassembly& disassembly, std::string binary_sha
 util::Expected<StaticReport> analyze_binary(const Disassembler& disassembler,
                                             const std::filesystem::path& binary) {
   util::Expected<Disassembly> disassembly = disassembler.disassemble(binary);
-  if (!disassembly)
-    return disassembly.take_error();
+  PTXBENCH_TRY(disassembly);
   util::Expected<std::string> content = util::read_file(binary);
-  if (!content)
-    return content.take_error();
+  PTXBENCH_TRY(content);
   return build_report(*disassembly, util::sha256_hex(*content));
 }
 
@@ -158,11 +156,9 @@ util::Expected<StaticReport> analyze_binaries(const Disassembler& disassembler,
   std::string hashes;
   for (const std::filesystem::path& binary : binaries) {
     util::Expected<Disassembly> disassembly = disassembler.disassemble(binary);
-    if (!disassembly)
-      return disassembly.take_error();
+    PTXBENCH_TRY(disassembly);
     util::Expected<std::string> content = util::read_file(binary);
-    if (!content)
-      return content.take_error();
+    PTXBENCH_TRY(content);
     parts.push_back(std::move(*disassembly));
     hashes += util::sha256_hex(*content);
   }

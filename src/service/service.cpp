@@ -91,11 +91,9 @@ Service::start(const exec::Checker& checker, const suite::Suite& suite, ServiceO
                             "the finished-task retention must be >= 0 hours and its pruning "
                             "interval positive");
   auto store = TaskStore::open(options.state_dir);
-  if (!store)
-    return store.take_error();
+  PTXBENCH_TRY(store);
   auto queued = (*store)->recover();
-  if (!queued)
-    return queued.take_error();
+  PTXBENCH_TRY(queued);
   std::unique_ptr<Service> service(
       new Service(checker, suite, std::move(options), std::move(*store)));
   for (const std::string& id : *queued) {
@@ -223,8 +221,7 @@ util::Status Service::wait_for(const std::vector<std::string>& ids,
     if (!is_task_id(id))
       return util::make_error(util::ErrorKind::not_found, "unknown task id " + id);
     auto found = m_store->find(id);
-    if (!found)
-      return found.take_error();
+    PTXBENCH_TRY(found);
     if (!*found)
       return unknown_task(id);
   }
@@ -239,8 +236,7 @@ util::Status Service::wait_for(const std::vector<std::string>& ids,
 
 util::Expected<Task> Service::task(const std::string& id, std::chrono::milliseconds wait) {
   auto tasks = this->tasks({id}, wait);
-  if (!tasks)
-    return tasks.take_error();
+  PTXBENCH_TRY(tasks);
   return std::move(tasks->front());
 }
 
@@ -251,8 +247,7 @@ util::Expected<std::vector<Task>> Service::tasks(const std::vector<std::string>&
   std::vector<Task> out;
   for (const std::string& id : ids) {
     auto found = m_store->find(id);
-    if (!found)
-      return found.take_error();
+    PTXBENCH_TRY(found);
     if (!*found)
       return unknown_task(id);
     out.push_back(std::move(**found));

@@ -140,8 +140,7 @@ util::Status read_options(const Json& body, TaskKind kind, exec::EvalOptions& op
         std::chrono::milliseconds(static_cast<long long>(timeout.get<double>() * 1000));
   }
   auto timing = reference_timing(body);
-  if (!timing)
-    return timing.take_error();
+  PTXBENCH_TRY(timing);
   options.reference_timing = *timing;
   return read_tool_fields(body, kind, options);
 }
@@ -169,8 +168,7 @@ Json canonical_json(const TaskRequest& request, const Json& body) {
 util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind kind,
                                                const suite::Suite& suite) {
   auto json = trace::parse_json_text(body, "request body");
-  if (!json)
-    return json.take_error();
+  PTXBENCH_TRY(json);
   if (!json->is_object())
     return bad("request body: expected a JSON object");
   if (auto keys = only_keys(*json, kRequestKeys, "request body"); !keys)
@@ -182,11 +180,9 @@ util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind k
   if (auto keys = only_keys(solution, kSolutionKeys, "solution"); !keys)
     return keys.take_error();
   auto source = single_source(solution);
-  if (!source)
-    return source.take_error();
+  PTXBENCH_TRY(source);
   auto problem = problem_of(solution, suite);
-  if (!problem)
-    return problem.take_error();
+  PTXBENCH_TRY(problem);
   if (auto workloads = check_workloads(*json, **problem); !workloads)
     return workloads.take_error();
   TaskRequest request;

@@ -109,8 +109,7 @@ util::Expected<std::unique_ptr<TaskStore>> TaskStore::open(const std::filesystem
     return util::make_error(util::ErrorKind::io,
                             fmt::format("cannot create {}: {}", dir.string(), error.message()));
   auto lock = lock_folder(dir);
-  if (!lock)
-    return lock.take_error();
+  PTXBENCH_TRY(lock);
   auto db = store::detail::Connection::open(dir / kDatabaseName);
   if (!db) {
     ::close(*lock);
@@ -181,16 +180,14 @@ util::Expected<std::optional<Task>> TaskStore::find(const std::string& id) {
   std::lock_guard lock(m_mutex);
   auto& statement = m_db.prepared(kSelect).bind(1, id);
   auto row = statement.step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   if (!*row) {
     statement.reset();
     return std::optional<Task>();
   }
   auto task = read_task(statement);
   statement.reset();
-  if (!task)
-    return task.take_error();
+  PTXBENCH_TRY(task);
   return std::optional<Task>(std::move(*task));
 }
 
@@ -198,8 +195,7 @@ util::Expected<Json> TaskStore::request(const std::string& id) {
   std::lock_guard lock(m_mutex);
   auto& statement = m_db.prepared("SELECT request FROM tasks WHERE id = ?1").bind(1, id);
   auto row = statement.step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   std::string text = *row ? statement.text(0) : std::string();
   statement.reset();
   if (text.empty())
@@ -222,14 +218,12 @@ util::Expected<std::vector<std::string>> TaskStore::recover() {
                      .bind(4, value_of(TaskState::running))
                      .bind(5, std::int64_t{kMaxAttempts})
                      .run();
-  if (!gave_up)
-    return gave_up.take_error();
+  PTXBENCH_TRY(gave_up);
   auto requeued = m_db.prepared("UPDATE tasks SET state = ?1 WHERE state = ?2")
                       .bind(1, value_of(TaskState::queued))
                       .bind(2, value_of(TaskState::running))
                       .run();
-  if (!requeued)
-    return requeued.take_error();
+  PTXBENCH_TRY(requeued);
   return m_db.prepared("SELECT id FROM tasks WHERE state = ?1 ORDER BY seq")
       .bind(1, value_of(TaskState::queued))
       .collect<std::string>([](const store::detail::Statement& row) { return row.text(0); });
@@ -244,8 +238,7 @@ TaskStore::prune_finished(std::chrono::system_clock::time_point cutoff) {
                      .bind(2, value_of(TaskState::failed))
                      .bind(3, utc_text(cutoff))
                      .run();
-  if (!deleted)
-    return deleted.take_error();
+  PTXBENCH_TRY(deleted);
   return m_db.changes();
 }
 

@@ -56,8 +56,7 @@ util::Expected<std::unique_ptr<RunStore>> RunStore::open(const std::filesystem::
                             run_dir.string() + ": cannot create run folder: " + ec.message());
   auto path = run_dir / kDatabaseName;
   auto db = detail::Connection::open(path);
-  if (!db)
-    return db.take_error();
+  PTXBENCH_TRY(db);
   auto connection = std::make_unique<detail::Connection>(std::move(*db));
   if (auto status = detail::migrate(*connection, kSchemaVersion); !status)
     return util::make_error(status.error().kind, path.string() + ": " + status.error().message);
@@ -78,13 +77,11 @@ RunStore::open_existing(const std::filesystem::path& run_dir, const Clock& clock
 
 util::Status RunStore::load_or_create_run(const RunInfo& info) {
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   auto& select =
       m_db->prepared("SELECT config_json, ptxbench_version, created_at FROM run WHERE id = 1");
   auto row = select.step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   if (*row) {
     m_info = RunInfo{select.text(0), select.text(1), select.text(2)};
     select.reset();
@@ -116,14 +113,12 @@ util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key)
                     .bind(6, now())
                     .bind(7, trace::to_string(key.language))
                     .run();
-  if (!status)
-    return status.take_error();
+  PTXBENCH_TRY(status);
   auto& select = m_db->prepared("SELECT id, language FROM trajectory WHERE model = ?1 AND "
                                 "problem = ?2 AND prompt_variant = ?3 AND sample = ?4");
   select.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
   auto row = select.step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   if (!*row)
     throw util::Fatal("trajectory row vanished after insert");
   TrajectoryId id{select.int64(0)};
@@ -149,13 +144,11 @@ util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
   record.id = TrajectoryId{row.int64(0)};
   record.key = TrajectoryKey{row.text(1), row.text(2), row.text(3), row.int64(4)};
   auto status = detail::decode(kTrajectoryStatuses, row.int64(5), "trajectory.status");
-  if (!status)
-    return status.take_error();
+  PTXBENCH_TRY(status);
   record.status = *status;
   if (auto raw = row.optional_int64(6)) {
     auto reason = detail::decode(kExitReasons, *raw, "trajectory.exit_reason");
-    if (!reason)
-      return reason.take_error();
+    PTXBENCH_TRY(reason);
     record.exit_reason = *reason;
   }
   record.created_at = row.text(7);
@@ -186,8 +179,7 @@ RunStore::find_trajectory(const TrajectoryKey& key) {
       .bind(4, key.sample)
       .bind(5, trace::to_string(key.language));
   auto records = read_trajectories(stmt);
-  if (!records)
-    return records.take_error();
+  PTXBENCH_TRY(records);
   if (records->empty())
     return std::optional<TrajectoryRecord>{};
   return std::optional<TrajectoryRecord>{std::move(records->front())};
@@ -224,14 +216,11 @@ util::Expected<TrajectoryPrompts> RunStore::set_prompts(TrajectoryId id,
   {
     std::lock_guard lock(m_mutex);
     auto transaction = detail::WriteTransaction::begin(*m_db);
-    if (!transaction)
-      return transaction.take_error();
+    PTXBENCH_TRY(transaction);
     auto system = put_source(prompts.system);
-    if (!system)
-      return system.take_error();
+    PTXBENCH_TRY(system);
     auto task = put_source(prompts.task);
-    if (!task)
-      return task.take_error();
+    PTXBENCH_TRY(task);
     auto& update =
         m_db->prepared("UPDATE trajectory SET system_prompt_sha256 = ?1, task_prompt_sha256 = ?2 "
                        "WHERE id = ?3 AND system_prompt_sha256 IS NULL");
@@ -245,8 +234,7 @@ util::Expected<TrajectoryPrompts> RunStore::set_prompts(TrajectoryId id,
       return status.take_error();
   }
   auto stored = this->prompts(id);
-  if (!stored)
-    return stored.take_error();
+  PTXBENCH_TRY(stored);
   if (!*stored)
     throw util::Fatal("set_prompts: no trajectory " + std::to_string(id.value));
   return std::move(**stored);
@@ -258,8 +246,7 @@ util::Expected<std::optional<TrajectoryPrompts>> RunStore::prompts(TrajectoryId 
       "SELECT s.text, t.text FROM trajectory j JOIN source s ON s.sha256 = j.system_prompt_sha256 "
       "JOIN source t ON t.sha256 = j.task_prompt_sha256 WHERE j.id = ?1");
   auto row = stmt.bind(1, id.value).step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   std::optional<TrajectoryPrompts> prompts;
   if (*row)
     prompts = TrajectoryPrompts{stmt.text(0), stmt.text(1)};

@@ -27,13 +27,11 @@ TimePoint parse_utc(const std::string& text) {
 util::Expected<std::vector<trace::Trace>> parse_traces(const std::string& json,
                                                        const std::string& origin) {
   auto parsed = trace::parse_json_text(json, origin);
-  if (!parsed)
-    return parsed.take_error();
+  PTXBENCH_TRY(parsed);
   std::vector<trace::Trace> traces;
   for (const auto& item : *parsed) {
     auto t = trace::trace_from_json(item, origin);
-    if (!t)
-      return t.take_error();
+    PTXBENCH_TRY(t);
     traces.push_back(std::move(*t));
   }
   return traces;
@@ -44,11 +42,9 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
   turn.id = TurnId{row.int64(0)};
   turn.index = row.int64(1);
   auto category = detail::decode(kTurnCategories, row.int64(2), "turn.category");
-  if (!category)
-    return category.take_error();
+  PTXBENCH_TRY(category);
   auto counting = detail::decode(kCountings, row.int64(3), "turn.counting");
-  if (!counting)
-    return counting.take_error();
+  PTXBENCH_TRY(counting);
   turn.category = *category;
   turn.counting = *counting;
   turn.reply = row.optional_text(4);
@@ -60,8 +56,7 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
   turn.model_settings_id = row.optional_int64(10);
   if (auto raw_end = row.optional_int64(11)) {
     auto end = detail::decode(kReplyEnds, *raw_end, "turn.reply_end");
-    if (!end)
-      return end.take_error();
+    PTXBENCH_TRY(end);
     turn.reply_end = *end;
   }
   return turn;
@@ -104,8 +99,7 @@ util::Expected<std::vector<StoredEvaluation>> RunStore::evaluations_of(TurnId tu
   auto evaluations = stmt.collect<StoredEvaluation>(
       [&](detail::Statement& row) -> util::Expected<StoredEvaluation> {
         auto traces = parse_traces(row.text(1), origin);
-        if (!traces)
-          return traces.take_error();
+        PTXBENCH_TRY(traces);
         return StoredEvaluation{row.optional_text(0), std::move(*traces), row.optional_real(2),
                                 row.optional_text(3), row.optional_text(4)};
       });
@@ -123,13 +117,11 @@ util::Expected<std::vector<FinishedTurn>> RunStore::finished_turns(TrajectoryId 
       "WHERE t.trajectory_id = ?1 AND t.state = ?2 ORDER BY t.idx");
   stmt.bind(1, id.value).bind(2, raw(TurnState::finished));
   auto collected = stmt.collect<FinishedTurn>(read_finished_turn);
-  if (!collected)
-    return collected.take_error();
+  PTXBENCH_TRY(collected);
   std::vector<FinishedTurn> turns = std::move(*collected);
   for (auto& turn : turns) {
     auto evaluations = evaluations_of(turn.id);
-    if (!evaluations)
-      return evaluations.take_error();
+    PTXBENCH_TRY(evaluations);
     turn.evaluations = std::move(*evaluations);
   }
   return turns;
@@ -137,8 +129,7 @@ util::Expected<std::vector<FinishedTurn>> RunStore::finished_turns(TrajectoryId 
 
 util::Expected<ResumePoint> RunStore::resume_point(TrajectoryId id) {
   auto turns = finished_turns(id);
-  if (!turns)
-    return turns.take_error();
+  PTXBENCH_TRY(turns);
   ResumePoint point;
   point.next_index = static_cast<std::int64_t>(turns->size());
   for (const auto& turn : *turns)
@@ -165,8 +156,7 @@ util::Expected<std::int64_t> RunStore::count_turns(TrajectoryId id, TurnState st
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared("SELECT count(*) FROM turn WHERE trajectory_id = ?1 AND state = ?2");
   auto row = stmt.bind(1, id.value).bind(2, raw(state)).step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   std::int64_t count = stmt.int64(0);
   stmt.reset();
   return count;
@@ -180,8 +170,7 @@ util::Expected<UsageTotals> RunStore::usage(TrajectoryId id) {
       "coalesce(sum(c.state = 1), 0) FROM model_call c "
       "JOIN turn t ON t.id = c.turn_id WHERE t.trajectory_id = ?1");
   auto row = stmt.bind(1, id.value).step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   UsageTotals totals{stmt.int64(0), stmt.int64(1), stmt.int64(2),
                      stmt.int64(3), stmt.real(4),  stmt.int64(5)};
   stmt.reset();

@@ -10,8 +10,7 @@ constexpr std::string_view kSettingsColumns =
 
 util::Expected<std::optional<ModelSettingsRecord>> read_one(detail::Statement& stmt) {
   auto row = stmt.step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   std::optional<ModelSettingsRecord> record;
   if (*row)
     record =
@@ -26,8 +25,7 @@ util::Status RunStore::record_model_settings(std::string_view model, std::string
                                              std::string_view reason) {
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   auto& insert = m_db->prepared("INSERT INTO model_settings(model, settings_json, reason, "
                                 "recorded_at) VALUES (?1, ?2, ?3, ?4)");
   if (auto status =

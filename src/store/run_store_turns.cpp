@@ -14,8 +14,7 @@ using detail::raw;
 util::Expected<TrajectoryStatus> trajectory_status(detail::Connection& db, TrajectoryId id) {
   auto& stmt = db.prepared("SELECT status FROM trajectory WHERE id = ?1");
   auto row = stmt.bind(1, id.value).step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   if (!*row)
     throw util::Fatal("begin_turn: no trajectory " + std::to_string(id.value));
   auto status = detail::decode(kTrajectoryStatuses, stmt.int64(0), "trajectory.status");
@@ -36,8 +35,7 @@ util::Expected<std::int64_t> next_turn_index(detail::Connection& db, TrajectoryI
       db.prepared("SELECT count(*), coalesce(max(idx) + 1, 0) FROM turn WHERE trajectory_id = ?1 "
                   "AND state = ?2");
   auto row = stmt.bind(1, id.value).bind(2, raw(TurnState::finished)).step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   std::int64_t count = stmt.int64(0);
   std::int64_t next = stmt.int64(1);
   stmt.reset();
@@ -76,26 +74,22 @@ util::Status check_traces(const std::vector<trace::Trace>& traces) {
 util::Expected<TurnHandle> RunStore::begin_turn(TrajectoryId id) {
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   auto status = trajectory_status(*m_db, id);
-  if (!status)
-    return status.take_error();
+  PTXBENCH_TRY(status);
   if (*status != TrajectoryStatus::running)
     throw util::Fatal("begin_turn: trajectory " + std::to_string(id.value) + " is finished");
   if (auto abandoned = abandon_open_turns(*m_db, id); !abandoned)
     return abandoned.take_error();
   auto index = next_turn_index(*m_db, id);
-  if (!index)
-    return index.take_error();
+  PTXBENCH_TRY(index);
   auto& insert = m_db->prepared(
       "INSERT INTO turn(trajectory_id, idx, state, started_at, model_settings_id) VALUES (?1, ?2, "
       "?3, ?4, (SELECT max(s.id) FROM model_settings s JOIN trajectory j ON j.model = s.model "
       "WHERE j.id = ?1))");
   auto inserted =
       insert.bind(1, id.value).bind(2, *index).bind(3, raw(TurnState::open)).bind(4, now()).run();
-  if (!inserted)
-    return inserted.take_error();
+  PTXBENCH_TRY(inserted);
   TurnHandle handle{TurnId{m_db->last_insert_rowid()}, *index};
   if (auto committed = (*transaction)->commit(); !committed)
     return committed.take_error();
@@ -105,8 +99,7 @@ util::Expected<TurnHandle> RunStore::begin_turn(TrajectoryId id) {
 util::Status RunStore::record_model_call(TurnId turn, const ModelCallRecord& call) {
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   if (auto status = write_call(std::nullopt, turn, call, CallState::ended); !status)
     return status;
   return (*transaction)->commit();
@@ -121,8 +114,7 @@ util::Expected<ModelCallId> RunStore::begin_model_call(TurnId turn, const ModelC
   start.started_at = call.started_at;
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   if (auto status = write_call(std::nullopt, turn, start, CallState::in_flight); !status)
     return status.take_error();
   ModelCallId id{m_db->last_insert_rowid()};
@@ -134,8 +126,7 @@ util::Expected<ModelCallId> RunStore::begin_model_call(TurnId turn, const ModelC
 util::Status RunStore::end_model_call(ModelCallId id, const ModelCallRecord& call) {
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   if (auto status = write_call(id, TurnId{}, call, CallState::ended); !status)
     return status;
   if (m_db->changes() != 1)
@@ -148,11 +139,9 @@ util::Status RunStore::end_model_call(ModelCallId id, const ModelCallRecord& cal
 util::Status RunStore::write_call(std::optional<ModelCallId> id, TurnId turn,
                                   const ModelCallRecord& call, CallState state) {
   auto reply = put_optional(call.reply);
-  if (!reply)
-    return reply.take_error();
+  PTXBENCH_TRY(reply);
   auto reasoning = put_optional(call.reasoning);
-  if (!reasoning)
-    return reasoning.take_error();
+  PTXBENCH_TRY(reasoning);
   auto& stmt = m_db->prepared(
       id ? "UPDATE model_call SET attempt = ?2, provider = ?3, model = ?4, request_sha256 = ?5, "
            "started_at = ?6, latency_ms = ?7, input_tokens = ?8, output_tokens = ?9, "
@@ -196,12 +185,10 @@ util::Status RunStore::record_evaluation(TurnId turn, const EvaluationRecord& ev
   std::string json = traces_json(evaluation.traces);
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   require_open_turn(*m_db, turn, "record_evaluation");
   auto kernel = put_source(evaluation.kernel_source);
-  if (!kernel)
-    return kernel.take_error();
+  PTXBENCH_TRY(kernel);
   auto& insert = m_db->prepared(
       "INSERT INTO evaluation(turn_id, kernel_sha256, traces_json, speedup, static_verdict, "
       "dynamic_verdict, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7)");
@@ -221,8 +208,7 @@ util::Status RunStore::record_evaluation(TurnId turn, const EvaluationRecord& ev
 util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   require_open_turn(*m_db, turn, "finish_turn");
   auto reply = put_optional(outcome.reply);
   auto kernel = put_optional(outcome.kernel_source);
@@ -256,8 +242,7 @@ util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
 util::Expected<std::string> RunStore::record_source(std::string_view text) {
   std::lock_guard lock(m_mutex);
   auto transaction = detail::WriteTransaction::begin(*m_db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   auto hash = put_source(text);
   if (!hash)
     return hash;
@@ -280,8 +265,7 @@ RunStore::put_optional(const std::optional<std::string>& text) {
   if (!text)
     return std::optional<std::string>{};
   auto hash = put_source(*text);
-  if (!hash)
-    return hash.take_error();
+  PTXBENCH_TRY(hash);
   return std::optional<std::string>{std::move(*hash)};
 }
 
@@ -289,8 +273,7 @@ util::Expected<std::optional<std::string>> RunStore::source(std::string_view sha
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared("SELECT text FROM source WHERE sha256 = ?1");
   auto row = stmt.bind(1, sha256).step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   std::optional<std::string> text;
   if (*row)
     text = stmt.text(0);

@@ -166,8 +166,7 @@ util::Status mirror_enums(Connection& db) {
 
 util::Status apply(Connection& db, int version) {
   auto transaction = WriteTransaction::begin(db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   if (auto status = db.exec(kMigrations[static_cast<std::size_t>(version) - 1]); !status)
     return status;
   if (auto status = db.exec("DELETE FROM schema_version"); !status)
@@ -186,8 +185,7 @@ util::Expected<int> schema_version(Connection& db) {
     return status.take_error();
   auto& stmt = db.prepared("SELECT max(version) FROM schema_version");
   auto row = stmt.step();
-  if (!row)
-    return row.take_error();
+  PTXBENCH_TRY(row);
   int version = static_cast<int>(stmt.is_null(0) ? 0 : stmt.int64(0));
   stmt.reset();
   return version;
@@ -198,8 +196,7 @@ util::Status migrate(Connection& db, int target) {
   if (target < 1 || target > static_cast<int>(kMigrations.size()))
     throw util::Fatal("no migration to schema version " + std::to_string(target));
   auto current = schema_version(db);
-  if (!current)
-    return current.take_error();
+  PTXBENCH_TRY(current);
   if (*current > target)
     return util::make_error(util::ErrorKind::unsupported,
                             "database schema version " + std::to_string(*current) +
@@ -208,8 +205,7 @@ util::Status migrate(Connection& db, int target) {
     if (auto status = apply(db, version); !status)
       return status;
   auto transaction = WriteTransaction::begin(db);
-  if (!transaction)
-    return transaction.take_error();
+  PTXBENCH_TRY(transaction);
   if (auto status = mirror_enums(db); !status)
     return status;
   return (*transaction)->commit();

@@ -80,8 +80,7 @@ util::Expected<bool> Statement::step() {
 util::Status Statement::run() {
   for (;;) {
     auto more = step();
-    if (!more)
-      return more.take_error();
+    PTXBENCH_TRY(more);
     if (!*more)
       break;
   }
@@ -196,8 +195,7 @@ std::int64_t Connection::changes() const {
 
 util::Expected<std::unique_ptr<WriteTransaction>> WriteTransaction::begin(Connection& db) {
   auto status = db.exec("BEGIN IMMEDIATE");
-  if (!status)
-    return status.take_error();
+  PTXBENCH_TRY(status);
   return std::unique_ptr<WriteTransaction>(new WriteTransaction(db));
 }
 

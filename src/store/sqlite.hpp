@@ -73,8 +73,7 @@ util::Expected<std::vector<T>> Statement::collect(Read&& read) {
   std::vector<T> rows;
   for (;;) {
     auto row = step();
-    if (!row)
-      return row.take_error();
+    PTXBENCH_TRY(row);
     if (!*row)
       break;
     auto value = read(*this);

@@ -14,8 +14,7 @@ util::Expected<int> stored_schema_version(const std::filesystem::path& run_dir) 
                                                             std::string(RunStore::kDatabaseName) +
                                                             ")");
   auto db = detail::Connection::open(path);
-  if (!db)
-    return db.take_error();
+  PTXBENCH_TRY(db);
   return detail::schema_version(*db);
 }
 

@@ -106,8 +106,7 @@ std::vector<std::int32_t> distinct_pages(std::int64_t count, std::int64_t pool, 
 util::Expected<std::vector<NamedIndices>> build_index_layout(const trace::Definition& definition,
                                                              const trace::Workload& workload) {
   auto axes = layout_axes(definition, workload);
-  if (!axes)
-    return axes.take_error();
+  PTXBENCH_TRY(axes);
   const std::uint64_t seed = layout_seed(workload.uuid);
   std::vector<NamedIndices> out;
   std::vector<std::int32_t> kv_lengths;
@@ -131,8 +130,7 @@ util::Expected<std::vector<NamedIndices>> build_index_layout(const trace::Defini
 util::Expected<std::vector<BlobFile>> build_blob_files(const trace::Definition& definition,
                                                        const trace::Workload& workload) {
   auto layout = build_index_layout(definition, workload);
-  if (!layout)
-    return layout.take_error();
+  PTXBENCH_TRY(layout);
   std::map<std::string, std::vector<SafetensorsTensor>> files;
   for (const auto& [input, spec] : workload.inputs) {
     const auto* blob = std::get_if<trace::SafetensorsInput>(&spec);

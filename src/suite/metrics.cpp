@@ -35,8 +35,7 @@ load_indices(const Problem& problem, const std::filesystem::path& root, std::str
                                            ? std::filesystem::path(blob->path)
                                            : root / blob->path;
     auto tensor = read_safetensors_tensor(path.lexically_normal(), blob->tensor_key);
-    if (!tensor)
-      return tensor.take_error();
+    PTXBENCH_TRY(tensor);
     return as_i32(*tensor);
   }
   return std::vector<std::int32_t>{};
@@ -44,11 +43,9 @@ load_indices(const Problem& problem, const std::filesystem::path& root, std::str
 
 util::Expected<std::int64_t> gqa_flops(const Problem& problem, const std::filesystem::path& root) {
   auto qo_indptr = load_indices(problem, root, "qo_indptr");
-  if (!qo_indptr)
-    return qo_indptr.take_error();
+  PTXBENCH_TRY(qo_indptr);
   auto kv_indptr = load_indices(problem, root, "kv_indptr");
-  if (!kv_indptr)
-    return kv_indptr.take_error();
+  PTXBENCH_TRY(kv_indptr);
   if (kv_indptr->empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("{}: workload has no kv_indptr blob", problem.name()));
@@ -89,8 +86,7 @@ util::Status compute_metrics(Problem& problem, const std::filesystem::path& root
     return util::Ok{};
   }
   auto flops = gqa_flops(problem, root);
-  if (!flops)
-    return flops.take_error();
+  PTXBENCH_TRY(flops);
   problem.flops = *flops;
   return util::Ok{};
 }

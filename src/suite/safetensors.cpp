@@ -133,8 +133,7 @@ util::Expected<std::vector<SafetensorsTensor>> decode_safetensors(std::string_vi
     if (name == "__metadata__")
       continue;
     auto tensor = decode_entry_checked(name, entry, data, origin);
-    if (!tensor)
-      return tensor.take_error();
+    PTXBENCH_TRY(tensor);
     tensors.push_back(std::move(*tensor));
   }
   return tensors;
@@ -142,16 +141,14 @@ util::Expected<std::vector<SafetensorsTensor>> decode_safetensors(std::string_vi
 
 util::Expected<std::vector<SafetensorsTensor>> read_safetensors(const std::filesystem::path& path) {
   auto bytes = util::read_file(path);
-  if (!bytes)
-    return bytes.take_error();
+  PTXBENCH_TRY(bytes);
   return decode_safetensors(*bytes, path.string());
 }
 
 util::Expected<SafetensorsTensor> read_safetensors_tensor(const std::filesystem::path& path,
                                                           std::string_view key) {
   auto tensors = read_safetensors(path);
-  if (!tensors)
-    return tensors.take_error();
+  PTXBENCH_TRY(tensors);
   for (SafetensorsTensor& tensor : *tensors)
     if (tensor.name == key)
       return std::move(tensor);

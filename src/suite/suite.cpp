@@ -57,8 +57,7 @@ util::Status resolve_all(const std::vector<trace::TensorSpec>& specs, Problem& p
                          std::vector<ResolvedTensor>& into) {
   for (const trace::TensorSpec& spec : specs) {
     auto tensor = resolve(spec, problem);
-    if (!tensor)
-      return tensor.take_error();
+    PTXBENCH_TRY(tensor);
     into.push_back(std::move(*tensor));
   }
   return util::Ok{};
@@ -99,8 +98,7 @@ util::Expected<Problem> make_problem(const trace::TraceSet& set, const trace::De
 
 util::Expected<trace::TraceSet> load_valid_set(const std::filesystem::path& root) {
   auto set = trace::TraceSet::load(root);
-  if (!set)
-    return set.take_error();
+  PTXBENCH_TRY(set);
   const std::vector<util::Error> problems = set->validate();
   if (problems.empty())
     return set;
@@ -139,14 +137,12 @@ bool has_blob_inputs(const trace::Workload& workload) {
 
 util::Expected<Suite> Suite::load(const std::filesystem::path& root) {
   auto set = load_valid_set(root);
-  if (!set)
-    return set.take_error();
+  PTXBENCH_TRY(set);
   Suite suite;
   suite.m_root = root;
   for (const trace::Definition& definition : set->definitions()) {
     auto problem = make_problem(*set, definition);
-    if (!problem)
-      return problem.take_error();
+    PTXBENCH_TRY(problem);
     suite.m_problems.push_back(std::move(*problem));
   }
   std::sort(suite.m_problems.begin(), suite.m_problems.end(),
@@ -209,16 +205,14 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
 util::Expected<std::vector<std::filesystem::path>>
 regenerate_blobs(const std::filesystem::path& root) {
   auto set = trace::TraceSet::load(root);
-  if (!set)
-    return set.take_error();
+  PTXBENCH_TRY(set);
   std::vector<std::filesystem::path> written;
   for (const trace::Trace& line : set->workloads()) {
     const trace::Definition* definition = set->find_definition(line.definition);
     if (definition == nullptr || !has_blob_inputs(line.workload))
       continue;
     auto files = build_blob_files(*definition, line.workload);
-    if (!files)
-      return files.take_error();
+    PTXBENCH_TRY(files);
     for (const BlobFile& file : *files) {
       const auto relative = file.relative_path.lexically_normal();
       if (auto s = util::write_file_atomic(root / relative, file.bytes); !s)

@@ -12,11 +12,9 @@ namespace {
 template <typename T, typename FromJson>
 util::Expected<T> load_object(const std::filesystem::path& path, FromJson from_json) {
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   auto json = parse_json_text(*text, path.string());
-  if (!json)
-    return json.take_error();
+  PTXBENCH_TRY(json);
   return from_json(*json, path.string());
 }
 
@@ -24,8 +22,7 @@ template <typename FromJson>
 util::Status check_readable(const Json& json, const std::filesystem::path& path,
                             FromJson from_json) {
   auto read = from_json(json, path.string());
-  if (!read)
-    return read.take_error();
+  PTXBENCH_TRY(read);
   return util::Ok{};
 }
 
@@ -57,8 +54,7 @@ util::Expected<Solution> load_solution(const std::filesystem::path& path) {
 
 util::Expected<std::vector<Trace>> load_traces_jsonl(const std::filesystem::path& path) {
   auto text = util::read_file(path);
-  if (!text)
-    return text.take_error();
+  PTXBENCH_TRY(text);
   std::vector<Trace> traces;
   std::string_view rest = *text;
   for (std::size_t line_number = 1; !rest.empty(); ++line_number) {
@@ -69,11 +65,9 @@ util::Expected<std::vector<Trace>> load_traces_jsonl(const std::filesystem::path
       continue;
     std::string origin = path.string() + ":" + std::to_string(line_number);
     auto json = parse_json_text(line, origin);
-    if (!json)
-      return json.take_error();
+    PTXBENCH_TRY(json);
     auto trace = trace_from_json(*json, origin);
-    if (!trace)
-      return trace.take_error();
+    PTXBENCH_TRY(trace);
     traces.push_back(std::move(*trace));
   }
   return traces;
@@ -95,8 +89,7 @@ util::Status save_solution(const std::filesystem::path& path, const Solution& so
 
 util::Status append_trace(const std::filesystem::path& path, const Trace& trace) {
   auto line = trace_line(trace, path);
-  if (!line)
-    return line.take_error();
+  PTXBENCH_TRY(line);
   return util::append_line(path, *line);
 }
 
@@ -105,8 +98,7 @@ util::Status save_traces_jsonl(const std::filesystem::path& path,
   std::string content;
   for (const Trace& trace : traces) {
     auto line = trace_line(trace, path);
-    if (!line)
-      return line.take_error();
+    PTXBENCH_TRY(line);
     (content += *line) += '\n';
   }
   return util::write_file_atomic(path, content);

@@ -75,12 +75,10 @@ util::Expected<TraceSet> TraceSet::load(const fs::path& root) {
 
 util::Status TraceSet::load_definitions() {
   auto files = files_under(m_root / "definitions", ".json");
-  if (!files)
-    return files.take_error();
+  PTXBENCH_TRY(files);
   for (const fs::path& file : *files) {
     auto def = load_definition(file);
-    if (!def)
-      return def.take_error();
+    PTXBENCH_TRY(def);
     if (auto fresh = check_new_name(m_definitions, m_definition_files, *def, file, "definition");
         !fresh)
       return fresh;
@@ -92,12 +90,10 @@ util::Status TraceSet::load_definitions() {
 
 util::Status TraceSet::load_solutions() {
   auto files = files_under(m_root / "solutions", ".json");
-  if (!files)
-    return files.take_error();
+  PTXBENCH_TRY(files);
   for (const fs::path& file : *files) {
     auto solution = load_solution(file);
-    if (!solution)
-      return solution.take_error();
+    PTXBENCH_TRY(solution);
     if (auto fresh = check_new_name(m_solutions, m_solution_files, *solution, file, "solution");
         !fresh)
       return fresh;
@@ -110,13 +106,11 @@ util::Status TraceSet::load_solutions() {
 util::Status TraceSet::load_jsonl(std::string_view folder, std::vector<Trace>& into,
                                   std::vector<fs::path>& files) {
   auto found = files_under(m_root / folder, ".jsonl");
-  if (!found)
-    return found.take_error();
+  PTXBENCH_TRY(found);
   bool want_workloads = folder == "workloads";
   for (const fs::path& file : *found) {
     auto traces = load_traces_jsonl(file);
-    if (!traces)
-      return traces.take_error();
+    PTXBENCH_TRY(traces);
     for (std::size_t i = 0; i < traces->size(); ++i) {
       if ((*traces)[i].is_workload_trace() != want_workloads)
         return invalid(file.string() + ": entry " + std::to_string(i + 1) +

@@ -238,8 +238,7 @@ Expected<pid_t> spawn(const SpawnOptions& options) {
   if (plan.paths.empty())
     return start_failure(options, ChildStep::exec, ENOENT);
   auto errors = make_pipe();
-  if (!errors)
-    return errors.take_error();
+  PTXBENCH_TRY(errors);
   plan.error_fd = errors->write.get();
   const pid_t pid = ::fork();
   if (pid < 0)

@@ -79,14 +79,11 @@ void record_status(int status, ProcessResult& result) {
 Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& argv,
                                                 const ProcessOptions& options) {
   auto out = make_pipe();
-  if (!out)
-    return out.take_error();
+  PTXBENCH_TRY(out);
   auto err = make_pipe();
-  if (!err)
-    return err.take_error();
+  PTXBENCH_TRY(err);
   auto input = open_fd("/dev/null", O_RDONLY);
-  if (!input)
-    return input.take_error();
+  PTXBENCH_TRY(input);
   SpawnOptions spawn_options{argv,
                              environment_with(options.extra_env),
                              options.working_dir,
@@ -95,8 +92,7 @@ Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& 
                               {err->write.get(), STDERR_FILENO}}};
   const auto start = Clock::now();
   auto pid = spawn(spawn_options);
-  if (!pid)
-    return pid.take_error();
+  PTXBENCH_TRY(pid);
   out->write.reset();
   err->write.reset();
 

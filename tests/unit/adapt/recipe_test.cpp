@@ -128,8 +128,7 @@ TEST(Recipe, FixitRunsRepairAndSynthesizeWhenTheRecipeNamesATeacherAndAReasoner)
     deps.manifest = &test_support::real_manifest();
     deps.registry = &*registry;
     auto result = run_repair(options, deps);
-    if (!result)
-      return result.take_error();
+    PTXBENCH_TRY(result);
     EXPECT_EQ(result->summary.finished(), 2);
     return util::Ok{};
   };
@@ -139,8 +138,7 @@ TEST(Recipe, FixitRunsRepairAndSynthesizeWhenTheRecipeNamesATeacherAndAReasoner)
     SynthesizeDeps deps;
     deps.registry = &*registry;
     auto result = run_synthesize(options, deps);
-    if (!result)
-      return result.take_error();
+    PTXBENCH_TRY(result);
     EXPECT_EQ(result->done, 2u);
     return util::Ok{};
   };
