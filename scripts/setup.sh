@@ -12,8 +12,8 @@ debian_packages=(
   zlib1g-dev
   # report figures (cairo, with the font they name) and the HTML report's browser test
   libcairo2-dev fonts-dejavu-core chromium
-  # the style gate (scripts/check_style.sh, run by CI)
-  clang-format
+  # the style gates (scripts/check_style.sh and scripts/check_tidy.sh, run by CI)
+  clang-format clang-tidy
 )
 missing=()
 for pkg in "${debian_packages[@]}"; do

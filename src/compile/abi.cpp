@@ -179,7 +179,7 @@ std::vector<std::string> call_arguments(const std::vector<AbiParam>& params) {
       args.push_back(fmt::format("call->var_axes[{}]", axis++));
       break;
     case ParamRole::stream:
-      args.push_back("static_cast<cudaStream_t>(call->stream)");
+      args.emplace_back("static_cast<cudaStream_t>(call->stream)");
       break;
     }
   }

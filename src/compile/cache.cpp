@@ -74,9 +74,9 @@ util::Status write_entry_files(const fs::path& dir, const CompileResult& result)
     return s;
   // nvcc echoes source lines byte for byte: invalid UTF-8 in them is stored as U+FFFD (the raw
   // log is compile.log).
-  constexpr auto replace = nlohmann::json::error_handler_t::replace;
-  if (auto s = util::write_file_atomic(dir / "ptxas.json",
-                                       to_json(result.kernels).dump(2, ' ', false, replace));
+  constexpr auto kReplaceInvalid = nlohmann::json::error_handler_t::replace;
+  if (auto s = util::write_file_atomic(
+          dir / "ptxas.json", to_json(result.kernels).dump(2, ' ', false, kReplaceInvalid));
       !s)
     return s;
   return util::write_file_atomic(dir / "result.json",

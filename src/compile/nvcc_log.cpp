@@ -9,6 +9,7 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 #include <memory>
+#include <ranges>
 
 namespace ptxbench::compile {
 namespace {
@@ -63,9 +64,9 @@ std::string_view quoted_after(std::string_view line, std::string_view marker, st
 }
 
 KernelResources* find_kernel(std::vector<KernelResources>& kernels, std::string_view name) {
-  for (auto it = kernels.rbegin(); it != kernels.rend(); ++it)
-    if (it->mangled_name == name)
-      return &*it;
+  for (KernelResources& kernel : std::views::reverse(kernels))
+    if (kernel.mangled_name == name)
+      return &kernel;
   return nullptr;
 }
 

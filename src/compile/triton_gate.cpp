@@ -12,6 +12,11 @@
 namespace ptxbench::compile {
 namespace {
 
+// `python3 -I -c` runs this with the package root as its first argument: isolated mode ignores
+// PYTHONPATH and the user's site folder, so the gate imports only the tree's own package.
+constexpr std::string_view kGateMain = "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+                                       "from ptxbench_triton.gate import main; sys.exit(main())";
+
 constexpr std::size_t kMaxQuoteChars = 160;
 
 // A private folder under the temporary directory, removed with everything in it.
@@ -117,9 +122,7 @@ util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
     return written.take_error();
   util::ProcessOptions options;
   options.timeout = std::chrono::seconds(30);
-  auto result = m_runner.run({m_python.string(), "-I", "-B", "-c",
-                              "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-                              "from ptxbench_triton.gate import main; sys.exit(main())",
+  auto result = m_runner.run({m_python.string(), "-I", "-B", "-c", std::string(kGateMain),
                               m_package_root.string(), kernel.string(), "--params",
                               fmt::format("{}", fmt::join(signature.names(), ","))},
                              options);

@@ -34,7 +34,7 @@ std::vector<Column> build_columns(const ArchReport& arch) {
     instructions.cells.push_back(std::to_string(function.instruction_count));
     total += function.instruction_count;
   }
-  columns[0].cells.push_back("(all functions)");
+  columns[0].cells.emplace_back("(all functions)");
   instructions.cells.push_back(std::to_string(total));
   columns.push_back(std::move(instructions));
   for (Family family : shown_families(arch)) {

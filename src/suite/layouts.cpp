@@ -147,6 +147,7 @@ util::Expected<std::vector<BlobFile>> build_blob_files(const trace::Definition& 
     files[blob->path].push_back(make_i32_tensor(blob->tensor_key, found->values));
   }
   std::vector<BlobFile> out;
+  out.reserve(files.size());
   for (const auto& [path, tensors] : files)
     out.push_back({path, encode_safetensors(tensors)});
   return out;

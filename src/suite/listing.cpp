@@ -39,6 +39,7 @@ std::string var_axes_text(const Problem& problem) {
 
 std::string tensors_text(const std::vector<ResolvedTensor>& tensors) {
   std::vector<std::string> parts;
+  parts.reserve(tensors.size());
   for (const ResolvedTensor& tensor : tensors)
     parts.push_back(describe_tensor(tensor));
   return fmt::format("{}", fmt::join(parts, ", "));

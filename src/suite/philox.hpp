@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -105,7 +106,7 @@ struct Normal4 {
 PTXBENCH_HOST_DEVICE inline Normal4 box_muller4(PhiloxCounter bits) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;
   Normal4 out{};
-  for (int pair = 0; pair < 2; ++pair) {
+  for (std::size_t pair = 0; pair < 2; ++pair) {
     const double radius = sqrt(-2.0 * log(uniform_open(bits.word[2 * pair])));
     const double angle = kTwoPi * uniform_open(bits.word[2 * pair + 1]);
     out.value[2 * pair] = static_cast<float>(radius * cos(angle));

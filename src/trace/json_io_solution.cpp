@@ -25,7 +25,7 @@ void check_entry_point(JsonReader& reader, const std::string& entry_point) {
              entry_point.find(kSeparator, at + 1) == std::string::npos;
   if (!one)
     reader.fail("$.spec.entry_point",
-                "\"" + entry_point + "\" is not \"<file>::<symbol>\" with exactly one \"::\"");
+                '"' + entry_point + R"(" is not "<file>::<symbol>" with exactly one "::")");
 }
 
 void read_language(JsonReader& reader, const Json& spec, BuildSpec& build) {
@@ -84,7 +84,7 @@ SourceFile read_source(JsonReader& reader, const Json& json, const std::string& 
   source.path = reader.string(json, path, "path", Emptiness::rejected);
   if (reader.ok() && !is_safe_relative(source.path))
     reader.fail(key_path(path, "path"),
-                "\"" + source.path + "\" must be a relative path without \"..\"");
+                '"' + source.path + R"(" must be a relative path without "..")");
   source.content = reader.string(json, path, "content", Emptiness::rejected);
   return source;
 }

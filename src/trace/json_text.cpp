@@ -160,7 +160,7 @@ private:
     if (m_indent == 0)
       return;
     m_out += '\n';
-    m_out.append(static_cast<std::size_t>(depth * m_indent), ' ');
+    m_out.append(static_cast<std::size_t>(depth) * static_cast<std::size_t>(m_indent), ' ');
   }
   void object(const Json& json, int depth);
   void array(const Json& json, int depth);
