@@ -1,46 +1,57 @@
-"""The Python side of the Triton candidate child (prototype; docs/evaluation.md, "Triton
-candidates: how the child hosts Python").
+"""The Python side of the Triton candidate child: `python3 -m ptxbench_triton.child` (docs/
+evaluation.md, "Triton candidates: how the child hosts Python").
 
 Problem: the C++ child owns the protocol, the IPC buffers, the sentinel, CUPTI timing and the
 counts; a Triton candidate's `run` needs torch and Triton in the process that launches its
-kernels. This module is the only Python in that process besides the candidate: it turns one
-`PtxbenchCall` (compile/ptxbench_call.h) into a call of `run` on torch tensors that alias the
-call's device buffers, on the call's stream.
+kernels. This module is the only Python in that process besides the candidate: it runs the C++
+child from libptxbench_child.so (child/ptxbench_child.h) with two callbacks, `load` and
+`invoke`, and turns one `PtxbenchCall` (compile/ptxbench_call.h) into a call of `run` on torch
+tensors that alias the call's device buffers, on the call's stream.
 
-Approach: `PtxbenchCall` is mirrored with ctypes; `invoke_callback(binding)` is a C function
-pointer (`int (*)(const PtxbenchCall*)`) that the C++ child library calls exactly where it calls
-a CUDA candidate's `ptxbench_invoke`. Buffers become tensors through `__cuda_array_interface__`
-(no copy); the stream becomes torch's current stream so Triton launches there. `warm_up` runs
-the first calls (JIT, autotuning) before any timed window and reports their wall time;
-`cache_cubins` lists what Triton built in the per-evaluation TRITON_CACHE_DIR, for the SASS
-scan and the candidate's kernel names.
+Approach: the library is loaded with ctypes before torch (so the CUDA runtime it links is the
+process's); `ptxbench_child_host_main` serves the supervisor's requests and calls back here.
+`load` imports the candidate from its evaluation folder and checks `run`'s parameters against
+the signature and the binding the `load` request carries (exec/triton_binding.hpp: the
+parameters in order, each a tensor buffer with its shape and dtype, a scalar, or a variable
+axis). `invoke` wraps each buffer through `__cuda_array_interface__` (no copy), makes the call's
+stream torch's current stream (`torch.cuda.ExternalStream`) so Triton launches there, and calls
+`run`. The C++ side runs the first call inside `load` (JIT compilation, autotuning) before any
+traced or timed call.
 
 Invariants: nothing here decides correctness or timing; a Python exception in `run` becomes
-PTXBENCH_INVOKE_EXCEPTION with the traceback on stderr (the child's log), never a crash.
+PTXBENCH_INVOKE_EXCEPTION with the traceback on stderr (the child's log), never a crash; a
+candidate that does not import or whose `run` has other parameters fails `load` with a sentence
+that names both signatures.
 """
 
 import ctypes
 import importlib.util
 import inspect
+import json
 import os
+import re
+import struct
 import sys
-import time
 import traceback
 
 PTXBENCH_CALL_VERSION = 1
+PTXBENCH_CHILD_HOST_VERSION = 1
 PTXBENCH_INVOKE_BAD_CALL = -1
 PTXBENCH_INVOKE_EXCEPTION = -2
 
-# FlashInfer-Trace dtype -> (__cuda_array_interface__ typestr, torch dtype name, bytes).
-DTYPES = {
-    "float32": ("<f4", "float32", 4),
-    "float16": ("<f2", "float16", 2),
-    "bfloat16": ("<V2", "bfloat16", 2),  # no typestr for bf16: aliased as int16, then viewed
-    "int64": ("<i8", "int64", 8),
-    "int32": ("<i4", "int32", 4),
-    "int16": ("<i2", "int16", 2),
-    "int8": ("|i1", "int8", 1),
-    "bool": ("|b1", "bool", 1),
+# FlashInfer-Trace dtype -> __cuda_array_interface__ typestr. bfloat16 has none: it is aliased
+# as int16 and viewed as bfloat16 (the same bits).
+TYPESTRS = {
+    "float64": "<f8",
+    "float32": "<f4",
+    "float16": "<f2",
+    "bfloat16": "<i2",
+    "int64": "<i8",
+    "int32": "<i4",
+    "int16": "<i2",
+    "int8": "|i1",
+    "uint8": "|u1",
+    "bool": "|b1",
 }
 
 
@@ -59,6 +70,13 @@ class PtxbenchCall(ctypes.Structure):
 
 
 INVOKE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(PtxbenchCall))
+LOAD_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                           ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
+class PtxbenchChildHost(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint), ("user", ctypes.c_void_p), ("load", LOAD_FN),
+                ("invoke", INVOKE_FN)]
 
 
 class DeviceArray:
@@ -72,70 +90,112 @@ class DeviceArray:
 
 def tensor_of(torch, pointer, shape, dtype, stream):
     """A torch tensor aliasing `pointer` (contiguous `shape` of FlashInfer-Trace `dtype`)."""
-    typestr, torch_name, _ = DTYPES[dtype]
+    if dtype not in TYPESTRS:
+        raise ValueError(f"no tensor form for dtype {dtype}")
+    alias = torch.as_tensor(DeviceArray(pointer, shape, TYPESTRS[dtype], stream), device="cuda")
+    return alias.view(torch.bfloat16) if dtype == "bfloat16" else alias
+
+
+def scalar_value(scalar, dtype):
+    """The Python number a PtxbenchScalar of FlashInfer-Trace `dtype` carries."""
+    if dtype == "float32":
+        return scalar.f32
+    if dtype == "float64":
+        return scalar.f64
+    if dtype == "float16":
+        return struct.unpack("<e", struct.pack("<H", scalar.u16))[0]
     if dtype == "bfloat16":
-        alias = torch.as_tensor(DeviceArray(pointer, shape, "<i2", stream), device="cuda")
-        return alias.view(torch.bfloat16)
-    return torch.as_tensor(DeviceArray(pointer, shape, typestr, stream), device="cuda")
+        return struct.unpack("<f", struct.pack("<I", scalar.u16 << 16))[0]
+    if dtype == "bool":
+        return bool(scalar.u8)
+    if dtype in ("int64", "int32", "int16", "int8", "uint8"):
+        return {"int64": scalar.i64, "int32": scalar.i32, "int16": scalar.i16,
+                "int8": scalar.i8, "uint8": scalar.u8}[dtype]
+    raise ValueError(f"no scalar form for dtype {dtype}")
+
+
+def signature_params(signature):
+    """The parameter names of "def run(A, B, C, M)"; ValueError for anything else."""
+    match = re.fullmatch(r"\s*def\s+run\s*\(([^)]*)\)\s*:?\s*", signature)
+    if not match:
+        raise ValueError(f"`{signature}` is not a `def run(...)` signature")
+    return [p.strip() for p in match.group(1).split(",") if p.strip()]
 
 
 class Binding:
-    """How one definition's `run` is called: tensor specs, scalar dtypes, var-axis names."""
+    """How one definition's `run` is called: its parameters in order, each a tensor buffer
+    (shape, dtype), a scalar (dtype) or a variable axis (its index among the call's axes)."""
 
-    def __init__(self, run, tensors, scalars, axes, scalar_positions):
+    def __init__(self, run, binding):
         self.run = run
-        self.tensors = tensors  # [(name, [dim or axis name...], dtype)] inputs then outputs
-        self.scalars = scalars  # [(name, dtype)]
-        self.axes = axes  # var axis names in definition order
-        self.scalar_positions = scalar_positions  # argument index of each scalar input
+        self.params = list(binding["params"])
+        self.args = list(binding["args"])
+        if len(self.params) != len(self.args):
+            raise ValueError("the binding names {} parameters but describes {}".format(
+                len(self.params), len(self.args)))
+        self.buffers = sum(1 for a in self.args if a["kind"] == "tensor")
+        self.scalars = sum(1 for a in self.args if a["kind"] == "scalar")
+        self.axes = sum(1 for a in self.args if a["kind"] == "axis")
         self.last_error = None
 
-    def shape(self, dims, axis_values):
-        return [axis_values[d] if isinstance(d, str) else d for d in dims]
+    def arguments(self, torch, call, stream):
+        out = []
+        for arg in self.args:
+            kind, index = arg["kind"], arg["index"]
+            if kind == "tensor":
+                out.append(tensor_of(torch, call.buffers[index], arg["shape"], arg["dtype"],
+                                     stream))
+            elif kind == "scalar":
+                out.append(scalar_value(call.scalars[index], arg["dtype"]))
+            elif kind == "axis":
+                out.append(int(call.var_axes[index]))
+            else:
+                raise ValueError(f"unknown binding kind {kind}")
+        return out
 
-    def arguments(self, torch, buffers, scalars, axis_values, stream):
-        args = [tensor_of(torch, buffers[i], self.shape(dims, axis_values), dtype, stream)
-                for i, (_, dims, dtype) in enumerate(self.tensors)]
-        for (name, dtype), position in zip(self.scalars, self.scalar_positions):
-            value = scalars[len([p for p in self.scalar_positions if p < position])]
-            args.insert(position, value.f32 if dtype == "float32" else value.i64
-                        if dtype == "int64" else value.i32)
-        return args + [axis_values[a] for a in self.axes]
+    def matches(self, call):
+        return (call.version == PTXBENCH_CALL_VERSION and call.num_buffers == self.buffers and
+                call.num_scalars == self.scalars and call.num_var_axes == self.axes)
 
-    def invoke(self, call):
-        c = call.contents
-        if c.version != PTXBENCH_CALL_VERSION or c.num_buffers != len(self.tensors) or \
-                c.num_scalars != len(self.scalars) or c.num_var_axes != len(self.axes):
+    def invoke(self, call_pointer, torch=None):
+        if not call_pointer or not self.matches(call_pointer.contents):
             return PTXBENCH_INVOKE_BAD_CALL
+        call = call_pointer.contents
         try:
-            import torch
-            axis_values = {a: c.var_axes[i] for i, a in enumerate(self.axes)}
-            buffers = [c.buffers[i] for i in range(c.num_buffers)]
-            stream = torch.cuda.ExternalStream(c.stream) if c.stream else \
+            if torch is None:
+                import torch
+            stream = torch.cuda.ExternalStream(call.stream) if call.stream else \
                 torch.cuda.current_stream()
             with torch.cuda.stream(stream):
-                self.run(*self.arguments(torch, buffers, c.scalars, axis_values,
-                                         c.stream))
+                self.run(*self.arguments(torch, call, call.stream))
         except BaseException:  # the candidate's own failure (or exit), reported as the call's
             self.last_error = traceback.format_exc()
             sys.stderr.write(self.last_error)
+            sys.stderr.flush()
             return PTXBENCH_INVOKE_EXCEPTION
         return 0
 
 
-def invoke_callback(binding):
-    """The C function pointer the C++ child calls; keep it alive as long as the child runs."""
-    return INVOKE_FN(binding.invoke)
+def import_candidate(path):
+    """The candidate module from its file; its folder is the module's search path's head, so a
+    candidate may import a helper it was written beside (never the reply text directly)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location("ptxbench_candidate", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ptxbench_candidate"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_candidate(path, expected_params):
     """The candidate module's `run`; ValueError naming both signatures when they differ."""
-    spec = importlib.util.spec_from_file_location("ptxbench_candidate", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    run = getattr(module, "run", None)
+    run = getattr(import_candidate(path), "run", None)
     if not callable(run):
-        raise ValueError(f"{path} defines no function `run`")
+        raise ValueError(f"{os.path.basename(path)} defines no function `run`")
     params = list(inspect.signature(run).parameters)
     if params != list(expected_params):
         raise ValueError(f"`run({', '.join(params)})` does not match "
@@ -143,19 +203,81 @@ def load_candidate(path, expected_params):
     return run
 
 
-def warm_up(call_once, calls=1):
-    """Runs the first calls (Triton JIT, autotuning) before any timed window; wall ms."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        status = call_once()
-        if status != 0:
-            return status, (time.perf_counter() - start) * 1e3
-    return 0, (time.perf_counter() - start) * 1e3
+def write_message(buffer, size, text):
+    data = text.encode("utf-8", "replace")[:max(size - 1, 0)]
+    ctypes.memmove(buffer, data + b"\0", len(data) + 1)
 
 
-def cache_cubins(cache_dir):
-    """The cubins Triton wrote into `cache_dir`, sorted: what the SASS scan reads."""
-    found = []
-    for root, _, files in os.walk(cache_dir):
-        found.extend(os.path.join(root, f) for f in files if f.endswith(".cubin"))
-    return sorted(found)
+class Host:
+    """The two callbacks of PtxbenchChildHost; keeps the binding and the ctypes thunks alive."""
+
+    def __init__(self, torch_loader=None):
+        self.binding = None
+        self.torch = None
+        self.torch_loader = torch_loader or (lambda: __import__("torch"))
+        self.load_fn = LOAD_FN(self.load)
+        self.invoke_fn = INVOKE_FN(self.invoke)
+
+    def load(self, _user, module, signature, binding, message, size):
+        try:
+            described = json.loads(binding.decode())
+            expected = signature_params(signature.decode())
+            if expected != list(described["params"]):
+                raise ValueError(f"the binding's parameters {described['params']} are not "
+                                 f"the signature's {expected}")
+            run = load_candidate(module.decode(), expected)
+            self.binding = Binding(run, described)
+            self.torch = self.torch_loader()
+            return 0
+        except BaseException as error:  # a candidate that does not import is its own failure
+            sys.stderr.write(traceback.format_exc())
+            sys.stderr.flush()
+            last = traceback.extract_tb(error.__traceback__)
+            where = f" (line {last[-1].lineno})" if last and last[-1].filename == \
+                module.decode() else ""
+            write_message(message, size, f"{type(error).__name__}: {error}{where}")
+            return 1
+
+    def invoke(self, call_pointer):
+        if self.binding is None:
+            return PTXBENCH_INVOKE_BAD_CALL
+        return self.binding.invoke(call_pointer, self.torch)
+
+    def record(self):
+        return PtxbenchChildHost(PTXBENCH_CHILD_HOST_VERSION, None, self.load_fn,
+                                 self.invoke_fn)
+
+
+def child_library(argv, environ):
+    """(path of libptxbench_child.so, the child's own arguments): `--library PATH` first, else
+    $PTXBENCH_CHILD_LIBRARY; ValueError when neither is given."""
+    if len(argv) >= 2 and argv[0] == "--library":
+        return argv[1], argv[2:]
+    if environ.get("PTXBENCH_CHILD_LIBRARY"):
+        return environ["PTXBENCH_CHILD_LIBRARY"], argv
+    raise ValueError("usage: python3 -m ptxbench_triton.child --library libptxbench_child.so "
+                     "--device D --request-fd N --reply-fd M")
+
+
+def main(argv):
+    try:
+        path, args = child_library(argv, os.environ)
+    except ValueError as error:
+        sys.stderr.write(f"{error}\n")
+        return 2
+    library = ctypes.CDLL(path)  # before torch: its CUDA runtime is the process's
+    library.ptxbench_child_host_main.restype = ctypes.c_int
+    library.ptxbench_child_host_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                                 ctypes.POINTER(PtxbenchChildHost)]
+    words = ["ptxbench_triton.child"] + args
+    c_argv = (ctypes.c_char_p * len(words))(*[w.encode() for w in words])
+    host = Host()
+    record = host.record()
+    status = library.ptxbench_child_host_main(len(words), c_argv, ctypes.byref(record))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # no interpreter teardown after the child's own: torch's can hang
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

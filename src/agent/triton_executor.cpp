@@ -1,23 +1,12 @@
 #include "agent/triton_executor.hpp"
 
-#include <array>
 #include <fmt/format.h>
 
 namespace ptxbench::agent {
-namespace {
-
-// gate.py's rules against reaching another library's kernels.
-constexpr std::array<std::string_view, 9> kLibraryRules{
-    "cutlass_import", "torch_alias",   "from_torch_import", "rebinds_module", "matmul_operator",
-    "dynamic_import", "getattr_torch", "torch_call",        "banned_method"};
-
-} // namespace
 
 store::TurnCategory category_of_rule(std::string_view rule) {
-  for (std::string_view library_rule : kLibraryRules)
-    if (rule == library_rule)
-      return store::TurnCategory::banned_library;
-  return store::TurnCategory::compile;
+  return compile::triton_library_rule(rule) ? store::TurnCategory::banned_library
+                                            : store::TurnCategory::compile;
 }
 
 std::string triton_gate_feedback(const compile::TritonGateReport& report) {

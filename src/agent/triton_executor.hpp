@@ -1,8 +1,9 @@
 // The executor of Triton candidates on this build: the Triton gate (compile/triton_gate.hpp),
 // Python's own parser applying the original's rules. A candidate the gate rejects gets its
 // findings, each with the offending line; one it passes is static_only, as a CUDA candidate on a
-// machine without a GPU — the GPU step for Triton (docs/evaluation.md, "Triton candidates") is
-// not built yet, so no Triton turn is ever called correct or wrong here.
+// machine without a GPU. The evaluator's GPU step for Triton (docs/evaluation.md, "Triton
+// candidates"; `ptxbench eval kernel.py`) exists, but runs do not call it yet, so no Triton turn
+// is ever called correct or wrong here.
 #pragma once
 
 #include "agent/executor.hpp"

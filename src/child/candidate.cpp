@@ -185,7 +185,8 @@ protocol::Reply CandidateServer::handle(const protocol::Request& request) {
 }
 
 protocol::Reply CandidateServer::load(const protocol::Request& request) {
-  if (protocol::Reply reply = load_library(request); !reply.ok)
+  if (protocol::Reply reply = m_host != nullptr ? load_host(request) : load_library(request);
+      !reply.ok)
     return reply;
   for (const protocol::SetHandles& handles : request.sets) {
     Set& set = m_sets.emplace_back();
@@ -200,7 +201,45 @@ protocol::Reply CandidateServer::load(const protocol::Request& request) {
       set.mappings.push_back(std::move(*mapping));
     }
   }
-  return m_stream ? protocol::Reply{} : create_stream();
+  if (!m_stream)
+    if (protocol::Reply reply = create_stream(); !reply.ok)
+      return reply;
+  return m_host != nullptr ? warm_up() : protocol::Reply{};
+}
+
+protocol::Reply CandidateServer::load_host(const protocol::Request& request) {
+  if (m_invoke != nullptr)
+    return protocol::Reply::failure(protocol::ChildError::protocol, "already loaded");
+  if (m_host->version != PTXBENCH_CHILD_HOST_VERSION || m_host->load == nullptr ||
+      m_host->invoke == nullptr)
+    return protocol::Reply::failure(protocol::ChildError::dlopen,
+                                    "the candidate's host is not a PtxbenchChildHost version " +
+                                        std::to_string(PTXBENCH_CHILD_HOST_VERSION));
+  char message[4096] = {};
+  if (m_host->load(m_host->user, request.library.c_str(), request.signature.c_str(),
+                   request.binding.c_str(), message, sizeof message) != 0) {
+    message[sizeof message - 1] = '\0';
+    return protocol::Reply::failure(protocol::ChildError::signature_mismatch, message);
+  }
+  m_invoke = m_host->invoke;
+  return scalars_and_axes(request);
+}
+
+// The host's first call on input set 0, before any traced or timed call: Triton compiles (and
+// autotunes) here, loading its cubins, which the entry-point guard allows only now.
+protocol::Reply CandidateServer::warm_up() {
+  if (m_sets.empty())
+    return protocol::Reply::failure(protocol::ChildError::protocol, "no input set to warm up on");
+  const auto start = std::chrono::steady_clock::now();
+  set_code_loading(CodeLoading::warm_up);
+  protocol::Reply reply = plain_call(0);
+  set_code_loading(CodeLoading::refused);
+  reply.jit_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!reply.ok)
+    reply.message =
+        "the warm-up call (Triton JIT compilation and autotuning) failed: " + reply.message;
+  return reply;
 }
 
 protocol::Reply CandidateServer::load_library(const protocol::Request& request) {
@@ -224,6 +263,10 @@ protocol::Reply CandidateServer::load_library(const protocol::Request& request) 
                                     "kernel.so was built for `" + actual + "`, expected `" +
                                         request.signature + "`");
   }
+  return scalars_and_axes(request);
+}
+
+protocol::Reply CandidateServer::scalars_and_axes(const protocol::Request& request) {
   for (std::uint64_t bits : request.scalars) {
     PtxbenchScalar scalar{};
     std::memcpy(&scalar, &bits, sizeof scalar);
@@ -269,6 +312,10 @@ protocol::Reply CandidateServer::after_call(int status) {
   if (sync != cudaSuccess) {
     reply = protocol::Reply::failure(protocol::ChildError::cuda, "CUDA error after the call");
     reply.cuda_error = protocol::call_status_text(sync);
+  } else if (status == PTXBENCH_INVOKE_EXCEPTION && m_host != nullptr) {
+    reply = protocol::Reply::failure(protocol::ChildError::invoke,
+                                     "`run` raised a Python exception (its traceback is in the "
+                                     "candidate's log)");
   } else if (status != 0) {
     reply =
         protocol::Reply::failure(protocol::ChildError::invoke, "ptxbench_invoke reported an error");

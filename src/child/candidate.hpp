@@ -13,10 +13,19 @@
 // initialisation alone, with no context, measurably slowed another process's timed trial on
 // an H200 — bench/results/eval_wall_time_h200.md — so nothing of it runs early.)
 //
+// A host (child/ptxbench_child.h: `python3 -m ptxbench_triton.child` for a Triton candidate)
+// replaces the kernel.so: `load` hands the candidate's file, signature and binding to the host's
+// load function, maps the buffers, then runs one warm-up call on input set 0 — Triton's JIT
+// compilation and autotuning — with code loading allowed (entry_point_guard.hpp) and reports its
+// wall time (`jit_ms`); every later call goes to the host's invoke exactly where a kernel.so's
+// ptxbench_invoke would be called. The supervisor refills the outputs' sentinel before every
+// correctness call, so the warm-up's outputs are never read.
+//
 // The same server also runs one call on its own (`--single-call`, candidate_single_call.cpp)
 // for the external tools: compute-sanitizer memcheck and the ncu source-counter audit.
 #pragma once
 
+#include "child/ptxbench_child.h"
 #include "compile/ptxbench_call.h"
 #include "cuda/owned.hpp"
 #include "measure/instruction_counter.hpp"
@@ -41,7 +50,9 @@ std::vector<protocol::KernelSeen> kernels_seen(std::vector<measure::GpuActivity>
 class CandidateServer {
 public:
   // `device`: the CUDA device its context is created on (the supervisor's `--device`).
-  explicit CandidateServer(int device) : m_device(device) {}
+  // `host`: the candidate's host instead of a kernel.so, or null (it must outlive the server).
+  explicit CandidateServer(int device, const PtxbenchChildHost* host = nullptr)
+      : m_device(device), m_host(host) {}
   CandidateServer(const CandidateServer&) = delete;
   CandidateServer& operator=(const CandidateServer&) = delete;
   ~CandidateServer();
@@ -69,6 +80,9 @@ private:
   protocol::Reply prepare(const protocol::Request& request);
   protocol::Reply load(const protocol::Request& request);
   protocol::Reply load_library(const protocol::Request& request);
+  protocol::Reply load_host(const protocol::Request& request);
+  protocol::Reply scalars_and_axes(const protocol::Request& request);
+  protocol::Reply warm_up();
   protocol::Reply load_own_set(const protocol::SetHandles& handles,
                                const std::filesystem::path& inputs);
   protocol::Reply create_stream();
@@ -82,6 +96,7 @@ private:
   protocol::Reply after_call(int status);
 
   int m_device;
+  const PtxbenchChildHost* m_host;
   void* m_library = nullptr;
   PtxbenchInvokeFn m_invoke = nullptr;
   std::vector<Set> m_sets;

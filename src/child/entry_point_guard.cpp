@@ -2,6 +2,7 @@
 
 #include "compile/imports.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -16,6 +17,7 @@ namespace ptxbench::child {
 namespace {
 
 std::mutex g_mutex;
+std::atomic<CodeLoading> g_code_loading{CodeLoading::refused};
 std::vector<std::string>& refused() {
   static std::vector<std::string> names;
   return names;
@@ -23,7 +25,7 @@ std::vector<std::string>& refused() {
 
 // Whether `symbol` may be looked up; records and reports it when not.
 bool allowed(const char* symbol, void** function, cudaDriverEntryPointQueryResult* status) {
-  if (symbol == nullptr || !compile::loads_gpu_code(symbol))
+  if (symbol == nullptr || !refuses(symbol, g_code_loading.load()))
     return true;
   {
     std::lock_guard lock(g_mutex);
@@ -66,6 +68,14 @@ cudaError_t unversioned(PlainFn real_fn, const char* symbol, void** function,
 }
 
 } // namespace
+
+void set_code_loading(CodeLoading state) {
+  g_code_loading.store(state);
+}
+
+bool refuses(std::string_view symbol, CodeLoading state) {
+  return state == CodeLoading::refused && compile::loads_gpu_code(symbol);
+}
 
 std::vector<std::string> refused_entry_points() {
   std::lock_guard lock(g_mutex);

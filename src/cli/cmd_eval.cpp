@@ -16,6 +16,8 @@ struct EvalCliOptions {
   std::string problem;
   std::string arch = "sm_90a";
   std::string trace_out;
+  std::string language; // empty: from the file name (.py is Triton)
+  std::string python = "python3";
   bool json = false;
   bool cached_reference = false;
   bool sanitize = false;
@@ -39,8 +41,15 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   if (!o.audit.empty() && o.audit != "ncu")
     return util::make_error(util::ErrorKind::invalid_input,
                             "unknown --audit '" + o.audit + "' (the one audit is `ncu`)");
+  const std::string language =
+      !o.language.empty() ? o.language : (o.kernel.ends_with(".py") ? "triton" : "cuda");
+  auto parsed_language = compile::parse_language(language);
+  if (!parsed_language)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--language must be cuda or triton, not '" + language + "'");
   exec::EvalOptions options;
   options.arch = *arch;
+  options.language = *parsed_language;
   options.sanitize = o.sanitize ? exec::Sanitize::memcheck : exec::Sanitize::off;
   options.audit = o.audit == "ncu" ? exec::Audit::ncu : exec::Audit::none;
   options.sets = o.sets;
@@ -63,11 +72,6 @@ ExitCode run_eval(const EvalCliOptions& o) {
   auto options = eval_options(o);
   if (!options)
     return report_error("eval", options.error());
-  if (o.kernel.ends_with(".py"))
-    return report_error("eval", {util::ErrorKind::unsupported,
-                                 "Triton candidates have no GPU evaluation in this build yet "
-                                 "(docs/evaluation.md, \"Triton candidates\"); `ptxbench check " +
-                                     o.kernel + " --problem P` runs the Triton gate"});
   auto source = read_candidate(o.kernel);
   if (!source)
     return report_error("eval", source.error());
@@ -79,9 +83,11 @@ ExitCode run_eval(const EvalCliOptions& o) {
   if (!checker)
     return report_error("eval", checker.error());
   // One evaluation per process: a spare candidate child would never be used.
+  exec::EvaluatorOptions evaluator_options;
+  evaluator_options.children = exec::ChildStart::on_demand;
+  evaluator_options.python = o.python;
   exec::Evaluator evaluator(**checker, **tools.suite(), {},
-                            exec::ReferenceLatencyCache::default_file(),
-                            exec::EvaluatorOptions{.children = exec::ChildStart::on_demand});
+                            exec::ReferenceLatencyCache::default_file(), evaluator_options);
   auto ev = evaluator.evaluate(*source, **problem, *options);
   if (!ev)
     return report_error("eval", ev.error());
@@ -103,9 +109,15 @@ ExitCode run_eval(const EvalCliOptions& o) {
 
 Action setup_eval(CLI::App& sub) {
   auto o = std::make_shared<EvalCliOptions>();
-  sub.add_option("kernel", o->kernel, "the candidate .cu file")->required();
+  sub.add_option("kernel", o->kernel, "the candidate: kernel.cu, or kernel.py (Triton)")
+      ->required();
   sub.add_option("--problem", o->problem, "problem name (see `ptxbench problems`)")->required();
   sub.add_option("--arch", o->arch, "sm_90a or sm_100a")->capture_default_str();
+  sub.add_option("--language", o->language,
+                 "cuda or triton (default: triton for a .py file, else cuda)");
+  sub.add_option("--python", o->python,
+                 "the Python that has torch and Triton, for a Triton candidate's child")
+      ->capture_default_str();
   sub.add_flag("--json", o->json, "print JSON instead of text");
   sub.add_option("--trace-out", o->trace_out,
                  "append the FlashInfer-Trace line to this JSONL file");

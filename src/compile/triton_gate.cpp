@@ -4,6 +4,8 @@
 #include "util/json.hpp"
 #include "util/paths.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,6 +72,13 @@ util::Error bad_output(std::string_view what) {
 }
 
 } // namespace
+
+bool triton_library_rule(std::string_view rule) {
+  static constexpr std::array<std::string_view, 9> kLibraryRules{
+      "cutlass_import", "torch_alias",   "from_torch_import", "rebinds_module", "matmul_operator",
+      "dynamic_import", "getattr_torch", "torch_call",        "banned_method"};
+  return std::find(kLibraryRules.begin(), kLibraryRules.end(), rule) != kLibraryRules.end();
+}
 
 std::string render_text(const TritonGateReport& report) {
   std::string out;

@@ -29,6 +29,10 @@ struct TritonGateReport {
   bool ok() const { return findings.empty(); }
 };
 
+// Whether a gate rule is against other libraries or torch compute (banned_library), rather than
+// the file's syntax or form (compile).
+bool triton_library_rule(std::string_view rule);
+
 // "line 12: `torch.matmul(A, B)`: no torch calls except ..." one finding a line.
 std::string render_text(const TritonGateReport& report);
 

@@ -78,6 +78,8 @@ std::string_view to_string(CheckOutcome outcome) {
 std::string CheckReport::banned_message() const {
   if (outcome != CheckOutcome::banned_library)
     return "";
+  if (triton_gate)
+    return "rejected by the Triton gate:\n" + compile::render_text(*triton_gate);
   if (banned)
     return banned->message();
   return forbidden ? forbidden->message() : "ERROR: banned-library rule";
@@ -152,6 +154,14 @@ nlohmann::ordered_json to_json(const CheckReport& report) {
                                        {"message", report.forbidden->message()}}
                                 : Json(nullptr);
   out["build"] = report.build ? build_json(*report.build) : Json(nullptr);
+  if (report.language == compile::Language::triton) {
+    out["language"] = "triton";
+    Json findings = Json::array();
+    if (report.triton_gate)
+      for (const compile::TritonFinding& f : report.triton_gate->findings)
+        findings.push_back({{"rule", f.rule}, {"line", f.line}, {"message", f.message}});
+    out["triton_gate"] = findings;
+  }
   auto verdict = report.verdict();
   out["static_verdict"] = verdict ? Json(sass::to_string(*verdict)) : Json(nullptr);
   out["sass"] = report.sass ? sass::to_json(*report.sass) : Json(nullptr);
@@ -166,6 +176,11 @@ nlohmann::ordered_json to_json(const CheckReport& report) {
 std::string render_text(const CheckReport& report) {
   std::string out = fmt::format("problem   {}\narch      {}\nsignature {}\n", report.problem,
                                 compile::to_string(report.arch), report.signature);
+  if (report.language == compile::Language::triton)
+    return out + (report.triton_gate && !report.triton_gate->ok()
+                      ? "gate      REJECTED by the Triton gate\n" +
+                            compile::render_text(*report.triton_gate)
+                      : std::string("gate      ok (the Triton gate passed)\n"));
   if (report.banned) {
     return out + fmt::format("gate      REJECTED (line {}: {})\n{}\n", report.banned->line,
                              report.banned->excerpt, report.banned->message());

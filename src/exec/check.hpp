@@ -8,7 +8,9 @@
 #include "compile/abi.hpp"
 #include "compile/gate.hpp"
 #include "compile/imports.hpp"
+#include "compile/language.hpp"
 #include "compile/nvcc.hpp"
+#include "compile/triton_gate.hpp"
 #include "sass/disassemble.hpp"
 #include "sass/report.hpp"
 #include "suite/problem.hpp"
@@ -38,11 +40,15 @@ std::string_view to_string(CheckOutcome outcome);
 struct CheckReport {
   std::string problem;
   compile::Arch arch = compile::Arch::sm_90a;
+  compile::Language language = compile::Language::cuda;
   std::string signature;
   CheckOutcome outcome = CheckOutcome::ok;
   std::optional<compile::BannedUse> banned;          // the source gate's finding
   std::optional<compile::ForbiddenImport> forbidden; // the import rule's finding on kernel.so
   std::optional<compile::CompileResult> build;
+  // A Triton candidate: the gate's report (triton_check.hpp); there is no build, and `sass` is
+  // the report of the cubins Triton built in the evaluation's warm-up (exec/triton_cubins.hpp).
+  std::optional<compile::TritonGateReport> triton_gate;
   std::optional<sass::StaticReport> sass;
   std::vector<util::Phase> phases;
 
@@ -67,6 +73,12 @@ public:
 private:
   compile::Compiler& m_compiler;
   const sass::Disassembler& m_disassembler;
+
+public:
+  // The disassembler the static report uses (a Triton evaluation's cubins go through it too).
+  const sass::Disassembler& disassembler() const { return m_disassembler; }
+
+private:
   ImportCheck m_imports;
 };
 

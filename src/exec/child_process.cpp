@@ -27,11 +27,12 @@ std::string describe_status(int status) {
   return "stopped";
 }
 
-util::SpawnOptions child_options(const std::filesystem::path& binary, int device, int log_fd,
-                                 int stdin_fd, int request_fd, int reply_fd) {
+util::SpawnOptions child_options(const ChildLaunch& launch, int device, int log_fd, int stdin_fd,
+                                 int request_fd, int reply_fd) {
+  ChildCommand command = child_command(launch, device, kRequestFd, kReplyFd);
   util::SpawnOptions options;
-  options.argv = protocol::serve_argv(binary, device, kRequestFd, kReplyFd);
-  options.env = util::environment_with({});
+  options.argv = std::move(command.argv);
+  options.env = util::environment_with(command.env);
   options.fds = {{stdin_fd, STDIN_FILENO},
                  {log_fd, STDOUT_FILENO},
                  {log_fd, STDERR_FILENO},
@@ -48,6 +49,13 @@ util::SpawnOptions child_options(const std::filesystem::path& binary, int device
 util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::path& binary,
                                                          int device,
                                                          const std::filesystem::path& log_path) {
+  ChildLaunch launch;
+  launch.candidate_binary = binary;
+  return start(launch, device, log_path);
+}
+
+util::Expected<CandidateProcess> CandidateProcess::start(const ChildLaunch& launch, int device,
+                                                         const std::filesystem::path& log_path) {
   auto requests = util::make_pipe();
   PTXBENCH_TRY(requests);
   auto replies = util::make_pipe();
@@ -57,7 +65,7 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
     return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   auto input = util::open_fd("/dev/null", O_RDONLY);
   PTXBENCH_TRY(input);
-  auto pid = util::spawn(child_options(binary, device, log->get(), input->get(),
+  auto pid = util::spawn(child_options(launch, device, log->get(), input->get(),
                                        requests->read.get(), replies->write.get()));
   PTXBENCH_TRY(pid);
   CandidateProcess process;

@@ -14,6 +14,7 @@
 // and fails the request as ErrorKind::bad_response.
 #pragma once
 
+#include "exec/child_command.hpp"
 #include "protocol/protocol.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
@@ -28,7 +29,11 @@ namespace ptxbench::exec {
 
 class CandidateProcess {
 public:
-  // `device`: the CUDA device the child creates its context on (its `--device`).
+  // `device`: the CUDA device the child creates its context on (its `--device`); `launch`
+  // says which child, by language (child_command.hpp).
+  static util::Expected<CandidateProcess> start(const ChildLaunch& launch, int device,
+                                                const std::filesystem::path& log_path);
+  // A CUDA candidate's child, `binary` being ptxbench-candidate.
   static util::Expected<CandidateProcess> start(const std::filesystem::path& binary, int device,
                                                 const std::filesystem::path& log_path);
   CandidateProcess(CandidateProcess&& other) noexcept;

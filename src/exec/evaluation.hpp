@@ -172,6 +172,8 @@ struct Evaluation {
   // The candidate child's start-up steps in `prepare` (ms), and `prepared_ahead` when the
   // spare was prepared before the evaluation took it; empty when no child started.
   trace::Json child_startup = trace::Json::object();
+  // A Triton candidate's warm-up call in `load` (JIT compilation, autotuning), wall ms.
+  std::optional<double> jit_ms;
   std::vector<util::Phase> phases;
   std::string timestamp;
 };
@@ -192,6 +194,7 @@ util::Expected<Evaluation> evaluation_from_trace(const trace::Trace& trace,
                                                  const std::string& origin);
 
 // The content-hash solution name of a candidate source for `problem` ("<def>_<sha1[:8]>").
-std::string solution_name(const std::string& source, const suite::Problem& problem);
+std::string solution_name(const std::string& source, const suite::Problem& problem,
+                          compile::Language language = compile::Language::cuda);
 
 } // namespace ptxbench::exec

@@ -191,16 +191,17 @@ std::string correctness_text(const Evaluation& ev) {
 
 } // namespace
 
-std::string solution_name(const std::string& source, const suite::Problem& problem) {
+std::string solution_name(const std::string& source, const suite::Problem& problem,
+                          compile::Language language) {
   trace::Solution solution;
   solution.name = problem.name();
   solution.definition = problem.name();
   solution.author = "ptxbench";
-  solution.spec.language = trace::Language::cuda;
+  solution.spec.language = compile::to_trace(language);
   solution.spec.target_hardware = {"NVIDIA_H200"};
-  solution.spec.entry_point = "kernel.cu::run";
+  solution.spec.entry_point = std::string(compile::entry_point(language));
   solution.spec.binding = trace::Binding::ptxbench;
-  solution.sources = {{"kernel.cu", source}};
+  solution.sources = {{std::string(compile::kernel_file_name(language)), source}};
   return trace::unique_solution_name(solution);
 }
 
@@ -220,6 +221,10 @@ Json extras_json(const Evaluation& ev) {
     out["timing"] = timing_json(*ev.timing);
   if (!ev.child_startup.empty())
     out["child_startup_ms"] = ev.child_startup;
+  if (ev.jit_ms)
+    out["jit_ms"] = *ev.jit_ms;
+  if (ev.check.language == compile::Language::triton)
+    out["language"] = "triton";
   if (ev.sanitizer)
     out["sanitizer"] = to_json(*ev.sanitizer);
   if (ev.ncu_audit)
@@ -279,6 +284,9 @@ std::string render_text(const Evaluation& ev) {
                                 ev.gpu.empty() ? "" : " on " + ev.gpu);
   if (!ev.gpu_ran && ev.status == Status::passed) {
     out += "status: not evaluated — " + ev.needs_gpu + "\n";
+    if (ev.check.language == compile::Language::triton)
+      return out + "  static check: the Triton gate passed; Triton compiles the kernels (and "
+                   "the SASS report is made of its cubins) in the GPU step's warm-up call\n";
     out += "  static check: built and disassembled\n" + target_text(ev);
     return out;
   }
@@ -298,6 +306,8 @@ std::string render_text(const Evaluation& ev) {
         t.candidate_ms, t.reference_ms, ev.library, t.reference_cached ? ", cached" : "",
         t.candidate_ms > 0 ? t.reference_ms / t.candidate_ms : 0.0);
   }
+  if (ev.jit_ms)
+    out += fmt::format("  Triton warm-up call (JIT, autotuning): {:.1f} ms, untimed\n", *ev.jit_ms);
   out += target_text(ev);
   if (ev.sanitizer) {
     const bool in_status =

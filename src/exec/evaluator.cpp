@@ -4,7 +4,11 @@
 #include "cuda/device.hpp"
 #include "exec/dynamic_report.hpp"
 #include "exec/gpu_evaluation.hpp"
+#include "exec/triton_binding.hpp"
+#include "exec/triton_check.hpp"
+#include "util/fs.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -107,9 +111,47 @@ void verdict_from_check(Evaluation& ev) {
           fmt::format(" (source line {}: {})", ev.check.banned->line, ev.check.banned->excerpt);
   } else if (ev.check.outcome == CheckOutcome::compile_error) {
     ev.status = Status::compile_error;
-    ev.message = ev.check.build ? ev.check.build->diagnostic : "compile error";
+    ev.message = ev.check.build         ? ev.check.build->diagnostic
+                 : ev.check.triton_gate ? "rejected by the Triton gate:\n" +
+                                              compile::render_text(*ev.check.triton_gate)
+                                        : "compile error";
   }
 }
+
+ChildLaunch triton_launch(const std::filesystem::path& binary, const EvaluatorOptions& options) {
+  ChildLaunch launch;
+  launch.language = compile::Language::triton;
+  launch.candidate_binary = binary;
+  launch.python = options.python;
+  launch.python_root = options.python_root.empty() ? python_root_path() : options.python_root;
+  launch.child_library =
+      options.child_library.empty() ? child_library_path() : options.child_library;
+  if (const char* inherited = std::getenv("PYTHONPATH"); inherited != nullptr)
+    launch.inherited_pythonpath = inherited;
+  return launch;
+}
+
+// A Triton evaluation's own folder (kernel.py, the Triton cache), removed when it ends.
+class TritonWork {
+public:
+  TritonWork() {
+    static std::atomic<int> made{0};
+    m_path = std::filesystem::temp_directory_path() /
+             fmt::format("ptxbench-triton-{}-{}", ::getpid(), made++);
+    std::filesystem::remove_all(m_path);
+    std::filesystem::create_directories(m_path);
+  }
+  ~TritonWork() {
+    std::error_code ignored;
+    std::filesystem::remove_all(m_path, ignored);
+  }
+  TritonWork(const TritonWork&) = delete;
+  TritonWork& operator=(const TritonWork&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  std::filesystem::path m_path;
+};
 
 } // namespace
 
@@ -129,6 +171,9 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
     : m_checker(checker), m_suite(suite),
       m_candidate_binary(candidate_binary.empty() ? candidate_binary_path() : candidate_binary),
       m_reference_cache(std::move(reference_cache)),
+      m_triton_launch(triton_launch(m_candidate_binary, evaluator_options)),
+      m_triton_gate(std::make_unique<compile::TritonGate>(m_tool_runner, evaluator_options.python,
+                                                          m_triton_launch.python_root)),
       m_warm(std::make_unique<detail::WarmState>(m_candidate_binary, evaluator_options.device,
                                                  evaluator_options.warm_bytes,
                                                  evaluator_options.children)) {}
@@ -150,13 +195,31 @@ void Evaluator::settle() {
 // The GPU part. No behaviour of a candidate may raise past here: what the supervisor's own code
 // throws (a CUDA error in its context, a reply it could not read) becomes an error that names
 // the phase, so a run records an infra turn and goes on.
-util::Status Evaluator::gpu_phases(Evaluation& ev, const suite::Problem& problem,
-                                   const EvalOptions& options, util::PhaseLog& phases) {
+util::Status Evaluator::gpu_phases(Evaluation& ev, const std::string& source,
+                                   const suite::Problem& problem, const EvalOptions& options,
+                                   util::PhaseLog& phases) {
   try {
     PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm->device)); // the calling thread's, for its phases
     detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
                               m_tool_runner);
-    if (auto status = run.run(m_candidate_binary, ev.check.build->library); !status)
+    std::optional<TritonWork> work;
+    std::optional<detail::TritonRun> triton;
+    if (options.language == compile::Language::triton) {
+      work.emplace();
+      auto written = util::write_file_atomic(work->path() / "kernel.py", source);
+      PTXBENCH_TRY(written);
+      std::vector<std::int64_t> axes;
+      for (const auto& [axis, value] : problem.var_axes)
+        axes.push_back(value);
+      auto binding = triton_binding(problem.definition, axes);
+      PTXBENCH_TRY(binding);
+      triton.emplace(
+          detail::TritonRun{m_triton_launch, std::move(*binding), &m_checker.disassembler()});
+      triton->launch.triton_work = work->path();
+    }
+    const std::filesystem::path candidate =
+        triton ? work->path() / "kernel.py" : ev.check.build->library;
+    if (auto status = run.run(m_candidate_binary, candidate, triton ? &*triton : nullptr); !status)
       return status;
     phases.time("verdicts", [&] {
       derive_dynamic(ev, problem);
@@ -171,17 +234,24 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const suite::Problem& problem
   }
 }
 
+util::Expected<CheckReport> Evaluator::check(const std::string& source,
+                                             const suite::Problem& problem,
+                                             const EvalOptions& options) const {
+  if (options.language == compile::Language::triton)
+    return check_triton(*m_triton_gate, source, problem, options.arch);
+  return m_checker.check(source, problem, options.arch);
+}
+
 util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
                                                const suite::Problem& problem,
                                                const EvalOptions& options) {
   util::PhaseLog phases;
   Evaluation ev;
   ev.problem = problem.name();
-  ev.solution_name = solution_name(source, problem);
+  ev.solution_name = solution_name(source, problem, options.language);
   ev.timestamp = now_iso();
   ev.sets = options.sets;
-  auto report =
-      phases.time("check", [&] { return m_checker.check(source, problem, options.arch); });
+  auto report = phases.time("check", [&] { return check(source, problem, options); });
   PTXBENCH_TRY(report);
   ev.check = std::move(*report);
   verdict_from_check(ev);
@@ -202,7 +272,7 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
       ev.seed = options.seed
                     ? *options.seed
                     : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-      if (auto status = gpu_phases(ev, problem, options, phases); !status)
+      if (auto status = gpu_phases(ev, source, problem, options, phases); !status)
         return status.take_error();
     }
   }

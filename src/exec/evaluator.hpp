@@ -49,7 +49,9 @@
 // sets are verified against their digest before each use, so a corrupted lease is rebuilt.
 #pragma once
 
+#include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
+#include "exec/child_command.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/reference_cache.hpp"
 #include "exec/spare_child.hpp"
@@ -84,6 +86,10 @@ enum class Audit : std::uint8_t { none = 1, ncu = 2 };
 
 struct EvalOptions {
   compile::Arch arch = compile::Arch::sm_90a;
+  // The candidate's language: a Triton candidate is checked by the Triton gate and runs in
+  // `python3 -m ptxbench_triton.child` (child_command.hpp), the same child over the same
+  // protocol; its SASS report is of the cubins Triton built in the warm-up.
+  compile::Language language = compile::Language::cuda;
   int sets = 3;
   int trials = 3;
   int warmup = 10;
@@ -114,6 +120,12 @@ struct EvaluatorOptions {
   // The CUDA device this Evaluator evaluates on: the supervisor's threads select it and its
   // candidate children are started for it (`ptxbench-candidate --device`).
   int device = 0;
+  // Triton candidates: the interpreter that has torch and Triton, the folder holding
+  // ptxbench_triton/ (empty: python_root_path()) and libptxbench_child.so (empty:
+  // child_library_path()).
+  std::filesystem::path python = "python3";
+  std::filesystem::path python_root;
+  std::filesystem::path child_library;
 };
 
 namespace detail {
@@ -143,14 +155,18 @@ public:
   void settle();
 
 private:
-  util::Status gpu_phases(Evaluation& ev, const suite::Problem& problem, const EvalOptions& options,
-                          util::PhaseLog& phases);
+  util::Expected<CheckReport> check(const std::string& source, const suite::Problem& problem,
+                                    const EvalOptions& options) const;
+  util::Status gpu_phases(Evaluation& ev, const std::string& source, const suite::Problem& problem,
+                          const EvalOptions& options, util::PhaseLog& phases);
 
   const Checker& m_checker;
   const suite::Suite& m_suite;
   std::filesystem::path m_candidate_binary;
   ReferenceLatencyCache m_reference_cache;
-  util::PosixProcessRunner m_tool_runner; // compute-sanitizer and ncu
+  util::PosixProcessRunner m_tool_runner; // compute-sanitizer and ncu, the Triton gate
+  ChildLaunch m_triton_launch;            // its triton_work is set per evaluation
+  std::unique_ptr<compile::TritonGate> m_triton_gate;
   std::unique_ptr<detail::WarmState> m_warm;
 };
 

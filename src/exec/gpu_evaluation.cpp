@@ -47,7 +47,8 @@ GpuEvaluation::~GpuEvaluation() {
 }
 
 util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
-                                const std::filesystem::path& library) {
+                                const std::filesystem::path& library, const TritonRun* triton) {
+  m_triton = triton;
   const suite::CorrectnessRule rule = suite::correctness_rule(m_problem);
   m_result.required_matched_ratio = rule.required_matched_ratio;
   m_result.atol = rule.atol;
@@ -75,6 +76,8 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
          (!m_options.dynamic_counts || m_phases.time("counts", [&] { return counts(); })) &&
          m_phases.time("timing", [&] { return timing(); }) &&
          m_phases.time("recheck", [&] { return recheck(); }));
+  if (m_triton != nullptr && m_result.launches.cubin_functions)
+    check_late_cubins();
   m_phases.time("finish", [&] { finish_child(); });
   tool_passes(candidate_binary, library);
   m_phases.time("release", [&] { release_warm_state(); });
@@ -87,6 +90,15 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   const bool audit_wanted = m_options.audit == Audit::ncu;
   if (!sanitize_wanted && !audit_wanted)
     return;
+  if (m_triton != nullptr) { // the single-call mode runs kernel.so files only
+    const std::string why = "not built for Triton candidates: the single-call mode that "
+                            "compute-sanitizer and ncu run is for kernel.so files";
+    if (sanitize_wanted)
+      m_result.sanitizer = not_run<SanitizerPass>(why);
+    if (audit_wanted)
+      m_result.ncu_audit = not_run<NcuAuditPass>(why);
+    return;
+  }
   std::optional<util::Expected<SingleCallFiles>> files;
   {
     std::shared_lock gpu(m_warm.lock);
@@ -274,7 +286,8 @@ bool GpuEvaluation::start_child() {
   // A spare that died while it waited (killed from outside) gets one replacement.
   std::string why;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto started = m_warm.spares.take();
+    auto started =
+        m_triton != nullptr ? m_warm.spares.start_own(m_triton->launch) : m_warm.spares.take();
     if (!started) {
       why = started.error().message;
       break;
@@ -297,6 +310,8 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
   load.sets = m_buffers->handles();
   load.scalars = m_buffers->scalar_bits();
   load.var_axes = m_buffers->var_axes();
+  if (m_triton != nullptr)
+    return load_triton(std::move(load));
   return ask(load).has_value();
 }
 

@@ -7,6 +7,7 @@
 
 #include "cuda/owned.hpp"
 #include "exec/buffers.hpp"
+#include "exec/child_command.hpp"
 #include "exec/child_process.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/evaluator.hpp"
@@ -29,6 +30,15 @@ inline constexpr std::chrono::milliseconds kPreheat{120};
 inline constexpr double kPairOutlier = 0.015;
 inline constexpr int kMaxRetimedPairs = 2;
 // One side's calls of a trial, gathered over its chunks.
+// A Triton candidate's run (docs/evaluation.md, "Triton candidates"): its child, the binding of
+// `run`'s parameters for the `load` request (triton_binding.hpp), and the disassembler of the
+// cubins Triton builds in the warm-up.
+struct TritonRun {
+  ChildLaunch launch; // language triton, triton_work the evaluation's folder
+  std::string binding;
+  const sass::Disassembler* disassembler = nullptr;
+};
+
 struct TrialSamples {
   std::vector<double> latencies_ms; // CUPTI, one per timed call
   std::vector<double> event_ms;     // CUDA events, one per timed call
@@ -46,9 +56,10 @@ public:
   GpuEvaluation(const GpuEvaluation&) = delete;
   GpuEvaluation& operator=(const GpuEvaluation&) = delete;
 
-  // Fills m_result; errors only for a broken set-up (no reference, out of memory).
+  // Fills m_result; errors only for a broken set-up (no reference, out of memory). `library`
+  // is kernel.so, or a Triton candidate's kernel.py when `triton` is given.
   util::Status run(const std::filesystem::path& candidate_binary,
-                   const std::filesystem::path& library);
+                   const std::filesystem::path& library, const TritonRun* triton = nullptr);
 
 private:
   util::Status prepare();
@@ -56,6 +67,9 @@ private:
   bool start_child();
   std::optional<std::string> prepare_child(StartedChild started);
   bool load_child(const std::filesystem::path& library);
+  bool load_triton(protocol::Request load);
+  void scan_triton_cubins();
+  void check_late_cubins();
   bool correctness();
   bool correctness_call(int set, bool repeat);
   void record_counted_kernels();
@@ -97,6 +111,8 @@ private:
   std::unique_ptr<WarmInputs> m_inputs;
   EvalBuffers* m_buffers = nullptr; // m_inputs->buffers
   std::string m_inputs_key;
+  const TritonRun* m_triton = nullptr;
+  std::vector<std::filesystem::path> m_warm_cubins; // the Triton cache after the warm-up
   std::optional<CandidateProcess> m_child;
   std::filesystem::path m_log_path;
   bool m_child_holds_counter_session = false; // spare_child.hpp "The counter session"

@@ -73,6 +73,11 @@ std::optional<double> first_sight_ms(const LaunchEvidence& evidence) {
 }
 
 std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
+  if (!evidence.late_cubins.empty())
+    return inconsistent(fmt::format("Triton compiled {} kernel binary(ies) after the warm-up "
+                                    "call ({}): a kernel specialised anew inside a traced or "
+                                    "timed call (a constexpr or shape that changes between calls)",
+                                    evidence.late_cubins.size(), list_text(evidence.late_cubins)));
   std::string why;
   const auto settled = settled_kernels(evidence, why);
   if (!settled)
@@ -152,8 +157,9 @@ std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
   for (const std::string& k : evidence.counted)
     add_unique(all, k);
   std::vector<std::string> foreign;
+  const auto& cubin = evidence.cubin_functions;
   for (const std::string& k : all)
-    if (!own_kernel(k, own))
+    if (cubin ? std::find(cubin->begin(), cubin->end(), k) == cubin->end() : !own_kernel(k, own))
       foreign.push_back(k);
   return foreign;
 }
@@ -174,10 +180,14 @@ std::optional<BrokenRule> judge_launches(const LaunchEvidence& evidence,
   if (auto foreign = foreign_kernels(evidence, own); !foreign.empty())
     return BrokenRule{Rule::foreign_kernel,
                       fmt::format("banned-library rule: {} kernel(s) ran inside the candidate's "
-                                  "calls that are not in its kernel.so: {}. Only the candidate's "
+                                  "calls that are not {}: {}. Only the candidate's "
                                   "own kernels may compute the result (cuBLAS, cuDNN and other "
-                                  "libraries are not allowed, however they are reached)",
-                                  foreign.size(), list_text(foreign)),
+                                  "libraries are not allowed, however they are reached{})",
+                                  foreign.size(),
+                                  evidence.cubin_functions ? "kernels Triton compiled for it"
+                                                           : "in its kernel.so",
+                                  list_text(foreign),
+                                  evidence.cubin_functions ? "; torch operations launch them" : ""),
                       foreign};
   return judge_consistency(evidence);
 }

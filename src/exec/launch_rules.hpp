@@ -14,14 +14,17 @@
 // and judge_launches() decides, after the phases, in this order:
 //   runtime_loading    any refused lookup                          → RUNTIME_ERROR
 //   foreign_kernel     any kernel that is not in the candidate's    → RUNTIME_ERROR
-//                      kernel.so (CUPTI names against the SASS report's function names)
+//                      kernel.so (CUPTI names against the SASS report's function names; for
+//                      a Triton candidate, against the symbols of the cubins Triton built)
 //   inconsistent_work  a timed call, or the repeat of the last       → RUNTIME_ERROR
 //                      correctness call, launched other kernels than the correctness calls
 //                      after the first (which may also run one-time set-up kernels), or the
 //                      counting pass launched another number of kernels; or the
 //                      timed calls took under kReplayRatio of the time the same call took on
 //                      inputs it saw for the first time (a same-named kernel that copies a
-//                      cached result instead of computing it)
+//                      cached result instead of computing it); or, for a Triton candidate, a
+//                      cubin appeared in its cache after the warm-up (a kernel compiled inside
+//                      a traced or timed call: a constexpr that changes between calls)
 // The run store files the first two under banned_library and the third under runtime.
 //
 // Invariants. Timed calls run with a cold L2 and correctness calls do not, so an honest kernel's
@@ -63,6 +66,12 @@ struct LaunchEvidence {
   std::vector<std::string> counted;
   std::vector<std::string> refused; // driver entry points the child refused
   std::optional<double> timed_ms;   // the timing phase's candidate latency (mean of medians)
+  // A Triton candidate: the function names of the cubins Triton built in the warm-up
+  // (exec/triton_cubins.hpp), which are its own kernels instead of the SASS report's; and the
+  // cubins that appeared in its cache folder after the warm-up (compiled inside a traced or
+  // timed call).
+  std::optional<std::vector<std::string>> cubin_functions;
+  std::vector<std::string> late_cubins;
 
   void add_timed(const std::vector<protocol::KernelSet>& sets);
 };
@@ -104,7 +113,8 @@ struct BrokenRule {
 bool own_kernel(const std::string& name, const sass::ArchReport* own);
 
 // Every distinct kernel name the evidence holds that is not one of the candidate's functions
-// (mangled or demangled SASS names of the evaluated arch), in first-seen order.
+// (mangled or demangled SASS names of the evaluated arch, or the evidence's cubin_functions
+// when it has them), in first-seen order.
 std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
                                          const sass::ArchReport* own);
 

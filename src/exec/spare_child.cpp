@@ -78,6 +78,13 @@ util::Expected<StartedChild> SpareChildren::start() const {
   return StartedChild{std::move(*process), std::move(log), std::nullopt};
 }
 
+util::Expected<StartedChild> SpareChildren::start_own(const ChildLaunch& launch) const {
+  std::filesystem::path log = fresh_child_log_path();
+  auto process = CandidateProcess::start(launch, m_device, log);
+  PTXBENCH_TRY(process);
+  return StartedChild{std::move(*process), std::move(log), std::nullopt};
+}
+
 void SpareChildren::stop(StartedChild& child) {
   child.process.stop(); // its context is torn down on the GPU: child work (the callers' gate)
   if (child.holds_counter_session)

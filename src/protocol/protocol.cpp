@@ -188,6 +188,8 @@ std::string encode(const Request& request) {
     j["sets"] = handles_json(request.sets);
     j["scalars"] = request.scalars;
     j["var_axes"] = request.var_axes;
+    if (!request.binding.empty())
+      j["binding"] = request.binding;
     break;
   case RequestOp::call:
   case RequestOp::count:
@@ -237,6 +239,8 @@ std::string encode(const Reply& reply) {
     j["startup"] = *reply.startup;
   if (reply.counter_session_open)
     j["counter_session_open"] = true;
+  if (reply.jit_ms)
+    j["jit_ms"] = util::number_json(*reply.jit_ms);
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -252,6 +256,7 @@ util::Expected<Request> decode_request(std::string_view line) {
       r.sets = handles_from(j.at("sets"));
       r.scalars = j.at("scalars").get<std::vector<std::uint64_t>>();
       r.var_axes = j.at("var_axes").get<std::vector<std::int64_t>>();
+      r.binding = j.value("binding", std::string());
     }
     if (r.op == RequestOp::call || r.op == RequestOp::count)
       r.set = j.at("set").get<int>();
@@ -282,6 +287,8 @@ util::Expected<Reply> decode_reply(std::string_view line) {
       r.startup = j.at("startup");
     if (j.contains("counter_session_open"))
       r.counter_session_open = j.at("counter_session_open").get<bool>();
+    if (j.contains("jit_ms"))
+      r.jit_ms = number_at(j, "jit_ms");
     return r;
   } catch (const std::exception& e) {
     return bad("malformed reply from the candidate process", e.what());

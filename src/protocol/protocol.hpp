@@ -14,7 +14,11 @@
 //                                GPU may hold one: the supervisor hands out that right); the
 //                                reply carries the start-up steps' wall times (`startup`) and
 //                                whether the session is open (`counter_session_open`)
-//   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes}
+//   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes,
+//          binding?}              a Triton candidate's load also carries `binding` (how a call
+//                                maps to `run`'s parameters, exec/triton_binding.hpp) and runs
+//                                one warm-up call on set 0 (JIT, autotuning); its reply carries
+//                                that call's wall time (`jit_ms`)
 //   call  {set}                  one call on input set `set`, then a device synchronise
 //   time  {warmup, iterations, first_call, mode}  one measure::run_trial, rotating the sets
 //                                from call `first_call` on (a trial timed in chunks keeps
@@ -129,6 +133,7 @@ struct Request {
   std::vector<SetHandles> sets;
   std::vector<std::uint64_t> scalars; // PtxbenchScalar bits
   std::vector<std::int64_t> var_axes;
+  std::string binding; // a Triton candidate's binding JSON; empty for a kernel.so
   // call, count
   int set = 0;
   // time
@@ -179,6 +184,8 @@ struct Reply {
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})
   std::optional<trace::Json> startup;
   bool counter_session_open = false;
+  // load of a Triton candidate: the warm-up call's wall time (JIT compilation, autotuning)
+  std::optional<double> jit_ms;
 
   static Reply failure(ChildError error, std::string message);
 };

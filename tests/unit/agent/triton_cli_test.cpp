@@ -1,4 +1,6 @@
-// `ptxbench show --language triton` (golden) and `ptxbench check kernel.py` (the Triton gate).
+// `ptxbench show --language triton` (golden), `ptxbench check kernel.py` (the Triton gate) and
+// `ptxbench eval kernel.py` on a machine without a GPU (the gate, then "needs a GPU").
+#include "cuda/device.hpp"
 #include "support/golden.hpp"
 #include "support/ptxbench_cli.hpp"
 #include "support/scratch_dir.hpp"
@@ -55,13 +57,23 @@ TEST(TritonCli, CheckOfAPyFileRunsTheTritonGate) {
   EXPECT_EQ(parsed["findings"][0]["line"], 24);
 }
 
-TEST(TritonCli, EvalOfAPyFileSaysThereIsNoTritonGpuStepYetAndPointsToCheck) {
+TEST(TritonCli, EvalOfAPyFileRunsTheGateAndSaysTheGpuStepNeedsAGpu) {
+  if (cuda::device_count() > 0)
+    GTEST_SKIP() << "a GPU is here: eval runs the GPU step (triton_evaluator_gpu.cpp)";
   ScratchDir cache;
-  auto result = run_ptxbench(
+  auto clean = run_ptxbench(
       {"eval", triton_kernel("gemm_persistent_tma.py"), "--problem", "gemm_n7168_k5120"}, cache);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.err.find("Triton candidates have no GPU evaluation in this build yet"),
-            std::string::npos)
-      << result.err;
-  EXPECT_NE(result.err.find("ptxbench check"), std::string::npos);
+  EXPECT_EQ(clean.exit_code, 3) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("need a GPU"), std::string::npos) << clean.out;
+  EXPECT_NE(clean.out.find("the Triton gate passed"), std::string::npos) << clean.out;
+  auto torch = run_ptxbench(
+      {"eval", triton_kernel("gemm_torch_matmul.py"), "--problem", "gemm_n7168_k5120"}, cache);
+  EXPECT_EQ(torch.exit_code, 1) << torch.out << torch.err;
+  EXPECT_NE(torch.out.find("COMPILE_ERROR"), std::string::npos) << torch.out;
+  EXPECT_NE(torch.out.find("`C.copy_(torch.matmul(A, B.T))`"), std::string::npos) << torch.out;
+  auto bad = run_ptxbench({"eval", triton_kernel("gemm_persistent_tma.py"), "--problem",
+                           "gemm_n7168_k5120", "--language", "fortran"},
+                          cache);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--language must be cuda or triton"), std::string::npos) << bad.err;
 }

@@ -229,6 +229,31 @@ TEST(EvaluationJson, AnEvaluationWithoutAGpuComesBackWithWhatItNeeded) {
   EXPECT_FALSE(back->correctness || back->timing || back->dynamic);
 }
 
+TEST(EvaluationJson, ATritonEvaluationKeepsItsLanguageAndWarmUpTime) {
+  Evaluation sent;
+  sent.status = Status::runtime_error;
+  sent.message = "`run` raised a Python exception";
+  sent.problem = "gemm_n7168_k5120";
+  sent.solution_name = "gemm_n7168_k5120_0123abcd";
+  sent.timestamp = "2026-12-01T05:00:00.000000";
+  sent.check.language = compile::Language::triton;
+  sent.jit_ms = 1655.9;
+  const trace::Json json = wire(sent);
+  EXPECT_EQ(json["trace"]["evaluation"]["ptxbench"]["jit_ms"], 1655.9);
+  auto back = evaluation_from_json(json, "eval.json");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->check.language, compile::Language::triton);
+  ASSERT_TRUE(back->jit_ms);
+  EXPECT_DOUBLE_EQ(*back->jit_ms, 1655.9);
+  Evaluation cuda = sent;
+  cuda.check.language = compile::Language::cuda;
+  cuda.jit_ms.reset();
+  const trace::Json plain = wire(cuda);
+  EXPECT_FALSE(plain["trace"]["evaluation"]["ptxbench"].contains("jit_ms"));
+  EXPECT_FALSE(plain["trace"]["evaluation"]["ptxbench"].contains("language"));
+  EXPECT_EQ(evaluation_from_json(plain, "eval.json")->check.language, compile::Language::cuda);
+}
+
 std::string decode_error(const trace::Json& json) {
   std::optional<util::Expected<Evaluation>> back;
   EXPECT_NO_THROW(back.emplace(evaluation_from_json(json, "eval.json")));

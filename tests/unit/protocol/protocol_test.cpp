@@ -30,6 +30,31 @@ TEST(Protocol, LoadRequestRoundTripsHandlesScalarsAndAxes) {
   EXPECT_EQ(decoded->var_axes, load.var_axes);
 }
 
+TEST(Protocol, ATritonLoadCarriesItsBindingAndItsReplyTheWarmUpTime) {
+  Request load;
+  load.op = RequestOp::load;
+  load.library = "/tmp/eval/kernel.py";
+  load.signature = "def run(A, B)";
+  load.binding = R"({"params":["A","B"]})";
+  auto decoded = decode_request(encode(load));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->binding, load.binding);
+  Request plain = load;
+  plain.binding.clear();
+  EXPECT_EQ(encode(plain).find("binding"), std::string::npos);
+  EXPECT_EQ(decode_request(encode(plain))->binding, "");
+
+  Reply reply;
+  reply.jit_ms = 1655.9;
+  auto back = decode_reply(encode(reply));
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(back->jit_ms);
+  EXPECT_DOUBLE_EQ(*back->jit_ms, 1655.9);
+  EXPECT_FALSE(decode_reply(encode(Reply{}))->jit_ms);
+  EXPECT_FALSE(decode_reply(R"({"ok":true,"error":"none","message":"","invoke_status":0,)"
+                            R"("cuda_error":"","jit_ms":"soon"})"));
+}
+
 TEST(Protocol, CallAndTimeRequestsKeepTheirArguments) {
   Request call;
   call.op = RequestOp::call;
