@@ -116,6 +116,12 @@ util::Expected<std::vector<Figure>> draw_figures(const Report& report) {
       return figure.take_error();
     figures.push_back(std::move(*figure));
   }
+  if (holds_both_languages(report)) {
+    auto languages = draw_fast_p(language_fast_p_figure(report));
+    if (!languages)
+      return languages.take_error();
+    figures.push_back(std::move(*languages));
+  }
   const std::vector<TransitionMatrix> matrices = transition_matrices(report);
   auto transitions = draw_transitions(matrices);
   if (!transitions)
