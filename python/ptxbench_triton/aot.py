@@ -515,6 +515,8 @@ def compile_candidate(kernel_path, spec, out_dir):
                        "without a GPU does not model")
     except triton.CompilationError as error:
         return failure("compile", compile_error_text(error, module, kernel_path))
+    except SystemExit as error:
+        return failure(stage, f"the candidate called sys.exit({error.code!r})")
     except Exception as error:
         is_compile = type(error).__module__.startswith("triton")
         return failure("compile" if is_compile and stage == "run" else stage,

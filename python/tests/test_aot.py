@@ -164,6 +164,11 @@ class Failures(unittest.TestCase):
         self.assertEqual((result["ok"], result["stage"]), (False, "run"))
         self.assertIn("ZeroDivisionError", result["message"])
 
+    def test_a_run_that_exits_the_interpreter_is_a_run_failure(self):
+        result = compile_source(COPY_KERNEL + "\n\ndef run(A, B, C, M):\n    raise SystemExit(3)\n")
+        self.assertEqual((result["ok"], result["stage"]), (False, "run"))
+        self.assertIn("sys.exit(3)", result["message"])
+
     def test_an_unknown_arch_is_a_spec_error(self):
         result = compile_file(os.path.join(FIXTURES, "gemm_clean.py"), arch="sm_80")
         self.assertEqual((result["ok"], result["stage"]), (False, "spec"))
