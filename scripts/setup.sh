@@ -66,3 +66,14 @@ if [ ! -e "$tokenizer_deps/anthropic/tokenizer.json" ] || [ ! -d "$tokenizer_dep
   python3 -m pip install -q --disable-pip-version-check --no-deps --target "$tokenizer_deps" \
     "tokenizers==0.20.3" "anthropic==0.37.1"
 fi
+
+# Triton, for the static SASS report of Triton candidates without a GPU (`ptxbench check
+# kernel.py`: python/ptxbench_triton/aot.py compiles ahead of time with Triton's bundled ptxas).
+# The version the GPU machine evaluates with; no dependencies (aot.py stands in for torch).
+triton_deps="$deps/python-triton"
+if [ ! -e "$triton_deps/triton-3.6.0.dist-info" ]; then
+  echo "setup: installing triton 3.6.0 from PyPI into .deps/python-triton/"
+  rm -rf "$triton_deps"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$triton_deps" \
+    "triton==3.6.0"
+fi

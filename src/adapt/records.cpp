@@ -1,5 +1,6 @@
 #include "adapt/records.hpp"
 
+#include "trace/json_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -100,11 +101,15 @@ template <typename T> Json optional_json(const std::optional<T>& value) {
 
 } // namespace
 
+// "language" only for a non-CUDA key, so CUDA records read and write as before it existed.
 Json to_json(const store::TrajectoryKey& key) {
-  return Json{{"model", key.model},
-              {"problem", key.problem},
-              {"prompt_variant", key.prompt_variant},
-              {"sample", key.sample}};
+  Json out{{"model", key.model},
+           {"problem", key.problem},
+           {"prompt_variant", key.prompt_variant},
+           {"sample", key.sample}};
+  if (key.language != trace::Language::cuda)
+    out["language"] = trace::to_string(key.language);
+  return out;
 }
 
 Json to_json(const FailureRecord& r) {
@@ -174,6 +179,15 @@ util::Expected<store::TrajectoryKey> trajectory_key_from_json(const Json& json) 
   in.text("problem", key.problem);
   in.text("prompt_variant", key.prompt_variant);
   in.integer("sample", key.sample);
+  if (const auto it = json.find("language"); it != json.end()) {
+    const auto language =
+        it->is_string() ? trace::parse_language(it->get<std::string>()) : std::nullopt;
+    if (!language)
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "trajectory_key.language: expected a candidate language such as "
+                              "\"cuda\" or \"triton\"");
+    key.language = *language;
+  }
   return in.finish(std::move(key));
 }
 

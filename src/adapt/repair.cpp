@@ -1,6 +1,8 @@
 #include "adapt/repair.hpp"
 
 #include "adapt/jsonl.hpp"
+#include "compile/language.hpp"
+#include "trace/json_io.hpp"
 #include "util/fs.hpp"
 
 #include <fmt/core.h>
@@ -38,16 +40,36 @@ util::Expected<compile::Arch> failures_arch(const std::vector<FailureRecord>& fa
   return *arch;
 }
 
+// The candidate language of the failures: a repair trajectory is of the failure's language
+// (its system prompt, executor and repair prompt), and one run has one language.
+util::Expected<compile::Language> failures_language(const std::vector<FailureRecord>& failures) {
+  const trace::Language first = failures.front().trajectory_key.language;
+  for (const FailureRecord& failure : failures)
+    if (failure.trajectory_key.language != first)
+      return invalid(fmt::format("the selected failures are of two candidate languages ({} and "
+                                 "{}): balance one language per data dir",
+                                 trace::to_string(first),
+                                 trace::to_string(failure.trajectory_key.language)));
+  auto language = compile::from_trace(first);
+  if (!language)
+    return invalid("failure " + failures.front().id + ": candidate language " +
+                   std::string(trace::to_string(first)) + " cannot be repaired");
+  return *language;
+}
+
 util::Expected<agent::RunPlan> new_plan(const RepairOptions& options,
                                         const std::vector<FailureRecord>& failures) {
   auto arch = failures_arch(failures, options);
   PTXBENCH_TRY(arch);
+  auto language = failures_language(failures);
+  PTXBENCH_TRY(language);
   agent::RunPlan plan;
   plan.models = {options.teacher};
   plan.jobs = options.jobs;
   plan.registry = options.registry;
   plan.eval = options.eval;
   plan.loop.arch = *arch;
+  plan.loop.language = *language;
   plan.loop.max_turns = options.turns;
   plan.loop.target_speedup =
       options.target_speedup > 0 ? std::optional<double>(options.target_speedup) : std::nullopt;

@@ -1,6 +1,8 @@
 #include "cli/commands.hpp"
 #include "cli/tools.hpp"
+#include "cli/triton_sass.hpp"
 #include "compile/language.hpp"
+#include "compile/triton_aot.hpp"
 #include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "util/fs.hpp"
@@ -42,35 +44,6 @@ nlohmann::ordered_json to_json(const compile::TritonGateReport& report) {
           {"findings", std::move(findings)}};
 }
 
-// The Triton candidate's static check: the gate of compile/triton_gate.hpp. The SASS report of
-// the cubins Triton builds needs Triton itself, which this check does not run.
-ExitCode check_triton(const CheckOptions& options, const std::string& source,
-                      const suite::Problem& problem, Toolchain& tools) {
-  auto signature = compile::make_triton_signature(problem.definition);
-  if (!signature)
-    return report_error("check", signature.error());
-  compile::TritonGate gate(tools.runner());
-  auto report = gate.check(source, *signature);
-  if (!report)
-    return report_error("check", report.error());
-  if (options.json)
-    fmt::print("{}\n", to_json(*report).dump(2, ' ', false,
-                                             nlohmann::ordered_json::error_handler_t::replace));
-  else if (report->ok())
-    fmt::print("{}: Triton gate passed ({})\n", options.kernel, signature->one_line());
-  else
-    fmt::print("{}: rejected by the Triton gate\n{}", options.kernel, render_text(*report));
-  return report->ok() ? ExitCode::ok : ExitCode::failure;
-}
-
-// The exit code of one report: 1 when the candidate was rejected, did not build, or holds none
-// of the target instructions (`absent`), as the README's scheme says for a negative verdict.
-ExitCode verdict_code(const exec::CheckReport& report) {
-  if (report.outcome != exec::CheckOutcome::ok)
-    return ExitCode::failure;
-  return report.verdict() == sass::Verdict::absent ? ExitCode::failure : ExitCode::ok;
-}
-
 // An error of `check --json`: the usual line on stderr and `{"error": …}` on stdout, so that a
 // script reading stdout as JSON gets JSON either way.
 ExitCode report_check_error(const CheckOptions& options, const util::Error& error) {
@@ -81,6 +54,72 @@ ExitCode report_check_error(const CheckOptions& options, const util::Error& erro
     fmt::print("{}\n", body.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
   }
   return code;
+}
+
+// The exit code of one arch's AOT report: 3 when `run` could not be specialised without a GPU
+// (the gate passed; the SASS report needs the GPU evaluator), 1 for a kernel that does not
+// compile or a module that raises, and for an `absent` verdict, as for a .cu candidate.
+ExitCode aot_code(const TritonSassReport& report) {
+  switch (report.aot.outcome) {
+  case compile::TritonAotOutcome::ok:
+    return report.verdict() == sass::Verdict::absent ? ExitCode::failure : ExitCode::ok;
+  case compile::TritonAotOutcome::cannot_specialise:
+    return ExitCode::needs_gpu;
+  default:
+    return ExitCode::failure;
+  }
+}
+
+// The Triton candidate's static check: the gate of compile/triton_gate.hpp, then per arch the
+// static SASS report of its ahead-of-time specialisation (cli/triton_sass.hpp).
+ExitCode check_triton(const CheckOptions& options, const std::string& source,
+                      const suite::Problem& problem, Toolchain& tools) {
+  auto signature = compile::make_triton_signature(problem.definition);
+  if (!signature)
+    return report_check_error(options, signature.error());
+  compile::TritonGate gate(tools.runner());
+  auto gate_report = gate.check(source, *signature);
+  if (!gate_report)
+    return report_check_error(options, gate_report.error());
+  nlohmann::ordered_json out = to_json(*gate_report);
+  out["aot"] = nlohmann::ordered_json::array();
+  std::string text = gate_report->ok() ? fmt::format("{}: Triton gate passed ({})\n",
+                                                     options.kernel, signature->one_line())
+                                       : fmt::format("{}: rejected by the Triton gate\n{}",
+                                                     options.kernel, render_text(*gate_report));
+  ExitCode code = gate_report->ok() ? ExitCode::ok : ExitCode::failure;
+  if (gate_report->ok()) {
+    auto disassembler = tools.disassembler();
+    if (!disassembler)
+      return report_check_error(options, disassembler.error());
+    const compile::TritonAotCompiler compiler(tools.runner());
+    for (const std::string& arch_name : options.arches) {
+      auto arch = compile::parse_arch(arch_name);
+      if (!arch)
+        return report_check_error(options, {util::ErrorKind::invalid_input,
+                                            "unknown arch '" + arch_name + "' (sm_90a, sm_100a)"});
+      auto report = triton_sass_report(source, problem, *arch, compiler, **disassembler);
+      if (!report)
+        return report_check_error(options, report.error());
+      if (const ExitCode arch_code = aot_code(*report); arch_code != ExitCode::ok)
+        code = code == ExitCode::failure ? code : arch_code;
+      out["aot"].push_back(to_json(*report));
+      text += "\n" + render_text(*report);
+    }
+  }
+  if (options.json)
+    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  else
+    fmt::print("{}", util::printable(text));
+  return code;
+}
+
+// The exit code of one report: 1 when the candidate was rejected, did not build, or holds none
+// of the target instructions (`absent`), as the README's scheme says for a negative verdict.
+ExitCode verdict_code(const exec::CheckReport& report) {
+  if (report.outcome != exec::CheckOutcome::ok)
+    return ExitCode::failure;
+  return report.verdict() == sass::Verdict::absent ? ExitCode::failure : ExitCode::ok;
 }
 
 ExitCode run_check(const CheckOptions& options) {
@@ -94,7 +133,7 @@ ExitCode run_check(const CheckOptions& options) {
   if (*language == compile::Language::triton) {
     auto problem = tools.problem(options.problem);
     if (!problem)
-      return report_error("check", problem.error());
+      return report_check_error(options, problem.error());
     return check_triton(options, *source, **problem, tools);
   }
   auto checker = tools.checker();

@@ -91,7 +91,8 @@ Action setup_report(CLI::App& sub) {
                              "write the report's files into this folder instead of printing "
                              "them; with --format html also every figure as PNG and SVG");
   sub.add_flag("--figures", options->figures,
-               "also write every figure (fast_p_inst, fast_p, transitions) as PNG and SVG into "
+               "also write every figure (fast_p_inst, fast_p, fast_p_languages when the runs hold "
+               "both languages, transitions) as PNG and SVG into "
                "--out; report.md then links the SVGs")
       ->needs(out);
   sub.add_option("--fast-p", options->fast_p, "speedup thresholds p for Fast_p")

@@ -22,14 +22,22 @@ util::Expected<const suite::Problem*> Toolchain::problem(std::string_view name) 
   return (*loaded)->find(name);
 }
 
-util::Expected<exec::Checker*> Toolchain::checker() {
-  if (!m_checker) {
+util::Expected<const sass::Disassembler*> Toolchain::disassembler() {
+  if (!m_disassembler) {
     auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
     PTXBENCH_TRY(cuobjdump);
-    m_compiler = std::make_unique<compile::NvccCompiler>(m_runner);
     m_disassembler = std::make_unique<sass::Disassembler>(
         m_runner, *cuobjdump, std::chrono::seconds(120), util::cache_root() / "sass");
-    m_checker = std::make_unique<exec::Checker>(*m_compiler, *m_disassembler);
+  }
+  return m_disassembler.get();
+}
+
+util::Expected<exec::Checker*> Toolchain::checker() {
+  if (!m_checker) {
+    auto disassembler = this->disassembler();
+    PTXBENCH_TRY(disassembler);
+    m_compiler = std::make_unique<compile::NvccCompiler>(m_runner);
+    m_checker = std::make_unique<exec::Checker>(*m_compiler, **disassembler);
   }
   return m_checker.get();
 }

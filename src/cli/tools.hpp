@@ -22,6 +22,7 @@ public:
   util::Expected<const suite::Suite*> suite();
   util::Expected<const suite::Problem*> problem(std::string_view name);
   util::Expected<exec::Checker*> checker();
+  util::Expected<const sass::Disassembler*> disassembler();
   util::ProcessRunner& runner() { return m_runner; }
 
 private:

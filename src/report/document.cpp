@@ -1,8 +1,10 @@
-// The report's sections: paper-style tables (Tables 1 and 7), Fast_p with its figures, the
+// The report's sections: paper-style tables (Tables 1 and 7), Fast_p with its figures, Fast_p of
+// Triton vs CUDA-PTX (Figure 3, when the runs hold both languages), the
 // original code's trajectory-level and run-level variants, target-instruction evidence, why
 // trajectories ended, reasoning tokens and cost, and Figure 9's data with its figure.
 #include "report/document.hpp"
 
+#include "report/figures.hpp"
 #include "report/text.hpp"
 
 #include <algorithm>
@@ -76,6 +78,30 @@ void fast_p_section(std::vector<Block>& doc, const Report& report) {
                                        Unit::percent, Statistic::range)});
   doc.push_back(figure("fast_p_inst"));
   doc.push_back(figure("fast_p"));
+  doc.push_back(table(std::move(t)));
+}
+
+// Figure 3 and its numbers: the table is what a reader without the figure (Markdown without
+// --figures, no cairo) sees.
+void language_section(std::vector<Block>& doc, const Report& report) {
+  if (!holds_both_languages(report))
+    return;
+  const FastPFigure figure = language_fast_p_figure(report);
+  doc.push_back(heading(2, "Fast_p of Triton vs CUDA-PTX (%) (paper Figure 3)"));
+  doc.push_back(paragraph(fmt::format(
+      "Fraction of counted turns (≤{} turns) that are correct with speedup above p, per "
+      "candidate language; mean across prompt variants [min–max].",
+      figure.limit)));
+  doc.push_back(Block{BlockKind::figure, 0, "fast_p_languages", {}, {}});
+  Table t{{"GPU", "Problem", "Language", "p", "Fast_p", "range", "best speedup"}, {}};
+  for (const FastPPanel& panel : figure.panels)
+    for (const FastPCurve& curve : panel.curves)
+      for (std::size_t i = 0; i < curve.at_thresholds.size(); ++i)
+        t.rows.push_back({panel.gpu.empty() ? std::string(kUndefined) : panel.gpu, panel.problem,
+                          curve.model, fmt::format("{}", report.options.fast_p_thresholds[i]),
+                          show(curve.at_thresholds[i], Unit::percent, Statistic::mean),
+                          show(curve.at_thresholds[i], Unit::percent, Statistic::range),
+                          show(curve.best, Unit::speedup)});
   doc.push_back(table(std::move(t)));
 }
 
@@ -236,6 +262,7 @@ std::vector<Block> report_document(const Report& report) {
               "Best speedup (paper Table 7; per-trajectory best, mean over trajectories)",
               Metric::target_best_speedup, Metric::best_speedup, Unit::speedup);
   fast_p_section(doc, report);
+  language_section(doc, report);
   paper_table(doc, report,
               "Trajectory-level correctness (%) (original PTXBench code, not the paper's "
               "turn-level metric)",

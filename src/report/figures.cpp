@@ -14,6 +14,10 @@
 // figure — at least [0.1, 10], never below 1e-3 — and the y axis is shared: the largest band
 // value rounded up to a tenth, with a tenth of headroom for the labels, at most 1.
 //
+// Figure 3 is the same computation with the series keyed by the turn's candidate language (and
+// model, when there are several) instead of the model, unrestricted (the paper's Fast_p: the
+// original has no target-instruction verdict for Triton), drawn only when both languages occur.
+//
 // Invariants: a curve's values are defined at every point (a variant with counted turns always
 // has N > 0); the figure's turn limit is the report's largest; turns with unknown GPU form their
 // own row (gpu ""); transitions are report.categories' (counted turns only).
@@ -23,8 +27,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 
 namespace ptxbench::report {
@@ -38,10 +44,13 @@ constexpr double kLowestAxis = 1e-3;
 using VariantTurns = std::map<std::string, std::vector<TurnRecord>>;
 using PanelKey = std::tuple<std::string, std::string, std::string>; // gpu, problem, model
 
-std::map<PanelKey, VariantTurns> split_turns(const Report& report) {
+// The series a turn belongs to: its model, or its language series.
+using SeriesOf = std::function<std::string(const TurnRecord&)>;
+
+std::map<PanelKey, VariantTurns> split_turns(const Report& report, const SeriesOf& series_of) {
   std::map<PanelKey, VariantTurns> out;
   for (const TurnRecord& turn : report.turns)
-    out[{turn.gpu, turn.problem, turn.model}][turn.variant].push_back(turn);
+    out[{turn.gpu, turn.problem, series_of(turn)}][turn.variant].push_back(turn);
   return out;
 }
 
@@ -66,7 +75,7 @@ std::vector<double> curve_points(const std::vector<std::vector<TrajectoryTurns>>
 }
 
 FastPCurve make_curve(const std::string& model, const VariantTurns& turns,
-                      const FastPFigure& figure) {
+                      const FastPFigure& figure, std::span<const double> thresholds) {
   const auto variants = variant_trajectories(turns);
   FastPCurve curve;
   curve.model = model;
@@ -84,6 +93,12 @@ FastPCurve make_curve(const std::string& model, const VariantTurns& turns,
   for (const auto& trajectories : variants)
     for (const double s : qualifying_speedups(trajectories, figure.limit, figure.restriction))
       curve.best = curve.best ? std::max(*curve.best, s) : s;
+  for (const double p : thresholds) {
+    std::vector<std::optional<double>> values;
+    for (const auto& trajectories : variants)
+      values.push_back(fast_p(trajectories, figure.limit, p, figure.restriction));
+    curve.at_thresholds.push_back(spread(values));
+  }
   return curve;
 }
 
@@ -119,25 +134,77 @@ template <typename T> void add_unique(std::vector<T>& list, const T& value) {
     list.push_back(value);
 }
 
-} // namespace
-
-FastPFigure fast_p_figure(const Report& report, Restriction restriction) {
+// The figure of `series_of`'s series; `series` is the legend order, series without turns
+// left out.
+FastPFigure build_fast_p_figure(const Report& report, Restriction restriction,
+                                const SeriesOf& series_of, std::vector<std::string> series) {
   FastPFigure figure;
   figure.restriction = restriction;
   figure.limit = report.options.limits.empty() ? 8 : report.options.limits.back();
-  const auto cells = split_turns(report);
+  const auto cells = split_turns(report, series_of);
   choose_x_axis(cells, figure);
-  figure.models = report_models(report);
+  std::erase_if(series, [&](const std::string& name) {
+    return std::none_of(cells.begin(), cells.end(),
+                        [&](const auto& cell) { return std::get<2>(cell.first) == name; });
+  });
+  figure.models = std::move(series);
   for (const auto& [key, turns] : cells) {
-    const auto& [gpu, problem, model] = key;
+    const auto& [gpu, problem, name] = key;
     add_unique(figure.gpus, gpu);
     if (figure.panels.empty() || figure.panels.back().gpu != gpu ||
         figure.panels.back().problem != problem)
       figure.panels.push_back(FastPPanel{gpu, problem, {}});
-    figure.panels.back().curves.push_back(make_curve(model, turns, figure));
+    figure.panels.back().curves.push_back(
+        make_curve(name, turns, figure, report.options.fast_p_thresholds));
   }
+  for (FastPPanel& panel : figure.panels)
+    std::stable_sort(panel.curves.begin(), panel.curves.end(),
+                     [&](const FastPCurve& a, const FastPCurve& b) {
+                       const auto at = [&](const std::string& name) {
+                         return std::find(figure.models.begin(), figure.models.end(), name);
+                       };
+                       return at(a.model) < at(b.model);
+                     });
   figure.problems = report_problems(report);
   figure.y_max = choose_y_max(figure);
+  return figure;
+}
+
+} // namespace
+
+FastPFigure fast_p_figure(const Report& report, Restriction restriction) {
+  return build_fast_p_figure(
+      report, restriction, [](const TurnRecord& turn) { return turn.model; },
+      report_models(report));
+}
+
+bool holds_both_languages(const Report& report) {
+  const auto has = [&](std::string_view language) {
+    return std::any_of(report.turns.begin(), report.turns.end(),
+                       [&](const TurnRecord& turn) { return turn.language == language; });
+  };
+  return has("cuda") && has("triton");
+}
+
+std::string language_series(std::string_view language, std::string_view model, bool many_models) {
+  const std::string name = language == "cuda"     ? "CUDA-PTX"
+                           : language == "triton" ? "Triton"
+                                                  : std::string(language);
+  return many_models ? std::string(model) + " · " + name : name;
+}
+
+FastPFigure language_fast_p_figure(const Report& report) {
+  const std::vector<std::string> models = report_models(report);
+  const bool many = models.size() > 1;
+  std::vector<std::string> series;
+  for (const std::string& model : models)
+    for (const std::string_view language : {"cuda", "triton"})
+      series.push_back(language_series(language, model, many));
+  FastPFigure figure = build_fast_p_figure(
+      report, Restriction::any_correct,
+      [many](const TurnRecord& turn) { return language_series(turn.language, turn.model, many); },
+      std::move(series));
+  figure.series = FastPSeries::languages;
   return figure;
 }
 

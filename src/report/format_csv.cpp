@@ -1,7 +1,8 @@
 // The CSV report: paper tables in long form (table1.csv, table7.csv), every metric per variant
 // (metrics.csv) and across variants (summary.csv), one row per finished turn (turns.csv),
 // Figure 9's data (categories.csv, transitions.csv), the Fast_p curves of the figures
-// (fast_p_curves.csv), reasoning tokens and cost (usage.csv), why trajectories ended (ends.csv)
+// (fast_p_curves.csv; metric fast_p_languages holds Figure 3's, its model column the language
+// series), reasoning tokens and cost (usage.csv), why trajectories ended (ends.csv)
 // and the run's totals with its static-only flag (run.csv). Values are fractions, not
 // percentages; an undefined value is an empty field.
 #include "report/figures.hpp"
@@ -105,6 +106,16 @@ std::string curves_file(const Report& report) {
       for (const FastPCurve& curve : panel.curves)
         for (std::size_t i = 0; i < curve.p.size(); ++i)
           out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", metric, csv_field(panel.gpu),
+                             csv_field(panel.problem), csv_field(curve.model), figure.limit,
+                             csv_number(curve.p[i]), csv_number(curve.mean[i]),
+                             csv_number(curve.low[i]), csv_number(curve.high[i]), curve.variants);
+  }
+  if (holds_both_languages(report)) {
+    const FastPFigure figure = language_fast_p_figure(report);
+    for (const FastPPanel& panel : figure.panels)
+      for (const FastPCurve& curve : panel.curves)
+        for (std::size_t i = 0; i < curve.p.size(); ++i)
+          out += fmt::format("fast_p_languages,{},{},{},{},{},{},{},{},{}\n", csv_field(panel.gpu),
                              csv_field(panel.problem), csv_field(curve.model), figure.limit,
                              csv_number(curve.p[i]), csv_number(curve.mean[i]),
                              csv_number(curve.low[i]), csv_number(curve.high[i]), curve.variants);

@@ -1,4 +1,5 @@
 // The JSON report: everything the other formats show, as one document for scripts.
+#include "report/figures.hpp"
 #include "report/format.hpp"
 
 #include <nlohmann/json.hpp>
@@ -112,6 +113,32 @@ Json ends_json(const EndStats& stats) {
   return out;
 }
 
+// Figure 3's numbers (null when the runs do not hold both languages): per GPU × problem ×
+// language series, Fast_p at each threshold across prompt variants and the best speedup.
+Json languages_json(const Report& report) {
+  if (!holds_both_languages(report))
+    return nullptr;
+  const FastPFigure figure = language_fast_p_figure(report);
+  Json rows = Json::array();
+  for (const FastPPanel& panel : figure.panels)
+    for (const FastPCurve& curve : panel.curves) {
+      Json at = Json::array();
+      for (std::size_t i = 0; i < curve.at_thresholds.size(); ++i)
+        at.push_back({{"p", report.options.fast_p_thresholds[i]},
+                      {"mean", number(curve.at_thresholds[i].mean)},
+                      {"min", number(curve.at_thresholds[i].min)},
+                      {"max", number(curve.at_thresholds[i].max)}});
+      rows.push_back({{"gpu", panel.gpu},
+                      {"problem", panel.problem},
+                      {"series", curve.model},
+                      {"limit", figure.limit},
+                      {"variants", curve.variants},
+                      {"best_speedup", number(curve.best)},
+                      {"fast_p", std::move(at)}});
+    }
+  return rows;
+}
+
 class JsonFormat final : public ReportFormat {
 public:
   std::string_view name() const override { return "json"; }
@@ -140,7 +167,8 @@ public:
                    {"trajectory_ends", ends},
                    {"groups", groups},
                    {"categories", categories},
-                   {"usage", usage}};
+                   {"usage", usage},
+                   {"fast_p_by_language", languages_json(report)}};
     return {OutputFile{"report.json",
                        out.dump(2, ' ', false, decltype(out)::error_handler_t::replace) + "\n"}};
   }

@@ -1,6 +1,7 @@
-// The Fast_p figure (paper Figure 2): one panel per GPU × problem, x the speedup threshold p on
-// a log scale, y the fraction of counted turns; per model a mean line over its prompt variants,
-// the min–max band shaded, and a vertical label at its best qualifying speedup.
+// The Fast_p figures (paper Figures 2 and 3): one panel per GPU × problem, x the speedup
+// threshold p on a log scale, y the fraction of counted turns; per series (a model, or in
+// Figure 3 a candidate language) a mean line over its prompt variants, the min–max band shaded,
+// and a vertical label at its best qualifying speedup.
 #include "report/plot_figures.hpp"
 
 #include <algorithm>
@@ -36,11 +37,16 @@ private:
   double m_y_max;
 };
 
-std::string figure_name(Restriction restriction) {
-  return restriction == Restriction::target_instruction ? "fast_p_inst" : "fast_p";
+std::string figure_name(const FastPFigure& figure) {
+  if (figure.series == FastPSeries::languages)
+    return "fast_p_languages";
+  return figure.restriction == Restriction::target_instruction ? "fast_p_inst" : "fast_p";
 }
 
 std::string figure_title(const FastPFigure& figure) {
+  if (figure.series == FastPSeries::languages)
+    return fmt::format("Fast_p (≤{} turns), Triton vs CUDA-PTX: correct, speedup > p",
+                       figure.limit);
   return figure.restriction == Restriction::target_instruction
              ? fmt::format("Fast_p^Inst. (≤{} turns): correct, target instruction executed, "
                            "speedup > p",
@@ -69,9 +75,11 @@ void draw_title(Canvas& canvas, const FastPFigure& figure, Point at) {
     x += canvas.text_width("Inst.", 10, Weight::bold) + 1;
   }
   const std::string rest =
-      inst ? fmt::format(" (≤{} turns): correct, target instruction executed, speedup > p",
-                         figure.limit)
-           : fmt::format(" (≤{} turns): correct, speedup > p", figure.limit);
+      figure.series == FastPSeries::languages
+          ? fmt::format(" (≤{} turns), Triton vs CUDA-PTX: correct, speedup > p", figure.limit)
+      : inst ? fmt::format(" (≤{} turns): correct, target instruction executed, speedup > p",
+                           figure.limit)
+             : fmt::format(" (≤{} turns): correct, speedup > p", figure.limit);
   canvas.text({x, at.y}, rest, {16, Weight::normal, Align::start, Anchor::baseline, 0, kFigureInk});
   canvas.text({at.x, at.y + 22},
               "Line: mean across prompt variants · band: min–max · label: best qualifying "
@@ -265,8 +273,7 @@ util::Expected<Figure> draw_fast_p(const FastPFigure& figure) {
     draw_legend(canvas, figure, legend_top, width);
   });
   PTXBENCH_TRY(picture);
-  return Figure{figure_name(figure.restriction), title, std::move(picture->png),
-                std::move(picture->svg)};
+  return Figure{figure_name(figure), title, std::move(picture->png), std::move(picture->svg)};
 }
 
 } // namespace ptxbench::report

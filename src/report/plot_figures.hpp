@@ -1,4 +1,5 @@
-// The report's figures drawn with cairo: Fast_p^Inst and Fast_p curves (paper Figure 2) and the
+// The report's figures drawn with cairo: Fast_p^Inst and Fast_p curves (paper Figure 2), Fast_p
+// of Triton vs CUDA-PTX when the runs hold both languages (paper Figure 3) and the
 // error-transition heat maps (paper Figure 9), each as PNG and SVG.
 #pragma once
 
@@ -31,7 +32,8 @@ constexpr Colour kFigureMuted = colour(0x666666);
 // after eight models. Model 0 is 0x1f77b4.
 Colour model_colour(std::size_t index);
 
-// fast_p_inst, fast_p, transitions; an error when cairo cannot be loaded (cairo_api()).
+// fast_p_inst, fast_p, fast_p_languages (only when holds_both_languages), transitions; an error
+// when cairo cannot be loaded (cairo_api()).
 util::Expected<std::vector<Figure>> draw_figures(const Report& report);
 util::Expected<Figure> draw_fast_p(const FastPFigure& figure);
 util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matrices);

@@ -114,6 +114,11 @@ util::Expected<std::vector<Figure>> draw_figures(const Report& report) {
     PTXBENCH_TRY(figure);
     figures.push_back(std::move(*figure));
   }
+  if (holds_both_languages(report)) {
+    auto languages = draw_fast_p(language_fast_p_figure(report));
+    PTXBENCH_TRY(languages);
+    figures.push_back(std::move(*languages));
+  }
   const std::vector<TransitionMatrix> matrices = transition_matrices(report);
   auto transitions = draw_transitions(matrices);
   PTXBENCH_TRY(transitions);

@@ -77,3 +77,96 @@ TEST(TritonCli, EvalOfAPyFileRunsTheGateAndSaysTheGpuStepNeedsAGpu) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--language must be cuda or triton"), std::string::npos) << bad.err;
 }
+
+namespace {
+
+nlohmann::json aot_check(const char* fixture, const char* arch, int exit_code) {
+  ScratchDir cache;
+  auto result = run_ptxbench(
+      {"check", triton_kernel(fixture), "--problem", "gemm_n7168_k5120", "--arch", arch, "--json"},
+      cache);
+  EXPECT_EQ(result.exit_code, exit_code) << result.out << result.err;
+  auto parsed = nlohmann::json::parse(result.out, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("aot") || parsed["aot"].size() != 1) {
+    ADD_FAILURE() << "not one AOT report: " << result.out.substr(0, 2000);
+    return {};
+  }
+  EXPECT_EQ(parsed["outcome"], "ok");
+  return parsed["aot"][0];
+}
+
+} // namespace
+
+TEST(TritonCliAot, ThePersistentTmaGemmHasGmmaAndTmaInItsSm90aCubin) {
+  auto report = aot_check("gemm_persistent_tma.py", "sm_90a", 0);
+  EXPECT_EQ(report["specialisation"], "aot");
+  EXPECT_EQ(report["outcome"], "ok");
+  EXPECT_EQ(report["static_verdict"], "present");
+  EXPECT_EQ(report["launches"][0]["kernel"], "gemm_persistent");
+  EXPECT_EQ(report["launches"][0]["constexprs"]["BM"], 128);
+  EXPECT_EQ(report["sass"]["arches"][0]["arch"], "sm_90a");
+  EXPECT_EQ(report["sass"]["arches"][0]["target_families"],
+            nlohmann::json::parse(R"(["GMMA", "TMA"])"));
+  const auto& totals = report["sass"]["arches"][0]["family_totals"];
+  EXPECT_GT(totals["GMMA"].get<int>(), 0) << totals;
+  EXPECT_GT(totals["TMA"].get<int>(), 0) << totals;
+}
+
+TEST(TritonCliAot, ThePersistentTmaGemmHasTcgen05OnBlackwell) {
+  auto report = aot_check("gemm_persistent_tma.py", "sm_100a", 0);
+  EXPECT_EQ(report["static_verdict"], "present");
+  EXPECT_GT(report["sass"]["arches"][0]["family_totals"]["TCGEN05"].get<int>(), 0);
+}
+
+TEST(TritonCliAot, AKernelWithoutTlDotIsAbsentAndExitsOne) {
+  auto report = aot_check("gemm_simt_no_dot.py", "sm_90a", 1);
+  EXPECT_EQ(report["outcome"], "ok");
+  EXPECT_EQ(report["static_verdict"], "absent");
+  EXPECT_EQ(report["sass"]["arches"][0]["family_totals"]["GMMA"], 0);
+}
+
+TEST(TritonCliAot, TheTextSaysItIsTheAotSpecialisationAndGivesTheVerdict) {
+  ScratchDir cache;
+  auto result = run_ptxbench(
+      {"check", triton_kernel("gemm_persistent_tma.py"), "--problem", "gemm_n7168_k5120"}, cache);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("compiled ahead of time by Triton"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("not the evaluated call"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("static verdict (sm_90a, AOT specialisation): target instructions "
+                            "present [GMMA"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST(TritonCliAot, AKernelThatDoesNotCompileSaysWhereAndExitsOne) {
+  ScratchDir cache;
+  auto result = run_ptxbench(
+      {"check", triton_kernel("gemm_compile_error.py"), "--problem", "gemm_n7168_k5120"}, cache);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.out.find("Triton could not compile a kernel that `run` launches"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("kernel gemm_bad, line 17: `acc = tl.dot(a, b, acc)`: input and "
+                            "other must have equal reduction dimensions"),
+            std::string::npos)
+      << result.out;
+  auto report = aot_check("gemm_compile_error.py", "sm_90a", 1);
+  EXPECT_EQ(report["outcome"], "compile_error");
+  EXPECT_TRUE(report["sass"].is_null());
+}
+
+TEST(TritonCliAot, ARunTheStandInsDoNotModelNeedsAGpuAndExitsThree) {
+  auto report = aot_check("gemm_cuda_event.py", "sm_90a", 3);
+  EXPECT_EQ(report["outcome"], "cannot_specialise");
+  EXPECT_NE(report["message"].get<std::string>().find("torch.cuda.Event"), std::string::npos)
+      << report;
+}
+
+TEST(TritonCliAot, ARejectedFileIsNotCompiled) {
+  ScratchDir cache;
+  auto result = run_ptxbench(
+      {"check", triton_kernel("gemm_torch_matmul.py"), "--problem", "gemm_n7168_k5120", "--json"},
+      cache);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(nlohmann::json::parse(result.out)["aot"].empty()) << result.out;
+}
