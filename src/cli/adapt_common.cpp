@@ -149,8 +149,9 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
     if (!o.registry.empty())
       options.registry = std::filesystem::absolute(o.registry);
     options.eval.service = o.service;
+    StopSignals signals;
     auto result = run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
-                                   !o.quiet, command);
+                                   !o.quiet, command, signals);
     if (!result)
       return result.take_error();
     if (result->summary.unfinished() > 0)

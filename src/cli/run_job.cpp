@@ -87,8 +87,8 @@ bool every_trajectory_overflowed(const agent::RunSummary& summary) {
 // 1 when a trajectory failed or stayed unfinished, or when every one ran out of context (the
 // run measured nothing).
 ExitCode exit_code(const agent::RunSummary& summary, const StopSignals& signals) {
-  if (signals.received() != 0)
-    return static_cast<ExitCode>(128 + signals.received());
+  if (auto stopped = signals.stopped_code())
+    return *stopped;
   for (const auto& t : summary.trajectories)
     if (t.error)
       return ExitCode::failure;
@@ -286,6 +286,12 @@ const std::atomic<bool>* StopSignals::flag() const {
 
 int StopSignals::received() const {
   return g_stop_signal.load();
+}
+
+std::optional<ExitCode> StopSignals::stopped_code() const {
+  if (received() == 0)
+    return std::nullopt;
+  return static_cast<ExitCode>(128 + received());
 }
 
 util::Expected<std::unique_ptr<RunEnvironment>>
