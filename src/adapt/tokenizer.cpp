@@ -19,6 +19,8 @@ std::optional<TokenizeApi> tokenize_api_from_string(std::string_view name) {
     return TokenizeApi::vllm;
   if (name == "llamacpp" || name == "llama.cpp")
     return TokenizeApi::llamacpp;
+  if (name == "llama-cpp-python")
+    return TokenizeApi::llama_cpp_python;
   return std::nullopt;
 }
 
@@ -32,8 +34,20 @@ EndpointTokenizer::EndpointTokenizer(model::HttpTransport& transport, std::strin
 }
 
 std::string EndpointTokenizer::body(std::string_view text) const {
-  Json request = m_api == TokenizeApi::vllm ? Json{{"model", m_model}, {"prompt", text}}
-                                            : Json{{"content", text}};
+  Json request;
+  switch (m_api) {
+  case TokenizeApi::vllm:
+    request = Json{{"model", m_model}, {"prompt", text}};
+    break;
+  case TokenizeApi::llamacpp:
+    request = Json{{"content", text}};
+    break;
+  case TokenizeApi::llama_cpp_python:
+    request = Json{{"input", text}};
+    if (!m_model.empty())
+      request["model"] = m_model;
+    break;
+  }
   return request.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -60,7 +74,9 @@ Json EndpointTokenizer::describe() const {
               {"approximate", false},
               {"url", m_url},
               {"model", m_model},
-              {"api", m_api == TokenizeApi::vllm ? "vllm" : "llamacpp"}};
+              {"api", m_api == TokenizeApi::vllm       ? "vllm"
+                      : m_api == TokenizeApi::llamacpp ? "llamacpp"
+                                                       : "llama-cpp-python"}};
 }
 
 util::Expected<std::int64_t> parse_tokenize_reply(std::string_view body) {

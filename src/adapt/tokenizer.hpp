@@ -6,6 +6,8 @@
 //   vllm      {"model": M, "prompt": TEXT} → {"count": n, "tokens": [...], ...} (vLLM; SGLang
 //             serves the same shape, not verified here)
 //   llamacpp  {"content": TEXT} → {"tokens": [...]} (llama.cpp server)
+//   llama-cpp-python  {"input": TEXT[, "model": M]} → {"tokens": [...]} (its server's
+//             POST /extras/tokenize)
 // A reply with "count" is read from it, otherwise from the length of "tokens".
 #pragma once
 
@@ -36,7 +38,7 @@ public:
   Json describe() const override;
 };
 
-enum class TokenizeApi : std::uint8_t { vllm = 1, llamacpp = 2 };
+enum class TokenizeApi : std::uint8_t { vllm = 1, llamacpp = 2, llama_cpp_python = 3 };
 std::optional<TokenizeApi> tokenize_api_from_string(std::string_view name);
 
 class EndpointTokenizer final : public Tokenizer {

@@ -43,7 +43,8 @@ void add_build_options(CLI::App& sub, BuildCliOptions& o) {
                  "whose /tokenize counts tokens");
   sub.add_option("--tokenizer-model", o.tokenizer_model, "model name sent to the endpoint");
   sub.add_option("--tokenizer-api", o.tokenizer_api,
-                 "endpoint dialect: vllm (also SGLang) or llamacpp (default vllm)");
+                 "endpoint dialect: vllm (also SGLang), llamacpp or llama-cpp-python (its "
+                 "/extras/tokenize; default vllm)");
 }
 
 adapt::BuildOptions build_options(const BuildCliOptions& o) {
@@ -64,7 +65,8 @@ make_tokenizer(const BuildCliOptions& o, std::unique_ptr<model::HttpTransport>& 
   auto api = adapt::tokenize_api_from_string(o.tokenizer_api);
   if (!api)
     return util::make_error(util::ErrorKind::invalid_input,
-                            "--tokenizer-api: vllm or llamacpp, got " + o.tokenizer_api);
+                            "--tokenizer-api: vllm, llamacpp or llama-cpp-python, got " +
+                                o.tokenizer_api);
   transport = model::make_curl_transport();
   return std::unique_ptr<adapt::Tokenizer>(
       new adapt::EndpointTokenizer(*transport, o.tokenizer, o.tokenizer_model, *api));
@@ -125,7 +127,7 @@ void add_recipe_options(CLI::App& sub, RecipeCliOptions& o) {
   sub.add_option("run_dirs", o.run_dirs, "run directories (replace the recipe's sources)");
   sub.add_option("--tokenizer", o.build.tokenizer, "approx or a /tokenize URL (see build)");
   sub.add_option("--tokenizer-model", o.build.tokenizer_model, "model name sent to the endpoint");
-  sub.add_option("--tokenizer-api", o.build.tokenizer_api, "vllm or llamacpp");
+  sub.add_option("--tokenizer-api", o.build.tokenizer_api, "vllm, llamacpp or llama-cpp-python");
   sub.add_option(
       "--registry", o.registry,
       "model registry of the recipe's teacher and reasoner (default config/models.json)");
@@ -147,8 +149,9 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
     if (!o.registry.empty())
       options.registry = std::filesystem::absolute(o.registry);
     options.eval.service = o.service;
+    StopSignals signals;
     auto result = run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
-                                   !o.quiet, command);
+                                   !o.quiet, command, signals);
     PTXBENCH_TRY(result);
     if (result->summary.unfinished() > 0)
       return util::make_error(util::ErrorKind::transport, // model or evaluator kept failing

@@ -64,10 +64,12 @@ struct RecipeCliOptions {
 };
 
 // The repair stage as `fixit repair` runs it: the run environment (executor, clients), the
-// run, its summary and exports on stdout.
+// run, its summary and exports on stdout. A Ctrl-C or SIGTERM caught by `signals` stops it
+// resumable; the caller reads which from `signals`.
 util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions& options,
                                                      GpuUse gpu, bool progress,
-                                                     std::string_view command);
+                                                     std::string_view command,
+                                                     const StopSignals& signals);
 // The synthesize stage as `fixit synthesize` runs it, with the registry at `registry_file`
 // (empty: the shipped one); its counts on stdout.
 util::Expected<adapt::SynthesizeResult>

@@ -61,10 +61,13 @@ ExitCode run_fixit_repair(const RepairCliOptions& o) {
   auto options = repair_options(o);
   if (!options)
     return report_error(kCommand, options.error());
+  StopSignals signals;
   auto result = run_repair_stage(*options, o.static_only ? GpuUse::never : GpuUse::when_present,
-                                 !o.quiet, kCommand);
+                                 !o.quiet, kCommand, signals);
   if (!result)
     return report_error(kCommand, result.error());
+  if (auto stopped = signals.stopped_code())
+    return *stopped;
   return result->summary.unfinished() == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
@@ -146,12 +149,12 @@ ExitCode run_fixit_notes(const NotesCliOptions& o) {
 
 util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions& options,
                                                      GpuUse gpu, bool progress,
-                                                     std::string_view command) {
+                                                     std::string_view command,
+                                                     const StopSignals& signals) {
   auto plan = adapt::repair_plan(options);
   PTXBENCH_TRY(plan);
   auto environment = RunEnvironment::make(*plan, gpu, command);
   PTXBENCH_TRY(environment);
-  StopSignals signals;
   const adapt::RepairPaths paths = adapt::repair_paths(options.data_dir);
   fmt::print("Repair run: {} ({} on {}), tasks {}\n", paths.run_dir.string(),
              (*environment)->executor().name(), compile::to_string(plan->loop.arch),

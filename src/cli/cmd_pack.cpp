@@ -131,7 +131,8 @@ Action setup_pack(CLI::App& sub) {
     command->add_option("--tokenizer-model", options->tokenizer.tokenizer_model,
                         "model name sent to the endpoint");
     command->add_option("--tokenizer-api", options->tokenizer.tokenizer_api,
-                        "endpoint dialect: vllm (also SGLang) or llamacpp (default vllm)");
+                        "endpoint dialect: vllm (also SGLang), llamacpp or llama-cpp-python (its "
+                        "/extras/tokenize; default vllm)");
   }
   return [options] {
     auto manifest = load(*options);

@@ -1,6 +1,7 @@
 #include "cli/run_job.hpp"
 
 #include "adapt/notes_feedback.hpp"
+#include "adapt/tokenizer.hpp"
 #include "agent/executor.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
@@ -85,8 +86,8 @@ bool every_trajectory_overflowed(const agent::RunSummary& summary) {
 // 1 when a trajectory failed or stayed unfinished, or when every one ran out of context (the
 // run measured nothing).
 ExitCode exit_code(const agent::RunSummary& summary, const StopSignals& signals) {
-  if (signals.received() != 0)
-    return static_cast<ExitCode>(128 + signals.received());
+  if (auto stopped = signals.stopped_code())
+    return *stopped;
   for (const auto& t : summary.trajectories)
     if (t.error)
       return ExitCode::failure;
@@ -201,15 +202,36 @@ agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
   return options;
 }
 
-// The opening prompts of one trajectory in tokens, estimated (pack::measure: ceil(bytes / 4)).
-std::size_t estimated_prompt_tokens(const agent::Prompts& prompts) {
-  return pack::measure(prompts.system).approx_tokens + pack::measure(prompts.task).approx_tokens;
+// The opening prompts of one trajectory in tokens, and how they were counted: by the model
+// server's tokenizer when the registry entry names one and it answers, else estimated
+// (pack::measure: ceil(bytes / 4), and code often counts more), saying why.
+struct PromptCount {
+  std::int64_t tokens = 0;
+  bool exact = false;
+  std::string how;
+};
+
+PromptCount count_prompt_tokens(const agent::Prompts& prompts, const model::ModelSpec& spec) {
+  const auto estimate = static_cast<std::int64_t>(pack::measure(prompts.system).approx_tokens +
+                                                  pack::measure(prompts.task).approx_tokens);
+  constexpr std::string_view kEstimate = "estimate: ceil(bytes / 4); code often counts more";
+  if (!spec.tokenizer)
+    return {estimate, false, std::string(kEstimate)};
+  auto transport = model::make_curl_transport();
+  adapt::EndpointTokenizer tokenizer(*transport, spec.tokenizer->url, spec.tokenizer->model,
+                                     *adapt::tokenize_api_from_string(spec.tokenizer->api));
+  auto system = tokenizer.count(prompts.system);
+  auto task = system ? tokenizer.count(prompts.task) : util::Expected<std::int64_t>(0);
+  if (!system || !task)
+    return {estimate, false,
+            fmt::format("{}; the tokenizer at {} failed: {}", kEstimate, spec.tokenizer->url,
+                        util::printable((system ? task : system).error().message))};
+  return {*system + *task, true, "counted by the tokenizer at " + spec.tokenizer->url};
 }
 
 // Before a run: a warning for every model × problem × variant whose opening prompts and output
-// budget do not fit the context the registry gives the model (`context_tokens`). The count is
-// an estimate and code tokenizes denser than bytes / 4, so a prompt near the limit may not fit
-// either; `ptxbench pack list --tokenizer URL` counts exactly.
+// budget do not fit the context the registry gives the model (`context_tokens`), counted as
+// count_prompt_tokens says; an estimate near the limit may not fit either.
 void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& env,
                             std::string_view command) {
   auto planned = agent::expand(plan, env.suite(), env.manifest());
@@ -225,16 +247,16 @@ void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& en
         agent::build_prompts(*item.problem, plan.loop.arch, env.manifest(), item.variant);
     if (!prompts)
       continue;
-    const auto prompt = static_cast<std::int64_t>(estimated_prompt_tokens(*prompts));
+    const PromptCount prompt = count_prompt_tokens(*prompts, *spec);
     const std::int64_t output = spec->sampling.max_output_tokens.value_or(0);
-    if (prompt + output <= *spec->context_tokens)
+    if (prompt.tokens + output <= *spec->context_tokens)
       continue;
     fmt::print(stderr,
-               "ptxbench {}: warning: {} / {} / {}: the opening prompt is ~{} tokens (estimate: "
-               "ceil(bytes / 4); code often counts more){} and does not fit the {} tokens of "
-               "context the registry gives {}; the first call may end the trajectory as "
-               "context_overflow (a smaller --variant, or none)\n",
-               command, item.key.model, item.problem->name(), item.variant, prompt,
+               "ptxbench {}: warning: {} / {} / {}: the opening prompt is {}{} tokens ({}){} and "
+               "does not fit the {} tokens of context the registry gives {}; the first call may "
+               "end the trajectory as context_overflow (a smaller --variant, or none)\n",
+               command, item.key.model, item.problem->name(), item.variant, prompt.exact ? "" : "~",
+               prompt.tokens, prompt.how,
                output > 0 ? fmt::format(" + {} max_output_tokens", output) : "",
                *spec->context_tokens, item.key.model);
   }
@@ -260,6 +282,12 @@ const std::atomic<bool>* StopSignals::flag() const {
 
 int StopSignals::received() const {
   return g_stop_signal.load();
+}
+
+std::optional<ExitCode> StopSignals::stopped_code() const {
+  if (received() == 0)
+    return std::nullopt;
+  return static_cast<ExitCode>(128 + received());
 }
 
 util::Expected<std::unique_ptr<RunEnvironment>>

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace ptxbench::cli {
 
@@ -90,6 +91,9 @@ public:
   const std::atomic<bool>* flag() const;
   // The signal that stopped the run (SIGINT, SIGTERM), 0 while none came.
   int received() const;
+  // 128 + that signal (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a signalled job;
+  // nothing while none came.
+  std::optional<ExitCode> stopped_code() const;
 
 private:
   void (*m_int)(int) = nullptr;

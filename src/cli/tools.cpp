@@ -2,10 +2,17 @@
 
 #include "util/fs.hpp"
 #include "util/paths.hpp"
+#include "util/terminal.hpp"
 
 #include <fmt/core.h>
 
 namespace ptxbench::cli {
+namespace {
+
+// Above this share of non-text bytes (util::non_text_fraction) a candidate is refused as binary.
+constexpr double kMaxNonTextFraction = 0.3;
+
+} // namespace
 
 util::Expected<const suite::Suite*> Toolchain::suite() {
   if (!m_suite) {
@@ -54,6 +61,14 @@ util::Expected<std::string> read_candidate(const std::filesystem::path& path) {
     return util::make_error(util::ErrorKind::invalid_input,
                             path.string() + " is not source text (it holds NUL bytes); give the "
                                             "candidate's .cu file");
+  // A stray Latin-1 byte in a literal or comment is left to nvcc, which takes it; a file that is
+  // mostly bytes no source holds is a binary (an archive, a cubin without NULs, random data).
+  if (const double fraction = util::non_text_fraction(*text); fraction > kMaxNonTextFraction)
+    return util::make_error(
+        util::ErrorKind::invalid_input,
+        fmt::format("{} is not source text ({:.0f} % of its bytes are control characters or not "
+                    "UTF-8); give the candidate's .cu file",
+                    path.string(), 100.0 * fraction));
   return text;
 }
 

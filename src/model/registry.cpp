@@ -17,12 +17,13 @@ using util::Emptiness;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 17> kModelKeys{
+constexpr std::array<std::string_view, 18> kModelKeys{
     "provider",          "base_url",  "model",          "api_key_env",
     "temperature",       "top_p",     "top_k",          "presence_penalty",
     "max_output_tokens", "reasoning", "price_per_mtok", "extra_body",
     "max_tokens_field",  "timeout_s", "max_attempts",   "replay_file",
-    "context_tokens"};
+    "context_tokens",    "tokenizer"};
+constexpr std::array<std::string_view, 3> kTokenizerKeys{"url", "api", "model"};
 
 constexpr std::array<std::string_view, 4> kReasoningKeys{"mode", "effort", "budget_tokens",
                                                          "include_thoughts"};
@@ -62,6 +63,27 @@ void read_prices(JsonReader& r, const Json* json, const std::string& path,
     r.fail(path, "needs both \"input\" and \"output\"");
   if (r.ok())
     prices = Prices{*input, *output};
+}
+
+void read_tokenizer(JsonReader& r, const Json* json, const std::string& path,
+                    std::optional<TokenizerEndpoint>& tokenizer) {
+  if (json == nullptr)
+    return;
+  r.allow_only(*json, path, kTokenizerKeys);
+  TokenizerEndpoint endpoint;
+  endpoint.url = r.optional_string(*json, path, "url", Emptiness::rejected).value_or("");
+  endpoint.api = r.optional_string(*json, path, "api", Emptiness::rejected).value_or("vllm");
+  endpoint.model = r.optional_string(*json, path, "model", Emptiness::rejected).value_or("");
+  if (!r.ok())
+    return;
+  if (!endpoint.url.starts_with("http://") && !endpoint.url.starts_with("https://"))
+    r.fail(key_path(path, "url"), "expected an http:// or https:// URL");
+  else if (std::find(kTokenizeApiNames.begin(), kTokenizeApiNames.end(), endpoint.api) ==
+           kTokenizeApiNames.end())
+    r.fail(key_path(path, "api"), "expected \"vllm\", \"sglang\", \"llamacpp\" or "
+                                  "\"llama-cpp-python\"");
+  else
+    tokenizer = std::move(endpoint);
 }
 
 void check_provider_rules(JsonReader& r, const std::string& path, const ModelSpec& spec) {
@@ -129,6 +151,10 @@ util::Expected<ModelSpec> read_model(const std::string& name, const Json& json,
                  spec.reasoning);
   read_prices(r, r.optional_object(json, path, "price_per_mtok"), key_path(path, "price_per_mtok"),
               spec.prices);
+  read_tokenizer(r, r.optional_object(json, path, "tokenizer"), key_path(path, "tokenizer"),
+                 spec.tokenizer);
+  if (spec.tokenizer && spec.tokenizer->model.empty())
+    spec.tokenizer->model = spec.model;
   check_provider_rules(r, path, spec);
   return r.finish(std::move(spec));
 }

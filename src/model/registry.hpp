@@ -8,7 +8,8 @@
 //                   "include_thoughts": true},
 //     "price_per_mtok": {"input": 0.4, "output": 0.8}, "extra_body": {...},
 //     "max_tokens_field": "max_completion_tokens", "timeout_s": 1800, "max_attempts": 6,
-//     "replay_file": "replies.jsonl", "context_tokens": 32768, "notes": "..."}}}
+//     "replay_file": "replies.jsonl", "context_tokens": 32768,
+//     "tokenizer": {"url": "http://127.0.0.1:8080/tokenize", "api": "llamacpp"}, "notes": "..."}}}
 //
 // Keys are checked: an unknown key (a typo) is an error, like a wrong type or range; every error
 // names the file and the JSON path ($.models["gpt-5.4"].top_p). API keys never appear in the
@@ -36,6 +37,17 @@ struct Prices {
   double output_per_mtok = 0; // $ per million output tokens (reasoning included)
 };
 
+// Tokenizer dialects a registry entry may name (adapt/tokenizer.hpp speaks them).
+inline constexpr std::array<std::string_view, 5> kTokenizeApiNames{"vllm", "sglang", "llamacpp",
+                                                                   "llama.cpp", "llama-cpp-python"};
+
+// The model server's tokenize endpoint, which counts a prompt with the model's own tokenizer.
+struct TokenizerEndpoint {
+  std::string url;          // http(s), the endpoint itself or the server's base URL
+  std::string api = "vllm"; // one of kTokenizeApiNames
+  std::string model;        // sent where the dialect takes one; empty: the entry's model id
+};
+
 struct ModelSpec {
   std::string name;     // registry key, what users type
   std::string provider; // one of kProviderNames
@@ -51,6 +63,7 @@ struct ModelSpec {
   int max_attempts = 6;
   std::optional<std::filesystem::path> replay_file; // replay: absolute after loading
   std::optional<std::int64_t> context_tokens;       // the model's context window, when known
+  std::optional<TokenizerEndpoint> tokenizer;       // not a setting: no part of settings_json
 };
 
 struct ModelRegistry {

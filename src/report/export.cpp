@@ -193,10 +193,17 @@ std::optional<double> memcheck_ms(const FinishedTurn& turn) {
   return total;
 }
 
+// How the turn's reply ended (complete, truncated, empty); blank when no reply was kept or the
+// store predates the column.
+std::string reply_end_field(const FinishedTurn& turn) {
+  return turn.reply_end ? std::string(store::enum_name(store::kReplyEnds, *turn.reply_end)) : "";
+}
+
 std::string turns_csv_of(const std::vector<Loaded>& all) {
-  std::string out = "model,problem,prompt_variant,trajectory,turn,counted_turn,category,counted,"
-                    "speedup,static_verdict,dynamic_verdict,input_tokens,output_tokens,"
-                    "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms,language\n";
+  std::string out =
+      "model,problem,prompt_variant,trajectory,turn,counted_turn,category,counted,"
+      "speedup,static_verdict,dynamic_verdict,input_tokens,output_tokens,"
+      "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms,reply_end,language\n";
   for (const auto& item : all) {
     std::int64_t counted = 0;
     for (std::size_t i = 0; i < item.turns.size(); ++i) {
@@ -211,14 +218,14 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
       }
       const auto& key = item.record.key;
       out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
           csv_field(key.problem), csv_field(key.prompt_variant), key.sample, turn.index,
           is_counted ? std::to_string(counted) : "",
           store::enum_name(store::kTurnCategories, turn.category), is_counted ? 1 : 0,
           csv_number(turn_speedup(turn)), csv_field(static_verdict), csv_field(dynamic_verdict),
           usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
           csv_number(usage.cost_usd), turn.started_at, turn.finished_at,
-          csv_number(memcheck_ms(turn)), trace::to_string(key.language));
+          csv_number(memcheck_ms(turn)), reply_end_field(turn), trace::to_string(key.language));
     }
   }
   return out;

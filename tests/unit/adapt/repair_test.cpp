@@ -11,9 +11,12 @@
 #include "support/loopback_server.hpp"
 #include "support/ptxbench_cli.hpp"
 
+#include <csignal>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <regex>
+#include <sys/wait.h>
+#include <thread>
 
 using namespace ptxbench;
 using namespace ptxbench::adapt;
@@ -226,4 +229,46 @@ TEST(RepairCli, TheRepairRunIsAnOrdinaryRunDirectory) {
                                  cache);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("(resumed)"), std::string::npos) << again.out;
+}
+
+namespace {
+
+// Ctrl-C stops `fixit repair` as it stops `run`: the turn in flight finishes, the repair run
+// stays resumable, and the exit code is 130 (143 for SIGTERM), not 1 (a negative verdict).
+void expect_stop_code(int signal, int code) {
+  ScratchDir dir;
+  ScratchDir cache;
+  std::atomic<int> requests{0};
+  LoopbackServer* self = nullptr;
+  LoopbackServer server([&](int, const httplib::Request&, httplib::Response& response) {
+    if (requests.fetch_add(1) == 0)
+      self->hold(std::chrono::seconds(60));
+    reply_json(response, chat_body("I would change the fence, but here is no code."));
+  });
+  self = &server;
+  const auto registry = test_support::write_registry(dir, server.base_url());
+  write_records(repair_paths(dir.path()).selected, std::vector{failure(0), failure(1)});
+  pid_t pid = test_support::spawn_ptxbench({"fixit", "repair", dir.path().string(), "--teacher",
+                                            "loop", "--registry", registry.string(), "--turns", "2",
+                                            "--jobs", "1", "--static-only", "--quiet"},
+                                           cache);
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 3000 && requests.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(requests.load(), 1) << "the repair never called the teacher";
+  ASSERT_EQ(kill(pid, signal), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server.release();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), code);
+  EXPECT_LT(server.count(), 4u) << "the repair stopped before every turn was asked";
+}
+
+} // namespace
+
+TEST(RepairCli, CtrlCExits130AndSigtermExits143) {
+  expect_stop_code(SIGINT, 130);
+  expect_stop_code(SIGTERM, 143);
 }

@@ -48,6 +48,24 @@ TEST(EndpointTokenizer, LlamaCppSendsContentAndCountsTheTokenArray) {
   EXPECT_EQ(server.requests()[0].json(), nlohmann::json::parse(R"({"content": "abc"})"));
 }
 
+// llama-cpp-python's server: POST /extras/tokenize {"input", "model"} → {"tokens": [...]}.
+TEST(EndpointTokenizer, LlamaCppPythonSendsInputAndModelToExtrasTokenize) {
+  test_support::LoopbackServer server([](int, const httplib::Request& req, httplib::Response& res) {
+    EXPECT_EQ(req.path, "/extras/tokenize");
+    res.set_content(R"({"tokens": [1, 2]})", "application/json");
+  });
+  auto transport = model::make_curl_transport();
+  EndpointTokenizer tokenizer(*transport, server.base_url() + "/extras/tokenize", "gemma",
+                              TokenizeApi::llama_cpp_python);
+  auto count = tokenizer.count("ab");
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(*count, 2);
+  EXPECT_EQ(server.requests()[0].json(),
+            nlohmann::json::parse(R"({"input": "ab", "model": "gemma"})"));
+  EXPECT_EQ(tokenize_api_from_string("llama-cpp-python"), TokenizeApi::llama_cpp_python);
+  EXPECT_EQ(tokenizer.describe()["api"], "llama-cpp-python");
+}
+
 TEST(EndpointTokenizer, HttpErrorAndBadReplyAreErrors) {
   test_support::LoopbackServer server(
       [](int index, const httplib::Request&, httplib::Response& res) {

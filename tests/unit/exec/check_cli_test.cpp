@@ -143,6 +143,26 @@ TEST(CheckCli, AFolderOrABinaryFileIsABadInputNotAnEmptyCandidate) {
   EXPECT_TRUE(binary.out.empty()) << "nothing of the binary is echoed";
 }
 
+// Issue 17 item 12: a file without NUL bytes that is mostly non-text (here every byte value but
+// 0, as an archive or a NUL-free blob has) is refused as binary before nvcc sees it, a .py too;
+// a kernel with a Latin-1 literal is still compiled (the UTF-8 test above).
+TEST(CheckCli, AMostlyNonTextFileWithoutNulBytesIsRefusedAsBinary) {
+  auto dir = std::filesystem::temp_directory_path() / "ptxbench_check_cli_blob";
+  std::filesystem::create_directories(dir);
+  std::string blob;
+  for (int round = 0; round < 8; ++round)
+    for (int byte = 1; byte < 256; ++byte)
+      blob += static_cast<char>(byte);
+  for (const char* name : {"blob.cu", "blob.py"}) {
+    ASSERT_TRUE(ptxbench::util::write_file_atomic(dir / name, blob));
+    auto result = run_ptxbench({"check", (dir / name).string(), "--problem", "gemm_n7168_k5120"});
+    EXPECT_EQ(result.exit_code, 2) << name << result.out << result.err;
+    EXPECT_NE(result.err.find("is not source text"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("control characters or not UTF-8"), std::string::npos) << result.err;
+    EXPECT_TRUE(result.out.empty()) << "nothing of the file is echoed";
+  }
+}
+
 TEST(ShowCli, PrintsTheGeneratedSignatureAndBaseline) {
   auto result = run_ptxbench({"show", "gemm_n7168_k5120"});
   ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -125,6 +125,8 @@ TEST(Registry, TheLocalServerExampleLoadsWithOneEntryPerServer) {
     EXPECT_FALSE(spec->api_key_env.has_value()) << name;
   }
   EXPECT_EQ(registry->find("llama-cpp")->context_tokens, 32768);
+  ASSERT_TRUE(registry->find("llama-cpp")->tokenizer);
+  EXPECT_EQ(registry->find("llama-cpp")->tokenizer->api, "llamacpp");
 }
 
 TEST(Registry, ContextTokensIsAPositiveIntegerWhenGiven) {
@@ -140,4 +142,38 @@ TEST(Registry, ContextTokensIsAPositiveIntegerWhenGiven) {
       "inline.json");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("context_tokens"), std::string::npos) << bad.error().message;
+}
+
+// Issue 17 item 6: an entry may name its server's tokenize endpoint; the model sent defaults to
+// the entry's model id, the dialect to vllm; a bad URL or dialect names its JSON path.
+TEST(Registry, ATokenizerEndpointIsReadAndChecked) {
+  auto good = parse_registry(
+      R"({"models": {"m": {"provider": "openai", "base_url": "http://h/v1", "model": "x",
+                           "tokenizer": {"url": "http://h/extras/tokenize",
+                                         "api": "llama-cpp-python"}},
+                     "n": {"provider": "openai", "base_url": "http://h/v1", "model": "y",
+                           "tokenizer": {"url": "http://h/tokenize", "model": "z"}},
+                     "o": {"provider": "openai", "base_url": "http://h/v1", "model": "w"}}})",
+      "inline.json");
+  ASSERT_TRUE(good) << good.error().message;
+  ASSERT_TRUE(good->find("m")->tokenizer);
+  EXPECT_EQ(good->find("m")->tokenizer->url, "http://h/extras/tokenize");
+  EXPECT_EQ(good->find("m")->tokenizer->api, "llama-cpp-python");
+  EXPECT_EQ(good->find("m")->tokenizer->model, "x");
+  EXPECT_EQ(good->find("n")->tokenizer->api, "vllm");
+  EXPECT_EQ(good->find("n")->tokenizer->model, "z");
+  EXPECT_FALSE(good->find("o")->tokenizer);
+  EXPECT_FALSE(settings_json(*good->find("m")).contains("tokenizer"))
+      << "counting is no setting a turn was asked with";
+  const std::string entry =
+      R"({"models": {"m": {"provider": "openai", "base_url": "http://h/v1", "model": "x", )";
+  EXPECT_NE(registry_error(entry + R"("tokenizer": {"url": "h/tokenize"}}}})")
+                .find(R"($.models.m.tokenizer.url: expected an http:// or https:// URL)"),
+            std::string::npos);
+  EXPECT_NE(registry_error(entry + R"("tokenizer": {"url": "http://h", "api": "tgi"}}}})")
+                .find("$.models.m.tokenizer.api"),
+            std::string::npos);
+  EXPECT_NE(registry_error(entry + R"("tokenizer": {"url": "http://h", "dialect": "x"}}}})")
+                .find("dialect"),
+            std::string::npos);
 }

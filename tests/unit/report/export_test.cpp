@@ -30,7 +30,8 @@ trace::Trace passed(double speedup) {
 }
 
 void finish(store::RunStore& s, store::TrajectoryId id, store::TurnCategory category,
-            std::optional<std::string> reply, std::optional<double> speedup = {}) {
+            std::optional<std::string> reply, std::optional<double> speedup = {},
+            std::optional<store::ReplyEnd> reply_end = {}) {
   auto turn = *s.begin_turn(id);
   store::ModelCallRecord call;
   call.provider = "openai";
@@ -47,6 +48,7 @@ void finish(store::RunStore& s, store::TrajectoryId id, store::TurnCategory cate
   outcome.counting = category == store::TurnCategory::infra ? store::Counting::not_counted
                                                             : store::Counting::counted;
   outcome.reply = reply;
+  outcome.reply_end = reply_end;
   if (category != store::TurnCategory::infra) {
     outcome.kernel_source = "kernel of " + reply.value_or("");
     outcome.feedback = "feedback " + std::to_string(turn.index);
@@ -147,4 +149,25 @@ TEST(RunExport, TheCandidateLanguageIsTheTurnTablesLastColumnAndInTheTrajectoryC
   ASSERT_EQ(files->trajectories.size(), 2u);
   auto json = nlohmann::json::parse(*util::read_file(files->trajectories[0]));
   EXPECT_EQ(json["info"]["config"]["language"], "triton");
+}
+
+TEST(RunExport, TheTurnTableSaysHowEachReplyEnded) {
+  ScratchDir dir;
+  auto opened = store::RunStore::open(dir.path() / "run", {"{}", "0.1.0", ""});
+  ASSERT_TRUE(opened);
+  auto& s = *opened;
+  auto id = *s->open_trajectory({"m", "gemm_n7168_k5120", "gemm-0", 0});
+  finish(*s, id, store::TurnCategory::compile, "cut", {}, store::ReplyEnd::truncated);
+  finish(*s, id, store::TurnCategory::compile, "", {}, store::ReplyEnd::empty);
+  finish(*s, id, store::TurnCategory::compile, "whole", {}, store::ReplyEnd::complete);
+  finish(*s, id, store::TurnCategory::infra, std::nullopt);
+  auto files = report::export_run(*s, dir.path() / "out");
+  ASSERT_TRUE(files) << files.error().message;
+  auto lines = util::split_lines(*util::read_file(files->turns_csv));
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_TRUE(lines[0].ends_with(",memcheck_ms,reply_end,language")) << lines[0];
+  EXPECT_TRUE(lines[1].ends_with(",truncated,cuda")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with(",empty,cuda")) << lines[2];
+  EXPECT_TRUE(lines[3].ends_with(",complete,cuda")) << lines[3];
+  EXPECT_TRUE(lines[4].ends_with(",,cuda")) << lines[4];
 }

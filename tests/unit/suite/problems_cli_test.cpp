@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -61,6 +62,24 @@ TEST(Cli, TheVersionFlagPrintsTheVersionAndExitsZero) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out.rfind("ptxbench ", 0), 0u) << run.out;
   EXPECT_NE(run.out.find('.'), std::string::npos) << run.out;
+}
+
+// Issue 17 item 14: CLI11's own errors (an unknown flag, a missing value) print as JSON on
+// stdout under --json, as every command's errors do there; the text stays on stderr.
+TEST(Cli, ParseErrorsUnderJsonPrintAsJson) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"problems", "--json", "--no-such-flag"},
+        std::vector<std::string>{"check", "k.cu", "--json", "--problem"}}) {
+    const auto run = ptxbench_result(args);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    const auto json = nlohmann::json::parse(run.out, nullptr, false);
+    ASSERT_TRUE(json.is_object()) << run.out;
+    EXPECT_EQ(json["error"]["kind"], "invalid_input") << run.out;
+    EXPECT_FALSE(json["error"]["message"].get<std::string>().empty()) << run.out;
+    EXPECT_FALSE(run.err.empty()) << "the text goes to stderr as before";
+  }
+  const auto text = ptxbench_result({"problems", "--no-such-flag"});
+  EXPECT_TRUE(text.out.empty()) << "no JSON without --json: " << text.out;
 }
 
 TEST(Cli, HelpIsNotAnError) {
