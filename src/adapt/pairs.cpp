@@ -23,7 +23,7 @@ struct Candidate {
 };
 
 fs::path failures_file(const fs::path& dir) {
-  const fs::path balanced = stage_dir(dir, DatasetKind::fixit, "balance") / "selected.jsonl";
+  fs::path balanced = stage_dir(dir, DatasetKind::fixit, "balance") / "selected.jsonl";
   std::error_code ec;
   if (fs::exists(balanced, ec))
     return balanced;

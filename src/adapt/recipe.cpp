@@ -102,12 +102,12 @@ util::Status run_fixit_collect(const Recipe& recipe, const fs::path& dir, Recipe
   auto collected = collect_failures(options, dir);
   PTXBENCH_TRY(collected);
   run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
-  run.ran.push_back("collect");
+  run.ran.emplace_back("collect");
   if (!recipe.balance)
     return util::Ok{};
   auto balanced = balance_failures(dir, *recipe.balance);
   PTXBENCH_TRY(balanced);
-  run.ran.push_back("balance");
+  run.ran.emplace_back("balance");
   return util::Ok{};
 }
 
@@ -128,7 +128,7 @@ util::Status run_fixit_repair(const Recipe& recipe, const fs::path& dir, const M
   options.target_speedup = recipe.repair->target_speedup;
   if (auto status = stages.repair(options); !status)
     return status;
-  run.ran.push_back("repair");
+  run.ran.emplace_back("repair");
   return util::Ok{};
 }
 
@@ -143,7 +143,7 @@ util::Status run_fixit_synthesize(const Recipe& recipe, const fs::path& dir,
   options.reasoner = recipe.reasoning_model;
   if (auto status = stages.synthesize(options); !status)
     return status;
-  run.ran.push_back("synthesize");
+  run.ran.emplace_back("synthesize");
   return util::Ok{};
 }
 
@@ -161,7 +161,7 @@ util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tok
   auto pairs = build_pairs(dir, recipe.pairs);
   PTXBENCH_TRY(pairs);
   run.notes.insert(run.notes.end(), pairs->warnings.begin(), pairs->warnings.end());
-  run.ran.push_back("pairs");
+  run.ran.emplace_back("pairs");
   if (auto status = run_fixit_synthesize(recipe, dir, stages, run); !status)
     return status;
   if (!present(stage_dir(dir, DatasetKind::fixit, "synthesize") / "rationales.jsonl")) {
@@ -170,7 +170,7 @@ util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tok
   }
   auto built = build_fixit(dir, recipe.build, tokenizer);
   PTXBENCH_TRY(built);
-  run.ran.push_back("build");
+  run.ran.emplace_back("build");
   return util::Ok{};
 }
 
@@ -179,14 +179,14 @@ util::Status run_kernelgen(const Recipe& recipe, const fs::path& dir, Tokenizer&
   auto collected = collect_correct(KernelGenCollectOptions{recipe.source}, dir);
   PTXBENCH_TRY(collected);
   run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
-  run.ran.push_back("collect");
+  run.ran.emplace_back("collect");
   if (!present(stage_dir(dir, DatasetKind::kernelgen, "synthesize") / "rationales.jsonl")) {
     run.waiting_for = "synthesize";
     return util::Ok{};
   }
   auto built = build_kernelgen(dir, recipe.build, tokenizer);
   PTXBENCH_TRY(built);
-  run.ran.push_back("build");
+  run.ran.emplace_back("build");
   return util::Ok{};
 }
 

@@ -24,9 +24,8 @@ namespace ptxbench::cuda {
 
 class LibraryError : public util::Fatal {
 public:
-  LibraryError(std::string library, std::string error_name, std::string message)
-      : util::Fatal(std::move(message)), m_library(std::move(library)),
-        m_error_name(std::move(error_name)) {}
+  LibraryError(std::string library, std::string error_name, const std::string& message)
+      : util::Fatal(message), m_library(std::move(library)), m_error_name(std::move(error_name)) {}
   const std::string& library() const { return m_library; }
   const std::string& error_name() const { return m_error_name; }
 

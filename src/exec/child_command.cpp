@@ -40,7 +40,7 @@ std::filesystem::path child_library_path() {
     return env;
   std::error_code error;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  const auto beside = self.parent_path().parent_path() / "lib" / "libptxbench_child.so";
+  auto beside = self.parent_path().parent_path() / "lib" / "libptxbench_child.so";
   if (!error && std::filesystem::exists(beside))
     return beside;
   return PTXBENCH_CHILD_LIBRARY_BUILD_PATH;

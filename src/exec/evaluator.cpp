@@ -166,8 +166,9 @@ std::filesystem::path candidate_binary_path() {
 }
 
 Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
-                     std::filesystem::path candidate_binary, std::filesystem::path reference_cache,
-                     EvaluatorOptions evaluator_options)
+                     const std::filesystem::path& candidate_binary,
+                     std::filesystem::path reference_cache,
+                     const EvaluatorOptions& evaluator_options)
     : m_checker(checker), m_suite(suite),
       m_candidate_binary(candidate_binary.empty() ? candidate_binary_path() : candidate_binary),
       m_reference_cache(std::move(reference_cache)),

@@ -136,9 +136,9 @@ class Evaluator {
 public:
   // `candidate_binary`: empty finds ptxbench-candidate (candidate_binary_path()).
   Evaluator(const Checker& checker, const suite::Suite& suite,
-            std::filesystem::path candidate_binary = {},
+            const std::filesystem::path& candidate_binary = {},
             std::filesystem::path reference_cache = ReferenceLatencyCache::default_file(),
-            EvaluatorOptions evaluator_options = {});
+            const EvaluatorOptions& evaluator_options = {});
   ~Evaluator();
 
   // Errors only when no verdict exists (nvcc missing, a broken set-up, the supervisor's own

@@ -20,7 +20,7 @@ namespace {
 using Status = trace::EvaluationStatus;
 
 // A tool pass that did not run, and why.
-template <typename Pass> Pass not_run(std::string reason) {
+template <typename Pass> Pass not_run(const std::string& reason) {
   Pass pass;
   pass.reason = std::move(reason);
   return pass;
@@ -321,7 +321,7 @@ bool GpuEvaluation::inputs_unchanged(std::string_view when) {
   m_inputs_modified = true;
   fail(Status::incorrect_numerical,
        fmt::format("the candidate modified its inputs ({}); inputs are read-only", when));
-  m_result.violations.push_back("inputs modified");
+  m_result.violations.emplace_back("inputs modified");
   return false;
 }
 
@@ -481,7 +481,7 @@ void GpuEvaluation::finish_child() {
   if (m_child) {
     // The child's exit and its context's teardown happen in the background, under the GPU
     // lock held shared (spare_child.hpp).
-    m_result.child_log = m_child->log_tail(64 * 1024);
+    m_result.child_log = m_child->log_tail(std::size_t{64} * 1024);
     m_warm.spares.retire(StartedChild{std::move(*m_child), std::move(m_log_path), std::nullopt,
                                       std::exchange(m_child_holds_counter_session, false)});
     m_child.reset();

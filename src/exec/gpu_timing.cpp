@@ -165,7 +165,7 @@ bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSam
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (reply->late_work) {
-    m_result.violations.push_back("late work");
+    m_result.violations.emplace_back("late work");
     fail(Status::runtime_error,
          fmt::format("trial {}: GPU work was still running after a timed call returned and its "
                      "stream was synchronised; all work must finish inside the call",

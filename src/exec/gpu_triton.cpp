@@ -40,7 +40,7 @@ void GpuEvaluation::scan_triton_cubins() {
   m_warm_cubins = list_cubins(triton_cache_dir(m_triton->launch.triton_work));
   m_result.launches.cubin_functions = cubin_kernel_names(m_warm_cubins);
   if (m_warm_cubins.empty()) {
-    m_result.violations.push_back("Triton built no cubin in the warm-up call");
+    m_result.violations.emplace_back("Triton built no cubin in the warm-up call");
     return;
   }
   auto report = sass::analyze_binaries(*m_triton->disassembler, m_warm_cubins);

@@ -90,13 +90,13 @@ constexpr std::string_view layout_name(GqaLayout layout) {
   return "?";
 }
 
-TensorPtr tensor(fe::graph::Graph& graph, Slot slot, const char* name, Dims dims, Dims strides,
-                 fe::DataType_t type) {
+TensorPtr tensor(fe::graph::Graph& graph, Slot slot, const char* name, const Dims& dims,
+                 const Dims& strides, fe::DataType_t type) {
   return graph.tensor(fe::graph::Tensor_attributes()
                           .set_name(name)
                           .set_uid(slot + 1)
-                          .set_dim(std::move(dims))
-                          .set_stride(std::move(strides))
+                          .set_dim(dims)
+                          .set_stride(strides)
                           .set_data_type(type));
 }
 
@@ -105,9 +105,9 @@ TensorPtr index_tensor(fe::graph::Graph& graph, Slot slot, const char* name, std
   return tensor(graph, slot, name, {n, 1, 1, 1}, {1, 1, 1, 1}, fe::DataType_t::INT32);
 }
 
-void mark_output(const TensorPtr& t, Slot slot, const char* name, Dims dims, Dims strides,
-                 fe::DataType_t type) {
-  t->set_name(name).set_uid(slot + 1).set_dim(std::move(dims)).set_stride(std::move(strides));
+void mark_output(const TensorPtr& t, Slot slot, const char* name, const Dims& dims,
+                 const Dims& strides, fe::DataType_t type) {
+  t->set_name(name).set_uid(slot + 1).set_dim(dims).set_stride(strides);
   t->set_data_type(type).set_output(true);
 }
 

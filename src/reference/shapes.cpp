@@ -80,7 +80,8 @@ util::Expected<MhaShape> mha_shape(const suite::Problem& problem) {
   for (const auto* list : {&problem.inputs, &problem.outputs})
     for (const auto& tensor : *list) {
       const std::size_t rank = tensor.dims.size();
-      if (!std::equal(tensor.dims.begin(), tensor.dims.end(), q.begin(), q.begin() + rank))
+      if (!std::equal(tensor.dims.begin(), tensor.dims.end(), q.begin(),
+                      q.begin() + static_cast<std::ptrdiff_t>(rank)))
         return unsupported(problem, fmt::format("{} does not match Q's [B,H,S,D]", tensor.name));
     }
   if (shape.rows() <= 0 || !supported_head_dim(shape.head_dim))

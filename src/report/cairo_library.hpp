@@ -54,7 +54,8 @@ namespace ptxbench::report {
   X(cairo_svg_surface_set_document_unit)
 
 struct CairoApi {
-#define PTXBENCH_CAIRO_POINTER(name) decltype(&::name) name = nullptr;
+#define PTXBENCH_CAIRO_POINTER(name)                                                               \
+  decltype(&::name) name = nullptr; // NOLINT(bugprone-macro-parentheses): a declarator
   PTXBENCH_CAIRO_FUNCTIONS(PTXBENCH_CAIRO_POINTER)
 #undef PTXBENCH_CAIRO_POINTER
 };

@@ -118,7 +118,8 @@ struct MetricKey {
   Metric metric = Metric::turn_correctness;
   int limit = 1;
   double p = 0;
-  auto operator<=>(const MetricKey&) const = default;
+  auto operator<=>(const MetricKey&) const =
+      default; // NOLINT(modernize-use-nullptr): tidy 14 misreads a defaulted <=>
 };
 using MetricValues = std::map<MetricKey, std::optional<double>>;
 

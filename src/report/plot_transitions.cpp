@@ -97,10 +97,13 @@ util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matric
                 "All problems and prompt variants · infra turns excluded · shade: share of the "
                 "model's largest cell",
                 {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
-    for (std::size_t k = 0; k < matrices.size(); ++k)
+    for (std::size_t k = 0; k < matrices.size(); ++k) {
+      const std::size_t row = k / columns;
+      const std::size_t column = k % columns;
       draw_matrix(canvas, matrices[k],
-                  {kFigureMargin + static_cast<double>(k % columns) * cell_width,
-                   kFigureHeaderHeight + static_cast<double>(k / columns) * cell_height});
+                  {kFigureMargin + static_cast<double>(column) * cell_width,
+                   kFigureHeaderHeight + static_cast<double>(row) * cell_height});
+    }
   });
   PTXBENCH_TRY(picture);
   return Figure{"transitions", title, std::move(picture->png), std::move(picture->svg)};

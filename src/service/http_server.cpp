@@ -191,7 +191,7 @@ void HttpServer::Impl::guards() {
   server.set_exception_handler([](const Request&, Response& response, std::exception_ptr error) {
     std::string what = "unknown exception";
     try {
-      std::rethrow_exception(error);
+      std::rethrow_exception(std::move(error));
     } catch (const std::exception& e) {
       what = e.what();
     } catch (...) {

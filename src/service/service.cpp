@@ -117,7 +117,7 @@ Service::Service(const exec::Checker& checker, const suite::Suite& suite, Servic
     : m_checker(checker), m_suite(suite), m_options(std::move(options)), m_store(std::move(store)) {
   std::vector<std::optional<int>> devices(m_options.gpus.begin(), m_options.gpus.end());
   if (devices.empty())
-    devices.push_back(std::nullopt);
+    devices.emplace_back(std::nullopt);
   const int per_device = m_options.workers_per_device;
   for (const auto& device : devices) {
     // One Evaluator per device, shared by its workers: one GPU lock, one spare child, one
