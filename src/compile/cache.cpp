@@ -80,7 +80,7 @@ util::Status write_entry_files(const fs::path& dir, const CompileResult& result)
       !s)
     return s;
   return util::write_file_atomic(dir / "result.json",
-                                 result_json(result).dump(2, ' ', false, replace));
+                                 result_json(result).dump(2, ' ', false, kReplaceInvalid));
 }
 
 } // namespace
