@@ -16,6 +16,13 @@
 
 namespace ptxbench::report::testing {
 
+// A figure's series, point by point, to 1e-12.
+inline void expect_values(const std::vector<double>& actual, const std::vector<double>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(actual[i], expected[i], 1e-12) << "point " << i;
+}
+
 inline constexpr std::string_view kPngSignature{"\x89PNG\r\n\x1a\n", 8};
 
 struct Image {

@@ -24,6 +24,7 @@
 namespace ptxbench::report {
 namespace {
 
+using testing::expect_values;
 using testing::ScratchDir;
 
 Report synthetic(const std::filesystem::path& dir) {
@@ -32,12 +33,6 @@ Report synthetic(const std::filesystem::path& dir) {
   if (!run)
     throw util::Fatal(run.error().message);
   return build_report(*run);
-}
-
-void expect_values(const std::vector<double>& actual, const std::vector<double>& expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    EXPECT_NEAR(actual[i], expected[i], 1e-12) << "point " << i;
 }
 
 TEST(FastPFigure, TargetInstructionCurvesStepAtEachQualifyingSpeedup) {

@@ -21,6 +21,8 @@
 namespace ptxbench::report {
 namespace {
 
+using testing::expect_values;
+using testing::render;
 using testing::ScratchDir;
 
 store::TrajectoryKey key(std::string model, trace::Language language, std::int64_t sample) {
@@ -55,24 +57,11 @@ std::uint32_t rgb_of(Colour c) {
   return channel(c.r) << 16 | channel(c.g) << 8 | channel(c.b);
 }
 
-void expect_values(const std::vector<double>& actual, const std::vector<double>& expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    EXPECT_NEAR(actual[i], expected[i], 1e-12) << "point " << i;
-}
-
 std::vector<double> means(const FastPCurve& curve) {
   std::vector<double> out;
   for (const Spread& s : curve.at_thresholds)
     out.push_back(s.mean.value_or(-1));
   return out;
-}
-
-std::string render(const Report& report, std::string_view format) {
-  auto renderer = make_format(format);
-  if (!renderer)
-    throw util::Fatal(renderer.error().message);
-  return concatenate((*renderer)->render(report, {}));
 }
 
 TEST(LanguageFigure, OneCurvePerLanguageWithTheHandWorkedValues) {
