@@ -9,7 +9,6 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 #include <memory>
-#include <ranges>
 
 namespace ptxbench::compile {
 namespace {
@@ -64,9 +63,11 @@ std::string_view quoted_after(std::string_view line, std::string_view marker, st
 }
 
 KernelResources* find_kernel(std::vector<KernelResources>& kernels, std::string_view name) {
-  for (KernelResources& kernel : std::views::reverse(kernels))
-    if (kernel.mangled_name == name)
-      return &kernel;
+  // Not std::views::reverse: clang-tidy 14 cannot parse libstdc++ 12's <ranges>.
+  // NOLINTNEXTLINE(modernize-loop-convert)
+  for (auto it = kernels.rbegin(); it != kernels.rend(); ++it)
+    if (it->mangled_name == name)
+      return &*it;
   return nullptr;
 }
 

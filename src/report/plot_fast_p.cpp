@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
-#include <ranges>
 
 namespace ptxbench::report {
 namespace {
@@ -157,9 +156,11 @@ void spread_labels(std::vector<BestLabel>& labels, const Rect& plot) {
   for (std::size_t i = 0; i < labels.size(); ++i)
     labels[i].text = i == 0 ? labels[i].x : std::max(labels[i].x, labels[i - 1].text + kGap);
   double limit = plot.x + plot.width - 4;
-  for (BestLabel& label : std::views::reverse(labels)) {
-    label.text = std::min(label.text, limit);
-    limit = label.text - kGap;
+  // Not std::views::reverse: clang-tidy 14 cannot parse libstdc++ 12's <ranges>.
+  // NOLINTNEXTLINE(modernize-loop-convert)
+  for (auto it = labels.rbegin(); it != labels.rend(); ++it) {
+    it->text = std::min(it->text, limit);
+    limit = it->text - kGap;
   }
 }
 
