@@ -101,7 +101,7 @@ util::Expected<TritonSassReport> triton_sass_report(std::string_view source,
                                                     compile::Arch arch,
                                                     const compile::TritonAotCompiler& compiler,
                                                     const sass::Disassembler& disassembler) {
-  auto folder = compile::AotFolder::make();
+  auto folder = util::TempFolder::make("ptxbench-aot", "the Triton AOT compile");
   PTXBENCH_TRY(folder);
   auto aot = compiler.compile(source, triton_aot_args(problem), arch, *folder);
   PTXBENCH_TRY(aot);

@@ -71,24 +71,6 @@ std::string_view to_string(TritonAotOutcome outcome) {
   return "unknown";
 }
 
-util::Expected<AotFolder> AotFolder::make() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "ptxbench-aot-XXXXXX");
-  if (::mkdtemp(pattern.data()) == nullptr)
-    return util::make_error(util::ErrorKind::io,
-                            "cannot create a folder for the Triton AOT compile");
-  return AotFolder(pattern);
-}
-
-AotFolder::AotFolder(AotFolder&& other) noexcept : m_path(std::move(other.m_path)) {
-  other.m_path.clear();
-}
-
-AotFolder::~AotFolder() {
-  std::error_code ec;
-  if (!m_path.empty())
-    std::filesystem::remove_all(m_path, ec);
-}
-
 std::vector<std::filesystem::path> TritonAotResult::cubins() const {
   std::vector<std::filesystem::path> paths;
   for (const auto& launch : launches)
@@ -163,7 +145,8 @@ TritonAotCompiler::TritonAotCompiler(util::ProcessRunner& runner, std::filesyste
 
 util::Expected<TritonAotResult> TritonAotCompiler::compile(std::string_view source,
                                                            const std::vector<TritonAotArg>& args,
-                                                           Arch arch, const AotFolder& out) const {
+                                                           Arch arch,
+                                                           const util::TempFolder& out) const {
   const std::filesystem::path kernel = out.path() / "kernel.py";
   const std::filesystem::path spec = out.path() / "spec.json";
   const std::filesystem::path cubins = out.path() / "cubins";

@@ -14,6 +14,7 @@
 #include "trace/schema.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
+#include "util/temp_folder.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -57,20 +58,6 @@ struct TritonAotLaunch {
 };
 
 // A folder under the temporary directory, removed with everything in it on destruction.
-class AotFolder {
-public:
-  static util::Expected<AotFolder> make();
-  AotFolder(AotFolder&& other) noexcept;
-  AotFolder& operator=(AotFolder&&) = delete;
-  AotFolder(const AotFolder&) = delete;
-  ~AotFolder();
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  explicit AotFolder(std::filesystem::path path) : m_path(std::move(path)) {}
-  std::filesystem::path m_path;
-};
-
 struct TritonAotResult {
   TritonAotOutcome outcome = TritonAotOutcome::ok;
   std::string message; // why, for every outcome but ok
@@ -102,7 +89,7 @@ public:
   // Triton is missing.
   util::Expected<TritonAotResult> compile(std::string_view source,
                                           const std::vector<TritonAotArg>& args, Arch arch,
-                                          const AotFolder& out) const;
+                                          const util::TempFolder& out) const;
 
 private:
   util::ProcessRunner& m_runner;

@@ -3,6 +3,7 @@
 #include "util/fs.hpp"
 #include "util/json.hpp"
 #include "util/paths.hpp"
+#include "util/temp_folder.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,31 +21,6 @@ constexpr std::string_view kGateMain = "import sys; sys.path.insert(0, sys.argv.
                                        "from ptxbench_triton.gate import main; sys.exit(main())";
 
 constexpr std::size_t kMaxQuoteChars = 160;
-
-// A private folder under the temporary directory, removed with everything in it.
-class ScratchFolder {
-public:
-  static util::Expected<ScratchFolder> make() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ptxbench-gate-XXXXXX");
-    if (::mkdtemp(pattern.data()) == nullptr)
-      return util::make_error(util::ErrorKind::io, "cannot create a folder for the Triton gate");
-    return ScratchFolder(pattern);
-  }
-  ScratchFolder(ScratchFolder&& other) noexcept : m_path(std::move(other.m_path)) {
-    other.m_path.clear();
-  }
-  ScratchFolder& operator=(ScratchFolder&&) = delete;
-  ~ScratchFolder() {
-    std::error_code ec;
-    if (!m_path.empty())
-      std::filesystem::remove_all(m_path, ec);
-  }
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  explicit ScratchFolder(std::filesystem::path path) : m_path(std::move(path)) {}
-  std::filesystem::path m_path;
-};
 
 std::string quote_line(std::string_view source, std::size_t line) {
   if (line == 0)
@@ -124,7 +100,7 @@ TritonGate::TritonGate(util::ProcessRunner& runner, std::filesystem::path python
 
 util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
                                                    const TritonSignature& signature) const {
-  auto scratch = ScratchFolder::make();
+  auto scratch = util::TempFolder::make("ptxbench-gate", "the Triton gate");
   PTXBENCH_TRY(scratch);
   const std::filesystem::path kernel = scratch->path() / "kernel.py";
   if (auto written = util::write_file_atomic(kernel, source); !written)

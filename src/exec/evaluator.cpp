@@ -7,8 +7,8 @@
 #include "exec/triton_binding.hpp"
 #include "exec/triton_check.hpp"
 #include "util/fs.hpp"
+#include "util/temp_folder.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -131,28 +131,6 @@ ChildLaunch triton_launch(const std::filesystem::path& binary, const EvaluatorOp
   return launch;
 }
 
-// A Triton evaluation's own folder (kernel.py, the Triton cache), removed when it ends.
-class TritonWork {
-public:
-  TritonWork() {
-    static std::atomic<int> made{0};
-    m_path = std::filesystem::temp_directory_path() /
-             fmt::format("ptxbench-triton-{}-{}", ::getpid(), made++);
-    std::filesystem::remove_all(m_path);
-    std::filesystem::create_directories(m_path);
-  }
-  ~TritonWork() {
-    std::error_code ignored;
-    std::filesystem::remove_all(m_path, ignored);
-  }
-  TritonWork(const TritonWork&) = delete;
-  TritonWork& operator=(const TritonWork&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-
-private:
-  std::filesystem::path m_path;
-};
-
 } // namespace
 
 std::filesystem::path candidate_binary_path() {
@@ -203,10 +181,12 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const std::string& source,
     PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm->device)); // the calling thread's, for its phases
     detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
                               m_tool_runner);
-    std::optional<TritonWork> work;
+    std::optional<util::TempFolder> work; // a Triton evaluation's kernel.py and Triton cache
     std::optional<detail::TritonRun> triton;
     if (options.language == compile::Language::triton) {
-      work.emplace();
+      auto made = util::TempFolder::make("ptxbench-triton", "a Triton evaluation");
+      PTXBENCH_TRY(made);
+      work.emplace(std::move(*made));
       auto written = util::write_file_atomic(work->path() / "kernel.py", source);
       PTXBENCH_TRY(written);
       std::vector<std::int64_t> axes;

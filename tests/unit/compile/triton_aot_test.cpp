@@ -95,7 +95,7 @@ TEST(TritonAotSpec, TensorsCarryDtypeAndDimsAndNumbersTheirValue) {
 TEST(TritonAotCompiler, ThePersistentTmaGemmBuildsOneSm90aCubin) {
   util::PosixProcessRunner runner;
   TritonAotCompiler compiler(runner);
-  auto folder = AotFolder::make();
+  auto folder = util::TempFolder::make("ptxbench-aot", "the Triton AOT compile");
   ASSERT_TRUE(folder);
   auto result = compiler.compile(triton_fixture("gemm_persistent_tma.py"), gemm_args(4096),
                                  Arch::sm_90a, *folder);
@@ -115,7 +115,7 @@ TEST(TritonAotCompiler, ThePersistentTmaGemmBuildsOneSm90aCubin) {
 TEST(TritonAotCompiler, AnInterpreterThatCannotRunIsAnError) {
   util::PosixProcessRunner runner;
   TritonAotCompiler compiler(runner, "/nonexistent/python3");
-  auto folder = AotFolder::make();
+  auto folder = util::TempFolder::make("ptxbench-aot", "the Triton AOT compile");
   ASSERT_TRUE(folder);
   auto result =
       compiler.compile("def run(A, B, C, M): pass\n", gemm_args(128), Arch::sm_90a, *folder);
