@@ -1,6 +1,7 @@
 # Bad Triton candidate (issue 19): the persistent TMA GEMM launched on a side stream of its own
-# (torch's current stream is not the call's). Expected as for a CUDA candidate's side stream
-# (evaluator_gpu.cpp): PASSED, and the side stream's work is charged to the call's time.
+# (torch's current stream is not the call's) and synchronised before `run` returns. Expected as
+# for a CUDA candidate's side stream (gemm_bad_variants.cu variant 8): PASSED, and the side
+# stream's work is charged to the call's time. late_work.py is the same without the wait.
 import torch
 import triton
 import triton.language as tl
@@ -44,3 +45,4 @@ def run(A, B, C, M):
     with torch.cuda.stream(side):
         gemm_persistent[grid](A, B, C, M, 7168, 5120, BM=BM, BN=BN, BK=BK, GROUP_M=8,
                               NUM_SMS=min(num_sms, tiles), num_warps=8, num_stages=4)
+    side.synchronize()

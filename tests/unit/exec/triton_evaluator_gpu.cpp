@@ -143,6 +143,15 @@ TEST(TritonEvaluatorGpu, ALaunchOnAnotherStreamIsChargedToTheCall) {
   expect_healthy_after("other_stream.py");
 }
 
+TEST(TritonEvaluatorGpu, ALaunchLeftRunningWhenRunReturnsIsLateWork) {
+  EvalOptions strict = triton_options();
+  strict.timing_mode = measure::TimingMode::strict;
+  const Evaluation ev = evaluate_triton("late_work.py", strict);
+  EXPECT_EQ(ev.status, Status::runtime_error) << ev.message;
+  EXPECT_TRUE(contains(ev.message, "still running after a timed call returned")) << ev.message;
+  expect_healthy_after("late_work.py");
+}
+
 TEST(TritonEvaluatorGpu, AKernelThatWritesItsInputsIsIncorrect) {
   const Evaluation ev = evaluate_triton("mutates_inputs.py");
   EXPECT_EQ(ev.status, Status::incorrect_numerical);
