@@ -105,10 +105,15 @@ util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
 util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
                                                  const suite::Problem& problem,
                                                  compile::Arch arch) {
-  auto checked = check_before_gpu(m_checker, source, problem, arch);
-  PTXBENCH_TRY(checked);
-  if (checked->stopped)
-    return std::move(*checked->stopped);
+  // A CUDA candidate's check runs here, in the caller's thread (the evaluator's own check of the
+  // same source is then a compile-cache hit); a Triton candidate's gate runs in the evaluator,
+  // whose report carries it.
+  if (m_options.language == compile::Language::cuda) {
+    auto checked = check_before_gpu(m_checker, source, problem, arch);
+    PTXBENCH_TRY(checked);
+    if (checked->stopped)
+      return std::move(*checked->stopped);
+  }
   exec::EvalOptions options = m_options;
   options.arch = arch;
   auto evaluation = m_evaluator.evaluate(source, problem, options);

@@ -100,6 +100,8 @@ std::string clip(std::string_view text, std::size_t limit) {
 }
 
 std::string check_feedback(const exec::CheckReport& report) {
+  if (report.triton_gate)
+    return triton_gate_feedback(*report.triton_gate) + verdict_line(report);
   if (report.outcome == exec::CheckOutcome::banned_library)
     return report.banned_message() + "\n";
   if (!report.build)
@@ -107,6 +109,14 @@ std::string check_feedback(const exec::CheckReport& report) {
   if (report.outcome == exec::CheckOutcome::compile_error)
     return compile_error_lines(*report.build) + resources_lines(*report.build);
   return "Compilation succeeded.\n" + resources_lines(*report.build) + verdict_line(report);
+}
+
+std::string triton_gate_feedback(const compile::TritonGateReport& report) {
+  if (report.ok())
+    return "Static check: the Triton gate passed (no torch compute, an @triton.jit kernel, `run` "
+           "with the required parameters).\n";
+  return fmt::format("Static check: the Triton gate rejected the file ({} finding(s)):\n{}",
+                     report.findings.size(), compile::render_text(report));
 }
 
 std::string evaluation_feedback(const exec::Evaluation& evaluation) {

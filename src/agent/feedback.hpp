@@ -6,6 +6,7 @@
 #pragma once
 
 #include "compile/language.hpp"
+#include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "exec/evaluation.hpp"
 #include "store/enums.hpp"
@@ -22,8 +23,11 @@ namespace ptxbench::agent {
 inline constexpr std::size_t kMaxFeedbackLineChars = 400;
 
 // Gate, build and static SASS report, for a check that stopped there (or the check part of an
-// evaluation).
+// evaluation). A Triton check is its gate's report and, once the warm-up built the cubins, their
+// SASS verdict.
 std::string check_feedback(const exec::CheckReport& report);
+// The Triton gate's report for the model: every finding, with its line quoted.
+std::string triton_gate_feedback(const compile::TritonGateReport& report);
 
 // The whole evaluation: check part, then GPU status, correctness, timing and dynamic verdict;
 // says plainly when the GPU step did not run.

@@ -291,6 +291,7 @@ util::Json plan_to_json(const RunPlan& plan) {
 exec::EvalOptions eval_options(const RunPlan& plan) {
   exec::EvalOptions options;
   options.arch = plan.loop.arch;
+  options.language = plan.loop.language;
   options.sets = plan.eval.sets;
   options.trials = plan.eval.trials;
   options.warmup = plan.eval.warmup;

@@ -147,6 +147,34 @@ std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_
                      without_final_newlines(wrong_kernel), without_final_newlines(error_log));
 }
 
+util::Expected<std::string> triton_repair_prompt(const suite::Problem& problem,
+                                                 std::string_view wrong_kernel,
+                                                 std::string_view error_log) {
+  auto signature = compile::make_triton_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  return fmt::format(
+      "Task:\n{}\n\nKernel\n\n```python\n{}\n```\nError Message\n\n{}\n"
+      "Your task is to fix the Triton kernel with the minimal change. The kernel implements the "
+      "given PyTorch reference.\n\n"
+      "Keep the host function in destination-passing style, exactly:\n\n```python\n{}\n```\n\n"
+      "It receives the inputs, then the preallocated outputs, then the variable axes; it writes "
+      "every element of every output in place and returns nothing. Every output is computed by "
+      "the file's own `@triton.jit` kernels: no torch compute calls (only `torch.cuda.*`, and "
+      "`torch.empty` inside the allocator given to `triton.set_allocator`), no `@` operator. "
+      "Answer with the complete fixed file in one ```python block.\n\n",
+      without_final_newlines(task_content(problem)), without_final_newlines(wrong_kernel),
+      without_final_newlines(error_log), signature->pretty());
+}
+
+util::Expected<std::string> repair_prompt_for(compile::Language language,
+                                              const suite::Problem& problem,
+                                              std::string_view wrong_kernel,
+                                              std::string_view error_log) {
+  if (language == compile::Language::triton)
+    return triton_repair_prompt(problem, wrong_kernel, error_log);
+  return repair_prompt(problem, wrong_kernel, error_log);
+}
+
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem,
                             compile::Language language) {
   std::string_view kind = suite::info(problem.kind).name;

@@ -46,6 +46,22 @@ std::string task_content(const suite::Problem& problem);
 std::string repair_prompt(const suite::Problem& problem, std::string_view wrong_kernel,
                           std::string_view error_log);
 
+// The Triton parallel of repair_prompt: the same "Task / Kernel / Error Message" layout with a
+// ```python fence, "fix the Triton kernel with the minimal change", and the facts of the Triton
+// pack a repair most often breaks — the DPS `run` with the problem's exact Python signature
+// (compile/triton_abi.hpp), outputs written in place, every output computed by the file's own
+// @triton.jit kernels, the gate's torch rule. invalid_input when the definition has no Triton
+// signature.
+util::Expected<std::string> triton_repair_prompt(const suite::Problem& problem,
+                                                 std::string_view wrong_kernel,
+                                                 std::string_view error_log);
+
+// The repair prompt of a failed turn of `language` (a repair run's first user message).
+util::Expected<std::string> repair_prompt_for(compile::Language language,
+                                              const suite::Problem& problem,
+                                              std::string_view wrong_kernel,
+                                              std::string_view error_log);
+
 // The problem kind's first prompt variant of `language` in the manifest ("gemm-0",
 // "triton-gemm-0"), else "base" / "triton-base".
 std::string default_variant(const pack::Manifest& manifest, const suite::Problem& problem,

@@ -37,6 +37,23 @@ build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& 
   return prompts;
 }
 
+// The first user message of each repair trajectory (empty for the others), in the plan's
+// candidate language: the Fixit prompt, or its Triton parallel.
+util::Expected<std::vector<std::string>> repair_tasks(const std::vector<PlannedTrajectory>& planned,
+                                                      const RunPlan& plan) {
+  std::vector<std::string> tasks(planned.size());
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const PlannedTrajectory& item = planned[i];
+    if (item.repair == nullptr)
+      continue;
+    auto prompt = repair_prompt_for(plan.loop.language, *item.problem, item.repair->kernel,
+                                    item.repair->error);
+    PTXBENCH_TRY(prompt);
+    tasks[i] = std::move(*prompt);
+  }
+  return tasks;
+}
+
 // Counted turns every trajectory may still take, from what the store already holds.
 util::Expected<std::int64_t> remaining_budget(const std::vector<PlannedTrajectory>& planned,
                                               const RunPlan& plan, store::RunStore& store) {
@@ -57,9 +74,10 @@ util::Expected<std::int64_t> remaining_budget(const std::vector<PlannedTrajector
 class Workers {
 public:
   Workers(const RunPlan& plan, const RunDeps& deps, const std::vector<PlannedTrajectory>& planned,
-          const std::map<PromptKey, Prompts>& prompts, Progress& progress)
-      : m_plan(plan), m_deps(deps), m_planned(planned), m_prompts(prompts), m_progress(progress),
-        m_outcomes(planned.size()) {}
+          const std::map<PromptKey, Prompts>& prompts, const std::vector<std::string>& repairs,
+          Progress& progress)
+      : m_plan(plan), m_deps(deps), m_planned(planned), m_prompts(prompts), m_repairs(repairs),
+        m_progress(progress), m_outcomes(planned.size()) {}
 
   std::vector<TrajectoryOutcome> run() {
     std::vector<std::thread> threads;
@@ -79,7 +97,7 @@ private:
       if (m_failure_seen.load())
         return;
       try {
-        m_outcomes[i] = run_one(m_planned[i]);
+        m_outcomes[i] = run_one(m_planned[i], m_repairs[i]);
       } catch (...) {
         std::lock_guard lock(m_mutex);
         if (!m_failure)
@@ -89,12 +107,12 @@ private:
     }
   }
 
-  TrajectoryOutcome run_one(const PlannedTrajectory& item) {
+  TrajectoryOutcome run_one(const PlannedTrajectory& item, const std::string& repair_task) {
     const model::ModelSpec* model = m_deps.registry->find(item.key.model);
     TrajectoryTask task{item.key, item.problem, model,
                         m_prompts.at({item.problem->name(), item.variant})};
     if (item.repair != nullptr)
-      task.prompts.task = repair_prompt(*item.problem, item.repair->kernel, item.repair->error);
+      task.prompts.task = repair_task;
     LoopDeps loop_deps;
     loop_deps.store = m_deps.store;
     loop_deps.executor = m_deps.executor;
@@ -128,6 +146,7 @@ private:
   const RunDeps& m_deps;
   const std::vector<PlannedTrajectory>& m_planned;
   const std::map<PromptKey, Prompts>& m_prompts;
+  const std::vector<std::string>& m_repairs; // per planned trajectory
   Progress& m_progress;
   std::vector<TrajectoryOutcome> m_outcomes;
   std::atomic<std::size_t> m_next{0};
@@ -152,6 +171,11 @@ util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
                         const pack::Manifest& manifest, const model::ModelRegistry& registry) {
   if (auto status = check_models(plan, registry); !status)
     return status;
+  if (plan.loop.language == compile::Language::triton && !plan.eval.service.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "the evaluation service takes CUDA candidates only: a Triton run is "
+                            "evaluated on this machine's GPU (leave out --eval-service), or by "
+                            "the Triton gate alone where there is none");
   if (auto planned = expand(plan, suite, manifest); !planned)
     return planned.take_error();
   return util::Ok{};
@@ -167,13 +191,15 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
   PTXBENCH_TRY(planned);
   auto prompts = build_all_prompts(*planned, plan, *deps.manifest, deps.live_device);
   PTXBENCH_TRY(prompts);
+  auto repairs = repair_tasks(*planned, plan);
+  PTXBENCH_TRY(repairs);
   auto budget = remaining_budget(*planned, plan, *deps.store);
   PTXBENCH_TRY(budget);
   Progress progress(static_cast<std::int64_t>(planned->size()), *budget, deps.progress_out,
                     deps.display, deps.notice_out);
   progress.watch(deps.cancel);
   RunSummary summary;
-  summary.trajectories = Workers(plan, deps, *planned, *prompts, progress).run();
+  summary.trajectories = Workers(plan, deps, *planned, *prompts, *repairs, progress).run();
   progress.finish();
   summary.counts = progress.counts();
   return summary;

@@ -1,21 +1,12 @@
 #include "agent/triton_executor.hpp"
 
-#include <fmt/format.h>
+#include "agent/feedback.hpp"
 
 namespace ptxbench::agent {
 
 store::TurnCategory category_of_rule(std::string_view rule) {
   return compile::triton_library_rule(rule) ? store::TurnCategory::banned_library
                                             : store::TurnCategory::compile;
-}
-
-std::string triton_gate_feedback(const compile::TritonGateReport& report) {
-  if (report.ok())
-    return "Static check: the Triton gate passed (no torch compute, an @triton.jit kernel, `run` "
-           "with the required parameters). The GPU step did not run, so the kernel was not "
-           "compiled by Triton, checked or timed.\n";
-  return fmt::format("Static check: the Triton gate rejected the file ({} finding(s)):\n{}",
-                     report.findings.size(), compile::render_text(report));
 }
 
 util::Expected<TurnResult> TritonStaticExecutor::evaluate(const std::string& source,
@@ -33,6 +24,9 @@ util::Expected<TurnResult> TritonStaticExecutor::evaluate(const std::string& sou
         category_of_rule(finding.rule) == store::TurnCategory::banned_library)
       result.category = category_of_rule(finding.rule);
   result.feedback = triton_gate_feedback(*report);
+  if (report->ok())
+    result.feedback += "The GPU step did not run (no GPU here), so the kernel was not compiled by "
+                       "Triton, checked or timed.\n";
   result.evaluation.kernel_source = source;
   return result;
 }

@@ -323,23 +323,29 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
 void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
                                     std::string_view command, exec::Checker& checker) {
   m_transport = model::make_curl_transport();
-  if (plan.loop.language == compile::Language::triton) {
-    m_triton_gate = std::make_unique<compile::TritonGate>(m_tools.runner());
-    m_executor = std::make_unique<agent::TritonStaticExecutor>(*m_triton_gate);
-    fmt::print(stderr,
-               "ptxbench {}: Triton candidates get the Triton gate only (the GPU step "
-               "for Triton is not built yet); a passing turn is recorded as static_only\n",
-               command);
-    return;
-  }
+  const bool triton = plan.loop.language == compile::Language::triton;
   if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
     m_executor =
         std::make_unique<agent::RemoteExecutor>(checker, *m_transport, remote_options(plan));
   } else if (gpu == GpuUse::when_present && cuda::device_count() > 0) {
-    m_evaluator = std::make_unique<exec::Evaluator>(checker, *m_suite);
+    // A Triton evaluation starts its own Python child, so a spare CUDA child would never be
+    // used.
+    exec::EvaluatorOptions options;
+    if (triton)
+      options.children = exec::ChildStart::on_demand;
+    m_evaluator =
+        std::make_unique<exec::Evaluator>(checker, *m_suite, std::filesystem::path(),
+                                          exec::ReferenceLatencyCache::default_file(), options);
     m_executor =
         std::make_unique<agent::GpuExecutor>(checker, *m_evaluator, agent::eval_options(plan));
     m_live_device = live_device_text(plan.loop.arch);
+  } else if (triton) {
+    m_triton_gate = std::make_unique<compile::TritonGate>(m_tools.runner());
+    m_executor = std::make_unique<agent::TritonStaticExecutor>(*m_triton_gate);
+    fmt::print(stderr,
+               "ptxbench {}: {}; every Triton turn stops after the Triton gate and is recorded "
+               "as static_only\n",
+               command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
   } else {
     m_executor = std::make_unique<agent::StaticExecutor>(checker);
     fmt::print(stderr,

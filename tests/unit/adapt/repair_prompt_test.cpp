@@ -3,7 +3,6 @@
 // gate's torch rule); a CUDA failure's is the original's, unchanged. The repair plan takes the
 // failures' language, and refuses two languages in one run.
 #include "adapt/repair.hpp"
-#include "adapt/repair_prompt.hpp"
 #include "agent/prompt.hpp"
 #include "compile/triton_abi.hpp"
 #include "model_stage_support.hpp"
@@ -33,7 +32,7 @@ FailureRecord triton_failure(int n) {
 } // namespace
 
 TEST(RepairPrompt, ATritonFailureGetsThePythonFencedTritonPrompt) {
-  auto prompt = repair_prompt_for(compile::Language::triton, gemm(), kTritonKernel, kLog);
+  auto prompt = agent::repair_prompt_for(compile::Language::triton, gemm(), kTritonKernel, kLog);
   ASSERT_TRUE(prompt) << prompt.error().message;
   EXPECT_EQ(prompt->rfind("Task:\n```json\n", 0), 0u);
   EXPECT_NE(prompt->find("Kernel\n\n```python\n" +
@@ -59,7 +58,7 @@ TEST(RepairPrompt, ATritonFailureGetsThePythonFencedTritonPrompt) {
 
 TEST(RepairPrompt, ACudaFailureGetsTheOriginalPromptUnchanged) {
   const std::string kernel = "__global__ void k() {}\n";
-  auto prompt = repair_prompt_for(compile::Language::cuda, gemm(), kernel, "error: x\n");
+  auto prompt = agent::repair_prompt_for(compile::Language::cuda, gemm(), kernel, "error: x\n");
   ASSERT_TRUE(prompt);
   EXPECT_EQ(*prompt, agent::repair_prompt(gemm(), kernel, "error: x\n"));
 }

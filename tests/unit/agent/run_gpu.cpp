@@ -1,6 +1,7 @@
 // `ptxbench run` on the H200 (label gpu): the real binary, a replay model, the local GPU
 // evaluator. A candidate that behaves differently on its second call used to end the whole run
-// with an exception; every evaluated turn is memory-checked by default.
+// with an exception; every evaluated turn is memory-checked by default; a Triton run's turns
+// are evaluated on the GPU as CUDA ones are.
 #include "support/ptxbench_cli.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/fs.hpp"
@@ -23,12 +24,13 @@ std::string kernel_text(const std::string& name, int variant = 0) {
          (text ? *text : std::string());
 }
 
-// A registry with one replay model answering `replies` in order.
+// A registry with one replay model answering `replies` in order, each in a `fence` block.
 std::filesystem::path replay_registry(const ScratchDir& dir,
-                                      const std::vector<std::string>& replies) {
+                                      const std::vector<std::string>& replies,
+                                      const std::string& fence = "```cuda") {
   std::string lines;
   for (const std::string& reply : replies)
-    lines += nlohmann::json{{"text", "```cuda\n" + reply + "```\n"}}.dump() + "\n";
+    lines += nlohmann::json{{"text", fence + "\n" + reply + "```\n"}}.dump() + "\n";
   EXPECT_TRUE(util::write_file_atomic(dir.path() / "replies.jsonl", lines));
   const nlohmann::json model{
       {"provider", "replay"}, {"model", "replay"}, {"replay_file", "replies.jsonl"}};
@@ -103,6 +105,35 @@ TEST(RunGpu, EveryEvaluatedTurnIsMemoryCheckedByDefault) {
     EXPECT_GT(std::stod(rows[i].at("memcheck_ms")), 0.0) << i;
   }
   EXPECT_EQ(rows[2].at("category"), "correct");
+}
+
+TEST(RunGpu, ATritonRunEvaluatesEachReplyOnTheGpu) {
+  ScratchDir dir, cache;
+  auto triton_text = [](const std::string& path) {
+    auto text = util::read_file(path);
+    EXPECT_TRUE(text) << path;
+    return text ? *text : std::string();
+  };
+  const auto registry = replay_registry(
+      dir,
+      {triton_text(std::string(PTXBENCH_TEST_KERNELS) + "/triton/torch_op.py"),
+       triton_text(std::string(PTXBENCH_TEST_DATA) + "/compile/triton/gemm_persistent_tma.py")},
+      "```python");
+  const auto run_dir = dir.path() / "run";
+  auto result = test_support::run_ptxbench({"run", "--registry", registry.string(), "--model",
+                                            "scripted", "--language", "triton", "--turns", "2",
+                                            "--target-speedup", "0.5", "--out", run_dir.string()},
+                                           std::chrono::minutes(10), {cache_env(cache)});
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->exit_code, 0) << result->out << result->err;
+  EXPECT_EQ(result->err.find("static_only"), std::string::npos) << result->err;
+  const auto rows = turns_csv(run_dir);
+  ASSERT_EQ(rows.size(), 2u) << result->out << result->err;
+  EXPECT_EQ(rows[0].at("category"), "banned_library"); // torch.matmul ran cuBLAS in the call
+  EXPECT_EQ(rows[1].at("category"), "correct");
+  ASSERT_FALSE(rows[1].at("speedup").empty());
+  EXPECT_GT(std::stod(rows[1].at("speedup")), 0.5);
+  EXPECT_EQ(rows[1].at("language"), "triton");
 }
 
 } // namespace

@@ -72,7 +72,8 @@ TEST(RunTritonCli, ATritonRunGatesEachPythonReplyAndStoresTheLanguage) {
                               "--target-speedup", "0", "--quiet", "--out", run_dir.string()},
                              cache);
   ASSERT_EQ(result.exit_code, 0) << result.err << result.out;
-  EXPECT_NE(result.err.find("Triton candidates get the Triton gate only"), std::string::npos);
+  EXPECT_NE(result.err.find("every Triton turn stops after the Triton gate"), std::string::npos)
+      << result.err;
 
   auto store = store::RunStore::open_existing(run_dir);
   ASSERT_TRUE(store);
@@ -106,4 +107,17 @@ TEST(RunTritonCli, AnUnknownLanguageIsAUsageError) {
       cache);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--language must be cuda or triton"), std::string::npos) << bad.err;
+}
+
+TEST(RunTritonCli, ATritonRunRefusesAnEvaluationServiceBeforeCreatingAnything) {
+  ScratchDir dir, cache;
+  const auto run_dir = dir.path() / "r";
+  auto refused = run_ptxbench({"run", "--model", "demo", "--language", "triton", "--eval-service",
+                               "http://127.0.0.1:9", "--out", run_dir.string()},
+                              cache);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("the evaluation service takes CUDA candidates only"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(run_dir));
 }
