@@ -141,11 +141,23 @@ void add_recipe_options(CLI::App& sub, RecipeCliOptions& o) {
 
 namespace {
 
+// The error that ends a recipe whose model stage a signal stopped, with the signal's exit code
+// kept in `stopped`.
+util::Error stopped_stage(const StopSignals& signals, std::optional<ExitCode>& stopped,
+                          std::string_view stage) {
+  stopped = signals.stopped_code();
+  return util::make_error(util::ErrorKind::transport,
+                          fmt::format("the {} stage was stopped by signal {}; run this again to "
+                                      "resume it",
+                                      stage, signals.received()));
+}
+
 // The recipe's repair and synthesize stages as their own subcommands run them; an unfinished
-// stage stops the recipe (the same command resumes it).
-adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view command) {
+// stage stops the recipe (the same command resumes it), and a stopped one also sets `stopped`.
+adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view command,
+                                std::optional<ExitCode>& stopped) {
   adapt::ModelStages stages;
-  stages.repair = [&o, command](adapt::RepairOptions options) -> util::Status {
+  stages.repair = [&o, command, &stopped](adapt::RepairOptions options) -> util::Status {
     if (!o.registry.empty())
       options.registry = std::filesystem::absolute(o.registry);
     options.eval.service = o.service;
@@ -153,6 +165,8 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
     auto result = run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
                                    !o.quiet, command, signals);
     PTXBENCH_TRY(result);
+    if (signals.stopped_code())
+      return stopped_stage(signals, stopped, "repair");
     if (result->summary.unfinished() > 0)
       return util::make_error(util::ErrorKind::transport, // model or evaluator kept failing
                               fmt::format("{} repairs stopped unfinished; run this again to "
@@ -160,9 +174,12 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
                                           result->summary.unfinished()));
     return util::Ok{};
   };
-  stages.synthesize = [&o](const adapt::SynthesizeOptions& options) -> util::Status {
-    auto result = run_synthesize_stage(options, o.registry, !o.quiet);
+  stages.synthesize = [&o, &stopped](const adapt::SynthesizeOptions& options) -> util::Status {
+    StopSignals signals;
+    auto result = run_synthesize_stage(options, o.registry, !o.quiet, signals);
     PTXBENCH_TRY(result);
+    if (signals.stopped_code())
+      return stopped_stage(signals, stopped, "synthesize");
     if (result->failed + result->left > 0)
       return util::make_error(util::ErrorKind::bad_response,
                               fmt::format("{} rationales failed or were not attempted; run this "
@@ -193,9 +210,12 @@ ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::Dat
   auto tokenizer = make_tokenizer(o.build, transport);
   if (!tokenizer)
     return report_error(command, tokenizer.error());
-  auto run = adapt::run_recipe(*recipe, o.dir, **tokenizer, model_stages(o, command));
-  if (!run)
-    return report_error(command, run.error());
+  std::optional<ExitCode> stopped;
+  auto run = adapt::run_recipe(*recipe, o.dir, **tokenizer, model_stages(o, command, stopped));
+  if (!run) {
+    const ExitCode code = report_error(command, run.error());
+    return stopped.value_or(code);
+  }
   print_warnings(command, run->notes);
   std::string ran;
   for (const std::string& stage : run->ran)

@@ -71,12 +71,14 @@ util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions&
                                                      std::string_view command,
                                                      const StopSignals& signals);
 // The synthesize stage as `fixit synthesize` runs it, with the registry at `registry_file`
-// (empty: the shipped one); its counts on stdout.
+// (empty: the shipped one); its counts on stdout. A stop caught by `signals` ends it with the
+// rationales done so far kept; the caller reads which from `signals`.
 util::Expected<adapt::SynthesizeResult>
 run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string& registry_file,
-                     bool progress);
+                     bool progress, const StopSignals& signals);
 void add_recipe_options(CLI::App& sub, RecipeCliOptions& o);
-// Runs a recipe's stages (adapt/recipe.hpp); a recipe of the other kind is a usage error.
+// Runs a recipe's stages (adapt/recipe.hpp); a recipe of the other kind is a usage error, and
+// a model stage stopped by Ctrl-C or SIGTERM ends it with 130 or 143 (resumable).
 ExitCode run_all(std::string_view command, const RecipeCliOptions& o, adapt::DatasetKind kind);
 
 ExitCode run_bundle(std::string_view command, const std::string& dir, const std::string& out,

@@ -91,9 +91,12 @@ ExitCode run_synthesize(const SynthesizeCliOptions& o, adapt::RationaleKind kind
   options.concurrency = o.concurrency;
   options.max_passes = o.max_passes;
   options.limits = {o.min_chars, o.max_chars};
-  auto result = run_synthesize_stage(options, o.registry, !o.quiet);
+  StopSignals signals;
+  auto result = run_synthesize_stage(options, o.registry, !o.quiet, signals);
   if (!result)
     return report_error(command, result.error());
+  if (auto stopped = signals.stopped_code())
+    return *stopped;
   return result->failed + result->left == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
@@ -142,6 +145,8 @@ ExitCode run_fixit_notes(const NotesCliOptions& o) {
              result->already_done, result->done, result->failed, result->left, result->cost_usd);
   if (result->failed + result->left > 0)
     fmt::print("Failed and unattempted ones run again with the same command.\n");
+  if (auto stopped = signals.stopped_code())
+    return *stopped;
   return result->failed + result->left == 0 ? ExitCode::ok : ExitCode::failure;
 }
 
@@ -173,13 +178,12 @@ util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions&
 
 util::Expected<adapt::SynthesizeResult>
 run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string& registry_file,
-                     bool progress) {
+                     bool progress, const StopSignals& signals) {
   auto registry =
       model::load_registry(registry_file.empty() ? model::default_registry_path()
                                                  : std::filesystem::path(registry_file));
   PTXBENCH_TRY(registry);
   auto transport = model::make_curl_transport();
-  StopSignals signals;
   adapt::SynthesizeDeps deps;
   deps.registry = &*registry;
   deps.client.transport = transport.get();

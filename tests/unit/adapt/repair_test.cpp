@@ -3,6 +3,7 @@
 // report, export and run --resume work on the run. The teacher is an OpenAI-compatible server on
 // loopback; a test executor stands in for the GPU.
 #include "adapt/repair.hpp"
+#include "adapt_test_support.hpp"
 #include "agent/prompt.hpp"
 #include "model/http_transport.hpp"
 #include "model_stage_support.hpp"
@@ -233,9 +234,43 @@ TEST(RepairCli, TheRepairRunIsAnOrdinaryRunDirectory) {
 
 namespace {
 
-// Ctrl-C stops `fixit repair` as it stops `run`: the turn in flight finishes, the repair run
-// stays resumable, and the exit code is 130 (143 for SIGTERM), not 1 (a negative verdict).
-void expect_stop_code(int signal, int code) {
+// The `fixit repair` command line over the data directory `dir` (whose selected failures are
+// written), with the teacher at `registry`.
+std::vector<std::string> repair_command(const ScratchDir& dir,
+                                        const std::filesystem::path& registry) {
+  write_records(repair_paths(dir.path()).selected, std::vector{failure(0), failure(1)});
+  return {"fixit",  "repair", dir.path().string(), "--teacher", "loop",          "--registry",
+          registry.string(), "--turns", "2", "--jobs", "1", "--static-only", "--quiet"};
+}
+
+// The `fixit all` command line of a recipe that collects two failures from a run in `dir`,
+// balances them and repairs them with the teacher at `registry`.
+std::vector<std::string> recipe_command(const ScratchDir& dir,
+                                        const std::filesystem::path& registry) {
+  {
+    auto run = test::open_run(dir.path() / "run");
+    test::add_trajectory(*run, test::key("gemm_n7168_k5120", 0, "none"),
+                         {test::failed(store::TurnCategory::compile, "a"),
+                          test::failed(store::TurnCategory::numerical, "b")});
+  }
+  const nlohmann::json recipe{{"name", "t"},
+                              {"kind", "fixit"},
+                              {"sources", {(dir.path() / "run").string()}},
+                              {"balance", {{"cap", 33}}},
+                              {"repair", {{"teacher", "loop"}, {"turns", 2}}}};
+  const auto recipe_file = dir.path() / "recipe.json";
+  EXPECT_TRUE(util::write_file_atomic(recipe_file, recipe.dump()));
+  return {"fixit",       "all",  "--recipe", recipe_file.string(), "--out",
+          (dir.path() / "data").string(), "--registry", registry.string(), "--static-only",
+          "--quiet"};
+}
+
+using CommandFor = std::vector<std::string> (*)(const ScratchDir&, const std::filesystem::path&);
+
+// Ctrl-C stops `fixit repair` (and the recipe's repair stage) as it stops `run`: the turn in
+// flight finishes, the repair run stays resumable, and the exit code is 130 (143 for SIGTERM),
+// not 1 (a negative verdict).
+void expect_stop_code(int signal, int code, CommandFor command = repair_command) {
   ScratchDir dir;
   ScratchDir cache;
   std::atomic<int> requests{0};
@@ -247,11 +282,7 @@ void expect_stop_code(int signal, int code) {
   });
   self = &server;
   const auto registry = test_support::write_registry(dir, server.base_url());
-  write_records(repair_paths(dir.path()).selected, std::vector{failure(0), failure(1)});
-  pid_t pid = test_support::spawn_ptxbench({"fixit", "repair", dir.path().string(), "--teacher",
-                                            "loop", "--registry", registry.string(), "--turns", "2",
-                                            "--jobs", "1", "--static-only", "--quiet"},
-                                           cache);
+  pid_t pid = test_support::spawn_ptxbench(command(dir, registry), cache);
   ASSERT_GT(pid, 0);
   for (int i = 0; i < 3000 && requests.load() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -271,4 +302,9 @@ void expect_stop_code(int signal, int code) {
 TEST(RepairCli, CtrlCExits130AndSigtermExits143) {
   expect_stop_code(SIGINT, 130);
   expect_stop_code(SIGTERM, 143);
+}
+
+TEST(RepairCli, ARecipeStoppedInItsRepairStageExits130AndSigtermExits143) {
+  expect_stop_code(SIGINT, 130, recipe_command);
+  expect_stop_code(SIGTERM, 143, recipe_command);
 }
