@@ -7,7 +7,8 @@
 // pipe. memcheck also reports an access as out of bounds only against allocations it has
 // seen being made.
 //
-// Approach. `ptxbench-candidate --single-call SPEC --inputs FILE` reads a `load` request
+// Approach. `ptxbench-candidate --single-call SPEC --inputs FILE` (or the Triton child with the
+// same words, whose host loads kernel.py and warms it up first) reads a `load` request
 // (library, signature, one input set described by sizes, scalars, var axes) from SPEC and the
 // raw bytes of that set's input tensors, in ABI order, from FILE. Every buffer is a cudaMalloc
 // of its own, so memcheck's bounds are exactly the tensor bounds; outputs are filled with the
@@ -93,11 +94,15 @@ int CandidateServer::single_call(const protocol::Request& spec, const std::files
         protocol::Reply::failure(protocol::ChildError::cuda,
                                  "cannot select CUDA device " + std::to_string(m_device)),
         protocol::kSingleCallSetupFailed);
-  protocol::Reply setup = load_library(spec);
+  // A host (the Triton child) loads its candidate and then warms it up on set 0 (JIT, autotuning),
+  // so under the tool its compilation and first launch are observed too.
+  protocol::Reply setup = m_host != nullptr ? load_host(spec) : load_library(spec);
   if (setup.ok)
     setup = load_own_set(spec.sets.front(), inputs);
   if (setup.ok)
     setup = create_stream();
+  if (setup.ok && m_host != nullptr)
+    setup = warm_up();
   if (!setup.ok)
     return print_reply(setup, protocol::kSingleCallSetupFailed);
   for (int i = 0; i < options.warmup; ++i) {

@@ -15,7 +15,7 @@ namespace {
 
 using ptxbench::protocol::ChildArguments;
 
-int run_single_call(const ChildArguments& args) {
+int run_single_call(const ChildArguments& args, const PtxbenchChildHost* host) {
   auto text = ptxbench::util::read_file(args.spec);
   if (!text) {
     std::fprintf(stderr, "ptxbench-candidate: %s\n", text.error().message.c_str());
@@ -26,7 +26,7 @@ int run_single_call(const ChildArguments& args) {
     std::fprintf(stderr, "ptxbench-candidate: %s\n", spec.error().message.c_str());
     return ptxbench::protocol::kSingleCallSetupFailed;
   }
-  ptxbench::child::CandidateServer server(args.device);
+  ptxbench::child::CandidateServer server(args.device, host);
   return server.single_call(*spec, args.inputs, args.options);
 }
 
@@ -38,12 +38,8 @@ int run_child(int argc, const char* const* argv, const PtxbenchChildHost* host) 
     return 2;
   }
   try {
-    if (args->mode == ptxbench::protocol::ChildMode::single_call) {
-      if (host == nullptr)
-        return run_single_call(*args);
-      std::fprintf(stderr, "ptxbench-candidate: the single-call mode runs kernel.so files only\n");
-      return 2;
-    }
+    if (args->mode == ptxbench::protocol::ChildMode::single_call)
+      return run_single_call(*args, host);
     ptxbench::child::CandidateServer server(args->device, host);
     return server.serve(args->request_fd, args->reply_fd);
   } catch (const std::exception& e) {

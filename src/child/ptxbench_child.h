@@ -36,8 +36,9 @@ typedef struct PtxbenchChildHost {
  * kernel.so files: what `ptxbench-candidate` runs. Returns the process exit status. */
 int ptxbench_child_main(int argc, const char* const* argv);
 
-/* The same child serving requests for `host` (serve mode only; the single-call mode is for
- * kernel.so files). Returns the process exit status. */
+/* The same child for `host`: serving requests, or one call on its own (the single-call mode,
+ * which compute-sanitizer runs), after the host's load and warm-up. Returns the process exit
+ * status. */
 int ptxbench_child_host_main(int argc, const char* const* argv, const PtxbenchChildHost* host);
 
 #ifdef __cplusplus

@@ -16,15 +16,22 @@ std::filesystem::path triton_cache_dir(const std::filesystem::path& work) {
 }
 
 ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd) {
+  return child_command(launch,
+                       protocol::serve_argv(launch.candidate_binary, device, request_fd, reply_fd));
+}
+
+ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> words) {
   ChildCommand command;
+  if (words.empty())
+    return command;
   if (launch.language == compile::Language::cuda) {
-    command.argv = protocol::serve_argv(launch.candidate_binary, device, request_fd, reply_fd);
+    words.front() = launch.candidate_binary.string();
+    command.argv = std::move(words);
     return command;
   }
-  auto served = protocol::serve_argv(launch.python, device, request_fd, reply_fd);
-  command.argv = {served.front(), "-m", "ptxbench_triton.child", "--library",
+  command.argv = {launch.python.string(), "-m", "ptxbench_triton.child", "--library",
                   launch.child_library.string()};
-  command.argv.insert(command.argv.end(), served.begin() + 1, served.end());
+  command.argv.insert(command.argv.end(), words.begin() + 1, words.end());
   const std::filesystem::path cache = triton_cache_dir(launch.triton_work);
   std::string pythonpath = launch.python_root.string();
   if (!launch.inherited_pythonpath.empty())

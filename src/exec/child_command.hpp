@@ -36,6 +36,9 @@ std::filesystem::path triton_cache_dir(const std::filesystem::path& work);
 
 // The command line and environment of a child serving on `request_fd` / `reply_fd`.
 ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd);
+// The same for the child command line `words` (protocol/child_arguments.hpp, its first word
+// the program, which this replaces by the launch's): a single call, for instance.
+ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> words);
 
 // libptxbench_child.so: $PTXBENCH_CHILD_LIBRARY, else ../lib/ next to the running executable,
 // else the build tree's.

@@ -90,20 +90,17 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   const bool audit_wanted = m_options.audit == Audit::ncu;
   if (!sanitize_wanted && !audit_wanted)
     return;
-  if (m_triton != nullptr) { // the single-call mode runs kernel.so files only
-    const std::string why = "not built for Triton candidates: the single-call mode that "
-                            "compute-sanitizer and ncu run is for kernel.so files";
-    if (sanitize_wanted)
-      m_result.sanitizer = not_run<SanitizerPass>(why);
-    if (audit_wanted)
-      m_result.ncu_audit = not_run<NcuAuditPass>(why);
+  if (m_triton != nullptr && audit_wanted) // ncu's replays would each import torch and Triton
+    m_result.ncu_audit = not_run<NcuAuditPass>(
+        "not built for Triton candidates: the ncu audit runs kernel.so files only");
+  if (m_triton != nullptr && !sanitize_wanted)
     return;
-  }
   std::optional<util::Expected<SingleCallFiles>> files;
   {
     std::shared_lock gpu(m_warm.lock);
-    files.emplace(
-        SingleCallFiles::write(*m_buffers, library, m_result.check.signature, m_warm.device));
+    files.emplace(SingleCallFiles::write(*m_buffers, library, m_result.check.signature,
+                                         m_warm.device,
+                                         m_triton != nullptr ? m_triton->binding : std::string()));
   }
   if (!*files) {
     if (sanitize_wanted)
@@ -117,7 +114,7 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
       std::shared_lock gpu(m_warm.lock);
       sanitize(binary, **files);
     });
-  if (audit_wanted)
+  if (audit_wanted && m_triton == nullptr)
     m_phases.time("ncu_audit", [&] {
       // ncu needs the counters our own child may still hold while it ends in the background.
       const CounterSessionClaim counters(m_warm.spares, m_options.tool_timeout);
@@ -133,7 +130,13 @@ void GpuEvaluation::sanitize(const std::filesystem::path& binary, const SingleCa
         fmt::format("the main pass ended in {}", trace::to_string(m_result.status)));
     return;
   }
-  m_result.sanitizer = run_sanitizer_pass(m_tool_runner, binary, files, m_options.tool_timeout);
+  // A Triton candidate's single call runs in the Python child, with the evaluation's Triton
+  // cache (its kernels are compiled already; the late-cubin check is done by now).
+  ChildLaunch cuda_launch;
+  cuda_launch.candidate_binary = binary;
+  const ChildCommand child =
+      child_command(m_triton != nullptr ? m_triton->launch : cuda_launch, files.argv(binary, {}));
+  m_result.sanitizer = run_sanitizer_pass(m_tool_runner, child, m_options.tool_timeout);
   const SanitizerPass& pass = *m_result.sanitizer;
   if (!pass.ran || pass.finding.empty())
     return;

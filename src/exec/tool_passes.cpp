@@ -40,7 +40,8 @@ std::optional<protocol::Reply> single_call_reply(const std::string& out) {
 
 util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffers,
                                                        const std::filesystem::path& library,
-                                                       const std::string& signature, int device) {
+                                                       const std::string& signature, int device,
+                                                       const std::string& binding) {
   static std::atomic<int> counter{0};
   SingleCallFiles files;
   files.m_device = device;
@@ -56,6 +57,7 @@ util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffer
   spec.op = protocol::RequestOp::load;
   spec.library = library.string();
   spec.signature = signature;
+  spec.binding = binding;
   spec.sets = {buffers.layout()};
   spec.scalars = buffers.scalar_bits();
   spec.var_axes = buffers.var_axes();
@@ -145,9 +147,8 @@ SanitizerPass sanitizer_pass_from(const util::ProcessResult& process) {
   return pass;
 }
 
-SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner,
-                                 const std::filesystem::path& candidate,
-                                 const SingleCallFiles& files, std::chrono::milliseconds timeout) {
+SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                                 std::chrono::milliseconds timeout) {
   SanitizerPass pass;
   measure::SanitizerOptions options;
   options.sanitizer = find_cuda_tool("compute-sanitizer").string();
@@ -157,7 +158,8 @@ SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner,
   }
   util::ProcessOptions process;
   process.timeout = timeout;
-  auto result = runner.run(measure::sanitizer_command(files.argv(candidate, {}), options), process);
+  process.extra_env = child.env;
+  auto result = runner.run(measure::sanitizer_command(child.argv, options), process);
   if (!result) {
     pass.reason = result.error().message;
     return pass;

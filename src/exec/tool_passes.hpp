@@ -22,6 +22,7 @@
 #pragma once
 
 #include "exec/buffers.hpp"
+#include "exec/child_command.hpp"
 #include "exec/evaluation.hpp"
 #include "protocol/child_arguments.hpp"
 #include "util/error.hpp"
@@ -40,10 +41,12 @@ inline constexpr std::string_view kAuditNvtxRange = "ptxbench_eval";
 // The two files of a single-call run in a scratch folder that is removed with this object.
 class SingleCallFiles {
 public:
-  // Writes the spec (library, signature, set 0's layout, scalars, var axes) and set 0's inputs.
+  // Writes the spec (library, signature, a Triton candidate's binding, set 0's layout, scalars,
+  // var axes) and set 0's inputs.
   static util::Expected<SingleCallFiles> write(const EvalBuffers& buffers,
                                                const std::filesystem::path& library,
-                                               const std::string& signature, int device);
+                                               const std::string& signature, int device,
+                                               const std::string& binding = {});
   SingleCallFiles(SingleCallFiles&& other) noexcept;
   SingleCallFiles& operator=(SingleCallFiles&&) = delete;
   SingleCallFiles(const SingleCallFiles&) = delete;
@@ -74,9 +77,10 @@ std::string describe_finding(const measure::SanitizerReport& report);
 // (exec's `count` reply: {"available", "gmma", "tma_load", "tma_store", "tma_reduce"}).
 void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process);
 
-SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner,
-                                 const std::filesystem::path& candidate,
-                                 const SingleCallFiles& files, std::chrono::milliseconds timeout);
+// compute-sanitizer memcheck over the single-call child `child` (its argv and environment:
+// child_command.hpp, from SingleCallFiles::argv).
+SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                                 std::chrono::milliseconds timeout);
 
 NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
                                 const SingleCallFiles& files, std::chrono::milliseconds timeout);

@@ -239,8 +239,11 @@ namespace {
 std::vector<std::string> repair_command(const ScratchDir& dir,
                                         const std::filesystem::path& registry) {
   write_records(repair_paths(dir.path()).selected, std::vector{failure(0), failure(1)});
-  return {"fixit",  "repair", dir.path().string(), "--teacher", "loop",          "--registry",
-          registry.string(), "--turns", "2", "--jobs", "1", "--static-only", "--quiet"};
+  return {"fixit",           "repair",  dir.path().string(),
+          "--teacher",       "loop",    "--registry",
+          registry.string(), "--turns", "2",
+          "--jobs",          "1",       "--static-only",
+          "--quiet"};
 }
 
 // The `fixit all` command line of a recipe that collects two failures from a run in `dir`,
@@ -260,9 +263,11 @@ std::vector<std::string> recipe_command(const ScratchDir& dir,
                               {"repair", {{"teacher", "loop"}, {"turns", 2}}}};
   const auto recipe_file = dir.path() / "recipe.json";
   EXPECT_TRUE(util::write_file_atomic(recipe_file, recipe.dump()));
-  return {"fixit",       "all",  "--recipe", recipe_file.string(), "--out",
-          (dir.path() / "data").string(), "--registry", registry.string(), "--static-only",
-          "--quiet"};
+  return {"fixit",         "all",
+          "--recipe",      recipe_file.string(),
+          "--out",         (dir.path() / "data").string(),
+          "--registry",    registry.string(),
+          "--static-only", "--quiet"};
 }
 
 using CommandFor = std::vector<std::string> (*)(const ScratchDir&, const std::filesystem::path&);
@@ -286,7 +291,9 @@ void expect_stop_code(int signal, int code, CommandFor command = repair_command)
   ASSERT_GT(pid, 0);
   for (int i = 0; i < 3000 && requests.load() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_EQ(requests.load(), 1) << "the repair never called the teacher";
+  // The first request is held; a recipe's repair runs trajectories in parallel, whose other
+  // requests are answered at once.
+  ASSERT_GE(requests.load(), 1) << "the repair never called the teacher";
   ASSERT_EQ(kill(pid, signal), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   server.release();

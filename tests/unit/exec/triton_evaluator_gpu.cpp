@@ -159,5 +159,34 @@ TEST(TritonEvaluatorGpu, AKernelThatWritesItsInputsIsIncorrect) {
   expect_healthy_after("mutates_inputs.py");
 }
 
+TEST(TritonEvaluatorGpu, MemcheckFindsNothingInThePersistentTmaGemm) {
+  EvalOptions options = triton_options();
+  options.sanitize = Sanitize::memcheck;
+  const Evaluation ev = evaluate_triton("gemm_persistent_tma.py", options);
+  ASSERT_TRUE(ev.sanitizer);
+  ASSERT_TRUE(ev.sanitizer->ran) << ev.sanitizer->reason;
+  EXPECT_EQ(ev.status, Status::passed) << ev.message << ev.sanitizer->report.log;
+  EXPECT_TRUE(ev.sanitizer->finding.empty()) << ev.sanitizer->finding;
+  EXPECT_TRUE(ev.sanitizer->call_completed);
+  for (const auto& phase : ev.phases)
+    if (phase.name == "sanitizer")
+      std::printf("memcheck of the Triton child's single call: %.0f ms\n",
+                  static_cast<double>(phase.elapsed.count()) / 1000.0);
+}
+
+TEST(TritonEvaluatorGpu, MemcheckNamesAnOutOfBoundsWriteInATritonKernel) {
+  EvalOptions options = triton_options();
+  options.sanitize = Sanitize::memcheck;
+  const Evaluation ev = evaluate_triton("out_of_bounds_write.py", options);
+  ASSERT_TRUE(ev.sanitizer);
+  ASSERT_TRUE(ev.sanitizer->ran) << ev.sanitizer->reason;
+  std::printf("%s", ev.sanitizer->report.log.c_str());
+  EXPECT_EQ(ev.status, Status::runtime_error) << ev.message;
+  EXPECT_EQ(ev.message.rfind("compute-sanitizer memcheck: Invalid __global__ write", 0), 0u)
+      << ev.message;
+  EXPECT_TRUE(contains(ev.message, "poke_past_end")) << ev.message;
+  expect_healthy_after("out_of_bounds_write.py");
+}
+
 } // namespace
 } // namespace ptxbench::exec

@@ -84,8 +84,9 @@ TEST_F(TritonWithoutGpu, AFileThatDoesNotParseOrHasOtherParametersIsACompileErro
 }
 
 TEST_F(TritonWithoutGpu, TheRuntimeFixturesPassTheGateSoTheirGpuTestsReachTheChild) {
-  for (const char* name : {"raises.py", "raises_second_call.py", "hangs_in_autotuning.py",
-                           "torch_op.py", "other_stream.py", "late_work.py", "mutates_inputs.py"}) {
+  for (const char* name :
+       {"raises.py", "raises_second_call.py", "hangs_in_autotuning.py", "torch_op.py",
+        "other_stream.py", "late_work.py", "mutates_inputs.py", "out_of_bounds_write.py"}) {
     const Evaluation ev = evaluate_triton(triton_kernel(name));
     EXPECT_EQ(ev.check.outcome, CheckOutcome::ok) << name << ": " << ev.message;
     EXPECT_FALSE(ev.gpu_ran) << name;

@@ -6,6 +6,7 @@
 #include "exec/launch_rules.hpp"
 #include "exec/triton_binding.hpp"
 #include "exec/triton_cubins.hpp"
+#include "protocol/child_arguments.hpp"
 #include "sass/report.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/subprocess.hpp"
@@ -50,6 +51,27 @@ TEST(ChildCommand, ATritonCandidatesChildIsThePythonModuleWithItsOwnCacheFolder)
   EXPECT_EQ(triton_cache_dir("/tmp/eval-7"), "/tmp/eval-7/triton-cache");
   launch.inherited_pythonpath = "/venv/site";
   EXPECT_TRUE(has(child_command(launch, 0, 3, 4).env, "PYTHONPATH=/src/python:/venv/site"));
+}
+
+TEST(ChildCommand, ATritonCandidatesSingleCallIsThePythonModuleWithTheSameWords) {
+  ChildLaunch launch;
+  launch.language = compile::Language::triton;
+  launch.python = "/usr/bin/python3.12";
+  launch.python_root = "/src/python";
+  launch.child_library = "/b/lib/libptxbench_child.so";
+  launch.triton_work = "/tmp/eval-7";
+  const auto words =
+      protocol::single_call_argv("/b/ptxbench-candidate", 0, "/tmp/s/spec.json", "/tmp/s/in", {});
+  const ChildCommand command = child_command(launch, words);
+  EXPECT_EQ(command.argv, (std::vector<std::string>{
+                              "/usr/bin/python3.12", "-m", "ptxbench_triton.child", "--library",
+                              "/b/lib/libptxbench_child.so", "--device", "0", "--single-call",
+                              "/tmp/s/spec.json", "--inputs", "/tmp/s/in"}));
+  EXPECT_TRUE(has(command.env, "TRITON_CACHE_DIR=/tmp/eval-7/triton-cache"));
+  ChildLaunch cuda;
+  cuda.candidate_binary = "/b/ptxbench-candidate";
+  EXPECT_EQ(child_command(cuda, words).argv, words);
+  EXPECT_TRUE(child_command(cuda, words).env.empty());
 }
 
 trace::Definition gemm_definition() {
