@@ -25,8 +25,8 @@ util::Expected<TurnResult> TritonStaticExecutor::evaluate(const std::string& sou
       result.category = category_of_rule(finding.rule);
   result.feedback = triton_gate_feedback(*report);
   if (report->ok())
-    result.feedback += "The GPU step did not run (no GPU here), so the kernel was not compiled by "
-                       "Triton, checked or timed.\n";
+    result.feedback +=
+        "The GPU step did not run, so the kernel was not compiled by Triton, checked or timed.\n";
   result.evaluation.kernel_source = source;
   return result;
 }

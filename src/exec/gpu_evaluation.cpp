@@ -105,7 +105,7 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   if (!*files) {
     if (sanitize_wanted)
       m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
-    if (audit_wanted)
+    if (audit_wanted && m_triton == nullptr)
       m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
     return;
   }
