@@ -44,7 +44,12 @@ def without_root(data: bytes) -> bytes:
 def key_of(entry):
     """The unit's cache key, or None when its preprocessed text cannot be had."""
     args = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
-    compiler = next(i for i, a in enumerate(args) if re.search(r"(c\+\+|g\+\+|clang\+\+)$", a))
+    # The compiler is the first word after any launcher; a unit whose compiler is not found
+    # this way is analysed every time rather than remembered.
+    compiler = next((i for i, a in enumerate(args)
+                     if re.search(r"(c\+\+|g\+\+|clang\+\+)(-[0-9.]+)?$", a)), None)
+    if compiler is None:
+        return None
     args = args[compiler:]
     out = []
     skip = False
