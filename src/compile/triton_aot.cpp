@@ -3,6 +3,7 @@
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 #include "util/json.hpp"
+#include "util/json_reader.hpp"
 #include "util/paths.hpp"
 
 #include <cstdlib>
@@ -29,29 +30,43 @@ std::optional<TritonAotOutcome> outcome_of_stage(std::string_view stage) {
   return std::nullopt;
 }
 
-util::Expected<TritonAotLaunch> parse_launch(const util::Json& item) {
-  if (!item.is_object() || !item.value("kernel", util::Json()).is_string() ||
-      !item.value("function", util::Json()).is_string() ||
-      !item.value("cubin", util::Json()).is_string())
-    return aot_bad_output("with a malformed launch");
+// One launch of the output at `path`; a field of the wrong type is recorded in `reader` (the
+// output comes from a process that imported the candidate, which may write to its stdout).
+TritonAotLaunch parse_launch(util::JsonReader& reader, const util::Json& item,
+                             const std::string& path) {
   TritonAotLaunch launch;
-  launch.kernel = item["kernel"].get<std::string>();
-  launch.function = item["function"].get<std::string>();
-  launch.cubin = item["cubin"].get<std::string>();
-  if (item.value("grid", util::Json()).is_array())
-    for (const auto& g : item["grid"])
-      if (g.is_number_integer())
-        launch.grid.push_back(g.get<std::int64_t>());
-  launch.num_warps = item.value("num_warps", 0);
-  launch.num_stages = item.value("num_stages", 0);
-  launch.shared_bytes = item.value("shared_bytes", std::int64_t{0});
+  if (!reader.expect_object(item, path))
+    return launch;
+  launch.kernel = reader.string(item, path, "kernel", util::Emptiness::rejected);
+  launch.function = reader.string(item, path, "function", util::Emptiness::rejected);
+  launch.cubin = reader.string(item, path, "cubin", util::Emptiness::rejected);
+  if (const util::Json* grid = util::JsonReader::optional(item, "grid")) {
+    if (!grid->is_array())
+      reader.fail(util::key_path(path, "grid"), "expected an array");
+    else
+      for (std::size_t i = 0; i < grid->size(); ++i)
+        launch.grid.push_back(
+            reader.integer_at((*grid)[i], util::index_path(util::key_path(path, "grid"), i)));
+  }
+  launch.num_warps =
+      static_cast<int>(reader.optional_integer(item, path, "num_warps", 0).value_or(0));
+  launch.num_stages =
+      static_cast<int>(reader.optional_integer(item, path, "num_stages", 0).value_or(0));
+  launch.shared_bytes = reader.optional_integer(item, path, "shared_bytes", 0).value_or(0);
   launch.constexprs = nlohmann::ordered_json::object();
-  if (item.value("constexprs", util::Json()).is_object())
-    for (const auto& [key, value] : item["constexprs"].items())
+  if (const util::Json* constexprs = reader.optional_object(item, path, "constexprs"))
+    for (const auto& [key, value] : constexprs->items())
       launch.constexprs[key] = value;
-  if (const auto& tune = item.value("autotune", util::Json()); tune.is_object())
-    launch.autotune = fmt::format("first of {} configurations: {}", tune.value("configs", 0),
-                                  tune.value("config", std::string()));
+  // "autotune" is null for a kernel without @triton.autotune.
+  const util::Json* tune = util::JsonReader::optional(item, "autotune");
+  const std::string tune_path = util::key_path(path, "autotune");
+  if (tune != nullptr && !tune->is_null() && reader.expect_object(*tune, tune_path)) {
+    const auto configs = reader.optional_integer(*tune, tune_path, "configs", 0).value_or(0);
+    const auto config =
+        reader.optional_string(*tune, tune_path, "config", util::Emptiness::allowed);
+    launch.autotune =
+        fmt::format("first of {} configurations: {}", configs, config.value_or(std::string()));
+  }
   return launch;
 }
 
@@ -80,13 +95,18 @@ std::vector<std::filesystem::path> TritonAotResult::cubins() const {
 
 util::Expected<TritonAotResult> parse_aot_output(std::string_view json) {
   util::Json parsed = util::Json::parse(json, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object() ||
-      !parsed.value("ok", util::Json()).is_boolean())
+  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("ok") ||
+      !parsed["ok"].is_boolean())
     return aot_bad_output("with something that is not its JSON");
+  util::JsonReader reader("aot.py output");
   TritonAotResult result;
   if (!parsed["ok"].get<bool>()) {
-    const std::string stage = parsed.value("stage", std::string());
-    const std::string message = parsed.value("message", std::string());
+    const std::string stage =
+        reader.optional_string(parsed, "$", "stage", util::Emptiness::allowed).value_or("");
+    const std::string message =
+        reader.optional_string(parsed, "$", "message", util::Emptiness::allowed).value_or("");
+    if (!reader.ok())
+      return aot_bad_output(reader.finish(0).error().message);
     if (stage == "triton_missing")
       return util::make_error(util::ErrorKind::not_found,
                               fmt::format("the static SASS report of a Triton candidate needs "
@@ -100,14 +120,16 @@ util::Expected<TritonAotResult> parse_aot_output(std::string_view json) {
     result.message = message;
     return result;
   }
-  result.triton_version = parsed.value("triton", std::string());
-  if (!parsed.value("launches", util::Json()).is_array() || parsed["launches"].empty())
+  result.triton_version =
+      reader.optional_string(parsed, "$", "triton", util::Emptiness::allowed).value_or("");
+  const util::Json* launches = util::JsonReader::optional(parsed, "launches");
+  if (launches == nullptr || !launches->is_array() || launches->empty())
     return aot_bad_output("ok without launches");
-  for (const auto& item : parsed["launches"]) {
-    auto launch = parse_launch(item);
-    PTXBENCH_TRY(launch);
-    result.launches.push_back(std::move(*launch));
-  }
+  for (std::size_t i = 0; i < launches->size(); ++i)
+    result.launches.push_back(
+        parse_launch(reader, (*launches)[i], util::index_path("$.launches", i)));
+  if (!reader.ok())
+    return aot_bad_output("with a malformed launch: " + reader.finish(0).error().message);
   return result;
 }
 

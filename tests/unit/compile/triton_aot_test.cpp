@@ -74,7 +74,16 @@ TEST(TritonAotOutput, MissingTritonIsNotFoundAndSaysHowToInstallIt) {
 TEST(TritonAotOutput, OutputThatIsNotItsJsonIsASubprocessError) {
   for (const char* bad : {"", "Traceback (most recent call last):", R"({"ok": true})",
                           R"({"ok": true, "launches": [{"kernel": 1}]})",
-                          R"({"ok": false, "stage": "spec", "message": "m"})"}) {
+                          R"({"ok": false, "stage": "spec", "message": "m"})",
+                          // Fields of the wrong type (the candidate's own print can stand in
+                          // for aot.py's line): an error, never an exception.
+                          R"({"ok": false, "stage": 5})",
+                          R"({"ok": true, "launches": [{"kernel": "k", "function": "k",
+                              "cubin": "c", "num_warps": "eight"}]})",
+                          R"({"ok": true, "launches": [{"kernel": "k", "function": "k",
+                              "cubin": "c", "autotune": {"configs": "3"}}]})",
+                          R"({"ok": true, "launches": [{"kernel": "k", "function": "k",
+                              "cubin": "c", "grid": ["x"]}]})"}) {
     auto result = parse_aot_output(bad);
     ASSERT_FALSE(result) << bad;
     EXPECT_EQ(result.error().kind, util::ErrorKind::subprocess) << bad;
