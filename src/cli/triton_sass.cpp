@@ -65,10 +65,11 @@ std::string aot_verdict_text(const TritonSassReport& report) {
   if (!verdict)
     return "";
   const sass::ArchReport* arch = sass::find_arch(*report.sass, compile::to_string(report.arch));
-  std::string families;
-  for (sass::Family family : arch->target_families)
-    families += fmt::format("{}{} {}", families.empty() ? "" : ", ", sass::to_string(family),
-                            arch->totals[sass::index_of(family)]);
+  std::string families; // none when the cubins hold no code for the arch (verdict absent)
+  if (arch != nullptr)
+    for (sass::Family family : arch->target_families)
+      families += fmt::format("{}{} {}", families.empty() ? "" : ", ", sass::to_string(family),
+                              arch->totals[sass::index_of(family)]);
   return fmt::format("static verdict ({}, AOT specialisation): target instructions {} [{}]\n",
                      compile::to_string(report.arch), sass::to_string(*verdict), families);
 }
