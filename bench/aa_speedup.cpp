@@ -19,10 +19,15 @@
 //              [--timing batched|strict]   (default: EvalOptions' default, strict)
 //              [--interleave-calls N]      (default: EvalOptions' default; 0: whole trials)
 //              [--reference interleave|cached] [--gap-ms G]
+//              [--counts on|off]           (default off: the A/A times only)
+//              [--counter-session when-idle|beside-timing]  (default: when-idle)
 // prints a markdown report on stdout. With --reference cached the first repeat of a problem
 // times the reference (the cache is empty) and the later ones reuse that latency, as
 // `ptxbench eval --cached-reference` does: their speedups show what reuse costs in accuracy.
 // --gap-ms idles before every repeat but the first (a service's gaps between requests).
+// --counts on adds the counting pass; with --counter-session beside-timing and no gap, the
+// next evaluation's spare then opens its counter session beside every evaluation's trials, and
+// a speedup within 1.00 ± 0.01 is the check that this does not move timed latencies.
 #include "bench/bench_evaluator.hpp"
 #include "cuda/device.hpp"
 #include "exec/buffers.hpp"
@@ -56,6 +61,7 @@ struct Arguments {
   int repeats = 3;
   std::string kernels = PTXBENCH_AA_KERNELS;
   int gap_ms = 0; // idle before every repeat but the first
+  exec::EvaluatorOptions evaluator;
   exec::EvalOptions options = [] {
     exec::EvalOptions o; // the paper's protocol, no counting pass (A/A times only)
     o.dynamic_counts = false;
@@ -96,6 +102,12 @@ Arguments parse(int argc, char** argv) {
           value == "cached" ? exec::ReferenceTiming::cached : exec::ReferenceTiming::interleave;
     else if (flag == "--gap-ms")
       args.gap_ms = std::stoi(value);
+    else if (flag == "--counts" && (value == "on" || value == "off"))
+      args.options.dynamic_counts = value == "on";
+    else if (flag == "--counter-session" && (value == "when-idle" || value == "beside-timing"))
+      args.evaluator.counter_session = value == "beside-timing"
+                                           ? exec::CounterSessionAhead::beside_timing
+                                           : exec::CounterSessionAhead::when_idle;
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -154,7 +166,7 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
   if (!ev)
     return ev;
   if (ev->status != trace::EvaluationStatus::passed || !ev->timing) {
-    fmt::print("| {} | {} | {} | {} | | | | | | |\n", problem.name(), repeat,
+    fmt::print("| {} | {} | {} | {} | | | | | | | |\n", problem.name(), repeat,
                trace::to_string(ev->status), ev->message);
     return ev;
   }
@@ -162,16 +174,22 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
   std::vector<double> ratios;
   for (std::size_t i = 0; i < t.candidate_trial_ms.size() && i < t.reference_trial_ms.size(); ++i)
     ratios.push_back(t.reference_trial_ms[i] / t.candidate_trial_ms[i]);
-  double timing_ms = 0.0;
-  for (const util::Phase& phase : ev->phases)
+  double timing_ms = 0.0, counts_ms = 0.0;
+  for (const util::Phase& phase : ev->phases) {
+    const double ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
     if (phase.name == "timing")
-      timing_ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
-  fmt::print("| {} | {} | PASSED ({}{}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} | {:.0f} |\n",
+      timing_ms = ms;
+    else if (phase.name == "counts")
+      counts_ms = ms;
+  }
+  fmt::print("| {} | {} | PASSED ({}{}) | {} | {} | {:.4f} | {:.4f} | **{:.4f}** | {} | {:.0f} | "
+             "{:.0f} |\n",
              problem.name(), repeat, t.mode, t.reference_cached ? ", reference cached" : "",
              number_list(t.reference_trial_ms), number_list(t.candidate_trial_ms), t.reference_ms,
-             t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios), timing_ms);
+             t.candidate_ms, t.reference_ms / t.candidate_ms, number_list(ratios), timing_ms,
+             counts_ms);
   for (const std::string& retimed : t.retimed_pairs)
-    fmt::print("|  | {} | re-timed {} | | | | | | | |\n", repeat, retimed);
+    fmt::print("|  | {} | re-timed {} | | | | | | | | |\n", repeat, retimed);
   return ev;
 }
 
@@ -180,8 +198,9 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
                  const std::string& source, int repeats, int gap_ms,
                  const exec::EvalOptions& options) {
   fmt::print("## {}\n\n| problem | repeat | status | reference trial ms | candidate trial ms | "
-             "reference ms | candidate ms | speedup | per-trial ratio | timing phase ms |\n"
-             "|---|---|---|---|---|---|---|---|---|---|\n",
+             "reference ms | candidate ms | speedup | per-trial ratio | timing phase ms | "
+             "counts phase ms |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|\n",
              problem.name());
   std::vector<double> speedups;
   std::optional<exec::Evaluation> first;
@@ -224,17 +243,21 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
 int main(int argc, char** argv) {
   try {
     const Arguments args = parse(argc, argv);
-    bench::BenchEvaluator bench(args.candidate);
+    bench::BenchEvaluator bench(args.candidate, args.evaluator);
     cudaDeviceProp props{};
     cudaGetDeviceProperties(&props, 0);
     const bool cached = args.options.reference_timing == exec::ReferenceTiming::cached;
     fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
                "{}, {} timing, reference and candidate handing over every {} timed calls, "
-               "reference {}, {} ms idle between repeats\n\n",
+               "reference {}, {} ms idle between repeats, counting pass {}, counter session "
+               "opened ahead {}\n\n",
                props.name, args.candidate, measure::to_string(args.options.timing_mode),
                args.options.interleave_calls,
                cached ? "cached (timed in the first repeat, reused after)" : "interleaved",
-               args.gap_ms);
+               args.gap_ms, args.options.dynamic_counts ? "on" : "off",
+               args.evaluator.counter_session == exec::CounterSessionAhead::beside_timing
+                   ? "beside timing"
+                   : "when idle");
     bool all_ok = true;
     for (const std::string& name : args.problems) {
       auto problem = bench.suite->find(name);

@@ -24,7 +24,8 @@ struct BenchEvaluator {
 
   // `candidate`: the child binary (empty: the one `ptxbench eval` uses). The reference latency
   // cache is off: every evaluation that times the reference times it.
-  explicit BenchEvaluator(const std::filesystem::path& candidate = {}) {
+  explicit BenchEvaluator(const std::filesystem::path& candidate = {},
+                          const exec::EvaluatorOptions& options = {}) {
     auto cuobjdump = sass::locate_cuobjdump(sass::ToolSearch::from_environment());
     if (!cuobjdump)
       throw util::Fatal(cuobjdump.error().message);
@@ -36,8 +37,8 @@ struct BenchEvaluator {
     if (!loaded)
       throw util::Fatal(loaded.error().message);
     suite = std::make_unique<suite::Suite>(std::move(*loaded));
-    evaluator =
-        std::make_unique<exec::Evaluator>(*checker, *suite, candidate, std::filesystem::path{});
+    evaluator = std::make_unique<exec::Evaluator>(*checker, *suite, candidate,
+                                                  std::filesystem::path{}, options);
   }
 };
 

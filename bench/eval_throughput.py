@@ -103,6 +103,17 @@ def main():
         "ratio_to_minimum": round(median_wall / statistics.median(minima), 2) if minima else None,
         "statuses": sorted({str(r["status"]) for r in rows}),
     }
+    # The latencies themselves, to compare settings side by side (a faster evaluation must
+    # not move them): medians over the warm requests.
+    candidates = [r["candidate_ms"] for r in warm if r["candidate_ms"]]
+    ratios = [r["reference_ms"] / r["candidate_ms"] for r in warm
+              if r["candidate_ms"] and r["reference_ms"] and not r["reference_cached"]]
+    if candidates:
+        summary["candidate_ms_median"] = round(statistics.median(candidates), 4)
+        summary["candidate_ms_spread"] = round((max(candidates) - min(candidates))
+                                               / statistics.median(candidates), 4)
+    if ratios:
+        summary["speedup_median"] = round(statistics.median(ratios), 4)
     print(json.dumps(summary), flush=True)
 
 

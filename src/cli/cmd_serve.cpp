@@ -31,6 +31,7 @@ struct ServeCliOptions {
   int port = 8000;
   std::string gpus = "all";
   int workers_per_gpu = 1;
+  std::string counter_session = "when-idle";
   std::string state;
   double max_body_mib = 8;
   int keep_finished_hours = static_cast<int>(service::ServiceOptions::kDefaultKeepFinished.count());
@@ -124,6 +125,9 @@ ExitCode run_serve(const ServeCliOptions& o) {
       o.state.empty() ? util::cache_root() / "service" : std::filesystem::path(o.state);
   options.gpus = *gpus;
   options.workers_per_device = o.workers_per_gpu;
+  options.counter_session = o.counter_session == "beside-timing"
+                                ? exec::CounterSessionAhead::beside_timing
+                                : exec::CounterSessionAhead::when_idle;
   options.log = log_line;
   options.keep_finished = std::chrono::hours(o.keep_finished_hours);
   auto evaluation_service = service::Service::start(**checker, **suite, options);
@@ -168,6 +172,12 @@ Action setup_serve(CLI::App& sub) {
   sub.add_option("--workers-per-gpu", o->workers_per_gpu,
                  "worker threads per device sharing its supervisor (more than one overlaps a "
                  "task's static check and untimed phases with another's timing)")
+      ->capture_default_str();
+  sub.add_option("--counter-session", o->counter_session,
+                 "when a spare candidate child opens the GPU's counter session: when-idle (only "
+                 "after the GPU was idle), or beside-timing (also beside the trials of an "
+                 "evaluation that has counted; docs/evaluation.md \"The counter session\")")
+      ->check(CLI::IsMember({"when-idle", "beside-timing"}))
       ->capture_default_str();
   sub.add_option("--state", o->state,
                  "folder of the task database (tasks survive restarts; default "

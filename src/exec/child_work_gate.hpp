@@ -12,7 +12,9 @@
 // Child work begins only while no timed window is open or waiting; a timed window opens only
 // once no child work is in flight, and from the moment it waits no new child work begins.
 // Everything else an evaluation does (inputs, load, correctness, counting, re-check, tool
-// passes) may run beside child work.
+// passes) may run beside child work. (Under CounterSessionAhead::beside_timing, the opening of
+// a prepared spare's counter session is not child work and may overlap a window:
+// spare_child.hpp "The counter session".)
 //
 // Invariant. A timed window and child work are never open at the same time: both transitions
 // check the other side's state explicitly and refuse (a bug: std::logic_error) otherwise. The

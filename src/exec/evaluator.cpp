@@ -153,9 +153,9 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
       m_triton_launch(triton_launch(m_candidate_binary, evaluator_options)),
       m_triton_gate(std::make_unique<compile::TritonGate>(m_tool_runner, evaluator_options.python,
                                                           m_triton_launch.python_root)),
-      m_warm(std::make_unique<detail::WarmState>(m_candidate_binary, evaluator_options.device,
-                                                 evaluator_options.warm_bytes,
-                                                 evaluator_options.children)) {}
+      m_warm(std::make_unique<detail::WarmState>(
+          m_candidate_binary, evaluator_options.device, evaluator_options.warm_bytes,
+          evaluator_options.children, evaluator_options.counter_session)) {}
 
 Evaluator::~Evaluator() = default;
 

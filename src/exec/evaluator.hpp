@@ -117,6 +117,9 @@ struct EvaluatorOptions {
   std::size_t warm_bytes = std::size_t{16} << 30;
   // Whether a spare candidate child is kept started (spare_child.hpp).
   ChildStart children = ChildStart::spare;
+  // When a prepared spare may open the GPU's counter session (spare_child.hpp "The counter
+  // session").
+  CounterSessionAhead counter_session = CounterSessionAhead::when_idle;
   // The CUDA device this Evaluator evaluates on: the supervisor's threads select it and its
   // candidate children are started for it (`ptxbench-candidate --device`).
   int device = 0;

@@ -53,14 +53,10 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
   m_result.required_matched_ratio = rule.required_matched_ratio;
   m_result.atol = rule.atol;
   m_result.rtol = rule.rtol;
-  // While an evaluation runs, a spare child prepared beside it opens no counter session.
-  struct Running {
-    SpareChildren& spares;
-    explicit Running(SpareChildren& s) : spares(s) { spares.begin_evaluation(); }
-    ~Running() { spares.end_evaluation(); }
-    Running(const Running&) = delete;
-    Running& operator=(const Running&) = delete;
-  } running(m_warm.spares);
+  // Until an evaluation has counted, a spare child prepared beside it opens no counter session
+  // (spare_child.hpp "The counter session").
+  RunningEvaluation running(m_warm.spares);
+  m_running = &running;
   // The child starts (process, CUDA context) while the inputs are leased or made.
   auto inputs = std::async(std::launch::async, [&] { return prepare(); });
   const bool started = m_phases.time("child", [&] { return start_child(); });
@@ -81,6 +77,7 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
   m_phases.time("finish", [&] { finish_child(); });
   tool_passes(candidate_binary, library);
   m_phases.time("release", [&] { release_warm_state(); });
+  m_running = nullptr;
   return util::Ok{};
 }
 

@@ -116,6 +116,7 @@ private:
   std::optional<CandidateProcess> m_child;
   std::filesystem::path m_log_path;
   bool m_child_holds_counter_session = false; // spare_child.hpp "The counter session"
+  RunningEvaluation* m_running = nullptr;     // run()'s, while it runs
   std::uint64_t m_input_digest = 0;
   bool m_inputs_modified = false;
   bool m_inputs_warm = false;

@@ -51,6 +51,7 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 namespace ptxbench::exec::detail {
 namespace {
@@ -263,12 +264,18 @@ bool GpuEvaluation::retime_outlier_pairs() {
 }
 
 bool GpuEvaluation::timing() {
-  // No range-profiler session is open anywhere while trials run: our child's is closed (the
-  // count closed it, or it is closed now), and the right to open one is held until the trials
-  // end, waited for outside the GPU lock (spare_child.hpp "The counter session").
+  // Our child has no range-profiler session open while trials run: the count closed it, or it
+  // is closed now. Then either the right to open one is held until the trials end, waited for
+  // outside the GPU lock, or — CounterSessionAhead::beside_timing — this evaluation is done
+  // counting unless an ncu audit follows, and a spare may open its session beside the trials
+  // (spare_child.hpp "The counter session").
   if (!end_counter_session())
     return false;
-  const CounterSessionClaim no_session(m_warm.spares, m_options.tool_timeout);
+  std::optional<CounterSessionClaim> no_session;
+  if (m_warm.spares.session_ahead() == CounterSessionAhead::when_idle)
+    no_session.emplace(m_warm.spares, m_options.tool_timeout);
+  else if (m_options.audit != Audit::ncu)
+    m_running->done_counting();
   std::unique_lock gpu(m_warm.lock);
   // No child is prepared or stopped beside the trials (child_work_gate.hpp).
   const TimedWindow window(m_warm.spares);

@@ -13,8 +13,9 @@ std::filesystem::path fresh_child_log_path() {
 }
 
 SpareChildren::SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
-                             std::chrono::milliseconds deadline)
-    : m_binary(std::move(binary)), m_device(device), m_policy(policy), m_deadline(deadline) {
+                             CounterSessionAhead session_ahead, std::chrono::milliseconds deadline)
+    : m_binary(std::move(binary)), m_device(device), m_policy(policy),
+      m_session_ahead(session_ahead), m_deadline(deadline) {
   if (m_policy == ChildStart::spare)
     m_spawner = std::thread([this] { serve(); });
 }
@@ -93,9 +94,18 @@ void SpareChildren::stop(StartedChild& child) {
   std::filesystem::remove(child.log_path, ignored);
 }
 
+bool SpareChildren::session_beside_timing() const {
+  return m_session_ahead == CounterSessionAhead::beside_timing && m_uncounted == 0 && m_spare &&
+         m_spare->startup;
+}
+
 std::optional<std::chrono::steady_clock::time_point> SpareChildren::session_due() const {
   if (!m_spare || !m_spare->startup || m_spare->holds_counter_session || m_spare->session_asked ||
-      m_evaluations > 0 || m_counter_session_held || !m_gate.may_begin_child_work())
+      m_counter_session_held)
+    return std::nullopt;
+  if (session_beside_timing())
+    return std::chrono::steady_clock::time_point::min(); // now, timed window or not
+  if (m_evaluations > 0 || !m_gate.may_begin_child_work())
     return std::nullopt;
   return m_idle_since + kIdleBeforeSession;
 }
@@ -110,14 +120,19 @@ bool SpareChildren::spare_needs_prepare() const {
   return due && std::chrono::steady_clock::now() >= *due;
 }
 
-// Sends the spare `prepare` as child work (outside the mutex); the session is asked for only
-// while no evaluation runs (spare_child.hpp "The counter session"). A spare that fails it is
-// discarded and another is wanted.
+// Sends the spare `prepare` (outside the mutex) as child work, or — opening the session of a
+// prepared spare beside timed windows — as no child work (spare_child.hpp "The counter
+// session"). The session is asked for only while no evaluation runs, or beside_timing while
+// every running one has counted. A spare that fails its `prepare` is discarded and another is
+// wanted.
 void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
-  m_gate.begin_child_work(); // the explicit check: throws inside a timed window
+  const bool beside = session_beside_timing();
+  if (!beside)
+    m_gate.begin_child_work(); // the explicit check: throws inside a timed window
   m_preparing = true;
-  const bool session = m_evaluations == 0 && !m_counter_session_held &&
-                       std::chrono::steady_clock::now() >= m_idle_since + kIdleBeforeSession;
+  const bool session = !m_counter_session_held &&
+                       (beside || (m_evaluations == 0 && std::chrono::steady_clock::now() >=
+                                                             m_idle_since + kIdleBeforeSession));
   if (session)
     m_counter_session_held = true;
   guard.unlock();
@@ -126,7 +141,8 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   prepare.counter_session = session;
   auto reply = m_spare->process.request(prepare, m_deadline);
   guard.lock();
-  m_gate.end_child_work();
+  if (!beside)
+    m_gate.end_child_work();
   m_preparing = false;
   const bool ready = reply && reply->ok;
   const bool opened = ready && session && reply->counter_session_open;
@@ -174,11 +190,14 @@ void SpareChildren::spawn(std::unique_lock<std::mutex>& guard) {
 }
 
 // The thread: stops retired children, starts a spare when one is wanted (no GPU work: exec and
-// library loading), and prepares the spare — child work only while the gate allows it.
+// library loading), and prepares the spare — child work only while the gate allows it; a
+// prepared spare's session beside timed windows whenever it is due.
 void SpareChildren::serve() {
   std::unique_lock guard(m_mutex);
   auto child_work = [&] {
-    return m_gate.may_begin_child_work() && (!m_retiring.empty() || spare_needs_prepare());
+    if (m_gate.may_begin_child_work())
+      return !m_retiring.empty() || spare_needs_prepare();
+    return session_beside_timing() && spare_needs_prepare();
   };
   auto ready = [&] { return m_stopping || m_wanted || child_work(); };
   for (;;) {
@@ -260,11 +279,22 @@ void SpareChildren::retire(StartedChild child) {
 void SpareChildren::begin_evaluation() {
   std::lock_guard guard(m_mutex);
   ++m_evaluations;
+  ++m_uncounted;
 }
 
-void SpareChildren::end_evaluation() {
+void SpareChildren::done_counting() {
   {
     std::lock_guard guard(m_mutex);
+    --m_uncounted;
+  }
+  m_changed.notify_all();
+}
+
+void SpareChildren::end_evaluation(bool counted) {
+  {
+    std::lock_guard guard(m_mutex);
+    if (!counted)
+      --m_uncounted;
     if (--m_evaluations == 0)
       m_idle_since = std::chrono::steady_clock::now();
   }

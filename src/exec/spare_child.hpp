@@ -38,10 +38,21 @@
 // evaluation before) claims it for its count, waiting (never under the GPU lock) until the
 // holder has ended.
 // The right comes back when the holding child has stopped, or from release_counter_session().
-// No session stays open while trials run: an evaluation counts before it times, the child
-// closes its session after counting (or on `end_session`), and the timing phase holds the
-// right itself until its trials end (an open session added ~30 µs to a 20-launch call's CUPTI
-// latency in one measurement; bench/results/counter_session_h200.md).
+// An evaluation counts before it times, and its child closes its session after counting (or
+// on `end_session`), so the evaluation's own child never has one open while trials run.
+//
+// Beside the trials (CounterSessionAhead). Back to back, the rule above leaves the spare no
+// moment to open its session: an evaluation's untimed phases (~0.15 s) are shorter than the
+// session's first pass, so every evaluation that takes such a spare pays that pass in its
+// count. Under CounterSessionAhead::beside_timing, a spare that is already prepared opens its
+// session as soon as every running evaluation has counted (done_counting()) — that is, beside
+// their trials. It is not child work under the gate (a first `prepare`, with the driver and
+// the context, still is): the session's opening is driver and CUPTI work plus one one-block
+// kernel, and whether it moves a timed latency is what the A/A decides
+// (bench/results/eval_throughput_h200.md). Under CounterSessionAhead::when_idle the timing
+// phase holds the right itself until its trials end, and no session opens anywhere while
+// trials run (an open session added ~30 µs to a 20-launch call's CUPTI latency in one
+// measurement; bench/results/counter_session_h200.md).
 #pragma once
 
 #include "exec/child_process.hpp"
@@ -67,6 +78,11 @@ inline constexpr std::chrono::milliseconds kIdleBeforeSession{250};
 // Whether an Evaluator keeps a spare candidate child. Explicit values.
 enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
 
+// When a prepared spare may open the GPU's counter session (above): only once the GPU has
+// been idle for kIdleBeforeSession, or also beside running evaluations' trials once all of
+// them have counted.
+enum class CounterSessionAhead : std::uint8_t { when_idle = 1, beside_timing = 2 };
+
 struct StartedChild {
   CandidateProcess process;
   std::filesystem::path log_path;     // the child's stdout and stderr; the taker removes it
@@ -80,6 +96,7 @@ public:
   // `device`: the CUDA device every child is started for (CandidateProcess::start);
   // `deadline`: of the spare's `prepare`.
   SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
+                CounterSessionAhead session_ahead = CounterSessionAhead::when_idle,
                 std::chrono::milliseconds deadline = std::chrono::seconds(60));
   ~SpareChildren();
   SpareChildren(const SpareChildren&) = delete;
@@ -95,10 +112,14 @@ public:
   int count() const;
   // Stops `child` and removes its log in the background (synchronously under on_demand).
   void retire(StartedChild child);
-  // An evaluation's GPU part begins / ends; a spare opens the counter session only while none
-  // runs.
+  // An evaluation's GPU part begins / will not count again (its count and any ncu audit are
+  // over) / ends. done_counting() is called at most once per evaluation, end_evaluation()
+  // calls it when the evaluation did not. A spare opens the counter session only while none
+  // runs, or (beside_timing) while every running one has counted.
   void begin_evaluation();
-  void end_evaluation();
+  void done_counting();
+  void end_evaluation(bool counted);
+  CounterSessionAhead session_ahead() const { return m_session_ahead; }
   // An evaluation's timed window (child_work_gate.hpp): open waits for child work in flight
   // to end and keeps new child work from beginning until close.
   void open_timed_window();
@@ -118,9 +139,11 @@ private:
   util::Expected<StartedChild> start() const;
   void stop(StartedChild& child);
   void discard(std::optional<StartedChild>& child); // m_mutex held
-  // m_mutex held: the spare needs a `prepare` now; the time a session `prepare` becomes due.
+  // m_mutex held: the spare needs a `prepare` now; the time a session `prepare` becomes due;
+  // whether the spare's next `prepare` opens the session beside timed windows (no child work).
   bool spare_needs_prepare() const;
   std::optional<std::chrono::steady_clock::time_point> session_due() const;
+  bool session_beside_timing() const;
   void prepare_spare(std::unique_lock<std::mutex>& guard);
   void stop_retired(std::unique_lock<std::mutex>& guard);
   void spawn(std::unique_lock<std::mutex>& guard);
@@ -129,10 +152,12 @@ private:
   std::filesystem::path m_binary;
   int m_device;
   ChildStart m_policy;
+  CounterSessionAhead m_session_ahead;
   mutable std::mutex m_mutex;
   mutable std::condition_variable m_changed;
   std::chrono::milliseconds m_deadline;
   int m_evaluations = 0;                                // evaluations between begin and end
+  int m_uncounted = 0;                                  // of those, not past done_counting()
   std::chrono::steady_clock::time_point m_idle_since{}; // when m_evaluations last became 0
   bool m_preparing = false;                             // the thread is preparing the spare
   bool m_counter_session_held = false; // a child holds the GPU's range-profiler session
@@ -162,6 +187,27 @@ public:
 private:
   SpareChildren& m_spares;
   bool m_claimed;
+};
+
+// An evaluation's GPU part for a scope (SpareChildren::begin_evaluation … end_evaluation).
+class RunningEvaluation {
+public:
+  explicit RunningEvaluation(SpareChildren& spares) : m_spares(spares) {
+    m_spares.begin_evaluation();
+  }
+  ~RunningEvaluation() { m_spares.end_evaluation(m_counted); }
+  RunningEvaluation(const RunningEvaluation&) = delete;
+  RunningEvaluation& operator=(const RunningEvaluation&) = delete;
+  // The evaluation will not count again (SpareChildren::done_counting); idempotent.
+  void done_counting() {
+    if (!m_counted)
+      m_spares.done_counting();
+    m_counted = true;
+  }
+
+private:
+  SpareChildren& m_spares;
+  bool m_counted = false;
 };
 
 // A timed window for a scope (SpareChildren::open_timed_window). Open it after taking the GPU

@@ -36,9 +36,9 @@ struct WarmReference {
 
 struct WarmState {
   WarmState(std::filesystem::path candidate_binary, int cuda_device, std::size_t budget_bytes,
-            ChildStart children)
+            ChildStart children, CounterSessionAhead counter_session)
       : device(cuda_device), inputs(budget_bytes), references(kMaxIdleReferences),
-        spares(std::move(candidate_binary), cuda_device, children) {}
+        spares(std::move(candidate_binary), cuda_device, children, counter_session) {}
 
   static constexpr std::size_t kMaxIdleReferences = 64;
 

@@ -59,6 +59,8 @@ struct ServiceOptions {
   // check and untimed phases overlap another's on the same GPU (its GPU lock keeps timing
   // exclusive). `--workers-per-gpu`.
   int workers_per_device = 1;
+  // When each supervisor's spare child opens the counter session (`--counter-session`).
+  exec::CounterSessionAhead counter_session = exec::CounterSessionAhead::when_idle;
   std::filesystem::path candidate_binary; // empty: exec::candidate_binary_path()
   std::filesystem::path reference_cache = exec::ReferenceLatencyCache::default_file();
   // One line per event (task finished, worker failure, tasks pruned); called from any thread.

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -56,7 +57,8 @@ TEST(ChildWorkGate, UnbalancedTransitionsAreBugs) {
 }
 
 // A stand-in ptxbench-candidate: appends "<op>" (a prepare that asks for the counter session:
-// "prepare session") to `journal` for every request, then answers it.
+// "prepare session") to `journal` for every request, then answers it (a session asked for is
+// open).
 std::filesystem::path journaling_child(const ScratchDir& dir,
                                        const std::filesystem::path& journal) {
   const std::string script =
@@ -69,8 +71,9 @@ std::filesystem::path journaling_child(const ScratchDir& dir,
       "  echo \"$op$session\" >> '" +
       journal.string() +
       "'\n"
+      "  open=; [[ -n $session ]] && open=',\"counter_session_open\":true'\n"
       "  printf '{\"id\":%s,\"ok\":true,\"error\":\"none\",\"message\":\"\","
-      "\"invoke_status\":0,\"cuda_error\":\"\"}\\n' \"$id\" >&\"$rep\"\n"
+      "\"invoke_status\":0,\"cuda_error\":\"\"%s}\\n' \"$id\" \"$open\" >&\"$rep\"\n"
       "  [[ $op == exit ]] && exit 0\n"
       "done\n";
   const std::filesystem::path path = dir.write("child.sh", script);
@@ -116,7 +119,7 @@ TEST(SpareChildren, ASpareIsPreparedBesideAnEvaluationButNeverInsideItsTimedWind
   spares.close_timed_window();
   EXPECT_TRUE(journal_mentions(journal, "exit")) << "the retired child stops after the window";
   EXPECT_TRUE(journal_mentions(journal, "prepare")) << "the next spare is prepared after it";
-  spares.end_evaluation();
+  spares.end_evaluation(false);
   spares.retire(std::move(*second));
   spares.settle();
 }
@@ -133,14 +136,68 @@ TEST(SpareChildren, ASpareOpensTheCounterSessionOnlyOnceTheGpuHasBeenIdle) {
   ASSERT_TRUE(taken) << taken.error().message;
   ASSERT_TRUE(journal_mentions(journal, "prepare"));
   EXPECT_EQ(journal_text(journal), "prepare\n") << "no session beside an evaluation";
-  spares.end_evaluation();
+  spares.end_evaluation(false);
   spares.begin_evaluation(); // the next one, back to back
   std::this_thread::sleep_for(kIdleBeforeSession * 3);
   EXPECT_EQ(journal_text(journal), "prepare\n") << "no session between back-to-back evaluations";
   const auto idle = std::chrono::steady_clock::now(); // no later than end_evaluation's clock
-  spares.end_evaluation();
+  spares.end_evaluation(false);
   ASSERT_TRUE(journal_mentions(journal, "prepare session"));
   EXPECT_GE(std::chrono::steady_clock::now() - idle, kIdleBeforeSession);
+  spares.retire(std::move(*taken));
+  spares.settle();
+}
+
+// CounterSessionAhead::beside_timing: the spare's first `prepare` is still child work, kept out
+// of timed windows; its session opens inside one, as soon as every running evaluation has
+// counted, and the next evaluation takes a spare that holds it.
+TEST(SpareChildren, BesideTimingASpareOpensTheSessionInATimedWindowOnceEveryEvaluationCounted) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare,
+                       CounterSessionAhead::beside_timing);
+  RunningEvaluation first(spares);
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  ASSERT_TRUE(journal_mentions(journal, "prepare"));
+  auto second = std::make_unique<RunningEvaluation>(spares); // a second worker's, not counted
+  first.done_counting();
+  spares.open_timed_window(); // the first evaluation's trials
+  std::this_thread::sleep_for(kIdleBeforeSession * 3);
+  EXPECT_EQ(journal_text(journal), "prepare\n") << "the second evaluation has still to count";
+  second->done_counting();
+  ASSERT_TRUE(journal_mentions(journal, "prepare session"));
+  EXPECT_TRUE(spares.timed_window_open()) << "the session opened beside the trials";
+  EXPECT_FALSE(spares.try_claim_counter_session()) << "the spare holds the GPU's one session";
+  spares.close_timed_window();
+  second.reset();
+  spares.retire(std::move(*taken));
+  RunningEvaluation next(spares);
+  auto spare = spares.take();
+  ASSERT_TRUE(spare) << spare.error().message;
+  EXPECT_TRUE(spare->holds_counter_session);
+  EXPECT_TRUE(spare->startup.has_value());
+  next.done_counting();
+  spares.retire(std::move(*spare));
+  spares.settle();
+}
+
+// Under the default (when_idle), the same evaluations leave the session to the idle GPU: the
+// timing phase holds the right (GpuEvaluation::timing), and a spare asks for none while an
+// evaluation runs, counted or not.
+TEST(SpareChildren, WhenIdleASpareOpensNoSessionWhileACountedEvaluationRuns) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare);
+  auto running = std::make_unique<RunningEvaluation>(spares);
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  ASSERT_TRUE(journal_mentions(journal, "prepare"));
+  running->done_counting();
+  std::this_thread::sleep_for(kIdleBeforeSession * 3);
+  EXPECT_EQ(journal_text(journal), "prepare\n");
+  running.reset();
+  EXPECT_TRUE(journal_mentions(journal, "prepare session")) << "once idle";
   spares.retire(std::move(*taken));
   spares.settle();
 }
@@ -170,7 +227,7 @@ TEST(SpareChildren, ATimedWindowWaitsForAPrepareInFlight) {
   spares.open_timed_window();
   EXPECT_EQ(journal_text(journal), "start\nend\n") << "the window opened before the prepare ended";
   spares.close_timed_window();
-  spares.end_evaluation();
+  spares.end_evaluation(false);
   spares.retire(std::move(*taken));
   spares.settle();
 }

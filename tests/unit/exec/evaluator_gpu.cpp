@@ -318,6 +318,39 @@ TEST(EvaluatorGpu, BackToBackEvaluationsTakeAChildPreparedBesideThePreviousOne) 
   EXPECT_LT(child->elapsed, std::chrono::milliseconds(100));
 }
 
+// CounterSessionAhead::beside_timing: back to back, the spare opens the counter session beside
+// the previous evaluation's trials, so the next evaluation counts with a session opened at
+// prepare — the same counts — instead of opening one in its count.
+TEST(EvaluatorGpu, BesideTimingBackToBackEvaluationsCountWithASessionOpenedAhead) {
+  EvaluatorOptions evaluator_options;
+  evaluator_options.counter_session = CounterSessionAhead::beside_timing;
+  Evaluator evaluator(*supervisor().checker, *supervisor().suite, std::filesystem::path{},
+                      std::filesystem::path{}, evaluator_options);
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem);
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  std::vector<Evaluation> runs;
+  for (int i = 0; i < 3; ++i) {
+    auto ev = evaluator.evaluate(source, **problem, quick());
+    ASSERT_TRUE(ev) << ev.error().message;
+    ASSERT_EQ(ev->status, Status::passed) << i << ": " << ev->message;
+    runs.push_back(std::move(*ev));
+  }
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const Evaluation& ev = runs[i];
+    ASSERT_TRUE(ev.dynamic && ev.dynamic->raw) << i;
+    if (ev.dynamic->verdict == DynamicState::unknown)
+      GTEST_SKIP() << ev.dynamic->reason;
+    EXPECT_TRUE(ev.child_startup.value("prepared_ahead", false)) << ev.child_startup.dump();
+    EXPECT_TRUE(ev.child_startup.contains("counter_session")) << ev.child_startup.dump();
+    EXPECT_EQ(ev.dynamic->raw->value("session", ""), "opened at prepare") << i;
+    EXPECT_EQ(ev.dynamic->raw->value("gmma", -1.0), runs[0].dynamic->raw->value("gmma", -2.0));
+    EXPECT_LT(ev.dynamic->raw->value("pass_ms", 1e9), 200.0) << i;
+  }
+  evaluator.settle();
+  EXPECT_EQ(stray_children() - evaluator.spare_processes(), 0);
+}
+
 TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {
   const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
   ASSERT_EQ(evaluate(source).status, Status::passed);

@@ -8,6 +8,8 @@
 #include "util/fs.hpp"
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 using namespace ptxbench;
 using namespace ptxbench::service;
@@ -95,6 +97,50 @@ TEST(ServiceGpu, WgmmaPassesTwiceACrashIsARuntimeErrorAndTheWorkerPassesAgain) {
   ASSERT_EQ(again["status"], "PASSED") << again["trace"]["evaluation"].value("log", "");
   expect_gmma_executed(again);
   EXPECT_EQ((*started)->health().workers[0].finished, 4);
+  server.stop();
+  (*started)->stop();
+}
+
+// The protocol of `--gpus all` on a many-GPU machine, run on one GPU: two supervisors (one
+// exec::Evaluator each, the way two devices get them) take tasks from one queue and report in
+// one /health. `--gpus 0,0` is refused (a GPU's timing lock and counter session belong to one
+// supervisor), so the list is given directly; the two supervisors' evaluations overlap on the
+// one GPU, so only the dispatch is checked here, not timings or counts.
+TEST(ServiceGpu, TwoSupervisorsTakeTasksFromOneQueueAndShowInOneHealth) {
+  ASSERT_GT(cuda::device_count(), 0);
+  ScratchDir state;
+  auto started = Service::start(*tools().checker, *tools().suite, [&] {
+    ServiceOptions options = options_for(state.path());
+    options.gpus = {0, 0};
+    return options;
+  }());
+  ASSERT_TRUE(started) << started.error().message;
+  HttpServer server(**started, {});
+  auto url = server.start();
+  ASSERT_TRUE(url) << url.error().message;
+  Answer health = http(*url, "GET", "/health");
+  ASSERT_EQ(health.json["workers"].size(), 2U) << health.body;
+  auto body = evaluate_body(kernel("sm90_wgmma_tma_gemm.cu"));
+  body["baseline_cache_mode"] = "reuse";
+  body["timeout"] = 60;
+  std::vector<std::string> tasks;
+  for (int i = 0; i < 4; ++i) { // all queued before the first finishes
+    Answer submitted = http(*url, "POST", "/evaluate", body.dump());
+    ASSERT_EQ(submitted.status, 200) << submitted.body;
+    tasks.push_back(submitted.json.value("task_id", ""));
+  }
+  for (const std::string& task : tasks) {
+    Answer done = http(*url, "GET", "/tasks/" + task + "?timeout=600");
+    EXPECT_EQ(done.json["status"], "completed") << done.body.substr(0, 2000);
+    std::printf("task %s: %s\n", task.c_str(),
+                done.json["result"].value("status", std::string("?")).c_str());
+  }
+  const Health after = (*started)->health();
+  ASSERT_EQ(after.workers.size(), 2U);
+  EXPECT_EQ(after.workers[0].finished + after.workers[1].finished, 4);
+  EXPECT_GE(after.workers[0].finished, 1) << "both supervisors took tasks from the one queue";
+  EXPECT_GE(after.workers[1].finished, 1);
+  EXPECT_EQ(after.queue_size, 0U);
   server.stop();
   (*started)->stop();
 }
