@@ -63,6 +63,7 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
   auto prepared = m_phases.time("inputs", [&] { return inputs.get(); });
   if (!prepared) {
     finish_child();
+    m_running = nullptr;
     return prepared;
   }
   // Counting comes before timing so that the child's range-profiler session is closed before
