@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The SASS Metrics probe (bench/sass_metrics_probe.cpp) on the GPU machine, in one go (~1 min):
+# counting cycles alone; two processes enabling collection at once; strict trials alone, then
+# beside a process that counts in a loop. Writes OUT/sass_probe_*.txt.
+# Usage (repository root, on the GPU machine): bash bench/run_sass_probe_on_device.sh BIN OUT
+#   BIN  the built sass_metrics_probe (build/gpu/bench/sass_metrics_probe)
+set -u
+bin=$1 out=$2
+mkdir -p "$out"
+export PATH=$PATH:/usr/local/cuda/bin
+"$bin" --cycles 4 > "$out/sass_probe_cycles.txt" 2>&1; echo "rc=$?" >> "$out/sass_probe_cycles.txt"
+"$bin" --hold 4 > "$out/sass_probe_hold_a.txt" 2>&1 &
+sleep 2
+"$bin" --hold 0.5 > "$out/sass_probe_hold_b.txt" 2>&1; echo "rc=$?" >> "$out/sass_probe_hold_b.txt"
+wait; echo "rc=$?" >> "$out/sass_probe_hold_a.txt"
+"$bin" --trials 5 > "$out/sass_probe_trials_alone.txt" 2>&1
+"$bin" --trials 8 > "$out/sass_probe_trials_beside.txt" 2>&1 &
+sleep 1.5
+"$bin" --cycles 12 > "$out/sass_probe_cycles_beside.txt" 2>&1
+wait
+tail -n +1 "$out"/sass_probe_*.txt
