@@ -7,15 +7,18 @@
 set -u
 bin=$1 out=$2
 mkdir -p "$out"
+# Every step under a deadline: lazy patching has been reported to hang launches after a
+# partial set-up failure.
+probe() { timeout 90 "$bin" "$@"; }
 export PATH=$PATH:/usr/local/cuda/bin
-"$bin" --cycles 4 > "$out/sass_probe_cycles.txt" 2>&1; echo "rc=$?" >> "$out/sass_probe_cycles.txt"
-"$bin" --hold 4 > "$out/sass_probe_hold_a.txt" 2>&1 &
+probe --cycles 4 > "$out/sass_probe_cycles.txt" 2>&1; echo "rc=$?" >> "$out/sass_probe_cycles.txt"
+probe --hold 4 > "$out/sass_probe_hold_a.txt" 2>&1 &
 sleep 2
-"$bin" --hold 0.5 > "$out/sass_probe_hold_b.txt" 2>&1; echo "rc=$?" >> "$out/sass_probe_hold_b.txt"
+probe --hold 0.5 > "$out/sass_probe_hold_b.txt" 2>&1; echo "rc=$?" >> "$out/sass_probe_hold_b.txt"
 wait; echo "rc=$?" >> "$out/sass_probe_hold_a.txt"
-"$bin" --trials 5 > "$out/sass_probe_trials_alone.txt" 2>&1
-"$bin" --trials 8 > "$out/sass_probe_trials_beside.txt" 2>&1 &
+probe --trials 5 > "$out/sass_probe_trials_alone.txt" 2>&1
+probe --trials 8 > "$out/sass_probe_trials_beside.txt" 2>&1 &
 sleep 1.5
-"$bin" --cycles 12 > "$out/sass_probe_cycles_beside.txt" 2>&1
+probe --cycles 12 > "$out/sass_probe_cycles_beside.txt" 2>&1
 wait
 tail -n +1 "$out"/sass_probe_*.txt
