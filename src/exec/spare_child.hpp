@@ -48,11 +48,13 @@
 // session as soon as every running evaluation has counted (done_counting()) — that is, beside
 // their trials. It is not child work under the gate (a first `prepare`, with the driver and
 // the context, still is): the session's opening is driver and CUPTI work plus one one-block
-// kernel, and whether it moves a timed latency is what the A/A decides
-// (bench/results/eval_throughput_h200.md). Under CounterSessionAhead::when_idle the timing
-// phase holds the right itself until its trials end, and no session opens anywhere while
-// trials run (an open session added ~30 µs to a 20-launch call's CUPTI latency in one
-// measurement; bench/results/counter_session_h200.md).
+// kernel. Measured on an H200 (bench/results/eval_throughput_h200.md, stop 19): timed
+// latencies and the A/A did not move, but the opening holds the driver, so the phases beside
+// it stretch by about as much and the gain is small (+3–14 % evaluations per minute), while
+// the candidate's CV across requests rose; when_idle stays the default. Under
+// CounterSessionAhead::when_idle the timing phase holds the right itself until its trials
+// end, and no session opens anywhere while trials run (an open session added ~30 µs to a
+// 20-launch call's CUPTI latency in one measurement; bench/results/counter_session_h200.md).
 #pragma once
 
 #include "exec/child_process.hpp"
@@ -113,9 +115,10 @@ public:
   // Stops `child` and removes its log in the background (synchronously under on_demand).
   void retire(StartedChild child);
   // An evaluation's GPU part begins / will not count again (its count and any ncu audit are
-  // over) / ends. done_counting() is called at most once per evaluation, end_evaluation()
-  // calls it when the evaluation did not. A spare opens the counter session only while none
-  // runs, or (beside_timing) while every running one has counted.
+  // over) / ends. done_counting() is called at most once per evaluation; end_evaluation(false)
+  // stands in for it when the evaluation never called it (RunningEvaluation does both). A
+  // spare opens the counter session only while none runs, or (beside_timing) while every
+  // running one has counted.
   void begin_evaluation();
   void done_counting();
   void end_evaluation(bool counted);
