@@ -40,15 +40,7 @@ struct Bench {
   Gemm gemm;
   cudaStream_t stream = nullptr;
 
-  double trial() {
-    auto call = [&](cudaStream_t s) { return gemm(s); };
-    auto before = [&](int) { gemm.reset(stream); };
-    auto timed = measure::run_trial(timer, flusher, call, before, stream,
-                                    {10, 50, measure::TimingMode::strict});
-    if (!timed)
-      throw util::Fatal(timed.error().message);
-    return timed->median_ms;
-  }
+  double trial() { return bench::strict_trial_median(timer, flusher, gemm, stream); }
 
   void count(const char* label, int cycle) {
     auto counts = counter.count([&](cudaStream_t s) { return gemm(s); }, stream,

@@ -210,13 +210,7 @@ struct Probe {
   }
 
   double trial(measure::CallTimer& timer, measure::L2Flusher& flusher) {
-    auto call = [&](cudaStream_t s) { return gemm(s); };
-    auto before = [&](int) { gemm.reset(stream); };
-    auto timed = measure::run_trial(timer, flusher, call, before, stream,
-                                    {10, 50, measure::TimingMode::strict});
-    if (!timed)
-      throw util::Fatal(timed.error().message);
-    return timed->median_ms;
+    return bench::strict_trial_median(timer, flusher, gemm, stream);
   }
 };
 

@@ -4,6 +4,7 @@
 // counting benchmarks (verification_cost, counter_session).
 #pragma once
 
+#include "measure/timing.hpp"
 #include "util/error.hpp"
 
 #include <cstdint>
@@ -54,5 +55,18 @@ private:
   void* m_b = nullptr;
   void* m_c = nullptr;
 };
+
+// One strict trial of `gemm` as the evaluator times a candidate (10 warm-up + 50 timed calls,
+// L2 flushed and the output reset before each): its median latency in ms.
+inline double strict_trial_median(measure::CallTimer& timer, measure::L2Flusher& flusher,
+                                  const WgmmaGemmCall& gemm, cudaStream_t stream) {
+  auto call = [&](cudaStream_t s) { return gemm(s); };
+  auto before = [&](int) { gemm.reset(stream); };
+  auto timed = measure::run_trial(timer, flusher, call, before, stream,
+                                  {10, 50, measure::TimingMode::strict});
+  if (!timed)
+    throw util::Fatal(timed.error().message);
+  return timed->median_ms;
+}
 
 } // namespace ptxbench::bench
