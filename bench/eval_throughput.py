@@ -81,6 +81,8 @@ def main():
                "candidate_ms": timing.get("candidate_ms"),
                "reference_ms": timing.get("reference_ms"),
                "reference_cached": timing.get("reference_cached"),
+               "staging_ms": timing.get("staging_ms"), "checks_ms": timing.get("checks_ms"),
+               "checked_calls": timing.get("checked_calls"),
                "minimum_s": minimum_s(extras, args, args.mode == "bypass")}
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -103,6 +105,11 @@ def main():
         "ratio_to_minimum": round(median_wall / statistics.median(minima), 2) if minima else None,
         "statuses": sorted({str(r["status"]) for r in rows}),
     }
+    # What the per-call staging of inputs and the sampled checks of timed calls cost.
+    for key in ("staging_ms", "checks_ms", "checked_calls"):
+        values = [r[key] for r in warm if isinstance(r.get(key), (int, float))]
+        if values:
+            summary[key + "_median"] = round(statistics.median(values), 1)
     # The latencies themselves, to compare settings side by side (a faster evaluation must
     # not move them): medians over the warm requests.
     candidates = [r["candidate_ms"] for r in warm if r["candidate_ms"]]

@@ -76,8 +76,9 @@ std::string correctness_section(const suite::Problem& problem) {
       "fails.\n"
       "- Inputs must not be modified: they are checksummed around the calls, and a change is "
       "INCORRECT_NUMERICAL.\n"
-      "- The timed calls rotate the input sets, and the output of the last timed call is "
-      "checked again under the same rule, so every call must compute the full result.\n",
+      "- The timed calls rotate the input sets, and the output of any timed call may be "
+      "checked under the same rule (which ones is drawn at random for each evaluation), so "
+      "every call must compute the full result.\n",
       rule.atol, rule.rtol, share);
 }
 

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <string>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 namespace ptxbench::child {
@@ -129,6 +130,11 @@ protocol::Reply CandidateServer::prepare(const protocol::Request& request) {
 }
 
 int CandidateServer::serve(int request_fd, int reply_fd) {
+  // Not dumpable: no other process of the same user (another candidate's child, a spare that
+  // will run the next candidate) may attach to this one or open its /proc memory, and no core
+  // file keeps its inputs. The single-call mode runs under compute-sanitizer and ncu, which
+  // inject themselves, and stays as it is.
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   std::string pending, line;
   while (read_line(request_fd, pending, line)) {
     auto request = protocol::decode_request(line);

@@ -103,8 +103,9 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
     return s.take_error();
   if (auto s = buffers.compute_reference(reference, stream); !s)
     return s.take_error();
-  for (int set = 0; set < sets; ++set)
-    buffers.fill_outputs_sentinel(set, stream);
+  for (Set& set : buffers.m_sets)
+    set.digest = buffers.inputs_checksum(set.buffers, stream);
+  buffers.fill_outputs_sentinel(stream);
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return buffers;
 }
@@ -137,23 +138,37 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     PTXBENCH_TRY(scratch);
     m_scratch_outputs.push_back(std::move(*scratch));
   }
+  std::size_t scratch = 0;
+  for (const TensorSlot& slot : m_slots) {
+    auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
+    PTXBENCH_TRY(buffer);
+    m_call_slot.pointers.push_back(buffer->data());
+    m_call_slot.buffers.push_back(std::move(*buffer));
+    if (slot.output) {
+      m_reference_slot.pointers.push_back(m_scratch_outputs[scratch++].data());
+      m_reference_slot.buffers.emplace_back();
+      continue;
+    }
+    auto input = protocol::DeviceBuffer::allocate(slot.bytes);
+    PTXBENCH_TRY(input);
+    m_reference_slot.pointers.push_back(input->data());
+    m_reference_slot.buffers.push_back(std::move(*input));
+  }
   for (int s = 0; s < sets; ++s) {
     Set& set = m_sets.emplace_back();
-    std::size_t scratch = 0;
     for (const TensorSlot& slot : m_slots) {
+      if (slot.output) {
+        auto expected = protocol::DeviceBuffer::allocate(slot.bytes);
+        PTXBENCH_TRY(expected);
+        set.reference_pointers.push_back(expected->data());
+        set.reference_outputs.push_back(std::move(*expected));
+        set.buffers.emplace_back();
+        continue;
+      }
       auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
       PTXBENCH_TRY(buffer);
-      set.pointers.push_back(buffer->data());
       set.reference_pointers.push_back(buffer->data());
-      set.timing_pointers.push_back(slot.output ? m_scratch_outputs[scratch++].data()
-                                                : buffer->data());
       set.buffers.push_back(std::move(*buffer));
-      if (!slot.output)
-        continue;
-      auto expected = protocol::DeviceBuffer::allocate(slot.bytes);
-      PTXBENCH_TRY(expected);
-      set.reference_pointers.back() = expected->data();
-      set.reference_outputs.push_back(std::move(*expected));
     }
   }
   return util::Ok{};
@@ -269,27 +284,45 @@ PtxbenchCall EvalBuffers::make_call(std::vector<void*>& pointers, cudaStream_t s
                       stream};
 }
 
-PtxbenchCall EvalBuffers::call(int set, cudaStream_t stream) {
-  return make_call(m_sets[static_cast<std::size_t>(set)].pointers, stream);
+util::Status EvalBuffers::copy_inputs(int set, Slot& slot, cudaStream_t stream) {
+  const Set& from = m_sets[static_cast<std::size_t>(set)];
+  for (std::size_t i = 0; i < m_slots.size(); ++i)
+    if (!m_slots[i].output)
+      PTXBENCH_CUDA_TRY(cudaMemcpyAsync(slot.buffers[i].data(), from.buffers[i].data(),
+                                        m_slots[i].bytes, cudaMemcpyDeviceToDevice, stream),
+                        util::ErrorKind::unsupported);
+  return util::Ok{};
+}
+
+util::Status EvalBuffers::stage(int set, cudaStream_t stream) {
+  auto copied = copy_inputs(set, m_call_slot, stream);
+  PTXBENCH_TRY(copied);
+  m_staged = set;
+  return util::Ok{};
+}
+
+util::Status EvalBuffers::stage_reference(int set, cudaStream_t stream) {
+  return copy_inputs(set, m_reference_slot, stream);
+}
+
+PtxbenchCall EvalBuffers::slot_call(cudaStream_t stream) {
+  return make_call(m_call_slot.pointers, stream);
 }
 
 PtxbenchCall EvalBuffers::reference_call(int set, cudaStream_t stream) {
   return make_call(m_sets[static_cast<std::size_t>(set)].reference_pointers, stream);
 }
 
-PtxbenchCall EvalBuffers::timing_call(int set, cudaStream_t stream) {
-  return make_call(m_sets[static_cast<std::size_t>(set)].timing_pointers, stream);
+PtxbenchCall EvalBuffers::timing_call(cudaStream_t stream) {
+  return make_call(m_reference_slot.pointers, stream);
 }
 
 std::vector<protocol::SetHandles> EvalBuffers::handles() const {
-  std::vector<protocol::SetHandles> out;
-  for (const Set& set : m_sets) {
-    protocol::SetHandles handles;
-    for (std::size_t i = 0; i < m_slots.size(); ++i)
-      handles.push_back({set.buffers[i].ipc_handle_hex(), m_slots[i].bytes, m_slots[i].output});
-    out.push_back(std::move(handles));
-  }
-  return out;
+  protocol::SetHandles handles;
+  for (std::size_t i = 0; i < m_slots.size(); ++i)
+    handles.push_back(
+        {m_call_slot.buffers[i].ipc_handle_hex(), m_slots[i].bytes, m_slots[i].output});
+  return {std::move(handles)};
 }
 
 protocol::SetHandles EvalBuffers::layout() const {
@@ -330,29 +363,38 @@ std::vector<std::uint64_t> EvalBuffers::scalar_bits() const {
 }
 
 std::size_t EvalBuffers::device_bytes() const {
-  std::size_t per_set = 0, scratch = 0;
-  for (const TensorSlot& slot : m_slots) {
-    per_set += slot.output ? 2 * slot.bytes : slot.bytes;
-    scratch += slot.output ? slot.bytes : 0;
-  }
-  return per_set * m_sets.size() + scratch;
+  std::size_t inputs = 0, outputs = 0;
+  for (const TensorSlot& slot : m_slots)
+    (slot.output ? outputs : inputs) += slot.bytes;
+  // Per set its inputs and reference outputs; the call slot; the reference's slot and scratch.
+  return (inputs + outputs) * m_sets.size() + (inputs + outputs) + (inputs + outputs);
+}
+
+std::uint64_t EvalBuffers::inputs_checksum(const std::vector<protocol::DeviceBuffer>& buffers,
+                                           cudaStream_t stream) const {
+  std::uint64_t digest = 0;
+  for (std::size_t i = 0; i < m_slots.size(); ++i)
+    if (!m_slots[i].output)
+      digest = digest * 0x100000001B3ull ^ checksum(buffers[i].data(), m_slots[i].bytes, stream);
+  return digest;
 }
 
 std::uint64_t EvalBuffers::input_checksum(cudaStream_t stream) const {
   std::uint64_t digest = 0;
   for (const Set& set : m_sets)
-    for (std::size_t i = 0; i < m_slots.size(); ++i)
-      if (!m_slots[i].output)
-        digest =
-            digest * 0x100000001B3ull ^ checksum(set.buffers[i].data(), m_slots[i].bytes, stream);
+    digest = digest * 0x100000001B3ull ^ inputs_checksum(set.buffers, stream);
   return digest;
 }
 
-void EvalBuffers::fill_outputs_sentinel(int set, cudaStream_t stream) {
-  const Set& s = m_sets[static_cast<std::size_t>(set)];
+bool EvalBuffers::slot_inputs_intact(cudaStream_t stream) const {
+  return m_staged >= 0 && inputs_checksum(m_call_slot.buffers, stream) ==
+                              m_sets[static_cast<std::size_t>(m_staged)].digest;
+}
+
+void EvalBuffers::fill_outputs_sentinel(cudaStream_t stream) {
   for (std::size_t i = 0; i < m_slots.size(); ++i)
     if (m_slots[i].output)
-      exec::fill_sentinel(s.buffers[i].data(), m_slots[i].bytes, stream);
+      exec::fill_sentinel(m_call_slot.buffers[i].data(), m_slots[i].bytes, stream);
 }
 
 void EvalBuffers::fill_timing_outputs_sentinel(cudaStream_t stream) {
@@ -360,18 +402,26 @@ void EvalBuffers::fill_timing_outputs_sentinel(cudaStream_t stream) {
     exec::fill_sentinel(scratch.data(), scratch.bytes(), stream);
 }
 
-std::vector<CompareStats> EvalBuffers::compare(int set, cudaStream_t stream) const {
+std::vector<CompareStats> EvalBuffers::compare_with(const std::vector<void*>& pointers, int set,
+                                                    cudaStream_t stream) const {
   const Set& s = m_sets[static_cast<std::size_t>(set)];
   std::vector<CompareStats> out;
   std::size_t reference_index = 0;
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     if (!m_slots[i].output)
       continue;
-    out.push_back(compare_outputs(s.buffers[i].data(),
-                                  s.reference_outputs[reference_index++].data(), m_slots[i].dtype,
-                                  m_slots[i].elements, m_tolerance, stream));
+    out.push_back(compare_outputs(pointers[i], s.reference_outputs[reference_index++].data(),
+                                  m_slots[i].dtype, m_slots[i].elements, m_tolerance, stream));
   }
   return out;
+}
+
+std::vector<CompareStats> EvalBuffers::compare(int set, cudaStream_t stream) const {
+  return compare_with(m_call_slot.pointers, set, stream);
+}
+
+std::vector<CompareStats> EvalBuffers::compare_timing(int set, cudaStream_t stream) const {
+  return compare_with(m_reference_slot.pointers, set, stream);
 }
 
 } // namespace ptxbench::exec

@@ -2,17 +2,22 @@
 //
 // Problem. A candidate must see several input sets with values it cannot predict, inputs it
 // must not change, and outputs that prove a write; the expected outputs must never be within
-// its reach.
+// its reach, and no call may reach the inputs of another call (a first call that found every
+// set could compute them all and replay them later: catalogue row 4).
 //
 // Approach. N input sets (3 by default) are generated on the GPU from a secret 64-bit seed
 // (each set's seed is derived from it), following suite::recipe_for: normal or spiky Philox
 // values, index blobs and scalars from the workload, and for the MHA backward problems O and L
-// from the library forward on the set's Q, K, V. Every set has its own output buffers, so the
-// address of an output names the set it belongs to only by accident of allocation. Reference
-// outputs per set are separate allocations that are never given an IPC handle.
+// from the library forward on the set's Q, K, V. The sets and their reference outputs never
+// get an IPC handle. The child is handed one **call slot** (inputs and outputs, the only
+// buffers with IPC handles): before every candidate call the supervisor copies the inputs of
+// the set it chose into the slot (stage), so a call sees one set and nothing else. The
+// reference's timed calls read a slot of their own, staged the same way, and write scratch
+// outputs, so both sides do the same work around each call.
 //
 // Invariants. Buffer order is the ABI order (tensor inputs, then outputs); every buffer is a
-// whole cudaMalloc allocation; inputs are written only here, before the child exists.
+// whole cudaMalloc allocation; the sets' inputs are written only here, before the child exists,
+// and the child can reach none of them.
 #pragma once
 
 #include "compile/ptxbench_call.h"
@@ -51,13 +56,19 @@ public:
 
   int set_count() const { return static_cast<int>(m_sets.size()); }
   const std::vector<TensorSlot>& slots() const { return m_slots; }
-  // The uniform call on set `set` (candidate outputs), or on its reference outputs.
-  PtxbenchCall call(int set, cudaStream_t stream);
+  // Copies the inputs of `set` into the call slot (stage) or the reference's slot
+  // (stage_reference), enqueued on `stream`.
+  util::Status stage(int set, cudaStream_t stream);
+  util::Status stage_reference(int set, cudaStream_t stream);
+  int staged_set() const { return m_staged; }
+  // The uniform call on the call slot (what the child is handed), or on set `set`'s inputs
+  // writing its reference outputs.
+  PtxbenchCall slot_call(cudaStream_t stream);
   PtxbenchCall reference_call(int set, cudaStream_t stream);
-  // The call on set `set`'s inputs writing scratch outputs shared by all sets: the reference's
-  // timed calls, which must touch neither the candidate's outputs (re-checked after timing)
-  // nor the expected ones.
-  PtxbenchCall timing_call(int set, cudaStream_t stream);
+  // The call on the reference's slot writing scratch outputs: the reference's timed calls,
+  // which must touch neither the candidate's outputs nor the expected ones.
+  PtxbenchCall timing_call(cudaStream_t stream);
+  // The IPC handles of the call slot: one entry, the only buffers the child maps.
   std::vector<protocol::SetHandles> handles() const;
   // The buffers of one set without IPC handles (sizes and output flags), for a single-call run.
   protocol::SetHandles layout() const;
@@ -70,19 +81,27 @@ public:
   std::size_t device_bytes() const;
   // Digest of every input buffer of every set (synchronises `stream`).
   std::uint64_t input_checksum(cudaStream_t stream) const;
-  void fill_outputs_sentinel(int set, cudaStream_t stream);
+  // Whether the call slot's inputs still equal those of the set staged last (synchronises).
+  bool slot_inputs_intact(cudaStream_t stream) const;
+  void fill_outputs_sentinel(cudaStream_t stream);
   // The scratch outputs of timing_call, reset like a candidate's outputs before each call.
   void fill_timing_outputs_sentinel(cudaStream_t stream);
-  // Compares the candidate outputs of `set` with its reference outputs, one entry per output.
+  // Compares the call slot's outputs (compare) or the reference's scratch outputs
+  // (compare_timing) with the reference outputs of `set`, one entry per output.
   std::vector<CompareStats> compare(int set, cudaStream_t stream) const;
+  std::vector<CompareStats> compare_timing(int set, cudaStream_t stream) const;
 
 private:
   struct Set {
-    std::vector<protocol::DeviceBuffer> buffers;           // ABI order
+    std::vector<protocol::DeviceBuffer> buffers;           // ABI order; none for outputs
     std::vector<protocol::DeviceBuffer> reference_outputs; // one per output slot
-    std::vector<void*> pointers;                           // candidate call
     std::vector<void*> reference_pointers;                 // inputs then reference outputs
-    std::vector<void*> timing_pointers;                    // inputs then the scratch outputs
+    std::uint64_t digest = 0;                              // of its inputs
+  };
+  // Buffers in ABI order and the pointers a call on them takes.
+  struct Slot {
+    std::vector<protocol::DeviceBuffer> buffers;
+    std::vector<void*> pointers;
   };
 
   util::Status allocate(const suite::Problem& problem, int sets);
@@ -91,12 +110,20 @@ private:
   util::Status fill_from_forward(const suite::Suite& suite, const suite::Problem& problem,
                                  cudaStream_t stream);
   util::Status compute_reference(reference::Reference& reference, cudaStream_t stream);
+  util::Status copy_inputs(int set, Slot& slot, cudaStream_t stream);
+  std::uint64_t inputs_checksum(const std::vector<protocol::DeviceBuffer>& buffers,
+                                cudaStream_t stream) const;
+  std::vector<CompareStats> compare_with(const std::vector<void*>& pointers, int set,
+                                         cudaStream_t stream) const;
   PtxbenchCall make_call(std::vector<void*>& pointers, cudaStream_t stream);
 
   std::vector<TensorSlot> m_slots;
   std::vector<Set> m_sets;
   std::vector<protocol::DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
-  Tolerance m_tolerance;                                 // the problem's (suite::correctness_rule)
+  Slot m_call_slot;      // the child's: inputs staged per call, outputs it writes
+  Slot m_reference_slot; // the reference's timed calls: staged inputs, the scratch outputs
+  int m_staged = -1;     // the set in the call slot
+  Tolerance m_tolerance; // the problem's (suite::correctness_rule)
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;
 };

@@ -90,6 +90,17 @@ struct TimingReport {
   double preheat_ms = 0.0;                // untimed reference calls before the first trial
   std::vector<std::string> retimed_pairs; // pairs timed again, and why (gpu_timing.cpp)
   int interleave_calls = 0;               // timed calls per hand-over within a pair; 0: none
+  // Timed calls made, and those whose outputs were compared (trial_pairs.hpp CheckPattern).
+  int timed_calls = 0;
+  int checked_calls = 0;
+  // Host wall time the candidate side spent staging inputs and comparing checked calls.
+  double staging_ms = 0.0;
+  double checks_ms = 0.0;
+  // Per timed call without warm-ups, the host wall time around it less the latency reported for
+  // it: the candidate's measured by the supervisor around the child's request, the reference's
+  // around its trial in the supervisor; medians (the calibration of catalogue rows 9 and 10).
+  std::optional<double> candidate_overhead_ms;
+  std::optional<double> reference_overhead_ms;
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a

@@ -136,6 +136,12 @@ TimingReport read_timing(JsonReader& r, const Json& t, const std::string& path) 
   out.retimed_pairs = r.string_list(t, path, "retimed_pairs", Emptiness::allowed);
   out.interleave_calls =
       static_cast<int>(r.optional_integer(t, path, "interleave_calls", 0).value_or(0));
+  out.timed_calls = static_cast<int>(r.optional_integer(t, path, "timed_calls", 0).value_or(0));
+  out.checked_calls = static_cast<int>(r.optional_integer(t, path, "checked_calls", 0).value_or(0));
+  out.staging_ms = r.optional_number(t, path, "staging_ms", {0, 1e12}).value_or(0.0);
+  out.checks_ms = r.optional_number(t, path, "checks_ms", {0, 1e12}).value_or(0.0);
+  out.candidate_overhead_ms = r.optional_number(t, path, "candidate_overhead_ms", {-1e12, 1e12});
+  out.reference_overhead_ms = r.optional_number(t, path, "reference_overhead_ms", {-1e12, 1e12});
   return out;
 }
 

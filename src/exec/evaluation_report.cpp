@@ -77,11 +77,19 @@ Json timing_json(const TimingReport& t) {
            {"inputs_warm", t.inputs_warm},
            {"preheat_ms", t.preheat_ms},
            {"interleave_calls", t.interleave_calls},
+           {"timed_calls", t.timed_calls},
+           {"checked_calls", t.checked_calls},
+           {"staging_ms", t.staging_ms},
+           {"checks_ms", t.checks_ms},
            {"kernels", t.kernels}};
   if (!t.strict_reason.empty())
     out["strict_reason"] = t.strict_reason;
   if (!t.retimed_pairs.empty())
     out["retimed_pairs"] = t.retimed_pairs;
+  if (t.candidate_overhead_ms)
+    out["candidate_overhead_ms"] = *t.candidate_overhead_ms;
+  if (t.reference_overhead_ms)
+    out["reference_overhead_ms"] = *t.reference_overhead_ms;
   double events = 0.0;
   for (double e : t.candidate_event_ms)
     events += e;

@@ -202,7 +202,6 @@ util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
     m_inputs->bytes = m_inputs->buffers.device_bytes();
   }
   m_buffers = &m_inputs->buffers;
-  m_input_digest = m_inputs->digest;
   m_inputs_warm = warm;
   return util::Ok{};
 }
@@ -308,6 +307,7 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
   load.op = protocol::RequestOp::load;
   load.library = library.string();
   load.signature = m_result.check.signature;
+  stage(0); // a Triton candidate's warm-up call runs in `load`
   load.sets = m_buffers->handles();
   load.scalars = m_buffers->scalar_bits();
   load.var_axes = m_buffers->var_axes();
@@ -316,8 +316,15 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
   return ask(load).has_value();
 }
 
+void GpuEvaluation::stage(int set) {
+  if (auto staged = m_buffers->stage(set, m_stream.get()); !staged)
+    throw util::Fatal("cannot stage input set " + std::to_string(set) + ": " +
+                      staged.error().message);
+  PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
+}
+
 bool GpuEvaluation::inputs_unchanged(std::string_view when) {
-  if (m_buffers->input_checksum(m_stream.get()) == m_input_digest)
+  if (m_buffers->slot_inputs_intact(m_stream.get()))
     return true;
   m_inputs_modified = true;
   fail(Status::incorrect_numerical,
@@ -326,14 +333,15 @@ bool GpuEvaluation::inputs_unchanged(std::string_view when) {
   return false;
 }
 
-bool GpuEvaluation::outputs_match(int set, std::string_view when) {
+bool GpuEvaluation::outputs_match(int set, std::string_view when, bool listed) {
   CompareStats stats;
   for (const CompareStats& output : m_buffers->compare(set, m_stream.get()))
     stats.merge(output);
   if (!m_result.correctness)
     m_result.correctness = CompareStats{};
   m_result.correctness->merge(stats);
-  m_result.comparisons.push_back(fmt::format("{} (input set {})", when, set));
+  if (listed)
+    m_result.comparisons.push_back(fmt::format("{} (input set {})", when, set));
   const SetJudgement judgement = judge_set(stats, m_result.required_matched_ratio);
   if (judgement.correct) {
     m_result.tolerated_failures += judgement.tolerated;
@@ -352,11 +360,11 @@ bool GpuEvaluation::outputs_match(int set, std::string_view when) {
 // One correctness call on `set`: sentinel, call, inputs unchanged, outputs compared; the
 // child's trace of it goes into the launch evidence.
 bool GpuEvaluation::correctness_call(int set, bool repeat) {
-  m_buffers->fill_outputs_sentinel(set, m_stream.get());
-  PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
+  m_buffers->fill_outputs_sentinel(m_stream.get());
+  stage(set);
   protocol::Request call;
   call.op = protocol::RequestOp::call;
-  call.set = set;
+  call.set = 0; // the child's one set: the call slot
   auto reply = ask(call);
   if (!reply)
     return false;
@@ -400,11 +408,9 @@ bool GpuEvaluation::recheck() {
   if (!ask(ping))
     return false;
   std::shared_lock gpu(m_warm.lock);
-  if (m_last_set < 0 || m_last_set >= m_buffers->set_count()) {
-    fail(Status::runtime_error, "the candidate process named no valid last timed input set");
-    return false;
-  }
-  return inputs_unchanged("timed calls") && outputs_match(m_last_set, "last timed call");
+  // The call slot still holds the last timed call's inputs and outputs.
+  return inputs_unchanged("timed calls") &&
+         outputs_match(m_buffers->staged_set(), "last timed call");
 }
 
 bool GpuEvaluation::counts() {
@@ -417,6 +423,7 @@ bool GpuEvaluation::counts() {
   std::optional<protocol::Reply> reply;
   {
     std::unique_lock gpu(m_warm.lock);
+    stage(0);
     protocol::Request count;
     count.op = protocol::RequestOp::count;
     count.set = 0;

@@ -76,8 +76,13 @@ private:
   bool timing();
   measure::L2Flusher& flusher();
   void preheat();
-  void reference_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples);
-  bool candidate_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples);
+  // Chunk `call` of a trial: its inputs are set `set`, staged just before it; `check`: its
+  // output is compared with the reference of that set (trial_pairs.hpp CheckPattern).
+  void reference_chunk(int trial, int call, const TrialChunk& chunk, TrialSamples& samples, int set,
+                       bool check);
+  bool candidate_chunk(int trial, int call, const TrialChunk& chunk, TrialSamples& samples, int set,
+                       bool check);
+  void reference_trial(int trial, TrialSamples& samples);
   // `slot`: the trial entry to write; none appends one.
   bool trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot = {});
   void store_trial(std::optional<std::size_t> slot, const TrialSamples* reference,
@@ -95,7 +100,10 @@ private:
 
   std::optional<protocol::Reply> ask(const protocol::Request& request);
   void fail(trace::EvaluationStatus status, std::string message);
-  bool outputs_match(int set, std::string_view when);
+  // Copies set `set`'s inputs into the call slot the child maps (EvalBuffers::stage), waited for.
+  void stage(int set);
+  // `listed`: the comparison is named in the evaluation's list (timed calls are counted instead).
+  bool outputs_match(int set, std::string_view when, bool listed = true);
   bool inputs_unchanged(std::string_view when);
 
   Evaluation& m_result;
@@ -117,10 +125,11 @@ private:
   std::filesystem::path m_log_path;
   bool m_child_holds_counter_session = false; // spare_child.hpp "The counter session"
   RunningEvaluation* m_running = nullptr;     // run()'s, while it runs
-  std::uint64_t m_input_digest = 0;
   bool m_inputs_modified = false;
   bool m_inputs_warm = false;
-  int m_last_set = -1;
+  std::optional<CheckPattern> m_checks; // which timed calls are compared, from the secret seed
+  // Wall time less reported latency of each timed call without warm-ups, per side.
+  std::vector<double> m_candidate_overhead_ms, m_reference_overhead_ms;
   measure::TimingMode m_mode = measure::TimingMode::batched;
 };
 

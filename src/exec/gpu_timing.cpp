@@ -2,12 +2,13 @@
 // in the child, in pairs, interleaved in chunks whose order alternates (reference-candidate,
 // candidate-reference, …) under the exclusive GPU lock, NVML clocks before and after.
 //
-// Chunks. Within a pair the two trials hand over every EvalOptions::interleave_calls timed
-// calls, by default 1: each side first makes its 10 warm-up calls and one timed call, then
-// the reference and the candidate alternate call by call until each has its 50; each side's
-// trial median is over its 50 timed calls. The GPU's clocks under its power cap drift and dip
-// over hundreds of milliseconds, so calls that alternate see the same clocks. Measured on an
-// H200, A/A of cuDNN attention, strict, 8-18 evaluations per setting over 2-3 runs
+// Chunks. Every timed call is its own chunk (one request to the child), its input set staged
+// into the call slot just before it (buffers.hpp); the first chunk carries the trial's 10
+// warm-up calls. Within a pair the two trials hand over every EvalOptions::interleave_calls
+// chunks, by default 1: the reference and the candidate alternate call by call until each has
+// its 50; each side's trial median is over its 50 timed calls. The GPU's clocks under its power cap
+// drift and dip over hundreds of milliseconds, so calls that alternate see the same clocks.
+// Measured on an H200, A/A of cuDNN attention, strict, 8-18 evaluations per setting over 2-3 runs
 // (bench/results/aa_speedup_h200.md, stop 11): whole trials one after the other read
 // 0.967-1.021, chunks of 10 calls 0.980-1.010, of 5 0.989-1.005, of 2 0.997-1.003, one by one
 // 0.9993-1.0025. A hand-over costs a request to the child (one already per call in strict
@@ -43,6 +44,7 @@
 // trial, mean over the trials kept.
 #include "cuda/check.hpp"
 #include "exec/gpu_evaluation.hpp"
+#include "exec/matched_ratio.hpp"
 #include "exec/trial_pairs.hpp"
 #include "protocol/call_status.hpp"
 #include "util/stats.hpp"
@@ -98,11 +100,12 @@ measure::L2Flusher& GpuEvaluation::flusher() {
 void GpuEvaluation::preheat() {
   const auto start = std::chrono::steady_clock::now();
   const cudaStream_t stream = m_stream.get();
-  for (int call = 0; std::chrono::steady_clock::now() - start < kPreheat;) {
-    for (int chunk = 0; chunk < 10; ++chunk, ++call) {
+  if (auto staged = m_buffers->stage_reference(0, stream); !staged)
+    throw util::Fatal("the reference's inputs: " + staged.error().message);
+  while (std::chrono::steady_clock::now() - start < kPreheat) {
+    for (int chunk = 0; chunk < 10; ++chunk) {
       flusher().flush(stream);
-      const int set = call % m_buffers->set_count();
-      auto status = m_reference->reference->run(m_buffers->timing_call(set, stream));
+      auto status = m_reference->reference->run(m_buffers->timing_call(stream));
       if (!status)
         throw util::Fatal("the reference failed while pre-heating: " + status.error().message);
     }
@@ -112,25 +115,29 @@ void GpuEvaluation::preheat() {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One chunk of a reference trial in the supervisor, its calls appended to `samples`.
-void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples) {
+// One chunk of a reference trial in the supervisor, its calls appended to `samples`. Its inputs
+// are staged as the candidate's are, and its output compared when the candidate's chunk of the
+// same index is, so both sides do the same work around each call.
+void GpuEvaluation::reference_chunk(int trial, int call, const TrialChunk& chunk,
+                                    TrialSamples& samples, int set, bool check) {
   auto timer = measure::cupti_call_timer();
   if (!timer)
     throw util::Fatal("reference timing: " + timer.error().message);
-  int current = 0;
-  const int sets = m_buffers->set_count();
-  // As the child does before every candidate call: next set, outputs reset to the sentinel.
-  auto before_each = [&](int index) {
-    current = (samples.calls + index) % sets;
-    m_buffers->fill_timing_outputs_sentinel(m_stream.get());
-  };
-  auto call = [&](cudaStream_t stream) {
-    auto status = m_reference->reference->run(m_buffers->timing_call(current, stream));
+  if (auto staged = m_buffers->stage_reference(set, m_stream.get()); !staged)
+    throw util::Fatal("the reference's inputs: " + staged.error().message);
+  PTXBENCH_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
+  // As the child does before every candidate call: outputs reset to the sentinel.
+  auto before_each = [&](int) { m_buffers->fill_timing_outputs_sentinel(m_stream.get()); };
+  auto run = [&](cudaStream_t stream) {
+    auto status = m_reference->reference->run(m_buffers->timing_call(stream));
     return status ? 0 : -1;
   };
   const measure::TimingMode requested = m_mode;
-  auto timed = measure::run_trial(**timer, flusher(), call, before_each, m_stream.get(),
+  const auto start = std::chrono::steady_clock::now();
+  auto timed = measure::run_trial(**timer, flusher(), run, before_each, m_stream.get(),
                                   {chunk.warmup, chunk.iterations, requested});
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!timed || timed->call_status != 0)
     throw util::Fatal(
         "the reference failed while timing: " +
@@ -141,6 +148,27 @@ void GpuEvaluation::reference_chunk(int trial, const TrialChunk& chunk, TrialSam
   samples.latencies_ms.insert(samples.latencies_ms.end(), timed->latencies_ms.begin(),
                               timed->latencies_ms.end());
   samples.event_ms.insert(samples.event_ms.end(), timed->event_ms.begin(), timed->event_ms.end());
+  if (chunk.warmup == 0 && chunk.iterations == 1 && timed->latencies_ms.size() == 1)
+    m_reference_overhead_ms.push_back(wall_ms - timed->latencies_ms.front());
+  if (!check)
+    return;
+  CompareStats stats;
+  for (const CompareStats& output : m_buffers->compare_timing(set, m_stream.get()))
+    stats.merge(output);
+  if (!judge_set(stats, m_result.required_matched_ratio).correct)
+    m_result.violations.push_back(
+        fmt::format("the reference's timed call {} of trial {} disagreed with its own output on "
+                    "input set {} ({} of {} elements)",
+                    call + 1, trial + 1, set, stats.failed, stats.elements));
+}
+
+// Every chunk of one reference trial on its own (a cached reference's evaluation that fell
+// back to strict timing).
+void GpuEvaluation::reference_trial(int trial, TrialSamples& samples) {
+  const auto chunks = trial_chunks(m_options.warmup, m_options.iterations, 1);
+  for (std::size_t j = 0; j < chunks.size(); ++j)
+    reference_chunk(trial, static_cast<int>(j), chunks[j], samples,
+                    static_cast<int>(j) % m_buffers->set_count(), false);
 }
 
 void GpuEvaluation::switch_to_strict(std::string reason) {
@@ -151,13 +179,21 @@ void GpuEvaluation::switch_to_strict(std::string reason) {
   m_result.timing->strict_reason = std::move(reason);
 }
 
-// One chunk of a candidate trial in the child, its calls appended to `samples`.
-bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSamples& samples) {
+// One chunk of a candidate trial in the child, its calls appended to `samples`: set `set` is
+// staged into the call slot first, and after the reply, when `check`, the slot's inputs and
+// outputs are checked as a correctness call's are. The child cannot tell a checked call: the
+// choice is the supervisor's, drawn from the secret seed, and made known only by a failure.
+bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk,
+                                    TrialSamples& samples, int set, bool check) {
+  using Ms = std::chrono::duration<double, std::milli>;
+  const auto staging = std::chrono::steady_clock::now();
+  stage(set);
+  m_result.timing->staging_ms += Ms(std::chrono::steady_clock::now() - staging).count();
   protocol::Request time;
   time.op = protocol::RequestOp::time;
   time.warmup = chunk.warmup;
   time.iterations = chunk.iterations;
-  time.first_call = samples.calls;
+  time.first_call = 0; // the child has one set, the call slot
   time.mode = m_mode;
   const auto start = std::chrono::steady_clock::now();
   auto reply = ask(time);
@@ -181,6 +217,8 @@ bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSam
     m_result.violations.push_back(fmt::format(
         "trial {}: reported GPU time {:.3f} ms exceeds the request's wall time {:.3f} ms", trial,
         reported, wall_ms));
+  if (chunk.warmup == 0 && chunk.iterations == 1)
+    m_candidate_overhead_ms.push_back(wall_ms - reported);
   samples.calls += chunk.warmup + chunk.iterations;
   samples.latencies_ms.insert(samples.latencies_ms.end(), reply->latencies_ms.begin(),
                               reply->latencies_ms.end());
@@ -190,8 +228,15 @@ bool GpuEvaluation::candidate_chunk(int trial, const TrialChunk& chunk, TrialSam
   for (const protocol::KernelSeen& k : reply->kernels)
     timing.kernels.push_back(k.name);
   m_result.launches.add_timed(reply->kernel_sets);
-  m_last_set = reply->last_set;
-  return true;
+  timing.timed_calls += chunk.iterations;
+  if (!check)
+    return true;
+  ++timing.checked_calls;
+  const std::string when = fmt::format("timed call {} of trial {}", call + 1, trial + 1);
+  const auto checking = std::chrono::steady_clock::now();
+  const bool passed = inputs_unchanged(when) && outputs_match(set, when, false);
+  timing.checks_ms += Ms(std::chrono::steady_clock::now() - checking).count();
+  return passed;
 }
 
 // Writes one trial's medians into entry `slot` (none: a new entry) of each side given.
@@ -212,29 +257,47 @@ void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamp
     store(*candidate, timing.candidate_trial_ms, timing.candidate_event_ms);
 }
 
-// One pair of trials, in chunks (see the top). Chunk j of pair t runs the reference first when
-// t + j is even, so the order goes R C, C R, R C, …: a drift of the GPU's clocks favours the
-// earlier side of a chunk, and alternating cancels it. When a chunk falls back to strict mode
-// the whole pair is timed again strictly, so each pair compares like with like. The reference
-// writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
+// One pair of trials, one timed call per chunk (each its own request, its input set staged
+// just before it; the first chunk carries the warm-up). The sides hand over every
+// interleave_calls chunks (0: whole trials); hand-over h of pair t runs the reference first
+// when t + h is even, so the order goes R C, C R, R C, …: a drift of the GPU's clocks favours
+// the earlier side, and alternating cancels it. Chunk j of either side uses input set
+// j mod sets, and is compared when the pair's check pattern says so. When a chunk falls back
+// to strict mode the whole pair is timed again strictly, so each pair compares like with like.
+// The reference writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
 bool GpuEvaluation::trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot) {
-  const int interleave = measure_reference ? m_options.interleave_calls : 0;
-  const auto chunks = trial_chunks(m_options.warmup, m_options.iterations, interleave);
+  const auto chunks = trial_chunks(m_options.warmup, m_options.iterations, 1);
+  const std::size_t count = chunks.size();
+  const std::size_t hand_over = measure_reference && m_options.interleave_calls > 0
+                                    ? static_cast<std::size_t>(m_options.interleave_calls)
+                                    : count;
+  const int sets = m_buffers->set_count();
   for (;;) {
     const measure::TimingMode mode = m_mode;
+    const std::vector<bool> checked = m_checks->trial(m_options.iterations);
+    auto check = [&](std::size_t j) { return j < checked.size() && checked[j]; };
     TrialSamples reference, candidate;
-    for (std::size_t j = 0; j < chunks.size() && m_mode == mode; ++j) {
-      const bool reference_first = (static_cast<std::size_t>(trial) + j) % 2 == 0;
+    auto reference_side = [&](std::size_t from, std::size_t to) {
+      for (std::size_t j = from; j < to && m_mode == mode; ++j)
+        reference_chunk(trial, static_cast<int>(j), chunks[j], reference,
+                        static_cast<int>(j) % sets, check(j));
+    };
+    auto candidate_side = [&](std::size_t from, std::size_t to) {
+      for (std::size_t j = from; j < to && m_mode == mode; ++j)
+        if (!candidate_chunk(trial, static_cast<int>(j), chunks[j], candidate,
+                             static_cast<int>(j) % sets, check(j)))
+          return false;
+      return true;
+    };
+    for (std::size_t from = 0, h = 0; from < count && m_mode == mode; from += hand_over, ++h) {
+      const std::size_t to = std::min(count, from + hand_over);
+      const bool reference_first = (static_cast<std::size_t>(trial) + h) % 2 == 0;
       if (measure_reference && reference_first)
-        reference_chunk(trial, chunks[j], reference);
-      if (m_mode != mode)
-        break;
-      if (!candidate_chunk(trial, chunks[j], candidate))
+        reference_side(from, to);
+      if (m_mode == mode && !candidate_side(from, to))
         return false;
-      if (m_mode != mode)
-        break;
       if (measure_reference && !reference_first)
-        reference_chunk(trial, chunks[j], reference);
+        reference_side(from, to);
     }
     if (m_mode != mode)
       continue; // fell back to strict: strict never falls back again
@@ -281,6 +344,7 @@ bool GpuEvaluation::timing() {
   const TimedWindow window(m_warm.spares);
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;
+  m_checks.emplace(m_result.seed);
   timing.inputs_warm = m_inputs_warm;
   m_mode = m_options.timing_mode;
   timing.mode = std::string(to_string(m_mode));
@@ -312,10 +376,17 @@ bool GpuEvaluation::timing() {
   const bool time_reference_now = !measure_reference && fell_back;
   for (int trial = 0; time_reference_now && trial < m_options.trials; ++trial) {
     TrialSamples reference;
-    reference_chunk(trial, {m_options.warmup, m_options.iterations}, reference);
+    reference_trial(trial, reference);
     store_trial(std::nullopt, &reference, nullptr);
   }
   m_result.clocks["after"] = snapshot_json(m_warm.monitor);
+  m_result.comparisons.push_back(
+      fmt::format("{} of {} timed calls, chosen at random (input sets rotated)",
+                  timing.checked_calls, timing.timed_calls));
+  if (!m_candidate_overhead_ms.empty())
+    timing.candidate_overhead_ms = util::median(m_candidate_overhead_ms);
+  if (!m_reference_overhead_ms.empty())
+    timing.reference_overhead_ms = util::median(m_reference_overhead_ms);
   timing.candidate_ms = mean(timing.candidate_trial_ms);
   timing.reference_cached = !measure_reference && !time_reference_now;
   timing.reference_ms = timing.reference_cached ? *cached : mean(timing.reference_trial_ms);

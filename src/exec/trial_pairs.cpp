@@ -41,4 +41,31 @@ std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
   return worst;
 }
 
+std::uint64_t CheckPattern::next() {
+  std::uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::vector<bool> CheckPattern::trial(int iterations, double rate) {
+  std::vector<bool> checked(static_cast<std::size_t>(std::max(iterations, 0)), false);
+  if (checked.empty())
+    return checked;
+  // 53 random bits as a uniform double in [0, 1).
+  auto uniform = [&] { return static_cast<double>(next() >> 11) * 0x1.0p-53; };
+  bool any = false;
+  for (std::size_t i = 0; i < checked.size(); ++i) {
+    checked[i] = uniform() < rate;
+    any = any || checked[i];
+  }
+  if (!any)
+    checked[next() % checked.size()] = true;
+  return checked;
+}
+
+double unchecked_probability(int skipped, double rate) {
+  return std::pow(1.0 - rate, skipped);
+}
+
 } // namespace ptxbench::exec

@@ -1,8 +1,10 @@
-// How a pair of trials is cut into interleaved chunks (gpu_timing.cpp "Chunks"), and which
-// pair of trials strays from the others (gpu_timing.cpp "Outlier pairs").
+// How a pair of trials is cut into interleaved chunks (gpu_timing.cpp "Chunks"), which pair of
+// trials strays from the others (gpu_timing.cpp "Outlier pairs"), and which timed calls have
+// their outputs compared (docs/evaluation.md "Every timed call may be checked").
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -33,5 +35,27 @@ std::vector<TrialChunk> trial_chunks(int warmup, int iterations, int interleave_
 // non-positive latency.
 std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
                                     const std::vector<double>& candidate_ms, double limit);
+
+// The share of timed calls whose outputs are compared: each call independently, so a candidate
+// that skips work on k of its timed calls goes unseen with probability (1 - rate)^k, 0.4^8 =
+// 6.6e-4 for k = 8 (docs/evaluation.md "Every timed call may be checked").
+inline constexpr double kTimedCheckRate = 0.6;
+
+// A generator of the check pattern, seeded from the evaluation's secret seed (splitmix64).
+class CheckPattern {
+public:
+  explicit CheckPattern(std::uint64_t seed) : m_state(seed ^ 0xC3A5C85C97CB3127ull) {}
+  // Which of a trial's `iterations` timed calls are compared: each with probability `rate`,
+  // independently of the others, and at least one (a trial that drew none gets one, chosen
+  // uniformly).
+  std::vector<bool> trial(int iterations, double rate = kTimedCheckRate);
+
+private:
+  std::uint64_t next();
+  std::uint64_t m_state;
+};
+
+// The probability that none of `skipped` timed calls is compared when each is with `rate`.
+double unchecked_probability(int skipped, double rate = kTimedCheckRate);
 
 } // namespace ptxbench::exec

@@ -14,7 +14,8 @@
 //  11 oob_tail       only writes one element past the end of C          → RUNTIME_ERROR under
 //                    --sanitize, memcheck naming the line (no GEMM: memcheck stays fast);
 //                    without it, whatever the memory after C allows
-//  12 skip_repeat    computes, but returns at once when called again on the same A
+//  12 skip_repeat    computes, but returns at once when called again on the same A (the same
+//                    values: every call gets the same pointers, the evaluator's call slot)
 //                    (the counting pass used to read NaN counters and crash the evaluator)
 //                                                                        → INCORRECT_NUMERICAL
 //  13 replay_copy    computes on the first sight of each A, then copies the cached C
@@ -23,8 +24,16 @@
 //                                                                        → RUNTIME_ERROR (rule)
 //  17 bf16_acc       accumulates in bf16 instead of fp32 (precision downcast) → INCORRECT_NUMERICAL
 //  18 drift          correct for its first 8 calls (correctness, repeat, counting pass), then
-//                    reads B transposed: only the re-check of the last timed call sees it
+//                    reads B transposed: only the timed calls' checks see it
 //                                                                        → INCORRECT_NUMERICAL
+//  19 skip_unchecked correct on its first 20 calls and its last ones, but from call 21 to 149
+//                    computes 60 % of C's rows (above the 50 % first-sight rule): with the
+//                    paper's protocol only the timed calls' checks see it → INCORRECT_NUMERICAL
+//  20 precompute_all in its first call finds every allocation the size of A or B in the
+//                    process (cuMemGetAddressRange over its address space) and computes C for
+//                    each pair; later calls replay the cached C of their (A, B) with the GEMM
+//                    kernel. Every call gets the call slot, so only one pair exists, and the
+//                    second set's call replays the first set's C     → INCORRECT_NUMERICAL
 // Reaching code that is not the candidate's at run time, without a word the source gate reads:
 //  15 cublas_dlopen  dlopen/dlsym under asm labels; cublasGemmEx computes C → the import rule
 //                    rejects kernel.so (COMPILE_ERROR, banned library); with the import rule
@@ -34,20 +43,25 @@
 //                    its own kernel → the candidate process refuses the lookup
 //                                                                        → RUNTIME_ERROR (rule)
 //                                                                        → RUNTIME_ERROR (rule)
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
 
 #if PTXBENCH_VARIANT == 15
 // The loader under other names: no identifier the gate bans, the same imports in the binary.
-extern "C" void* open_library(const char* file, int mode) __asm__("dl" "open");
-extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl" "sym");
+extern "C" void* open_library(const char* file, int mode) __asm__("dl"
+                                                                  "open");
+extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl"
+                                                                     "sym");
 #endif
-#if PTXBENCH_VARIANT == 16
+#if PTXBENCH_VARIANT == 16 || PTXBENCH_VARIANT == 20
 #include <cuda.h>
+#endif
+#if PTXBENCH_VARIANT == 20
+#include <cstdio>
+#include <vector>
 #endif
 
 #ifndef PTXBENCH_VARIANT
@@ -87,8 +101,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = 0; i < 4; ++i) {
       const int idx = threadIdx.x + i * kThreads, row = idx / kStep, k = idx % kStep;
       a_tile[k][row] = m0 + row < M ? __bfloat162float(A[int64_t(m0 + row) * kK + k0 + k]) : 0.f;
-      const int64_t b_index = b_is_kn ? int64_t(k0 + k) * kN + n0 + row
-                                      : int64_t(n0 + row) * kK + k0 + k;
+      const int64_t b_index =
+          b_is_kn ? int64_t(k0 + k) * kN + n0 + row : int64_t(n0 + row) * kK + k0 + k;
       b_tile[k][row] = __bfloat162float(B[b_index]); // in bounds either way: K*N elements
     }
     __syncthreads();
@@ -104,19 +118,26 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (int i = 0; i < 4; ++i) {
     const int row = m0 + 4 * ty + i;
-    if (row >= M) continue;
+    if (row >= M)
+      continue;
     for (int j = 0; j < 4; ++j)
       C[int64_t(row) * kN + n0 + 4 * tx + j] = __float2bfloat16_rn(acc[i][j]);
   }
 }
 
-__global__ void wild_write() { *reinterpret_cast<volatile int*>(uintptr_t(0x10)) = 1; }
-__global__ void trap_kernel() { __trap(); }
+__global__ void wild_write() {
+  *reinterpret_cast<volatile int*>(uintptr_t(0x10)) = 1;
+}
+__global__ void trap_kernel() {
+  __trap();
+}
 __global__ void spin_kernel(volatile int* never) {
   while (*never == 0) {
   }
 }
-__global__ void poke_input(__nv_bfloat16* a) { a[0] = __float2bfloat16_rn(12345.0f); }
+__global__ void poke_input(__nv_bfloat16* a) {
+  a[0] = __float2bfloat16_rn(12345.0f);
+}
 __global__ void tail_write(__nv_bfloat16* c, int64_t elements) {
   c[elements] = __float2bfloat16_rn(1.0f); // out of bounds: one past the end of C
 }
@@ -125,6 +146,15 @@ void launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, in
             cudaStream_t stream, bool b_is_kn = false, const __nv_bfloat16* replay = nullptr) {
   const dim3 grid(kN / kTile, unsigned((M + kTile - 1) / kTile));
   tiled_gemm<<<grid, kThreads, 0, stream>>>(A, B, C, int(M), b_is_kn, replay);
+}
+
+// A fingerprint of A's values (32 bytes from its middle): the input set a call got, since every
+// call gets the same pointers.
+uint64_t fingerprint(const __nv_bfloat16* A, int64_t M, cudaStream_t stream) {
+  uint64_t words[4] = {};
+  cudaMemcpyAsync(words, A + M * kK / 2, sizeof words, cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  return words[0] ^ (words[1] * 3) ^ (words[2] * 5) ^ (words[3] * 7);
 }
 
 cudaStream_t side_stream() {
@@ -150,13 +180,22 @@ bool library_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16*
   static SetStream set_stream = nullptr;
   if (gemm == nullptr) {
     void* lib = nullptr;
-    for (const char* path : {"libcu" "blas.so.13", "/usr/local/cuda/lib64/libcu" "blas.so.13",
-                             "libcu" "blas.so"})
-      if (lib == nullptr) lib = open_library(path, 2 /* RTLD_NOW */);
-    if (lib == nullptr) return false;
-    auto create = reinterpret_cast<Create>(find_symbol(lib, "cu" "blasCreate_v2"));
-    set_stream = reinterpret_cast<SetStream>(find_symbol(lib, "cu" "blasSetStream_v2"));
-    gemm = reinterpret_cast<GemmEx>(find_symbol(lib, "cu" "blasGemmEx"));
+    for (const char* path : {"libcu"
+                             "blas.so.13",
+                             "/usr/local/cuda/lib64/libcu"
+                             "blas.so.13",
+                             "libcu"
+                             "blas.so"})
+      if (lib == nullptr)
+        lib = open_library(path, 2 /* RTLD_NOW */);
+    if (lib == nullptr)
+      return false;
+    auto create = reinterpret_cast<Create>(find_symbol(lib, "cu"
+                                                            "blasCreate_v2"));
+    set_stream = reinterpret_cast<SetStream>(find_symbol(lib, "cu"
+                                                              "blasSetStream_v2"));
+    gemm = reinterpret_cast<GemmEx>(find_symbol(lib, "cu"
+                                                     "blasGemmEx"));
     if (create == nullptr || set_stream == nullptr || gemm == nullptr || create(&handle) != 0) {
       gemm = nullptr;
       return false;
@@ -165,8 +204,8 @@ bool library_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16*
   const float one = 1.0f, zero = 0.0f;
   constexpr int kBf16 = 14, kCompute32F = 68, kDefaultAlgo = -1, kOpN = 0, kOpT = 1;
   return set_stream(handle, stream) == 0 &&
-         gemm(handle, kOpT, kOpN, kN, int(M), kK, &one, B, kBf16, kK, A, kBf16, kK, &zero, C,
-              kBf16, kN, kCompute32F, kDefaultAlgo) == 0;
+         gemm(handle, kOpT, kOpN, kN, int(M), kK, &one, B, kBf16, kK, A, kBf16, kK, &zero, C, kBf16,
+              kN, kCompute32F, kDefaultAlgo) == 0;
 }
 #endif
 
@@ -182,25 +221,27 @@ void launch_loaded_module(cudaStream_t stream) {
   cudaDriverEntryPointQueryResult found{};
   cudaGetDriverEntryPointByVersion(load_name, &load, 12000, cudaEnableDefault, &found);
   cudaGetDriverEntryPointByVersion(get_name, &get, 12000, cudaEnableDefault, &found);
-  if (load == nullptr || get == nullptr) return;
+  if (load == nullptr || get == nullptr)
+    return;
   static const char kPtx[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
                              ".visible .entry touch()\n{\n  ret;\n}\n";
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   if (reinterpret_cast<CUresult (*)(CUmodule*, const void*)>(load)(&module, kPtx) != CUDA_SUCCESS)
     return;
-  if (reinterpret_cast<CUresult (*)(CUfunction*, CUmodule, const char*)>(get)(&function, module,
-                                                                              "touch") != CUDA_SUCCESS)
+  if (reinterpret_cast<CUresult (*)(CUfunction*, CUmodule, const char*)>(get)(
+          &function, module, "touch") != CUDA_SUCCESS)
     return;
   cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr);
 }
 #endif
 
-}  // namespace
+} // namespace
 
 void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
          cudaStream_t stream) {
-  if (M <= 0) return;
+  if (M <= 0)
+    return;
 #if PTXBENCH_VARIANT == 1
   launch(A, B, C, M, stream, true);
 #elif PTXBENCH_VARIANT == 2
@@ -246,24 +287,34 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
   (void)A, (void)B;
   tail_write<<<1, 1, 0, stream>>>(C, M * kN);
 #elif PTXBENCH_VARIANT == 12
-  static const void* last = nullptr;
-  if (A == last) return;
-  last = A;
+  static uint64_t last = 0;
+  const uint64_t seen = fingerprint(A, M, stream);
+  if (seen == last)
+    return;
+  last = seen;
   launch(A, B, C, M, stream);
 #elif PTXBENCH_VARIANT == 13 || PTXBENCH_VARIANT == 14
   // One cached C per input A (the evaluator's input sets), made on first sight.
-  struct Cached { const void* a; __nv_bfloat16* c; };
+  struct Cached {
+    uint64_t a;
+    __nv_bfloat16* c;
+  };
   static Cached cached[8] = {};
   const size_t bytes = size_t(M) * kN * sizeof(__nv_bfloat16);
+  const uint64_t seen = fingerprint(A, M, stream);
   Cached* hit = nullptr;
   for (Cached& slot : cached)
-    if (slot.a == A) hit = &slot;
+    if (slot.c != nullptr && slot.a == seen)
+      hit = &slot;
   if (hit == nullptr) {
     for (Cached& slot : cached)
-      if (slot.a == nullptr && hit == nullptr) hit = &slot;
-    if (hit == nullptr) hit = &cached[0];
-    if (hit->c == nullptr) cudaMalloc(&hit->c, bytes);
-    hit->a = A;
+      if (slot.c == nullptr && hit == nullptr)
+        hit = &slot;
+    if (hit == nullptr)
+      hit = &cached[0];
+    if (hit->c == nullptr)
+      cudaMalloc(&hit->c, bytes);
+    hit->a = seen;
     launch(A, B, C, M, stream);
     cudaMemcpyAsync(hit->c, C, bytes, cudaMemcpyDeviceToDevice, stream);
     return;
@@ -276,6 +327,57 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 #elif PTXBENCH_VARIANT == 18
   static int calls = 0;
   launch(A, B, C, M, stream, ++calls > 8);
+#elif PTXBENCH_VARIANT == 19
+  static int calls = 0;
+  ++calls;
+  launch(A, B, C, calls > 20 && calls < 150 ? M * 6 / 10 : M, stream);
+#elif PTXBENCH_VARIANT == 20
+  struct Pair {
+    const void* a;
+    const void* b;
+    __nv_bfloat16* c;
+  };
+  static std::vector<Pair> pairs;
+  static bool searched = false;
+  const size_t c_bytes = size_t(M) * kN * sizeof(__nv_bfloat16);
+  if (!searched) {
+    searched = true;
+    const auto a_bytes = size_t(M) * kK * sizeof(__nv_bfloat16);
+    const auto b_bytes = size_t(kN) * kK * sizeof(__nv_bfloat16);
+    std::vector<CUdeviceptr> as, bs;
+    constexpr int64_t kGranule = int64_t(2) << 20;              // the VA granularity
+    constexpr int64_t kReach = (int64_t(256) << 30) / kGranule; // 256 GiB either side of A
+    const auto origin = static_cast<int64_t>(reinterpret_cast<uintptr_t>(A)) / kGranule * kGranule;
+    for (int64_t k = -kReach; k <= kReach; ++k) {
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      const int64_t probe = origin + k * kGranule;
+      if (probe <= 0 || cuMemGetAddressRange(&base, &size, CUdeviceptr(probe)) != CUDA_SUCCESS)
+        continue;
+      if (CUdeviceptr(probe) != base)
+        continue; // count each allocation once, at its start
+      if (size == a_bytes)
+        as.push_back(base);
+      if (size == b_bytes)
+        bs.push_back(base);
+    }
+    std::fprintf(stderr, "precompute_all: %zu allocations the size of A, %zu the size of B\n",
+                 as.size(), bs.size());
+    for (CUdeviceptr a : as)
+      for (CUdeviceptr b : bs) {
+        Pair pair{reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b), nullptr};
+        cudaMalloc(&pair.c, c_bytes);
+        launch(reinterpret_cast<const __nv_bfloat16*>(a), reinterpret_cast<const __nv_bfloat16*>(b),
+               pair.c, M, stream);
+        pairs.push_back(pair);
+      }
+  }
+  for (const Pair& pair : pairs)
+    if (pair.a == A && pair.b == B) {
+      launch(A, B, C, M, stream, false, pair.c);
+      return;
+    }
+  launch(A, B, C, M, stream);
 #elif PTXBENCH_VARIANT == 15
   (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
 #elif PTXBENCH_VARIANT == 16

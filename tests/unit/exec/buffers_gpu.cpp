@@ -1,6 +1,7 @@
-// The buffers an evaluation hands the child: class 11 of peers-and-cheats.md §2 (read the
-// expected output). The child maps what `handles()` lists and nothing else, so the reference
-// outputs and the reference's scratch outputs must never be among them.
+// The buffers an evaluation hands the child: classes 11 (read the expected output) and 4 (a
+// first call that precomputes every set) of peers-and-cheats.md §2. The child maps what
+// `handles()` lists and nothing else: the call slot, never an input set, a reference output or
+// the reference's own buffers.
 #include "exec/buffers.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
 
@@ -40,29 +41,64 @@ TEST(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
   ASSERT_TRUE(buffers) << buffers.error().message;
   const std::size_t slots = buffers->slots().size();
 
+  // Catalogue row 4: the child is handed one call slot, never the input sets.
+  const std::vector<protocol::SetHandles> sets = buffers->handles();
+  ASSERT_EQ(sets.size(), 1u) << "the child maps the call slot and nothing else";
   std::set<std::string> handed;
-  for (const protocol::SetHandles& set : buffers->handles()) {
-    EXPECT_EQ(set.size(), slots);
-    for (const protocol::BufferHandle& handle : set)
-      handed.insert(handle.ipc);
-  }
-  EXPECT_EQ(handed.size(), 3 * slots) << "every set has buffers of its own";
+  for (const protocol::BufferHandle& handle : sets[0])
+    handed.insert(handle.ipc);
+  EXPECT_EQ(sets[0].size(), slots);
+  EXPECT_EQ(handed.size(), slots) << "every buffer of the slot is an allocation of its own";
 
-  for (int set = 0; set < buffers->set_count(); ++set) {
-    const PtxbenchCall candidate = buffers->call(set, stream);
-    const PtxbenchCall expected = buffers->reference_call(set, stream);
-    const PtxbenchCall timing = buffers->timing_call(set, stream);
-    for (std::size_t i = 0; i < slots; ++i) {
-      // The spelling above is the wire's: the candidate's own buffers are found by it.
-      EXPECT_EQ(handed.count(handle_hex(candidate.buffers[i])), 1u) << "slot " << i;
-      if (!buffers->slots()[i].output)
-        continue;
-      EXPECT_EQ(handed.count(handle_hex(expected.buffers[i])), 0u)
-          << "the expected output of set " << set << ", slot " << i << " has an IPC handle";
-      EXPECT_EQ(handed.count(handle_hex(timing.buffers[i])), 0u)
-          << "the reference's scratch output of slot " << i << " has an IPC handle";
-    }
+  const PtxbenchCall candidate = buffers->slot_call(stream);
+  const PtxbenchCall timing = buffers->timing_call(stream);
+  for (std::size_t i = 0; i < slots; ++i) {
+    // The spelling above is the wire's: the candidate's own buffers are found by it.
+    EXPECT_EQ(handed.count(handle_hex(candidate.buffers[i])), 1u) << "slot " << i;
+    EXPECT_EQ(handed.count(handle_hex(timing.buffers[i])), 0u)
+        << "the reference's timing buffer of slot " << i << " has an IPC handle";
   }
+  for (int set = 0; set < buffers->set_count(); ++set) {
+    const PtxbenchCall expected = buffers->reference_call(set, stream);
+    for (std::size_t i = 0; i < slots; ++i)
+      EXPECT_EQ(handed.count(handle_hex(expected.buffers[i])), 0u)
+          << "buffer " << i << " of set " << set << " (an input or its expected output) has "
+          << "an IPC handle";
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST(EvalBuffersGpu, StagingCopiesOneSetIntoTheSlotAndItsOutputMatchesOnlyThatSet) {
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem);
+  auto reference = reference::make_library_reference(**problem);
+  ASSERT_TRUE(reference) << reference.error().message;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  auto buffers =
+      EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 0xfeed, stream);
+  ASSERT_TRUE(buffers) << buffers.error().message;
+  ASSERT_TRUE(buffers->stage(1, stream));
+  EXPECT_EQ(buffers->staged_set(), 1);
+  EXPECT_TRUE(buffers->slot_inputs_intact(stream));
+  // The library computes into the slot what the candidate would: it matches set 1 only.
+  ASSERT_TRUE((*reference)->run(buffers->slot_call(stream)));
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  auto failed = [&](int set) {
+    std::size_t wrong = 0;
+    for (const CompareStats& stats : buffers->compare(set, stream))
+      wrong += stats.failed;
+    return wrong;
+  };
+  EXPECT_EQ(failed(1), 0u);
+  EXPECT_GT(failed(0), 0u);
+  EXPECT_GT(failed(2), 0u);
+  // A write into the slot's inputs is seen; staging again restores them.
+  const PtxbenchCall slot = buffers->slot_call(stream);
+  ASSERT_EQ(cudaMemset(slot.buffers[0], 0, 2), cudaSuccess);
+  EXPECT_FALSE(buffers->slot_inputs_intact(stream));
+  ASSERT_TRUE(buffers->stage(1, stream));
+  EXPECT_TRUE(buffers->slot_inputs_intact(stream));
   cudaStreamDestroy(stream);
 }
 

@@ -1,5 +1,6 @@
 #include "exec/trial_pairs.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace ptxbench::exec {
@@ -72,6 +73,64 @@ TEST(TrialChunks, NoInterleavingOrChunksAsLongAsTheTrialGiveTheWholeTrial) {
     EXPECT_EQ(chunks[0].warmup, 10);
     EXPECT_EQ(chunks[0].iterations, 50);
   }
+}
+
+} // namespace
+} // namespace ptxbench::exec
+
+namespace ptxbench::exec {
+namespace {
+
+TEST(CheckPattern, EveryTrialHasAtLeastOneCheckedCallAndAboutTheRateOfThem) {
+  CheckPattern pattern(0x1234);
+  int checked = 0, calls = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::vector<bool> calls_checked = pattern.trial(50);
+    ASSERT_EQ(calls_checked.size(), 50u);
+    const auto in_trial = std::count(calls_checked.begin(), calls_checked.end(), true);
+    EXPECT_GE(in_trial, 1);
+    checked += static_cast<int>(in_trial);
+    calls += 50;
+  }
+  EXPECT_NEAR(static_cast<double>(checked) / calls, kTimedCheckRate, 0.01);
+  // Even at a rate that draws none, a trial gets one.
+  CheckPattern sparse(7);
+  for (int trial = 0; trial < 100; ++trial) {
+    const std::vector<bool> one = sparse.trial(50, 0.0);
+    EXPECT_EQ(std::count(one.begin(), one.end(), true), 1);
+  }
+  EXPECT_TRUE(CheckPattern(1).trial(0).empty());
+}
+
+TEST(CheckPattern, TheSecretSeedDecidesThePatternAndEachEvaluationGetsAnother) {
+  EXPECT_EQ(CheckPattern(42).trial(50), CheckPattern(42).trial(50));
+  EXPECT_NE(CheckPattern(42).trial(50), CheckPattern(43).trial(50));
+  CheckPattern pattern(42);
+  EXPECT_NE(pattern.trial(50), pattern.trial(50)) << "each trial draws anew";
+}
+
+// The bound: a candidate that skips work on k >= 8 of its 150 timed calls is caught
+// with probability >= 1 - 1e-3. Analytically (1 - 0.6)^8 = 6.6e-4; simulated here against an
+// adversary that skips on 8 calls of its choosing (any fixed choice is as good as another,
+// since calls are checked independently of each other and of the calls' content).
+TEST(CheckPattern, SkippingWorkOnEightOfOneHundredFiftyTimedCallsIsCaughtAlmostAlways) {
+  EXPECT_LE(unchecked_probability(8), 1e-3);
+  EXPECT_NEAR(unchecked_probability(8), 6.5536e-4, 1e-9);
+  EXPECT_GT(unchecked_probability(7), 1e-3) << "the rate is no higher than the bound needs";
+  const std::vector<int> skipped{3, 17, 49, 50, 77, 101, 120, 149}; // trial = call / 50
+  int missed = 0;
+  constexpr int kEvaluations = 200000;
+  for (int evaluation = 0; evaluation < kEvaluations; ++evaluation) {
+    CheckPattern pattern(static_cast<std::uint64_t>(evaluation) * 0x9E3779B97F4A7C15ull);
+    std::vector<bool> all;
+    for (int trial = 0; trial < 3; ++trial) {
+      const std::vector<bool> t = pattern.trial(50);
+      all.insert(all.end(), t.begin(), t.end());
+    }
+    missed += std::none_of(skipped.begin(), skipped.end(), [&](int call) { return all[call]; });
+  }
+  // Expected 131 misses; 3 sigma above is ~165.
+  EXPECT_LT(missed, 200) << missed << " of " << kEvaluations << " evaluations missed the skips";
 }
 
 } // namespace
