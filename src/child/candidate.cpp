@@ -142,6 +142,8 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
         request ? handle(*request)
                 : protocol::Reply::failure(protocol::ChildError::protocol, request.error().message);
     reply.refused = refused_entry_points();
+    for (measure::LoadedModule& module : measure::cupti_loaded_modules())
+      reply.modules.push_back({std::move(module.sha256), std::move(module.functions)});
     if (request)
       reply.id = request->id;
     if (!write_line(reply_fd, encode(reply)))

@@ -50,9 +50,9 @@ util::Error bad_output(std::string_view what) {
 } // namespace
 
 bool triton_library_rule(std::string_view rule) {
-  static constexpr std::array<std::string_view, 9> kLibraryRules{
-      "cutlass_import", "torch_alias",   "from_torch_import", "rebinds_module", "matmul_operator",
-      "dynamic_import", "getattr_torch", "torch_call",        "banned_method"};
+  static constexpr std::array<std::string_view, 10> kLibraryRules{
+      "cutlass_import", "torch_alias",    "from_torch_import", "rebinds_module", "matmul_operator",
+      "dynamic_import", "dynamic_access", "getattr_torch",     "torch_call",     "banned_method"};
   return std::find(kLibraryRules.begin(), kLibraryRules.end(), rule) != kLibraryRules.end();
 }
 

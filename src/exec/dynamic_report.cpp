@@ -175,4 +175,14 @@ void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
   }
 }
 
+void mark_undefined_behaviour(Evaluation& ev) {
+  if (!ev.dynamic || !ev.sanitizer || !ev.sanitizer->ran ||
+      ev.sanitizer->report.stream_ordered_races == 0)
+    return;
+  ev.dynamic->verdict = DynamicState::unknown;
+  ev.dynamic->reason = "undefined behaviour (" + ev.sanitizer->finding +
+                       "): the executed counts of a call with a stream-ordered race are not "
+                       "classified";
+}
+
 } // namespace ptxbench::exec

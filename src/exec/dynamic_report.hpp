@@ -18,4 +18,12 @@ namespace ptxbench::exec {
 // and the static report; a no-op without counts or a static report.
 void derive_dynamic(Evaluation& evaluation, const suite::Problem& problem);
 
+// The paper's "undefined behaviour during profiling" (§A.2): a call in which memcheck found a
+// stream-ordered allocator race (a kernel reading a temporary after its cudaFreeAsync) may
+// compute the right result, but what it executed is not a classifiable measurement. Its
+// dynamic verdict becomes unknown, with the finding as the reason, whatever the counts said;
+// the families keep their counts. Runs after derive_dynamic; a no-op without a memcheck pass
+// that found such a race.
+void mark_undefined_behaviour(Evaluation& evaluation);
+
 } // namespace ptxbench::exec

@@ -14,6 +14,7 @@
 #include <ctime>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <future>
 #include <random>
 #include <unistd.h>
 
@@ -200,10 +201,24 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const std::string& source,
     }
     const std::filesystem::path candidate =
         triton ? work->path() / "kernel.py" : ev.check.build->library;
+    // The identities of kernel.so's cubins, read beside the GPU phases (launch_rules.hpp).
+    std::future<util::Expected<std::vector<std::string>>> cubins;
+    if (!triton)
+      cubins = std::async(std::launch::async,
+                          [&] { return m_checker.disassembler().cubin_hashes(candidate); });
     if (auto status = run.run(m_candidate_binary, candidate, triton ? &*triton : nullptr); !status)
       return status;
+    if (cubins.valid()) {
+      auto hashes = cubins.get();
+      if (hashes)
+        ev.launches.own_cubins = std::move(*hashes);
+      else
+        ev.violations.push_back("the identities of kernel.so's cubins are unknown: " +
+                                hashes.error().message);
+    }
     phases.time("verdicts", [&] {
       derive_dynamic(ev, problem);
+      mark_undefined_behaviour(ev);
       apply_launch_rules(ev, options.launch_rules);
     });
     return util::Ok{};

@@ -138,6 +138,13 @@ void GpuEvaluation::sanitize(const std::filesystem::path& binary, const SingleCa
   const SanitizerPass& pass = *m_result.sanitizer;
   if (!pass.ran || pass.finding.empty())
     return;
+  // The paper's undefined behaviour (§A.2): a correct call whose only findings are
+  // stream-ordered races stays correct, with its executed-instruction status unknown
+  // (mark_undefined_behaviour) and the finding as a violation.
+  if (measure::only_stream_ordered_races(pass.report) && m_result.status == Status::passed) {
+    m_result.violations.push_back("undefined behaviour: " + pass.finding);
+    return;
+  }
   std::string message = pass.finding;
   if (m_result.status != Status::passed && !m_result.message.empty())
     message += " — without the sanitizer: " + m_result.message;
@@ -228,6 +235,8 @@ std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& reque
   auto reply = m_child->request(request, m_options.timeout);
   if (reply && !reply->refused.empty())
     m_result.launches.refused = reply->refused;
+  if (reply && !reply->modules.empty())
+    m_result.launches.modules = reply->modules;
   if (!reply) {
     const bool timeout = reply.error().kind == util::ErrorKind::timeout;
     fail(timeout ? Status::timeout : Status::runtime_error, reply.error().message);

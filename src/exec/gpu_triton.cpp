@@ -39,6 +39,7 @@ bool GpuEvaluation::load_triton(protocol::Request load) {
 void GpuEvaluation::scan_triton_cubins() {
   m_warm_cubins = list_cubins(triton_cache_dir(m_triton->launch.triton_work));
   m_result.launches.cubin_functions = cubin_kernel_names(m_warm_cubins);
+  m_result.launches.own_cubins = cubin_hashes(m_warm_cubins);
   if (m_warm_cubins.empty()) {
     m_result.violations.emplace_back("Triton built no cubin in the warm-up call");
     return;

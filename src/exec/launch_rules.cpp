@@ -145,8 +145,9 @@ std::string_view to_string(Rule rule) {
   return kRules[static_cast<std::size_t>(rule) - 1].name;
 }
 
-std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
-                                         const sass::ArchReport* own) {
+namespace {
+
+std::vector<std::string> launched_kernels(const LaunchEvidence& evidence) {
   std::vector<std::string> all;
   for (const TracedCall& call : evidence.correctness)
     for (const std::string& k : call.launches)
@@ -156,12 +157,37 @@ std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
       add_unique(all, k);
   for (const std::string& k : evidence.counted)
     add_unique(all, k);
+  return all;
+}
+
+} // namespace
+
+std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
+                                         const sass::ArchReport* own) {
   std::vector<std::string> foreign;
   const auto& cubin = evidence.cubin_functions;
-  for (const std::string& k : all)
+  for (const std::string& k : launched_kernels(evidence))
     if (cubin ? std::find(cubin->begin(), cubin->end(), k) == cubin->end() : !own_kernel(k, own))
       foreign.push_back(k);
   return foreign;
+}
+
+std::vector<Impostor> impostor_kernels(const LaunchEvidence& evidence,
+                                       const std::vector<std::string>& kernels) {
+  std::vector<Impostor> impostors;
+  if (!evidence.own_cubins)
+    return impostors;
+  const std::vector<std::string>& own = *evidence.own_cubins;
+  for (const std::string& k : kernels)
+    for (const protocol::ModuleSeen& module : evidence.modules) {
+      const bool defines =
+          std::find(module.functions.begin(), module.functions.end(), k) != module.functions.end();
+      if (defines && std::find(own.begin(), own.end(), module.sha256) == own.end()) {
+        impostors.push_back({k, module.sha256});
+        break;
+      }
+    }
+  return impostors;
 }
 
 std::optional<BrokenRule> judge_launches(const LaunchEvidence& evidence,
@@ -189,6 +215,22 @@ std::optional<BrokenRule> judge_launches(const LaunchEvidence& evidence,
                                   list_text(foreign),
                                   evidence.cubin_functions ? "; torch operations launch them" : ""),
                       foreign};
+  if (auto impostors = impostor_kernels(evidence, launched_kernels(evidence)); !impostors.empty()) {
+    std::vector<std::string> kernels, described;
+    for (const Impostor& i : impostors) {
+      kernels.push_back(i.kernel);
+      described.push_back(
+          fmt::format("{} (also in module sha256:{}…)", i.kernel, i.module_sha256.substr(0, 16)));
+    }
+    return BrokenRule{Rule::foreign_kernel,
+                      fmt::format("banned-library rule: {} kernel(s) that ran inside the "
+                                  "candidate's calls are defined by a module that is not one of "
+                                  "its own cubins: {}. Only code the candidate's binary holds may "
+                                  "run; a module loaded at run time, however it was reached, is "
+                                  "not allowed",
+                                  impostors.size(), list_text(described)),
+                      kernels};
+  }
   return judge_consistency(evidence);
 }
 

@@ -15,7 +15,9 @@
 //   runtime_loading    any refused lookup                          → RUNTIME_ERROR
 //   foreign_kernel     any kernel that is not in the candidate's    → RUNTIME_ERROR
 //                      kernel.so (CUPTI names against the SASS report's function names; for
-//                      a Triton candidate, against the symbols of the cubins Triton built)
+//                      a Triton candidate, against the symbols of the cubins Triton built),
+//                      or whose name a loaded module defines that is not one of the
+//                      candidate's cubins (by the SHA-256 of the image the driver loaded)
 //   inconsistent_work  a timed call, or the repeat of the last       → RUNTIME_ERROR
 //                      correctness call, launched other kernels than the correctness calls
 //                      after the first (which may also run one-time set-up kernels), or the
@@ -72,6 +74,11 @@ struct LaunchEvidence {
   // timed call).
   std::optional<std::vector<std::string>> cubin_functions;
   std::vector<std::string> late_cubins;
+  // Identity, not name: every module loaded in the child (the last reply's list), and the
+  // SHA-256 of each cubin that is the candidate's own (kernel.so's, or Triton's warm-up
+  // cubins); absent when they could not be read, and the name rule stands alone.
+  std::vector<protocol::ModuleSeen> modules;
+  std::optional<std::vector<std::string>> own_cubins;
 
   void add_timed(const std::vector<protocol::KernelSet>& sets);
 };
@@ -117,6 +124,17 @@ bool own_kernel(const std::string& name, const sass::ArchReport* own);
 // when it has them), in first-seen order.
 std::vector<std::string> foreign_kernels(const LaunchEvidence& evidence,
                                          const sass::ArchReport* own);
+
+// A launched kernel whose name a loaded module other than the candidate's own cubins defines: a
+// same-named kernel from elsewhere may have been the one that ran.
+struct Impostor {
+  std::string kernel;
+  std::string module_sha256;
+};
+
+// The impostors among `kernels`, in their order; none without own_cubins.
+std::vector<Impostor> impostor_kernels(const LaunchEvidence& evidence,
+                                       const std::vector<std::string>& kernels);
 
 // The kernel behind the profiled range at `index` (0-based, in the order CUPTI lists them) of
 // the counting pass, whose name is `name`: CUPTI's auto ranges are named by a running number

@@ -2,6 +2,7 @@
 
 #include "measure/cubin_symbols.hpp"
 #include "util/fs.hpp"
+#include "util/hash.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -34,6 +35,15 @@ std::vector<std::string> cubin_kernel_names(const std::vector<std::filesystem::p
         names.push_back(std::move(name));
   }
   return names;
+}
+
+std::vector<std::string> cubin_hashes(const std::vector<std::filesystem::path>& cubins) {
+  std::vector<std::string> hashes;
+  for (const std::filesystem::path& cubin : cubins)
+    if (auto image = util::read_file(cubin))
+      hashes.push_back(util::sha256_hex(*image));
+  std::sort(hashes.begin(), hashes.end());
+  return hashes;
 }
 
 std::vector<std::filesystem::path> new_cubins(const std::vector<std::filesystem::path>& before,

@@ -17,6 +17,9 @@ std::vector<std::filesystem::path> list_cubins(const std::filesystem::path& cach
 // The function names the cubins define, each once, in file then symbol order. A file that is
 // not a readable ELF64 image contributes none.
 std::vector<std::string> cubin_kernel_names(const std::vector<std::filesystem::path>& cubins);
+// The SHA-256 of each cubin's image, sorted: the identities the driver reports when it loads
+// them (launch_rules.hpp, own_cubins). A cubin that cannot be read has none.
+std::vector<std::string> cubin_hashes(const std::vector<std::filesystem::path>& cubins);
 
 // The cubins of `after` that `before` lacks, in `after`'s order.
 std::vector<std::filesystem::path> new_cubins(const std::vector<std::filesystem::path>& before,

@@ -32,6 +32,7 @@
 #include "measure/check.hpp"
 #include "measure/cubin_symbols.hpp"
 #include "measure/timing.hpp"
+#include "util/hash.hpp"
 
 #include <algorithm>
 #include <array>
@@ -136,6 +137,7 @@ public:
   void add_buffer(const std::uint8_t* buffer, std::size_t valid_bytes);
   void add_dropped(std::size_t dropped) { m_dropped += dropped; }
   void module_loaded(const CUpti_ModuleResourceData& module);
+  std::vector<LoadedModule> loaded_modules();
 
 private:
   std::vector<GpuActivity> flush_and_take();
@@ -149,6 +151,7 @@ private:
   std::mutex m_mutex;
   std::vector<GpuActivity> m_records;
   std::unordered_map<std::string, std::string> m_function_modules;
+  std::vector<LoadedModule> m_modules;
   CUpti_SubscriberHandle m_subscriber = nullptr;
   EventPool m_events;
   std::atomic<std::size_t> m_dropped{0};
@@ -240,10 +243,18 @@ void CuptiCallTimer::module_loaded(const CUpti_ModuleResourceData& module) {
   const std::string identity =
       fmt::format("cupti-module:{} crc:{:016x}", module.moduleId, crc.cubinCrc);
   const auto* bytes = reinterpret_cast<const std::byte*>(module.pCubin);
-  const auto names = cubin_function_names({bytes, module.pCubin ? module.cubinSize : 0});
+  const std::size_t size = module.pCubin ? module.cubinSize : 0;
+  const auto names = cubin_function_names({bytes, size});
+  LoadedModule loaded{util::sha256_hex({module.pCubin, size}), names};
   std::lock_guard lock(m_mutex);
   for (const std::string& name : names)
     m_function_modules[name] = identity;
+  m_modules.push_back(std::move(loaded));
+}
+
+std::vector<LoadedModule> CuptiCallTimer::loaded_modules() {
+  std::lock_guard lock(m_mutex);
+  return m_modules;
 }
 
 GpuActivity CuptiCallTimer::to_activity(const CUpti_Activity& record) {
@@ -412,6 +423,11 @@ util::Expected<CallTimer*> cupti_call_timer() {
   static CuptiCallTimer timer; // process lifetime: CUPTI may call back until exit
   g_timer.store(&timer);
   return static_cast<CallTimer*>(&timer);
+}
+
+std::vector<LoadedModule> cupti_loaded_modules() {
+  CuptiCallTimer* timer = g_timer.load();
+  return timer != nullptr ? timer->loaded_modules() : std::vector<LoadedModule>{};
 }
 
 ActivityTracingPause::ActivityTracingPause() {

@@ -6,6 +6,13 @@
 // The report ends with "ERROR SUMMARY: N error(s)", a count of every kind together: 32 bad
 // writes of one warp and the 5 API calls that then fail make "37 errors". Only the first error
 // is parsed in full; every printed headline is counted by kind, so the two can be told apart.
+//
+// Stream-ordered allocator races (--track-stream-ordered-races all) have a headline of their
+// own and no device location: "Use-after-free on allocation of size 16,384 bytes at 0x…", then
+// "Address 0x… is potentially accessed after it is free'd" and host backtraces, one "at <API>
+// time" each (the access, then the cudaFreeAsync or cudaMallocAsync). "Use-before-alloc" and
+// "Free-before-alloc" read the same way. Such an error is classified (StreamOrderedRace) and
+// its address is the headline's.
 #include "measure/sanitizer.hpp"
 
 #include "util/strings.hpp"
@@ -31,8 +38,22 @@ std::string word_after(std::string_view line, std::string_view marker) {
   return std::string(rest.substr(0, rest.find(' ')));
 }
 
+// The race a headline reports ("Use-after-free on allocation of size … at 0x…"), or none.
+StreamOrderedRace stream_ordered_race(std::string_view line) {
+  for (const StreamOrderedRaceInfo& info : kStreamOrderedRaces)
+    if (!info.headline.empty() && starts_with(line, info.headline))
+      return info.race;
+  return StreamOrderedRace::none;
+}
+
 void parse_headline(std::string_view line, SanitizerError& error) {
   error.kind = std::string(line);
+  error.stream_ordered = stream_ordered_race(line);
+  if (error.stream_ordered != StreamOrderedRace::none) {
+    if (const auto at = line.rfind(" at 0x"); at != std::string_view::npos)
+      error.address = word_after(line.substr(at), " at ");
+    return;
+  }
   // "Invalid __global__ write of size 4 bytes"
   if (starts_with(line, "Invalid ")) {
     error.space = word_after(line, "Invalid ");
@@ -84,7 +105,8 @@ bool is_headline(std::string_view line) {
          starts_with(line, "Program hit ") || starts_with(line, "Error: ") ||
          starts_with(line, "Barrier error") || starts_with(line, "Misaligned ") ||
          starts_with(line, "Out-of-range ") || starts_with(line, "Malloc/Free error") ||
-         starts_with(line, "Cuda ") || starts_with(line, "Warp ") || starts_with(line, "Illegal ");
+         starts_with(line, "Cuda ") || starts_with(line, "Warp ") ||
+         starts_with(line, "Illegal ") || stream_ordered_race(line) != StreamOrderedRace::none;
 }
 
 } // namespace
@@ -98,6 +120,9 @@ std::vector<std::string> sanitizer_command(const std::vector<std::string>& app_a
                                 std::to_string(kSanitizerErrorExitCode),
                                 "--print-limit",
                                 std::to_string(kSanitizerPrintLimit)};
+  if (options.tool == "memcheck") // listed among memcheck's own options
+    argv.insert(argv.end(),
+                {"--track-stream-ordered-races", std::string(kTrackStreamOrderedRaces)});
   argv.insert(argv.end(), app_argv.begin(), app_argv.end());
   return argv;
 }
@@ -121,6 +146,8 @@ SanitizerReport parse_sanitizer_output(std::string_view text) {
       ++report.printed_errors;
       if (starts_with(line, "Program hit "))
         ++report.api_errors;
+      if (stream_ordered_race(line) != StreamOrderedRace::none)
+        ++report.stream_ordered_races;
       in_first_error = !report.first_error;
       if (in_first_error) {
         report.first_error.emplace();
@@ -137,6 +164,11 @@ SanitizerReport parse_sanitizer_output(std::string_view text) {
     report.error_count = 1;
   report.clean = report.error_count == 0;
   return report;
+}
+
+bool only_stream_ordered_races(const SanitizerReport& report) {
+  return report.stream_ordered_races > 0 && report.stream_ordered_races == report.printed_errors &&
+         report.printed_errors >= report.error_count;
 }
 
 util::Expected<SanitizerReport> run_sanitizer(util::ProcessRunner& runner,

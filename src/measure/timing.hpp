@@ -48,6 +48,13 @@ struct GpuActivity {
   std::uint32_t correlation_id = 0; // links the record to the API call that enqueued it
 };
 
+// A module (cubin) loaded in this process, as CUPTI's module-load callback saw it: the identity
+// a kernel's name cannot give (exec/launch_rules.hpp, foreign_kernel).
+struct LoadedModule {
+  std::string sha256;                 // of the cubin image the driver loaded
+  std::vector<std::string> functions; // its function symbols (mangled)
+};
+
 struct CallTiming {
   double latency_ms = 0.0; // CUPTI: last end − first start of the call's activities
   double event_ms = 0.0;   // CUDA events on the call stream
@@ -95,6 +102,10 @@ public:
 // Create it before the candidate's module is loaded: kernel module identities come from
 // CUPTI's module-load callback and are unknown (empty) for modules loaded earlier.
 util::Expected<CallTimer*> cupti_call_timer();
+
+// Every module loaded since the CUPTI timer was made, in load order; empty when there is no
+// timer (it never makes one: a spare child touches no driver before `prepare`).
+std::vector<LoadedModule> cupti_loaded_modules();
 
 // Suspends CUPTI activity collection for its lifetime (no-op when no CUPTI timer exists).
 // The range profiler (InstructionCounter) runs under one, so counters never overlap tracing.

@@ -139,6 +139,10 @@ Reply reply_from(const Json& j) {
   r.cuda_error = j.at("cuda_error").get<std::string>();
   if (j.contains("refused"))
     r.refused = j.at("refused").get<std::vector<std::string>>();
+  if (j.contains("modules"))
+    for (const Json& m : j.at("modules"))
+      r.modules.push_back(
+          {m.at("sha256").get<std::string>(), m.at("functions").get<std::vector<std::string>>()});
   if (j.contains("call")) {
     const Json& c = j.at("call");
     r.call_ms = number_at(c, "latency_ms");
@@ -221,6 +225,12 @@ std::string encode(const Reply& reply) {
          {"cuda_error", reply.cuda_error}};
   if (!reply.refused.empty())
     j["refused"] = reply.refused;
+  if (!reply.modules.empty()) {
+    Json modules = Json::array();
+    for (const ModuleSeen& m : reply.modules)
+      modules.push_back({{"sha256", m.sha256}, {"functions", m.functions}});
+    j["modules"] = std::move(modules);
+  }
   if (reply.call_ms)
     j["call"] = {{"latency_ms", util::number_json(*reply.call_ms)},
                  {"kernels", kernels_json(reply.kernels)}};
@@ -277,6 +287,8 @@ util::Expected<Request> decode_request(std::string_view line) {
 util::Expected<Reply> decode_reply(std::string_view line) {
   try {
     const Json j = Json::parse(line);
+    if (j.contains("modules") && !j.at("modules").is_array())
+      return bad("malformed reply from the candidate process", "\"modules\" is not an array");
     Reply r = reply_from(j);
     if (j.contains("counts")) {
       if (!j.at("counts").is_object())

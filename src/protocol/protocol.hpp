@@ -151,6 +151,13 @@ struct KernelSeen {
   double duration_ms = 0.0;
 };
 
+// A module (cubin) loaded in the child, as its CUPTI module-load callback saw it
+// (measure::LoadedModule): which module's kernel ran cannot be told by name alone.
+struct ModuleSeen {
+  std::string sha256;                 // of the cubin image
+  std::vector<std::string> functions; // its function symbols
+};
+
 // The kernels a call launched (names, sorted) and how many timed calls of a trial launched
 // exactly those.
 struct KernelSet {
@@ -179,6 +186,8 @@ struct Reply {
   // every reply: the driver entry points the process refused to hand out so far
   // (entry_point_guard.hpp)
   std::vector<std::string> refused;
+  // every reply once the child traces: every module loaded in it so far, in load order
+  std::vector<ModuleSeen> modules;
   // count: the counter's own JSON (families, tensor FLOPs) or why there is none
   std::optional<trace::Json> counts;
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})

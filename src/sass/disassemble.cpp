@@ -5,6 +5,7 @@
 #include "util/hash.hpp"
 #include "util/paths.hpp"
 #include "util/strings.hpp"
+#include "util/temp_folder.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -184,6 +185,32 @@ util::Expected<std::string> Disassembler::dump(const std::filesystem::path& bina
                             "cuobjdump --dump-sass " + binary.string() +
                                 " failed: " + util::head_lines(result->err, 20));
   return std::move(result->out);
+}
+
+util::Expected<std::vector<std::string>>
+Disassembler::cubin_hashes(const std::filesystem::path& binary) const {
+  auto folder = util::TempFolder::make("ptxbench-cubins", "the cubins of " + binary.string());
+  PTXBENCH_TRY(folder);
+  util::ProcessOptions options;
+  options.timeout = m_timeout;
+  options.working_dir = folder->path();
+  auto result = m_runner.run(
+      {m_cuobjdump.string(), "-xelf", "all", std::filesystem::absolute(binary).string()}, options);
+  PTXBENCH_TRY(result);
+  if (!result->succeeded())
+    return util::make_error(util::ErrorKind::subprocess,
+                            "cuobjdump -xelf all " + binary.string() +
+                                " failed: " + util::head_lines(result->err, 20));
+  std::vector<std::string> hashes;
+  for (const auto& entry : std::filesystem::directory_iterator(folder->path())) {
+    if (entry.path().extension() != ".cubin")
+      continue;
+    auto image = util::read_file(entry.path());
+    PTXBENCH_TRY(image);
+    hashes.push_back(util::sha256_hex(*image));
+  }
+  std::sort(hashes.begin(), hashes.end());
+  return hashes;
 }
 
 util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::path& binary) const {

@@ -74,6 +74,10 @@ public:
   // cuobjdump that fails or overruns the timeout is subprocess / timeout.
   util::Expected<Disassembly> disassemble(const std::filesystem::path& binary) const;
 
+  // The SHA-256 of every cubin image inside `binary` (cuobjdump -xelf all, in a folder of its
+  // own): the identities the driver reports for the modules it loads from it.
+  util::Expected<std::vector<std::string>> cubin_hashes(const std::filesystem::path& binary) const;
+
   const std::filesystem::path& cuobjdump() const { return m_cuobjdump; }
 
 private:

@@ -5,7 +5,9 @@
 #include "definitions.hpp"
 #include "util/fs.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <utility>
 
 using namespace ptxbench;
 using namespace ptxbench::compile;
@@ -85,6 +87,29 @@ TEST(TritonGate, AFileThatDoesNotParseGetsOneSyntaxFinding) {
   ASSERT_EQ(report->findings.size(), 1u);
   EXPECT_EQ(report->findings[0].rule, "syntax_error");
   EXPECT_EQ(report->findings[0].quote, "def run(A, B, C, M)");
+}
+
+// Issue 29: torch's matmul through an alias, its dunder method and an ATen overload; each
+// fixture (tests/kernels/triton/) is rejected on its line by rules that are all banned_library.
+TEST(TritonGate, LibraryCallsInAnyFormAreRejectedByLibraryRules) {
+  util::PosixProcessRunner runner;
+  TritonGate gate(runner);
+  for (const auto& [name, line] :
+       {std::pair{"alias_matmul.py", 19u}, std::pair{"dunder_matmul.py", 18u},
+        std::pair{"aten_overload.py", 18u}}) {
+    auto text = util::read_file(std::filesystem::path(PTXBENCH_TEST_KERNELS) / "triton" / name);
+    ASSERT_TRUE(text) << name;
+    auto report = gate.check(*text, gemm_signature());
+    ASSERT_TRUE(report) << name << ": " << report.error().message;
+    ASSERT_FALSE(report->ok()) << name;
+    for (const TritonFinding& finding : report->findings)
+      EXPECT_TRUE(triton_library_rule(finding.rule)) << name << ": " << finding.rule;
+    EXPECT_NE(render_text(*report).find(fmt::format("line {}: `", line)), std::string::npos)
+        << name << ": " << render_text(*report);
+  }
+  EXPECT_TRUE(triton_library_rule("dynamic_access"));
+  EXPECT_FALSE(triton_library_rule("too_deep"));
+  EXPECT_FALSE(triton_library_rule("syntax_error"));
 }
 
 TEST(TritonGate, AMissingInterpreterIsAnErrorNotAPass) {

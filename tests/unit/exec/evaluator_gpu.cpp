@@ -124,10 +124,44 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{16, Status::runtime_error, "cuModuleLoadData"},
                       BadCase{17, Status::incorrect_numerical, "elements wrong"},
                       BadCase{18, Status::incorrect_numerical, "timed call"},
-                      BadCase{20, Status::incorrect_numerical, "correctness call on input set 1"}),
+                      BadCase{20, Status::incorrect_numerical, "correctness call on input set 1"},
+                      BadCase{21, Status::runtime_error, "not one of its own cubins"}),
     [](const ::testing::TestParamInfo<BadCase>& param) {
       return "variant_" + std::to_string(param.param.variant);
     });
+
+// Catalogue row 6 (issue 29 item 6): work captured into a CUDA graph and replayed with
+// cudaGraphLaunch is legitimate — it passes with its latency timed and its GMMA counted.
+TEST(EvaluatorGpu, AGraphReplayOfTheWgmmaKernelPassesWithItsInstructionsCounted) {
+  EvalOptions options = quick();
+  options.reference_timing = ReferenceTiming::interleave;
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_graph_gemm.cu"), options);
+  ASSERT_EQ(ev.status, Status::passed) << ev.message << ev.child_log;
+  EXPECT_EQ(ev.check.verdict(), sass::Verdict::present);
+  expect_dynamic(ev, DynamicState::present);
+  ASSERT_TRUE(ev.timing);
+  EXPECT_GT(ev.timing->candidate_ms, 0.5) << "a full GEMM takes over a millisecond";
+  EXPECT_LT(ev.timing->reference_ms / ev.timing->candidate_ms, 2.0);
+}
+
+// The paper's undefined behaviour (§A.2): a stream-ordered use-after-free. Under memcheck, as
+// every turn of a run is, it is never a clean PASSED with its target instructions credited:
+// either memcheck's finding fails it, or (a finding that is only a stream-ordered race) it
+// stays correct with its executed-instruction status unknown.
+TEST(EvaluatorGpu, AStreamOrderedUseAfterFreeIsNeverACleanPassWithTargetsCredited) {
+  EvalOptions options = quick();
+  options.sanitize = Sanitize::memcheck;
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_use_after_free.cu"), options);
+  ASSERT_TRUE(ev.sanitizer);
+  std::printf("memcheck ran %d: %s\n", ev.sanitizer->ran, ev.sanitizer->finding.c_str());
+  ASSERT_TRUE(ev.sanitizer->ran) << ev.sanitizer->reason;
+  EXPECT_FALSE(ev.sanitizer->finding.empty()) << "memcheck saw no use after free";
+  if (ev.status == Status::passed) {
+    ASSERT_TRUE(ev.dynamic);
+    EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown);
+    EXPECT_FALSE(ev.violations.empty());
+  }
+}
 
 // Catalogue rows 21 and 23: a candidate that counts its calls and computes 60 % of C's rows on
 // calls 21 to 149 — the paper's protocol's timed calls but the last — passed when only the last

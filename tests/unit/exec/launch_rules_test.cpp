@@ -60,6 +60,35 @@ TEST(LaunchRules, AKernelFromAnotherLibraryFailsAndIsNamed) {
   EXPECT_EQ(foreign_kernels(counted, &own), std::vector<std::string>{kCublas});
 }
 
+// Catalogue row 1: identity, not name. A module the candidate's binary does not hold, loaded by
+// means no import shows, that defines one of the candidate's kernel names: the launch may have
+// been its, so the call fails; the candidate's own cubins alone break nothing.
+TEST(LaunchRules, ASameNamedKernelFromAModuleThatIsNotTheCandidatesIsForeign) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm});
+  e.own_cubins = std::vector<std::string>{"aa11", "bb22"};
+  e.modules = {{"aa11", {kGemm, "other_own_kernel"}}, {"cc33", {"ptxbench_warmup"}}};
+  EXPECT_FALSE(judge_launches(e, &own)) << "the harness's own module defines no launched name";
+  e.modules.push_back({"dd44", {kGemm}});
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::foreign_kernel);
+  EXPECT_EQ(broken->kernels, std::vector<std::string>{kGemm});
+  EXPECT_NE(broken->message.find("not one of its own cubins"), std::string::npos)
+      << broken->message;
+  EXPECT_NE(broken->message.find("sha256:dd44"), std::string::npos) << broken->message;
+  // A kernel seen only in the counting pass is judged too.
+  LaunchEvidence counted = honest({kGemm});
+  counted.own_cubins = std::vector<std::string>{"aa11"};
+  counted.modules = {{"aa11", {kGemm}}, {"ee55", {"sneaky"}}};
+  counted.counted.push_back("sneaky");
+  ASSERT_EQ(impostor_kernels(counted, {"sneaky"}).size(), 1u);
+  EXPECT_EQ(impostor_kernels(counted, {"sneaky"})[0].module_sha256, "ee55");
+  // Without the candidate's identities (cuobjdump failed), the name rule stands alone.
+  e.own_cubins.reset();
+  EXPECT_FALSE(judge_launches(e, &own));
+}
+
 TEST(LaunchRules, ARefusedEntryPointLookupFailsBeforeAnythingElse) {
   const auto own = own_functions({kGemm});
   LaunchEvidence e = honest({kGemm});

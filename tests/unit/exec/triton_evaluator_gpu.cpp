@@ -5,8 +5,10 @@
 // torch 2.11, Triton 3.6). The CPU side of the same fixtures is triton_evaluator_test.cpp.
 #include "compile/extract.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
+#include "util/temp_folder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <gtest/gtest.h>
 
 namespace ptxbench::exec {
@@ -186,6 +188,79 @@ TEST(TritonEvaluatorGpu, MemcheckNamesAnOutOfBoundsWriteInATritonKernel) {
       << ev.message;
   EXPECT_TRUE(contains(ev.message, "poke_past_end")) << ev.message;
   expect_healthy_after("out_of_bounds_write.py");
+}
+
+// An Evaluator whose Python package root is a copy of python/ptxbench_triton/ with a gate.py
+// that passes every file: the real child.py loads and calls the candidate, so only the static
+// gate is bypassed. The folder outlives the Evaluator (members are destroyed in reverse).
+struct GateBypassed {
+  util::TempFolder root;
+  std::unique_ptr<Evaluator> evaluator;
+};
+
+GateBypassed evaluator_without_gate() {
+  auto made = util::TempFolder::make("ptxbench-no-gate", "a package root without the gate");
+  if (!made)
+    throw std::runtime_error(made.error().message);
+  const std::filesystem::path package = made->path() / "ptxbench_triton";
+  const std::filesystem::path shipped =
+      std::filesystem::path(PTXBENCH_PYTHON_ROOT) / "ptxbench_triton";
+  std::filesystem::create_directories(package);
+  for (const char* file : {"__init__.py", "child.py"})
+    std::filesystem::copy_file(shipped / file, package / file);
+  auto written = util::write_file_atomic(package / "gate.py", "def main(argv=None):\n"
+                                                              "    print('{\"findings\": []}')\n"
+                                                              "    return 0\n");
+  if (!written)
+    throw std::runtime_error(written.error().message);
+  EvaluatorOptions options;
+  options.python_root = made->path();
+  options.children = ChildStart::on_demand; // no spare ptxbench-candidate beside the supervisor's
+  GateBypassed bypassed{std::move(*made), nullptr};
+  bypassed.evaluator =
+      std::make_unique<Evaluator>(*testing::supervisor().checker, *testing::supervisor().suite,
+                                  std::filesystem::path{}, std::filesystem::path{}, options);
+  return bypassed;
+}
+
+constexpr std::array<const char*, 3> kLibraryFixtures{"alias_matmul.py", "dunder_matmul.py",
+                                                      "aten_overload.py"};
+
+TEST(TritonEvaluatorGpu, LibraryCallsInAnyFormAreStoppedByTheGateBeforeTheGpu) {
+  for (const char* name : kLibraryFixtures) {
+    const Evaluation ev = evaluate_triton(name);
+    EXPECT_EQ(ev.status, Status::compile_error) << name << ": " << ev.message;
+    EXPECT_EQ(ev.check.outcome, CheckOutcome::banned_library) << name << ": " << ev.message;
+    EXPECT_TRUE(contains(ev.message, "rejected by the Triton gate")) << name << ": " << ev.message;
+    EXPECT_FALSE(ev.gpu_ran) << name;
+  }
+  expect_healthy_after("the library fixtures");
+}
+
+TEST(TritonEvaluatorGpu, LibraryCallsTheGateRejectsAreForeignKernelsWhenTheGateIsBypassed) {
+  auto problem = testing::supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem) << problem.error().message;
+  {
+    GateBypassed bypassed = evaluator_without_gate();
+    for (const char* name : kLibraryFixtures) {
+      auto ev = bypassed.evaluator->evaluate(fixture(name), **problem, triton_options());
+      ASSERT_TRUE(ev) << name << ": " << ev.error().message;
+      EXPECT_EQ(ev->check.outcome, CheckOutcome::ok) << name << ": the stub gate passes it";
+      EXPECT_EQ(ev->status, Status::runtime_error) << name << ": " << ev->message << ev->child_log;
+      ASSERT_TRUE(ev->broken_rule) << name << ": " << ev->message;
+      EXPECT_EQ(ev->broken_rule->rule, Rule::foreign_kernel) << name << ": " << ev->message;
+      ASSERT_FALSE(ev->foreign_kernels.empty()) << name;
+      EXPECT_TRUE(contains(ev->message, ev->foreign_kernels.front()))
+          << name << ": " << ev->message;
+      ASSERT_TRUE(ev->launches.cubin_functions) << name;
+      EXPECT_NE(std::find(ev->launches.cubin_functions->begin(),
+                          ev->launches.cubin_functions->end(), "copy_into"),
+                ev->launches.cubin_functions->end())
+          << name << ": the Triton copy kernel is the candidate's own";
+    }
+    bypassed.evaluator->settle();
+  }
+  expect_healthy_after("the library fixtures with the gate bypassed");
 }
 
 } // namespace

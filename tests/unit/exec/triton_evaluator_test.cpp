@@ -7,6 +7,7 @@
 #include "unit/exec/gpu_supervisor.hpp"
 
 #include <gtest/gtest.h>
+#include <utility>
 
 namespace ptxbench::exec {
 namespace {
@@ -89,6 +90,19 @@ TEST_F(TritonWithoutGpu, TheRuntimeFixturesPassTheGateSoTheirGpuTestsReachTheChi
         "other_stream.py", "late_work.py", "mutates_inputs.py", "out_of_bounds_write.py"}) {
     const Evaluation ev = evaluate_triton(triton_kernel(name));
     EXPECT_EQ(ev.check.outcome, CheckOutcome::ok) << name << ": " << ev.message;
+    EXPECT_FALSE(ev.gpu_ran) << name;
+  }
+}
+
+TEST_F(TritonWithoutGpu, LibraryCallsInAnyFormAreBannedLibraryCompileErrorsQuotingTheLine) {
+  for (const auto& [name, quote] :
+       {std::pair{"alias_matmul.py", "line 19: `product = t.matmul(A, B.T)`"},
+        std::pair{"dunder_matmul.py", "line 18: `product = A.__matmul__(B.T)`"},
+        std::pair{"aten_overload.py", "line 18: `product = torch.ops.aten.mm.default(A, B.T)`"}}) {
+    const Evaluation ev = evaluate_triton(triton_kernel(name));
+    EXPECT_EQ(ev.check.outcome, CheckOutcome::banned_library) << name << ": " << ev.message;
+    EXPECT_EQ(ev.status, Status::compile_error) << name;
+    EXPECT_NE(ev.message.find(quote), std::string::npos) << name << ": " << ev.message;
     EXPECT_FALSE(ev.gpu_ran) << name;
   }
 }

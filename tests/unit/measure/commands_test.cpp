@@ -2,6 +2,7 @@
 #include "measure/ncu_audit.hpp"
 #include "measure/sanitizer.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace ptxbench::measure {
@@ -30,12 +31,27 @@ TEST(NcuAuditCommand, UsesSourcePageNvtxRangeApplicationReplayAndTheTwoMetrics) 
   EXPECT_EQ(argv, expected);
 }
 
-TEST(SanitizerCommand, SetsErrorExitCodeAndPrintLimit) {
+TEST(SanitizerCommand, SetsErrorExitCodePrintLimitAndStreamOrderedRaceTracking) {
   const auto argv = sanitizer_command({"./oob"}, SanitizerOptions{});
-  const std::vector<std::string> expected{
-      "compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "99",
-      "--print-limit",     "256",    "./oob"};
+  const std::vector<std::string> expected{"compute-sanitizer",
+                                          "--tool",
+                                          "memcheck",
+                                          "--error-exitcode",
+                                          "99",
+                                          "--print-limit",
+                                          "256",
+                                          "--track-stream-ordered-races",
+                                          "all",
+                                          "./oob"};
   EXPECT_EQ(argv, expected);
+}
+
+TEST(SanitizerCommand, OnlyMemcheckTracksStreamOrderedRaces) {
+  SanitizerOptions options;
+  options.tool = "racecheck";
+  const auto argv = sanitizer_command({"./oob"}, options);
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--track-stream-ordered-races"), argv.end());
+  EXPECT_EQ(argv.back(), "./oob");
 }
 
 TEST(NcuSourceCsv, OutputWithoutSourcePageIsABadResponse) {

@@ -221,6 +221,26 @@ TEST(Protocol, ACallReplyCarriesItsLatencyKernelsAndTheRefusedLookups) {
   EXPECT_TRUE(sets->kernel_sets[1].kernels.empty());
 }
 
+TEST(Protocol, EveryReplyCarriesTheModulesLoadedInTheChild) {
+  Reply reply;
+  reply.modules = {{"ab12", {"_Z4gemmv", "_Z4tailv"}}, {"cd34", {}}};
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  ASSERT_EQ(decoded->modules.size(), 2u);
+  EXPECT_EQ(decoded->modules[0].sha256, "ab12");
+  EXPECT_EQ(decoded->modules[0].functions, (std::vector<std::string>{"_Z4gemmv", "_Z4tailv"}));
+  EXPECT_TRUE(decoded->modules[1].functions.empty());
+  for (
+      const char* line :
+      {R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","modules":[{"sha256":1,"functions":[]}]})",
+       R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","modules":[{"functions":[]}]})",
+       R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","modules":{}})"}) {
+    auto bad = decode_reply(line);
+    ASSERT_FALSE(bad) << line;
+    EXPECT_EQ(bad.error().kind, util::ErrorKind::bad_response);
+  }
+}
+
 TEST(Protocol, MalformedRepliesAreBadResponses) {
   for (
       const char* line :
