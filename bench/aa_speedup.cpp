@@ -193,9 +193,11 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
   // What staging every call's inputs and checking ~60 % of them cost, and the wall time per
   // timed call beyond its reported latency on each side (issue 29 items 1, 2 and 4).
   fmt::print("|  | {} | checked {} of {} timed calls; staging {:.1f} ms, checks {:.1f} ms; "
-             "overhead per call: candidate {:.4f} ms, reference {:.4f} ms | | | | | | | | |\n",
+             "overhead per call: candidate {:.4f} ms, reference {:.4f} ms, calibrated {:.4f} ms, "
+             "unexplained {:.4f} ms | | | | | | | | |\n",
              repeat, t.checked_calls, t.timed_calls, t.staging_ms, t.checks_ms,
-             t.candidate_overhead_ms.value_or(-1.0), t.reference_overhead_ms.value_or(-1.0));
+             t.candidate_overhead_ms.value_or(-1.0), t.reference_overhead_ms.value_or(-1.0),
+             t.calibrated_overhead_ms.value_or(-1.0), t.unexplained_ms.value_or(-1.0));
   return ev;
 }
 

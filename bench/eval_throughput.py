@@ -83,6 +83,8 @@ def main():
                "reference_cached": timing.get("reference_cached"),
                "staging_ms": timing.get("staging_ms"), "checks_ms": timing.get("checks_ms"),
                "checked_calls": timing.get("checked_calls"),
+               "unexplained_ms": timing.get("unexplained_ms"),
+               "calibrated_overhead_ms": timing.get("calibrated_overhead_ms"),
                "minimum_s": minimum_s(extras, args, args.mode == "bypass")}
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -106,7 +108,8 @@ def main():
         "statuses": sorted({str(r["status"]) for r in rows}),
     }
     # What the per-call staging of inputs and the sampled checks of timed calls cost.
-    for key in ("staging_ms", "checks_ms", "checked_calls"):
+    for key in ("staging_ms", "checks_ms", "checked_calls", "unexplained_ms",
+                "calibrated_overhead_ms"):
         values = [r[key] for r in warm if isinstance(r.get(key), (int, float))]
         if values:
             summary[key + "_median"] = round(statistics.median(values), 1)

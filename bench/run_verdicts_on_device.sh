@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Issue 29 items 1 and 2 on a GPU machine (bench/results/verdicts_h200.md): the call slot and the
-# sampled checks of timed calls. From the repository root, with BIN_DIR holding a gpu-preset
-# build laid out as build/gpu (bin/, lib/, src/cli/ptxbench, tests/test_exec_gpu, bench/):
-#   bash bench/run_verdicts_on_device.sh BIN_DIR [part]
-# part 1: the new and changed evaluator GPU tests, the A/A (GEMM and MHA forward, 3 repeats
-# each, the reference interleaved) and the throughput benchmark; part 2: the rest of the gpu
-# label's exec tests. Logs under $OUT.
+# Issue 29 on a GPU machine (bench/results/verdicts_h200.md): the call slot, the sampled checks
+# of timed calls, identity of modules, the wall-time bound, graphs and stream-ordered races, the
+# Triton library forms. From the repository root, with BIN_DIR holding a gpu-preset build laid
+# out as build/gpu (bin/, lib/, src/cli/ptxbench, tests/test_*_gpu, bench/):
+#   bash bench/run_verdicts_on_device.sh BIN_DIR PART
+# PART 1: the new and changed exec GPU tests, then the A/A (GEMM and MHA forward, 3 repeats
+#         each, the reference interleaved);
+# PART 2: the throughput benchmark, the system calls of the candidate child (strace -c over a
+#         few evaluations; TOOLS_DIR holds the strace and libunwind8 .debs), the rest of the exec
+#         GPU tests;
+# PART 3: the other GPU test binaries (measure, reference, service, agent, examples).
+# Logs under $OUT.
 set -u
 bin=$(realpath "$1")
 part=${2:-1}
@@ -22,20 +27,55 @@ step() { echo "=== $1 $(date -u +%H:%M:%S)" | tee -a "$out/steps.txt"; }
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,temperature.gpu \
     --format=csv; } > "$out/machine.txt" 2>&1
 exec_gpu=build/gpu/tests/test_exec_gpu
-if [ "$part" = 1 ]; then
+new='EvalBuffersGpu.*:EvaluatorGpu.SkippingWork*:EvaluatorGpu.AboutThreeFifths*:EvaluatorGpu.AFirstCall*:EvaluatorGpu.AGraphReplay*:EvaluatorGpu.AStreamOrdered*:Invariants/*:EvaluatorGpu.WgmmaTma*:EvaluatorGpu.AnInputMutating*:TritonEvaluatorGpu.LibraryCalls*'
+case "$part" in
+1)
   step "new and changed exec GPU tests"
-  timeout 330 "$exec_gpu" --gtest_filter='EvalBuffersGpu.*:EvaluatorGpu.SkippingWork*:EvaluatorGpu.AboutThreeFifths*:EvaluatorGpu.AFirstCall*:Invariants/*:EvaluatorGpu.WgmmaTma*:EvaluatorGpu.AnInputMutating*' \
-    > "$out/exec_gpu_new.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_new.log"
+  timeout 360 "$exec_gpu" --gtest_filter="$new" > "$out/exec_gpu_new.log" 2>&1
+  echo "rc=$?" >> "$out/exec_gpu_new.log"
   step "A/A"
-  timeout 150 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+  timeout 200 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
     --repeats 3 --problems gemm_n7168_k5120,mha_with_lse_d128 > "$out/aa.md" 2>&1
   echo "rc=$?" >> "$out/aa.md"
+  ;;
+2)
   step "throughput"
   BIN_DIR=build/gpu LABEL=verdicts COUNT=10 OUT=$out timeout 100 bash bench/eval_throughput.sh \
     > "$out/throughput_summary.txt" 2>&1
-else
+  step "system calls of the child"
+  mkdir -p /tmp/tools "$out/strace" && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
+    dpkg -x "$deb" /tmp/tools; done
+  export LD_LIBRARY_PATH=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+  REAL_CANDIDATE=$(realpath build/gpu/bin/ptxbench-candidate) STRACE_OUT=$out/strace \
+    PTXBENCH_CANDIDATE=$(realpath "${TOOLS_DIR:-.devbuild-tools}/strace_child.sh") \
+    timeout 120 "$exec_gpu" --gtest_filter='EvaluatorGpu.WgmmaTma*:EvaluatorGpu.SimtKernel*:EvaluatorGpu.AGraphReplay*' \
+    > "$out/strace_run.log" 2>&1; echo "rc=$?" >> "$out/strace_run.log"
   step "the rest of the exec GPU tests"
-  timeout 560 "$exec_gpu" --gtest_filter='-EvalBuffersGpu.*:EvaluatorGpu.SkippingWork*:EvaluatorGpu.AboutThreeFifths*:EvaluatorGpu.AFirstCall*:Invariants/*:EvaluatorGpu.WgmmaTma*:EvaluatorGpu.AnInputMutating*' \
-    > "$out/exec_gpu_rest.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_rest.log"
-fi
+  timeout 330 "$exec_gpu" --gtest_filter="-$new" > "$out/exec_gpu_rest.log" 2>&1
+  echo "rc=$?" >> "$out/exec_gpu_rest.log"
+  ;;
+4)
+  step "the Triton gate on the library fixtures (python3 $(python3 --version 2>&1))"
+  for f in alias_matmul dunder_matmul aten_overload; do
+    (cd python && /usr/bin/time -f "%e s" timeout 60 python3 -m ptxbench_triton.gate \
+      "../tests/kernels/triton/$f.py") >> "$out/gate.log" 2>&1; echo "rc=$?" >> "$out/gate.log"
+  done
+  step "the changed and new bad variants"
+  timeout 200 "$exec_gpu" --gtest_filter='Invariants/*variant_1[2348]:Invariants/*variant_2*:Invariants/*variant_3' \
+    > "$out/exec_gpu_variants.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_variants.log"
+  step "throughput"
+  BIN_DIR=build/gpu LABEL=verdicts COUNT=8 OUT=$out timeout 90 bash bench/eval_throughput.sh \
+    > "$out/throughput_summary.txt" 2>&1
+  step "the Triton library tests alone"
+  timeout 150 "$exec_gpu" --gtest_filter='TritonEvaluatorGpu.LibraryCalls*' \
+    > "$out/exec_gpu_triton_library.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_triton_library.log"
+  ;;
+3)
+  for t in measure reference service agent examples; do
+    step "test_${t}_gpu"
+    timeout 150 "build/gpu/tests/test_${t}_gpu" > "$out/${t}_gpu.log" 2>&1
+    echo "rc=$?" >> "$out/${t}_gpu.log"
+  done
+  ;;
+esac
 step done

@@ -63,7 +63,10 @@ protocol::Reply CandidateServer::time(const protocol::Request& request) {
     current = (request.first_call + call_index) % sets;
     reset_outputs(current, m_stream.get());
   };
-  auto call = [&](cudaStream_t stream) { return invoke(current, stream); };
+  // A calibration request times the harness's own one-block kernel the same way.
+  auto call = [&](cudaStream_t stream) {
+    return request.calibrate ? measure::launch_warmup_kernel(stream) : invoke(current, stream);
+  };
   auto trial = measure::run_trial(**timer, *m_flusher, call, before_each, m_stream.get(),
                                   {request.warmup, request.iterations, request.mode});
   if (const cudaError_t sync = cudaDeviceSynchronize(); sync != cudaSuccess) {

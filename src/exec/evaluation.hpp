@@ -101,6 +101,10 @@ struct TimingReport {
   // around its trial in the supervisor; medians (the calibration of catalogue rows 9 and 10).
   std::optional<double> candidate_overhead_ms;
   std::optional<double> reference_overhead_ms;
+  // The same on the child's own one-block kernel (calibration requests), and what of the
+  // candidate's overhead that leaves unexplained.
+  std::optional<double> calibrated_overhead_ms;
+  std::optional<double> unexplained_ms;
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a

@@ -142,6 +142,8 @@ TimingReport read_timing(JsonReader& r, const Json& t, const std::string& path) 
   out.checks_ms = r.optional_number(t, path, "checks_ms", {0, 1e12}).value_or(0.0);
   out.candidate_overhead_ms = r.optional_number(t, path, "candidate_overhead_ms", {-1e12, 1e12});
   out.reference_overhead_ms = r.optional_number(t, path, "reference_overhead_ms", {-1e12, 1e12});
+  out.calibrated_overhead_ms = r.optional_number(t, path, "calibrated_overhead_ms", {-1e12, 1e12});
+  out.unexplained_ms = r.optional_number(t, path, "unexplained_ms", {-1e12, 1e12});
   return out;
 }
 

@@ -90,6 +90,10 @@ Json timing_json(const TimingReport& t) {
     out["candidate_overhead_ms"] = *t.candidate_overhead_ms;
   if (t.reference_overhead_ms)
     out["reference_overhead_ms"] = *t.reference_overhead_ms;
+  if (t.calibrated_overhead_ms)
+    out["calibrated_overhead_ms"] = *t.calibrated_overhead_ms;
+  if (t.unexplained_ms)
+    out["unexplained_ms"] = *t.unexplained_ms;
   double events = 0.0;
   for (double e : t.candidate_event_ms)
     events += e;

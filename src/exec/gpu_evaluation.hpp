@@ -83,6 +83,10 @@ private:
   bool candidate_chunk(int trial, int call, const TrialChunk& chunk, TrialSamples& samples, int set,
                        bool check);
   void reference_trial(int trial, TrialSamples& samples);
+  // One calibration request: the child's own kernel timed like a candidate call.
+  bool calibrate();
+  // Whether the candidate's latencies explain the wall time of its calls (after the trials).
+  bool wall_time_explained();
   // `slot`: the trial entry to write; none appends one.
   bool trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot = {});
   void store_trial(std::optional<std::size_t> slot, const TrialSamples* reference,
@@ -129,7 +133,7 @@ private:
   bool m_inputs_warm = false;
   std::optional<CheckPattern> m_checks; // which timed calls are compared, from the secret seed
   // Wall time less reported latency of each timed call without warm-ups, per side.
-  std::vector<double> m_candidate_overhead_ms, m_reference_overhead_ms;
+  std::vector<double> m_candidate_overhead_ms, m_reference_overhead_ms, m_calibration_ms;
   measure::TimingMode m_mode = measure::TimingMode::batched;
 };
 

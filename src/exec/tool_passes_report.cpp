@@ -12,7 +12,7 @@ Json error_json(const measure::SanitizerError& e) {
           {"space", e.space},         {"kernel", e.kernel},
           {"pc_offset", e.pc_offset}, {"file", std::filesystem::path(e.file).filename().string()},
           {"line", e.line},           {"address", e.address},
-          {"detail", e.detail}};
+          {"detail", e.detail},       {"stream_ordered", std::string(to_string(e.stream_ordered))}};
 }
 
 } // namespace

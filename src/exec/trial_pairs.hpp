@@ -49,11 +49,23 @@ public:
   // independently of the others, and at least one (a trial that drew none gets one, chosen
   // uniformly).
   std::vector<bool> trial(int iterations, double rate = kTimedCheckRate);
+  // The next 64 random bits (the calibration requests' positions, gpu_timing.cpp).
+  std::uint64_t next();
 
 private:
-  std::uint64_t next();
   std::uint64_t m_state;
 };
+
+// A candidate's reported latencies must explain the wall time the supervisor measures around its
+// timed calls: per call, beyond the overhead calibrated on the harness's own kernel, at most
+// the larger of these stays unexplained (docs/evaluation.md "Timing the child cannot forge").
+inline constexpr double kUnexplainedFloorMs = 0.25;
+// A Triton candidate's every call also runs the Python host (ctypes, tensor views, Triton's
+// launcher), which the calibration on the child's own kernel does not.
+inline constexpr double kUnexplainedFloorTritonMs = 1.0;
+inline constexpr double kUnexplainedShare = 0.5;
+// Calibration requests per trial, at positions drawn from the secret seed.
+inline constexpr int kCalibrationsPerTrial = 3;
 
 // The probability that none of `skipped` timed calls is compared when each is with `rate`.
 double unchecked_probability(int skipped, double rate = kTimedCheckRate);

@@ -204,6 +204,8 @@ std::string encode(const Request& request) {
     j["iterations"] = request.iterations;
     j["first_call"] = request.first_call;
     j["mode"] = to_string(request.mode);
+    if (request.calibrate)
+      j["calibrate"] = true;
     break;
   case RequestOp::prepare:
     j["counter_session"] = request.counter_session;
@@ -275,6 +277,7 @@ util::Expected<Request> decode_request(std::string_view line) {
       r.iterations = j.at("iterations").get<int>();
       r.first_call = j.at("first_call").get<int>();
       r.mode = parse_mode(j.at("mode").get<std::string>());
+      r.calibrate = j.value("calibrate", false);
     }
     if (r.op == RequestOp::prepare)
       r.counter_session = j.value("counter_session", false);

@@ -44,6 +44,10 @@
 //                    symbol table in memory from the address of cuLaunchKernel. The name rule
 //                    sees only candidate names; the module's identity is not the candidate's
 //                                                                        → RUNTIME_ERROR (rule)
+//  22 host_time      computes C, then spends 100 ms on the host inside every call: a call whose
+//                    reported latency is far below its wall time, as a child whose timer was
+//                    forged would report (and as host-side computation would, which the timer
+//                    does not charge)                                  → RUNTIME_ERROR (timing)
 //  16 module_by_name asks cudaGetDriverEntryPointByVersion for cuModuleLoadData (the name
 //                    put together at run time), launches the loaded kernel, computes C with
 //                    its own kernel → the candidate process refuses the lookup
@@ -67,6 +71,9 @@ extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl"
 #endif
 #if PTXBENCH_VARIANT == 21
 #include <elf.h>
+#endif
+#if PTXBENCH_VARIANT == 22
+#include <chrono>
 #endif
 #if PTXBENCH_VARIANT == 20
 #include <cstdio>
@@ -454,6 +461,12 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 #elif PTXBENCH_VARIANT == 21
   launch(A, B, C, M, stream);
   launch_impostor(stream);
+#elif PTXBENCH_VARIANT == 22
+  launch(A, B, C, M, stream);
+  cudaStreamSynchronize(stream);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (std::chrono::steady_clock::now() < until) {
+  }
 #elif PTXBENCH_VARIANT == 15
   (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
 #elif PTXBENCH_VARIANT == 16
