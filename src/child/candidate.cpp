@@ -136,14 +136,18 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
   // inject themselves, and stays as it is.
   (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   std::string pending, line;
+  std::size_t modules_sent = 0;
   while (read_line(request_fd, pending, line)) {
     auto request = protocol::decode_request(line);
     protocol::Reply reply =
         request ? handle(*request)
                 : protocol::Reply::failure(protocol::ChildError::protocol, request.error().message);
     reply.refused = refused_entry_points();
-    for (measure::LoadedModule& module : measure::cupti_loaded_modules())
-      reply.modules.push_back({std::move(module.sha256), std::move(module.functions)});
+    // Each module once: the modules loaded since the last reply (the supervisor keeps the list).
+    std::vector<measure::LoadedModule> loaded = measure::cupti_loaded_modules();
+    for (std::size_t m = std::min(modules_sent, loaded.size()); m < loaded.size(); ++m)
+      reply.modules.push_back({std::move(loaded[m].sha256), std::move(loaded[m].functions)});
+    modules_sent = loaded.size();
     if (request)
       reply.id = request->id;
     if (!write_line(reply_fd, encode(reply)))

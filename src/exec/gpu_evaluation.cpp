@@ -235,8 +235,9 @@ std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& reque
   auto reply = m_child->request(request, m_options.timeout);
   if (reply && !reply->refused.empty())
     m_result.launches.refused = reply->refused;
-  if (reply && !reply->modules.empty())
-    m_result.launches.modules = reply->modules;
+  if (reply)
+    m_result.launches.modules.insert(m_result.launches.modules.end(), reply->modules.begin(),
+                                     reply->modules.end());
   if (!reply) {
     const bool timeout = reply.error().kind == util::ErrorKind::timeout;
     fail(timeout ? Status::timeout : Status::runtime_error, reply.error().message);

@@ -74,7 +74,7 @@ struct LaunchEvidence {
   // timed call).
   std::optional<std::vector<std::string>> cubin_functions;
   std::vector<std::string> late_cubins;
-  // Identity, not name: every module loaded in the child (the last reply's list), and the
+  // Identity, not name: every module loaded in the child (gathered from its replies), and the
   // SHA-256 of each cubin that is the candidate's own (kernel.so's, or Triton's warm-up
   // cubins); absent when they could not be read, and the name rule stands alone.
   std::vector<protocol::ModuleSeen> modules;

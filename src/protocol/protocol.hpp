@@ -189,7 +189,8 @@ struct Reply {
   // every reply: the driver entry points the process refused to hand out so far
   // (entry_point_guard.hpp)
   std::vector<std::string> refused;
-  // every reply once the child traces: every module loaded in it so far, in load order
+  // every reply once the child traces: the modules loaded in it since its last reply, in load
+  // order
   std::vector<ModuleSeen> modules;
   // count: the counter's own JSON (families, tensor FLOPs) or why there is none
   std::optional<trace::Json> counts;
