@@ -9,7 +9,15 @@
 # PART 2: the throughput benchmark, the system calls of the candidate child (strace -c over a
 #         few evaluations; TOOLS_DIR holds the strace and libunwind8 .debs), the rest of the exec
 #         GPU tests;
-# PART 3: the other GPU test binaries (measure, reference, service, agent, examples).
+# PART 3: the other GPU test binaries (measure, reference, service, agent, examples);
+# PART 5: the system-call filter — every serving child of a few evaluations (CUDA, Triton, the
+#         A/A's cuBLASLt and cuDNN) under strace, surveyed (bench/system_call_survey.py), then
+#         the tolerance probe (bench/tolerance_probe.py), the filter's tests and bad variants
+#         unstraced, and the A/A;
+# PART 6: the GPU test binaries other than exec's, reference's and agent's, the Triton exec tests and the
+#         A/A (when the A/A fails: one MHA A/A evaluation under strace, its logs packed in
+#         strace.tar.gz);
+# PART 7: the exec GPU tests other than Triton's, the reference and agent GPU tests.
 # Logs under $OUT.
 set -u
 bin=$(realpath "$1")
@@ -69,6 +77,69 @@ case "$part" in
   step "the Triton library tests alone"
   timeout 150 "$exec_gpu" --gtest_filter='TritonEvaluatorGpu.LibraryCalls*' \
     > "$out/exec_gpu_triton_library.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_triton_library.log"
+  ;;
+5)
+  step "serving children under strace"
+  mkdir -p /tmp/tools /tmp/pywrap "$out/strace" && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
+    dpkg -x "$deb" /tmp/tools; done
+  ln -sfn "$(realpath bench/strace_child.sh)" /tmp/pywrap/python3
+  export STRACE=/tmp/tools/usr/bin/strace STRACE_OUT=$out/strace REAL_PYTHON=$(command -v python3)
+  traced() { LD_LIBRARY_PATH=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH PATH=/tmp/pywrap:$PATH \
+    PTXBENCH_CANDIDATE=$(realpath bench/strace_child.sh) "$@"; }
+  REAL_CANDIDATE=$(realpath build/gpu/bin/ptxbench-candidate) traced timeout 300 "$exec_gpu" \
+    --gtest_filter='EvaluatorGpu.WgmmaTma*:EvaluatorGpu.SimtKernel*:EvaluatorGpu.AGraphReplay*:EvaluatorGpu.AFileWritten*:TritonEvaluatorGpu.ThePersistentTma*:TritonEvaluatorGpu.ATorchOp*' \
+    > "$out/strace_tests.log" 2>&1; echo "rc=$?" >> "$out/strace_tests.log"
+  REAL_CANDIDATE=$(realpath build/gpu/bench/ptxbench-candidate-aa) traced timeout 150 \
+    build/gpu/bench/aa_speedup --candidate "$(realpath bench/strace_child.sh)" --repeats 1 \
+    --problems gemm_n7168_k5120,mha_with_lse_d128 > "$out/strace_aa.log" 2>&1
+  echo "rc=$?" >> "$out/strace_aa.log"
+  python3 bench/system_call_survey.py "$out"/strace/child.* > "$out/survey.md" 2>&1
+  step "tolerance probe"
+  timeout 120 python3 bench/tolerance_probe.py > "$out/tolerance.md" 2>&1; echo "rc=$?" >> "$out/tolerance.md"
+  step "the filter's tests and the bad variants"
+  timeout 200 "$exec_gpu" --gtest_filter='EvaluatorGpu.AFileWritten*:Invariants/*:EvaluatorGpu.WgmmaTma*' \
+    > "$out/exec_gpu_filter.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_filter.log"
+  step "A/A"
+  timeout 200 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+    --repeats 3 --problems gemm_n7168_k5120,mha_with_lse_d128 > "$out/aa.md" 2>&1
+  echo "rc=$?" >> "$out/aa.md"
+  ;;
+6)
+  for t in measure service examples/examples; do
+    step "test_${t#*/}_gpu"
+    timeout 150 "build/gpu/tests/${t%/*}/test_${t#*/}_gpu" > "$out/${t#*/}_gpu.log" 2>&1 ||
+      timeout 150 "build/gpu/tests/test_${t#*/}_gpu" > "$out/${t#*/}_gpu.log" 2>&1
+    echo "rc=$?" >> "$out/${t#*/}_gpu.log"
+  done
+  step "the Triton exec tests"
+  timeout 260 "$exec_gpu" --gtest_filter='TritonEvaluatorGpu.*' > "$out/exec_gpu_triton.log" 2>&1
+  echo "rc=$?" >> "$out/exec_gpu_triton.log"
+  step "A/A"
+  timeout 150 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+    --repeats 3 --problems gemm_n7168_k5120,mha_with_lse_d128 > "$out/aa.md" 2>&1
+  rc=$?; echo "rc=$rc" >> "$out/aa.md"
+  if [ "$rc" != 0 ]; then
+    step "one MHA A/A evaluation under strace"
+    mkdir -p /tmp/tools /tmp/strace && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
+      dpkg -x "$deb" /tmp/tools; done
+    STRACE=/tmp/tools/usr/bin/strace STRACE_OUT=/tmp/strace \
+      LD_LIBRARY_PATH=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH \
+      REAL_CANDIDATE=$(realpath build/gpu/bench/ptxbench-candidate-aa) timeout 90 \
+      build/gpu/bench/aa_speedup --candidate "$(realpath bench/strace_child.sh)" --repeats 1 \
+      --problems mha_with_lse_d128 > "$out/strace_aa.log" 2>&1
+    python3 bench/system_call_survey.py /tmp/strace/child.* > "$out/survey.md" 2>&1
+    tar -czf "$out/strace.tar.gz" -C /tmp strace
+  fi
+  ;;
+7)
+  step "the exec GPU tests other than Triton's"
+  timeout 480 "$exec_gpu" --gtest_filter='-TritonEvaluatorGpu.*' > "$out/exec_gpu_cuda.log" 2>&1
+  echo "rc=$?" >> "$out/exec_gpu_cuda.log"
+  for t in reference agent; do
+    step "test_${t}_gpu"
+    timeout 100 "build/gpu/tests/test_${t}_gpu" > "$out/${t}_gpu.log" 2>&1
+    echo "rc=$?" >> "$out/${t}_gpu.log"
+  done
   ;;
 3)
   for t in measure reference service agent examples; do

@@ -1,6 +1,7 @@
 #include "child/candidate.hpp"
 
 #include "child/entry_point_guard.hpp"
+#include "child/system_call_filter.hpp"
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
 #include "measure/timing.hpp"
@@ -197,6 +198,9 @@ protocol::Reply CandidateServer::handle(const protocol::Request& request) {
 }
 
 protocol::Reply CandidateServer::load(const protocol::Request& request) {
+  if (m_host == nullptr)
+    if (protocol::Reply reply = filter_system_calls(); !reply.ok)
+      return reply;
   if (protocol::Reply reply = m_host != nullptr ? load_host(request) : load_library(request);
       !reply.ok)
     return reply;
@@ -216,7 +220,22 @@ protocol::Reply CandidateServer::load(const protocol::Request& request) {
   if (!m_stream)
     if (protocol::Reply reply = create_stream(); !reply.ok)
       return reply;
-  return m_host != nullptr ? warm_up() : protocol::Reply{};
+  if (m_host == nullptr)
+    return protocol::Reply{};
+  protocol::Reply reply = warm_up();
+  if (reply.ok)
+    if (protocol::Reply filtered = filter_system_calls(); !filtered.ok)
+      return filtered;
+  return reply;
+}
+
+// From here on the candidate runs with the allow-list of system_call_filter.hpp: a kernel.so
+// from before its first instruction (its static constructors run inside dlopen), a host from
+// after the warm-up call (Triton's JIT compiles with ptxas and writes its cache).
+protocol::Reply CandidateServer::filter_system_calls() {
+  if (auto filtered = install_system_call_filter(); !filtered)
+    return protocol::Reply::failure(protocol::ChildError::protocol, filtered.error().message);
+  return protocol::Reply{};
 }
 
 protocol::Reply CandidateServer::load_host(const protocol::Request& request) {

@@ -83,6 +83,7 @@ private:
   protocol::Reply load_host(const protocol::Request& request);
   protocol::Reply scalars_and_axes(const protocol::Request& request);
   protocol::Reply warm_up();
+  protocol::Reply filter_system_calls();
   protocol::Reply load_own_set(const protocol::SetHandles& handles,
                                const std::filesystem::path& inputs);
   protocol::Reply create_stream();

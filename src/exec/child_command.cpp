@@ -24,6 +24,9 @@ ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> w
   ChildCommand command;
   if (words.empty())
     return command;
+  // The driver's JIT cache stays off: a child writes no file (its system-call filter refuses
+  // it), and no candidate can plant a module in the cache that a later process loads.
+  command.env = {"CUDA_CACHE_DISABLE=1"};
   if (launch.language == compile::Language::cuda) {
     words.front() = launch.candidate_binary.string();
     command.argv = std::move(words);
@@ -36,9 +39,10 @@ ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> w
   std::string pythonpath = launch.python_root.string();
   if (!launch.inherited_pythonpath.empty())
     pythonpath += ":" + launch.inherited_pythonpath;
-  command.env = {"PYTHONPATH=" + pythonpath, "TRITON_CACHE_DIR=" + cache.string(),
-                 "TRITON_HOME=" + (launch.triton_work / "triton-home").string(),
-                 "PYTHONDONTWRITEBYTECODE=1"};
+  command.env.insert(command.env.end(),
+                     {"PYTHONPATH=" + pythonpath, "TRITON_CACHE_DIR=" + cache.string(),
+                      "TRITON_HOME=" + (launch.triton_work / "triton-home").string(),
+                      "PYTHONDONTWRITEBYTECODE=1"});
   return command;
 }
 

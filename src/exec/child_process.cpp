@@ -1,6 +1,7 @@
 #include "exec/child_process.hpp"
 
 #include "protocol/child_arguments.hpp"
+#include "protocol/system_call_filter.hpp"
 
 #include <cstring>
 #include <fcntl.h>
@@ -19,9 +20,27 @@ constexpr std::size_t kMaxReplyBytes = 16u << 20;
 constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
 
-std::string describe_status(int status) {
+// What the child's system-call filter refused, from the last refusal line of its log's tail:
+// printable ASCII only (the candidate shares the log).
+std::string refusal_in(const std::string& log_tail) {
+  const std::size_t at = log_tail.rfind(protocol::kSystemCallRefusedPrefix);
+  if (at == std::string::npos)
+    return "a system call";
+  std::string what;
+  for (std::size_t i = at + protocol::kSystemCallRefusedPrefix.size();
+       i < log_tail.size() && log_tail[i] != '\n' && what.size() < 120; ++i)
+    if (log_tail[i] >= ' ' && log_tail[i] <= '~')
+      what += log_tail[i];
+  return what;
+}
+
+std::string describe_status(int status, const std::string& log_tail) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == protocol::kSystemCallRefusedExit)
+    return "was ended by its system-call filter, which refused " + refusal_in(log_tail);
   if (WIFEXITED(status))
     return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+    return "was killed by SIGSYS: its system-call filter refused a call made with SIGSYS blocked";
   if (WIFSIGNALED(status))
     return std::string("was killed by signal ") + ::strsignal(WTERMSIG(status));
   return "stopped";
@@ -119,7 +138,7 @@ util::Error CandidateProcess::died(std::string_view during) {
     if (reaped == 0)
       ::usleep(10'000);
   }
-  std::string how = reaped == m_pid ? describe_status(status) : "closed its reply pipe";
+  std::string how = reaped == m_pid ? describe_status(status, log_tail()) : "closed its reply pipe";
   if (reaped == m_pid) {
     util::kill_group(m_pid); // helpers it may have left behind
     m_pid = -1;

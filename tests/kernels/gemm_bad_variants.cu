@@ -48,6 +48,11 @@
 //                    reported latency is far below its wall time, as a child whose timer was
 //                    forged would report (and as host-side computation would, which the timer
 //                    does not charge)                                  → RUNTIME_ERROR (timing)
+//  23 raw_syscall    computes C, then writes a file (/tmp/ptxbench_variant_23) with an inline
+//                    `syscall` instruction: no import, no libc → the child's system-call filter
+//                    refuses it and the file is never made              → RUNTIME_ERROR (filter)
+//  24 ctor_syscall   as 23, from a static constructor (run inside dlopen, before any call)
+//                                                                        → RUNTIME_ERROR (filter)
 //  16 module_by_name asks cudaGetDriverEntryPointByVersion for cuModuleLoadData (the name
 //                    put together at run time), launches the loaded kernel, computes C with
 //                    its own kernel → the candidate process refuses the lookup
@@ -311,6 +316,22 @@ void launch_impostor(cudaStream_t stream) {
 }
 #endif
 
+#if PTXBENCH_VARIANT == 23 || PTXBENCH_VARIANT == 24
+// openat(AT_FDCWD, path, O_WRONLY | O_CREAT, 0644) as an x86_64 `syscall` instruction.
+long write_file_raw(const char* path) {
+  long result;
+  register long mode asm("r10") = 0644;
+  asm volatile("syscall"
+               : "=a"(result)
+               : "a"(257L), "D"(-100L), "S"(path), "d"(01L | 0100L), "r"(mode)
+               : "rcx", "r11", "memory");
+  return result;
+}
+#endif
+#if PTXBENCH_VARIANT == 24
+[[maybe_unused]] long g_written_at_load = write_file_raw("/tmp/ptxbench_variant_24");
+#endif
+
 } // namespace
 
 #if PTXBENCH_VARIANT == 21
@@ -467,6 +488,9 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
   while (std::chrono::steady_clock::now() < until) {
   }
+#elif PTXBENCH_VARIANT == 23
+  launch(A, B, C, M, stream);
+  (void)write_file_raw("/tmp/ptxbench_variant_23");
 #elif PTXBENCH_VARIANT == 15
   (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
 #elif PTXBENCH_VARIANT == 16

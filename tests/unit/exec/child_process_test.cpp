@@ -3,6 +3,7 @@
 // (peers-and-cheats.md §2 class 10, a forged result line).
 #include "exec/child_process.hpp"
 #include "protocol/child_arguments.hpp"
+#include "protocol/system_call_filter.hpp"
 #include "support/scratch_dir.hpp"
 
 #include <chrono>
@@ -145,6 +146,23 @@ TEST(CandidateProcess, ARequestToAChildThatClosedItsRequestPipeIsAnError) {
   ASSERT_FALSE(reply);
   EXPECT_EQ(reply.error().kind, util::ErrorKind::subprocess) << reply.error().message;
   EXPECT_FALSE(child->alive());
+}
+
+// A child its system-call filter ended: the failure names the refused call from the child's log.
+TEST(CandidateProcess, AChildEndedByItsFilterIsReportedWithTheRefusedCall) {
+  ScratchDir dir;
+  const std::string refuse =
+      "echo 'some output'; echo '" + std::string(protocol::kSystemCallRefusedPrefix) +
+      "openat for writing (257)' >&2; exit " + std::to_string(protocol::kSystemCallRefusedExit);
+  auto child = CandidateProcess::start(stand_in_child(dir, refuse), 0, dir.path() / "child.log");
+  ASSERT_TRUE(child) << child.error().message;
+  auto reply = ping(*child);
+  ASSERT_FALSE(reply);
+  EXPECT_EQ(reply.error().kind, util::ErrorKind::subprocess);
+  EXPECT_NE(reply.error().message.find("was ended by its system-call filter, which refused "
+                                       "openat for writing (257)"),
+            std::string::npos)
+      << reply.error().message;
 }
 
 } // namespace

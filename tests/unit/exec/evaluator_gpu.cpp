@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cuda_runtime.h>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <optional>
 #include <thread>
@@ -199,6 +200,23 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
            std::string::npos;
   });
   EXPECT_TRUE(listed);
+}
+
+// Catalogue rows 24 and 25: a file written with an inline `syscall` instruction (no import
+// the rule could see), in a call (variant 23) or in a static constructor inside dlopen (24), is
+// refused by the child's system-call filter and never made.
+TEST(EvaluatorGpu, AFileWrittenWithARawSystemCallIsRefusedAndNeverMade) {
+  for (int variant : {23, 24}) {
+    const std::filesystem::path file = "/tmp/ptxbench_variant_" + std::to_string(variant);
+    std::filesystem::remove(file);
+    const Evaluation ev = evaluate(read_kernel("gemm_bad_variants.cu", variant));
+    EXPECT_EQ(ev.status, Status::runtime_error) << ev.message << "\n" << ev.child_log;
+    EXPECT_NE(ev.message.find("system-call filter, which refused openat for writing (257)"),
+              std::string::npos)
+        << ev.message;
+    EXPECT_FALSE(std::filesystem::exists(file)) << variant;
+  }
+  EXPECT_EQ(stray_children(), 0);
 }
 
 // Catalogue row 4: the first-call precompute finds no other input set, because the child maps

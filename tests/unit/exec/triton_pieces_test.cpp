@@ -23,13 +23,13 @@ bool has(const std::vector<std::string>& words, const std::string& word) {
   return std::find(words.begin(), words.end(), word) != words.end();
 }
 
-TEST(ChildCommand, ACudaCandidatesChildIsPtxbenchCandidateWithTheInheritedEnvironment) {
+TEST(ChildCommand, ACudaCandidatesChildIsPtxbenchCandidateWithoutTheDriversJitCache) {
   ChildLaunch launch;
   launch.candidate_binary = "/b/ptxbench-candidate";
   const ChildCommand command = child_command(launch, 1, 3, 4);
   EXPECT_EQ(command.argv, (std::vector<std::string>{"/b/ptxbench-candidate", "--device", "1",
                                                     "--request-fd", "3", "--reply-fd", "4"}));
-  EXPECT_TRUE(command.env.empty());
+  EXPECT_EQ(command.env, std::vector<std::string>{"CUDA_CACHE_DISABLE=1"});
 }
 
 TEST(ChildCommand, ATritonCandidatesChildIsThePythonModuleWithItsOwnCacheFolder) {
@@ -48,6 +48,7 @@ TEST(ChildCommand, ATritonCandidatesChildIsThePythonModuleWithItsOwnCacheFolder)
   EXPECT_TRUE(has(command.env, "PYTHONPATH=/src/python"));
   EXPECT_TRUE(has(command.env, "TRITON_CACHE_DIR=/tmp/eval-7/triton-cache"));
   EXPECT_TRUE(has(command.env, "TRITON_HOME=/tmp/eval-7/triton-home"));
+  EXPECT_TRUE(has(command.env, "CUDA_CACHE_DISABLE=1"));
   EXPECT_EQ(triton_cache_dir("/tmp/eval-7"), "/tmp/eval-7/triton-cache");
   launch.inherited_pythonpath = "/venv/site";
   EXPECT_TRUE(has(child_command(launch, 0, 3, 4).env, "PYTHONPATH=/src/python:/venv/site"));
@@ -71,7 +72,7 @@ TEST(ChildCommand, ATritonCandidatesSingleCallIsThePythonModuleWithTheSameWords)
   ChildLaunch cuda;
   cuda.candidate_binary = "/b/ptxbench-candidate";
   EXPECT_EQ(child_command(cuda, words).argv, words);
-  EXPECT_TRUE(child_command(cuda, words).env.empty());
+  EXPECT_EQ(child_command(cuda, words).env, std::vector<std::string>{"CUDA_CACHE_DISABLE=1"});
 }
 
 trace::Definition gemm_definition() {
