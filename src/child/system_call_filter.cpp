@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -29,7 +30,10 @@ constexpr std::uint32_t kArchitecture = AUDIT_ARCH_AARCH64;
 #error "the system-call filter knows x86_64 and aarch64"
 #endif
 
-#define PTXBENCH_CALL(name, condition, why) AllowedSystemCall{SYS_##name, #name, condition, why}
+#define PTXBENCH_CALL(name, condition, why)                                                        \
+  AllowedSystemCall {                                                                              \
+    SYS_##name, #name, condition, why                                                              \
+  }
 
 constexpr std::string_view kIo = "the protocol's pipes, the log, the driver's descriptors";
 constexpr std::string_view kMemory = "allocation by the C library, Python and the CUDA driver";
@@ -46,92 +50,92 @@ constexpr std::string_view kOwnProcess = "the target is this process";
 
 const std::vector<AllowedSystemCall>& allow_list() {
   static const std::vector<AllowedSystemCall> list = {
-      PTXBENCH_CALL(read, "", kIo),
-      PTXBENCH_CALL(write, "", kIo),
-      PTXBENCH_CALL(readv, "", kIo),
-      PTXBENCH_CALL(writev, "", kIo),
-      PTXBENCH_CALL(pread64, "", kIo),
-      PTXBENCH_CALL(pwrite64, "", kIo),
-      PTXBENCH_CALL(close, "", kIo),
-      PTXBENCH_CALL(lseek, "", kIo),
-      PTXBENCH_CALL(fcntl, "", kIo),
-      PTXBENCH_CALL(dup, "", kIo),
-      PTXBENCH_CALL(dup3, "", kIo),
-      PTXBENCH_CALL(ioctl, "", "the CUDA driver's requests to /dev/nvidia*"),
-      PTXBENCH_CALL(ppoll, "", kIo),
-      PTXBENCH_CALL(pselect6, "", kIo),
-      PTXBENCH_CALL(epoll_create1, "", kIo),
-      PTXBENCH_CALL(epoll_ctl, "", kIo),
-      PTXBENCH_CALL(epoll_pwait, "", kIo),
-      PTXBENCH_CALL(eventfd2, "", kIo),
-      PTXBENCH_CALL(pipe2, "", kIo),
-      PTXBENCH_CALL(fstat, "", kRead),
-      PTXBENCH_CALL(newfstatat, "", kRead),
-      PTXBENCH_CALL(statx, "", kRead),
-      PTXBENCH_CALL(faccessat, "", kRead),
-      PTXBENCH_CALL(faccessat2, "", kRead),
-      PTXBENCH_CALL(readlinkat, "", kRead),
-      PTXBENCH_CALL(getdents64, "", kRead),
-      PTXBENCH_CALL(getcwd, "", kRead),
-      PTXBENCH_CALL(openat, kReadOnly, kRead),
-      PTXBENCH_CALL(mmap, "", kMemory),
-      PTXBENCH_CALL(munmap, "", kMemory),
-      PTXBENCH_CALL(mremap, "", kMemory),
-      PTXBENCH_CALL(mprotect, "", kMemory),
-      PTXBENCH_CALL(madvise, "", kMemory),
-      PTXBENCH_CALL(brk, "", kMemory),
-      PTXBENCH_CALL(mincore, "", kMemory),
-      PTXBENCH_CALL(get_mempolicy, "", "the driver's NUMA placement of pinned host memory"),
-      PTXBENCH_CALL(mbind, "", "the driver's NUMA placement of pinned host memory"),
-      PTXBENCH_CALL(membarrier, "", kThreads),
-      PTXBENCH_CALL(futex, "", kThreads),
-      PTXBENCH_CALL(set_robust_list, "", kThreads),
-      PTXBENCH_CALL(rseq, "", kThreads),
-      PTXBENCH_CALL(sched_yield, "", kThreads),
-      PTXBENCH_CALL(sched_getaffinity, "", kThreads),
-      PTXBENCH_CALL(sched_setaffinity, "", kThreads),
-      PTXBENCH_CALL(clone, "CLONE_THREAD is set: a thread, never a process", kThreads),
-      PTXBENCH_CALL(exit, "", kThreads),
-      PTXBENCH_CALL(exit_group, "", "the child's own end"),
-      PTXBENCH_CALL(nanosleep, "", kClock),
-      PTXBENCH_CALL(clock_nanosleep, "", kClock),
-      PTXBENCH_CALL(clock_gettime, "", kClock),
-      PTXBENCH_CALL(clock_getres, "", kClock),
-      PTXBENCH_CALL(gettimeofday, "", kClock),
-      PTXBENCH_CALL(getpid, "", kQuery),
-      PTXBENCH_CALL(gettid, "", kQuery),
-      PTXBENCH_CALL(getppid, "", kQuery),
-      PTXBENCH_CALL(getuid, "", kQuery),
-      PTXBENCH_CALL(geteuid, "", kQuery),
-      PTXBENCH_CALL(getgid, "", kQuery),
-      PTXBENCH_CALL(getegid, "", kQuery),
-      PTXBENCH_CALL(uname, "", kQuery),
-      PTXBENCH_CALL(sysinfo, "", kQuery),
-      PTXBENCH_CALL(getrusage, "", kQuery),
-      PTXBENCH_CALL(prlimit64, "", kQuery),
-      PTXBENCH_CALL(getrandom, "", kQuery),
-      PTXBENCH_CALL(rt_sigprocmask, "", kSignals),
-      PTXBENCH_CALL(rt_sigreturn, "", kSignals),
-      PTXBENCH_CALL(sigaltstack, "", kSignals),
-      PTXBENCH_CALL(restart_syscall, "", kSignals),
-      PTXBENCH_CALL(rt_sigaction, "the signal is not SIGSYS (whose handler reports a refusal)",
-                    kSignals),
-      PTXBENCH_CALL(kill, kOwnProcess, "abort() and raise()"),
-      PTXBENCH_CALL(tgkill, kOwnProcess, "abort() and raise()"),
-      PTXBENCH_CALL(prctl, "PR_SET_NAME or PR_GET_NAME", "threads that name themselves"),
+    PTXBENCH_CALL(read, "", kIo),
+    PTXBENCH_CALL(write, "", kIo),
+    PTXBENCH_CALL(readv, "", kIo),
+    PTXBENCH_CALL(writev, "", kIo),
+    PTXBENCH_CALL(pread64, "", kIo),
+    PTXBENCH_CALL(pwrite64, "", kIo),
+    PTXBENCH_CALL(close, "", kIo),
+    PTXBENCH_CALL(lseek, "", kIo),
+    PTXBENCH_CALL(fcntl, "", kIo),
+    PTXBENCH_CALL(dup, "", kIo),
+    PTXBENCH_CALL(dup3, "", kIo),
+    PTXBENCH_CALL(ioctl, "", "the CUDA driver's requests to /dev/nvidia*"),
+    PTXBENCH_CALL(ppoll, "", kIo),
+    PTXBENCH_CALL(pselect6, "", kIo),
+    PTXBENCH_CALL(epoll_create1, "", kIo),
+    PTXBENCH_CALL(epoll_ctl, "", kIo),
+    PTXBENCH_CALL(epoll_pwait, "", kIo),
+    PTXBENCH_CALL(eventfd2, "", kIo),
+    PTXBENCH_CALL(pipe2, "", kIo),
+    PTXBENCH_CALL(fstat, "", kRead),
+    PTXBENCH_CALL(newfstatat, "", kRead),
+    PTXBENCH_CALL(statx, "", kRead),
+    PTXBENCH_CALL(faccessat, "", kRead),
+    PTXBENCH_CALL(faccessat2, "", kRead),
+    PTXBENCH_CALL(readlinkat, "", kRead),
+    PTXBENCH_CALL(getdents64, "", kRead),
+    PTXBENCH_CALL(getcwd, "", kRead),
+    PTXBENCH_CALL(openat, kReadOnly, kRead),
+    PTXBENCH_CALL(mmap, "", kMemory),
+    PTXBENCH_CALL(munmap, "", kMemory),
+    PTXBENCH_CALL(mremap, "", kMemory),
+    PTXBENCH_CALL(mprotect, "", kMemory),
+    PTXBENCH_CALL(madvise, "", kMemory),
+    PTXBENCH_CALL(brk, "", kMemory),
+    PTXBENCH_CALL(mincore, "", kMemory),
+    PTXBENCH_CALL(get_mempolicy, "", "the driver's NUMA placement of pinned host memory"),
+    PTXBENCH_CALL(mbind, "", "the driver's NUMA placement of pinned host memory"),
+    PTXBENCH_CALL(membarrier, "", kThreads),
+    PTXBENCH_CALL(futex, "", kThreads),
+    PTXBENCH_CALL(set_robust_list, "", kThreads),
+    PTXBENCH_CALL(rseq, "", kThreads),
+    PTXBENCH_CALL(sched_yield, "", kThreads),
+    PTXBENCH_CALL(sched_getaffinity, "", kThreads),
+    PTXBENCH_CALL(sched_setaffinity, "", kThreads),
+    PTXBENCH_CALL(clone, "CLONE_THREAD is set: a thread, never a process", kThreads),
+    PTXBENCH_CALL(exit, "", kThreads),
+    PTXBENCH_CALL(exit_group, "", "the child's own end"),
+    PTXBENCH_CALL(nanosleep, "", kClock),
+    PTXBENCH_CALL(clock_nanosleep, "", kClock),
+    PTXBENCH_CALL(clock_gettime, "", kClock),
+    PTXBENCH_CALL(clock_getres, "", kClock),
+    PTXBENCH_CALL(gettimeofday, "", kClock),
+    PTXBENCH_CALL(getpid, "", kQuery),
+    PTXBENCH_CALL(gettid, "", kQuery),
+    PTXBENCH_CALL(getppid, "", kQuery),
+    PTXBENCH_CALL(getuid, "", kQuery),
+    PTXBENCH_CALL(geteuid, "", kQuery),
+    PTXBENCH_CALL(getgid, "", kQuery),
+    PTXBENCH_CALL(getegid, "", kQuery),
+    PTXBENCH_CALL(uname, "", kQuery),
+    PTXBENCH_CALL(sysinfo, "", kQuery),
+    PTXBENCH_CALL(getrusage, "", kQuery),
+    PTXBENCH_CALL(prlimit64, "", kQuery),
+    PTXBENCH_CALL(getrandom, "", kQuery),
+    PTXBENCH_CALL(rt_sigprocmask, "", kSignals),
+    PTXBENCH_CALL(rt_sigreturn, "", kSignals),
+    PTXBENCH_CALL(sigaltstack, "", kSignals),
+    PTXBENCH_CALL(restart_syscall, "", kSignals),
+    PTXBENCH_CALL(rt_sigaction, "the signal is not SIGSYS (whose handler reports a refusal)",
+                  kSignals),
+    PTXBENCH_CALL(kill, kOwnProcess, "abort() and raise()"),
+    PTXBENCH_CALL(tgkill, kOwnProcess, "abort() and raise()"),
+    PTXBENCH_CALL(prctl, "PR_SET_NAME or PR_GET_NAME", "threads that name themselves"),
 #if defined(__x86_64__)
-      PTXBENCH_CALL(open, kReadOnly, kRead),
-      PTXBENCH_CALL(stat, "", kRead),
-      PTXBENCH_CALL(lstat, "", kRead),
-      PTXBENCH_CALL(access, "", kRead),
-      PTXBENCH_CALL(readlink, "", kRead),
-      PTXBENCH_CALL(getdents, "", kRead),
-      PTXBENCH_CALL(poll, "", kIo),
-      PTXBENCH_CALL(select, "", kIo),
-      PTXBENCH_CALL(dup2, "", kIo),
-      PTXBENCH_CALL(pipe, "", kIo),
-      PTXBENCH_CALL(epoll_wait, "", kIo),
-      PTXBENCH_CALL(getrlimit, "", kQuery),
+    PTXBENCH_CALL(open, kReadOnly, kRead),
+    PTXBENCH_CALL(stat, "", kRead),
+    PTXBENCH_CALL(lstat, "", kRead),
+    PTXBENCH_CALL(access, "", kRead),
+    PTXBENCH_CALL(readlink, "", kRead),
+    PTXBENCH_CALL(getdents, "", kRead),
+    PTXBENCH_CALL(poll, "", kIo),
+    PTXBENCH_CALL(select, "", kIo),
+    PTXBENCH_CALL(dup2, "", kIo),
+    PTXBENCH_CALL(pipe, "", kIo),
+    PTXBENCH_CALL(epoll_wait, "", kIo),
+    PTXBENCH_CALL(getrlimit, "", kQuery),
 #endif
   };
   return list;
@@ -144,22 +148,51 @@ struct Named {
   long number;
   const char* name;
 };
-#define PTXBENCH_NAME(name) Named{SYS_##name, #name}
+#define PTXBENCH_NAME(name)                                                                        \
+  Named {                                                                                          \
+    SYS_##name, #name                                                                              \
+  }
 constexpr std::array kRefusedNames = {
-    PTXBENCH_NAME(clone3),        PTXBENCH_NAME(execve),        PTXBENCH_NAME(execveat),
-    PTXBENCH_NAME(socket),        PTXBENCH_NAME(connect),       PTXBENCH_NAME(bind),
-    PTXBENCH_NAME(sendto),        PTXBENCH_NAME(sendmsg),       PTXBENCH_NAME(ptrace),
-    PTXBENCH_NAME(process_vm_readv), PTXBENCH_NAME(process_vm_writev), PTXBENCH_NAME(unlinkat),
-    PTXBENCH_NAME(renameat),      PTXBENCH_NAME(renameat2),     PTXBENCH_NAME(mkdirat),
-    PTXBENCH_NAME(linkat),        PTXBENCH_NAME(symlinkat),     PTXBENCH_NAME(fchmodat),
-    PTXBENCH_NAME(fchownat),      PTXBENCH_NAME(truncate),      PTXBENCH_NAME(ftruncate),
-    PTXBENCH_NAME(openat2),       PTXBENCH_NAME(memfd_create),  PTXBENCH_NAME(seccomp),
-    PTXBENCH_NAME(bpf),           PTXBENCH_NAME(setsid),        PTXBENCH_NAME(setpgid),
-    PTXBENCH_NAME(pidfd_open),    PTXBENCH_NAME(pidfd_getfd),   PTXBENCH_NAME(tkill),
-    PTXBENCH_NAME(mount),         PTXBENCH_NAME(unshare),       PTXBENCH_NAME(setns),
+    PTXBENCH_NAME(clone3),
+    PTXBENCH_NAME(execve),
+    PTXBENCH_NAME(execveat),
+    PTXBENCH_NAME(socket),
+    PTXBENCH_NAME(connect),
+    PTXBENCH_NAME(bind),
+    PTXBENCH_NAME(sendto),
+    PTXBENCH_NAME(sendmsg),
+    PTXBENCH_NAME(ptrace),
+    PTXBENCH_NAME(process_vm_readv),
+    PTXBENCH_NAME(process_vm_writev),
+    PTXBENCH_NAME(unlinkat),
+    PTXBENCH_NAME(renameat),
+    PTXBENCH_NAME(renameat2),
+    PTXBENCH_NAME(mkdirat),
+    PTXBENCH_NAME(linkat),
+    PTXBENCH_NAME(symlinkat),
+    PTXBENCH_NAME(fchmodat),
+    PTXBENCH_NAME(fchownat),
+    PTXBENCH_NAME(truncate),
+    PTXBENCH_NAME(ftruncate),
+    PTXBENCH_NAME(openat2),
+    PTXBENCH_NAME(memfd_create),
+    PTXBENCH_NAME(seccomp),
+    PTXBENCH_NAME(bpf),
+    PTXBENCH_NAME(setsid),
+    PTXBENCH_NAME(setpgid),
+    PTXBENCH_NAME(pidfd_open),
+    PTXBENCH_NAME(pidfd_getfd),
+    PTXBENCH_NAME(tkill),
+    PTXBENCH_NAME(mount),
+    PTXBENCH_NAME(unshare),
+    PTXBENCH_NAME(setns),
 #if defined(__x86_64__)
-    PTXBENCH_NAME(fork),          PTXBENCH_NAME(vfork),         PTXBENCH_NAME(creat),
-    PTXBENCH_NAME(unlink),        PTXBENCH_NAME(rename),        PTXBENCH_NAME(mkdir),
+    PTXBENCH_NAME(fork),
+    PTXBENCH_NAME(vfork),
+    PTXBENCH_NAME(creat),
+    PTXBENCH_NAME(unlink),
+    PTXBENCH_NAME(rename),
+    PTXBENCH_NAME(mkdir),
     PTXBENCH_NAME(chmod),
 #endif
 };
@@ -321,9 +354,30 @@ std::vector<sock_filter> build(pid_t self) {
   return {program.filter, program.filter + program.len};
 }
 
+// Without CAP_SYS_PTRACE a process cannot open another's /proc memory once that one is not
+// dumpable (the supervisor, exec::Evaluator); a harness run as root would otherwise keep it.
+util::Status drop_ptrace_capability() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
+  if (::syscall(SYS_capget, &header, data.data()) != 0)
+    return util::make_error(util::ErrorKind::io,
+                            std::string("cannot read capabilities: ") + std::strerror(errno));
+  const auto bit = static_cast<std::uint32_t>(1U << (CAP_SYS_PTRACE % 32));
+  auto& word = data[CAP_SYS_PTRACE / 32];
+  word.effective &= ~bit;
+  word.permitted &= ~bit;
+  word.inheritable &= ~bit;
+  if (::syscall(SYS_capset, &header, data.data()) != 0)
+    return util::make_error(util::ErrorKind::io,
+                            std::string("cannot drop CAP_SYS_PTRACE: ") + std::strerror(errno));
+  return util::Ok{};
+}
+
 } // namespace
 
-std::span<const AllowedSystemCall> allowed_system_calls() { return allow_list(); }
+std::span<const AllowedSystemCall> allowed_system_calls() {
+  return allow_list();
+}
 
 util::Status install_system_call_filter() {
   std::vector<sock_filter> code = build(::getpid());
@@ -332,21 +386,22 @@ util::Status install_system_call_filter() {
   action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   if (::sigaction(SIGSYS, &action, nullptr) != 0)
-    return util::make_error(util::ErrorKind::io, std::string("cannot handle SIGSYS: ") +
-                                                     std::strerror(errno));
+    return util::make_error(util::ErrorKind::io,
+                            std::string("cannot handle SIGSYS: ") + std::strerror(errno));
+  if (auto dropped = drop_ptrace_capability(); !dropped)
+    return dropped;
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    return util::make_error(util::ErrorKind::io, std::string("cannot set no_new_privs: ") +
-                                                     std::strerror(errno));
+    return util::make_error(util::ErrorKind::io,
+                            std::string("cannot set no_new_privs: ") + std::strerror(errno));
   sock_fprog program{static_cast<unsigned short>(code.size()), code.data()};
   const long result =
       ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &program);
   if (result != 0)
-    return util::make_error(
-        util::ErrorKind::io,
-        result > 0 ? "cannot install the system-call filter: thread " + std::to_string(result) +
-                         " has another filter"
-                   : std::string("cannot install the system-call filter: ") +
-                         std::strerror(errno));
+    return util::make_error(util::ErrorKind::io,
+                            result > 0 ? "cannot install the system-call filter: thread " +
+                                             std::to_string(result) + " has another filter"
+                                       : std::string("cannot install the system-call filter: ") +
+                                             std::strerror(errno));
   return util::Ok{};
 }
 

@@ -17,6 +17,13 @@
 // call does not happen, and the child writes one line naming it to its log and exits with
 // protocol::kSystemCallRefusedExit, which the supervisor reports as a RUNTIME_ERROR.
 //
+// Opening a file read-only stays allowed (the driver, the profiler and Python read files), so
+// another process's /proc/<pid>/mem is kept out otherwise. The kernel lets a process open it
+// only with CAP_SYS_PTRACE, or when its capabilities cover the other's and the other is
+// dumpable; so the child drops CAP_SYS_PTRACE first (a harness run as root keeps every other
+// capability: the profiler may need them), and the supervisor, which holds the secret seed and
+// the check pattern, makes itself not dumpable (exec::Evaluator).
+//
 // Invariants: the filter cannot be removed or loosened (seccomp filters only stack, and a
 // stacked filter can only refuse more); a thread that blocks SIGSYS still dies of it (the kernel
 // forces the signal); a foreign architecture's system-call numbering is killed outright.

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <random>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #ifndef PTXBENCH_CANDIDATE_BUILD_PATH
@@ -156,7 +157,12 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
                                                           m_triton_launch.python_root)),
       m_warm(std::make_unique<detail::WarmState>(
           m_candidate_binary, evaluator_options.device, evaluator_options.warm_bytes,
-          evaluator_options.children, evaluator_options.counter_session)) {}
+          evaluator_options.children, evaluator_options.counter_session)) {
+  // This process holds the evaluations' secret seeds and check patterns: not dumpable, so a
+  // candidate child (which drops CAP_SYS_PTRACE, child/system_call_filter.hpp) cannot open its
+  // /proc memory, though it may open other files read-only.
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
 
 Evaluator::~Evaluator() = default;
 

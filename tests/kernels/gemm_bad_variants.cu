@@ -53,6 +53,10 @@
 //                    refuses it and the file is never made              → RUNTIME_ERROR (filter)
 //  24 ctor_syscall   as 23, from a static constructor (run inside dlopen, before any call)
 //                                                                        → RUNTIME_ERROR (filter)
+//  25 read_supervisor opens /proc/<parent>/mem read-only with an inline `syscall` (the filter
+//                    allows read-only opens): the kernel refuses it, because the child dropped
+//                    CAP_SYS_PTRACE and the supervisor is not dumpable; it then computes C
+//                    (had the open worked, it would leave C unwritten)  → PASSED
 //  16 module_by_name asks cudaGetDriverEntryPointByVersion for cuModuleLoadData (the name
 //                    put together at run time), launches the loaded kernel, computes C with
 //                    its own kernel → the candidate process refuses the lookup
@@ -83,6 +87,10 @@ extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl"
 #if PTXBENCH_VARIANT == 20
 #include <cstdio>
 #include <vector>
+#endif
+#if PTXBENCH_VARIANT == 25
+#include <cstdio>
+#include <unistd.h>
 #endif
 
 #ifndef PTXBENCH_VARIANT
@@ -316,17 +324,18 @@ void launch_impostor(cudaStream_t stream) {
 }
 #endif
 
-#if PTXBENCH_VARIANT == 23 || PTXBENCH_VARIANT == 24
-// openat(AT_FDCWD, path, O_WRONLY | O_CREAT, 0644) as an x86_64 `syscall` instruction.
-long write_file_raw(const char* path) {
+#if PTXBENCH_VARIANT == 23 || PTXBENCH_VARIANT == 24 || PTXBENCH_VARIANT == 25
+// openat(AT_FDCWD, path, flags, 0644) as an x86_64 `syscall` instruction.
+long open_raw(const char* path, long flags) {
   long result;
   register long mode asm("r10") = 0644;
   asm volatile("syscall"
                : "=a"(result)
-               : "a"(257L), "D"(-100L), "S"(path), "d"(01L | 0100L), "r"(mode)
+               : "a"(257L), "D"(-100L), "S"(path), "d"(flags), "r"(mode)
                : "rcx", "r11", "memory");
   return result;
 }
+long write_file_raw(const char* path) { return open_raw(path, 01L | 0100L); } // O_WRONLY|O_CREAT
 #endif
 #if PTXBENCH_VARIANT == 24
 [[maybe_unused]] long g_written_at_load = write_file_raw("/tmp/ptxbench_variant_24");
@@ -491,6 +500,18 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
 #elif PTXBENCH_VARIANT == 23
   launch(A, B, C, M, stream);
   (void)write_file_raw("/tmp/ptxbench_variant_23");
+#elif PTXBENCH_VARIANT == 25
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/mem", static_cast<int>(getppid()));
+    if (open_raw(path, 0) >= 0) { // O_RDONLY: the secret seed and check pattern are in there
+      std::fprintf(stderr, "supervisor_memory: %s is open\n", path);
+      return; // C stays unwritten: the test sees the open as a wrong answer
+    }
+  }
+  launch(A, B, C, M, stream);
 #elif PTXBENCH_VARIANT == 15
   (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
 #elif PTXBENCH_VARIANT == 16

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -71,8 +73,8 @@ TEST(SystemCallFilter, WhatTheChildNeedsStillWorks) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0 || ::write(pipe_fds[1], "x", 1) != 1)
       return 1;
-    void* page = ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                        -1, 0);
+    void* page =
+        ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED || ::mprotect(page, 4096, PROT_READ) != 0 ||
         ::munmap(page, 1 << 20) != 0)
       return 2;
@@ -104,13 +106,11 @@ TEST(SystemCallFilter, WritingAFileIsRefusedAndNothingIsWritten) {
                    return ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600) >= 0 ? 0 : 1;
                  }),
                  "open");
-  expect_refused(under_filter([&] {
-                   return ::syscall(SYS_openat, AT_FDCWD, target.c_str(), O_RDWR | O_CREAT,
-                                    0600) >= 0
-                              ? 0
-                              : 1;
-                 }),
-                 "openat for writing");
+  expect_refused(
+      under_filter([&] {
+        return ::syscall(SYS_openat, AT_FDCWD, target.c_str(), O_RDWR | O_CREAT, 0600) >= 0 ? 0 : 1;
+      }),
+      "openat for writing");
   expect_refused(under_filter([&] { return std::fopen(target.c_str(), "a") != nullptr ? 0 : 1; }),
                  "open");
   EXPECT_FALSE(std::filesystem::exists(target));
@@ -155,6 +155,32 @@ TEST(SystemCallFilter, TheFilterCannotBeUndone) {
   });
   ASSERT_TRUE(WIFSIGNALED(blocked.status)) << blocked.log;
   EXPECT_EQ(WTERMSIG(blocked.status), SIGSYS);
+}
+
+// A process that is not dumpable (as the supervisor makes itself, exec::Evaluator) keeps its
+// memory from a filtered child even where both run as root: the child dropped CAP_SYS_PTRACE,
+// and opening /proc/<pid>/mem read-only, which the filter allows, is refused by the kernel.
+TEST(SystemCallFilter, ASupervisorThatIsNotDumpableKeepsItsMemoryFromTheChild) {
+  const pid_t supervisor = ::fork();
+  if (supervisor == 0) {
+    static volatile std::uint64_t secret = 0x5ec2e75eedULL;
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    const pid_t self = ::getpid();
+    const Outcome outcome = under_filter([&] {
+      const std::string path = "/proc/" + std::to_string(self) + "/mem";
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return 0; // refused: the secret stays the supervisor's
+      std::uint64_t read = 0;
+      const auto at = static_cast<off_t>(reinterpret_cast<std::uintptr_t>(&secret));
+      return ::pread(fd, &read, sizeof read, at) == sizeof read && read == secret ? 1 : 2;
+    });
+    ::_exit(WIFEXITED(outcome.status) ? WEXITSTATUS(outcome.status) : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(supervisor, &status, 0), supervisor);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the child read the supervisor's secret";
 }
 
 // docs/evaluation.md lists every entry of the allow-list (the table that says why).

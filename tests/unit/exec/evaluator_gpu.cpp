@@ -219,6 +219,14 @@ TEST(EvaluatorGpu, AFileWrittenWithARawSystemCallIsRefusedAndNeverMade) {
   EXPECT_EQ(stray_children(), 0);
 }
 
+// Catalogue row 25: the filter lets a child open files read-only, but not the supervisor's
+// memory, where the secret seed and the check pattern live (variant 25 tries).
+TEST(EvaluatorGpu, TheSupervisorsMemoryCannotBeOpenedFromTheChild) {
+  const Evaluation ev = evaluate(read_kernel("gemm_bad_variants.cu", 25));
+  EXPECT_EQ(ev.status, Status::passed) << ev.message << "\n" << ev.child_log;
+  EXPECT_EQ(ev.child_log.find("supervisor_memory"), std::string::npos) << ev.child_log;
+}
+
 // Catalogue row 4: the first-call precompute finds no other input set, because the child maps
 // only the call slot (variant 20 prints what its address-space search found).
 TEST(EvaluatorGpu, AFirstCallFindsNoOtherInputSetToPrecompute) {
