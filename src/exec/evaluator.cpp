@@ -9,6 +9,7 @@
 #include "util/fs.hpp"
 #include "util/temp_folder.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -65,8 +66,9 @@ util::Expected<std::string> usable_gpu(compile::Arch arch, int device) {
   return std::string(props.name);
 }
 
-// A broken launch rule (launch_rules.hpp) decides the status of a call that otherwise passed
-// or only got its numbers wrong (inconsistent work only one that passed); otherwise it is
+// A broken launch rule (launch_rules.hpp) decides the status of a call that otherwise passed,
+// only got its numbers wrong (inconsistent work only one that passed) or took wall time its
+// latencies do not explain (foreign work does); otherwise it is
 // recorded beside the status as a violation. `broken_rule` is set only when it decided.
 void apply_launch_rules(Evaluation& ev, LaunchRules mode) {
   const sass::ArchReport* arch =
@@ -75,10 +77,13 @@ void apply_launch_rules(Evaluation& ev, LaunchRules mode) {
   ev.broken_rule = judge_launches(ev.launches, arch);
   if (!ev.broken_rule)
     return;
+  const bool unexplained_time = ev.status == Status::runtime_error &&
+                                std::find(ev.violations.begin(), ev.violations.end(),
+                                          detail::kUnexplainedWallTime) != ev.violations.end();
   const bool decides =
-      mode == LaunchRules::enforce &&
-      (ev.status == Status::passed || (ev.status == Status::incorrect_numerical &&
-                                       ev.broken_rule->rule != Rule::inconsistent_work));
+      mode == LaunchRules::enforce && (ev.status == Status::passed || unexplained_time ||
+                                       (ev.status == Status::incorrect_numerical &&
+                                        ev.broken_rule->rule != Rule::inconsistent_work));
   if (!decides) { // the status stands; the rule is one more thing found
     ev.violations.push_back(std::string(to_string(ev.broken_rule->rule)) + ": " +
                             ev.broken_rule->message);

@@ -311,7 +311,28 @@ bool GpuEvaluation::start_child() {
   return false;
 }
 
+// A child that will count opens its range-profiler session before it loads the candidate: once
+// loaded it runs under its system-call filter (child/system_call_filter.hpp), and opening a
+// session removes a file (refused on the H200 as `unlink`). It waits for the right, outside
+// the GPU lock; a child without a session leaves its count unknown (counts()).
+void GpuEvaluation::open_counter_session() {
+  if (!m_options.dynamic_counts || m_child_holds_counter_session ||
+      !m_warm.spares.claim_counter_session(m_options.tool_timeout))
+    return;
+  protocol::Request prepare;
+  prepare.op = protocol::RequestOp::prepare;
+  prepare.counter_session = true;
+  {
+    std::shared_lock gpu(m_warm.lock);
+    auto reply = m_child->request(prepare, m_options.timeout);
+    m_child_holds_counter_session = reply && reply->ok && reply->counter_session_open;
+  }
+  if (!m_child_holds_counter_session)
+    m_warm.spares.release_counter_session();
+}
+
 bool GpuEvaluation::load_child(const std::filesystem::path& library) {
+  open_counter_session();
   std::shared_lock gpu(m_warm.lock);
   protocol::Request load;
   load.op = protocol::RequestOp::load;
@@ -424,12 +445,15 @@ bool GpuEvaluation::recheck() {
 }
 
 bool GpuEvaluation::counts() {
-  // A child without the GPU's range-profiler session opens one for this count: it waits for
-  // the right first, outside the GPU lock (the holder's evaluation must be able to finish).
-  // Either way the child has closed its session when the count returns, and the right goes
-  // back — or, if the count broke the child, when the child has ended.
-  const bool borrowed =
-      !m_child_holds_counter_session && m_warm.spares.claim_counter_session(m_options.tool_timeout);
+  // Only a child that opened its range-profiler session before loading counts (its filter
+  // refuses what opening one needs). It has closed its session when the count returns, and the
+  // right goes back — or, if the count broke the child, when the child has ended.
+  if (!m_child_holds_counter_session) {
+    m_result.dynamic = DynamicReport{};
+    m_result.dynamic->reason =
+        "no counter session: the GPU's range profiler was not free before the candidate loaded";
+    return true;
+  }
   std::optional<protocol::Reply> reply;
   {
     std::unique_lock gpu(m_warm.lock);
@@ -442,13 +466,10 @@ bool GpuEvaluation::counts() {
   }
   if (!reply) {
     // A count pass that breaks the candidate is a runtime error like any other call.
-    if (borrowed)
-      m_child_holds_counter_session = true;
     m_result.dynamic->reason = "the counting pass failed";
     return false;
   }
-  if (borrowed || m_child_holds_counter_session)
-    m_warm.spares.release_counter_session();
+  m_warm.spares.release_counter_session();
   m_child_holds_counter_session = false;
   m_result.dynamic->raw = reply->counts;
   if (!m_result.dynamic->raw)

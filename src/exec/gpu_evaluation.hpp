@@ -20,6 +20,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace ptxbench::exec::detail {
 
@@ -29,6 +30,9 @@ inline constexpr std::chrono::milliseconds kPreheat{120};
 // ratio of the evaluation's pairs is timed again, at most kMaxRetimedPairs times (gpu_timing.cpp).
 inline constexpr double kPairOutlier = 0.015;
 inline constexpr int kMaxRetimedPairs = 2;
+// The violation a call's unexplained wall time records (gpu_timing.cpp); a launch rule broken
+// in the same calls decides the status instead (evaluator.cpp): foreign work explains the time.
+inline constexpr std::string_view kUnexplainedWallTime = "unexplained wall time";
 // One side's calls of a trial, gathered over its chunks.
 // A Triton candidate's run (docs/evaluation.md, "Triton candidates"): its child, the binding of
 // `run`'s parameters for the `load` request (triton_binding.hpp), and the disassembler of the
@@ -66,6 +70,7 @@ private:
   util::Status lease_inputs(cudaStream_t stream);
   bool start_child();
   std::optional<std::string> prepare_child(StartedChild started);
+  void open_counter_session();
   bool load_child(const std::filesystem::path& library);
   bool load_triton(protocol::Request load);
   void scan_triton_cubins();

@@ -282,7 +282,7 @@ bool GpuEvaluation::wall_time_explained() {
   const double allowed = std::max(floor_ms, kUnexplainedShare * timing.candidate_ms);
   if (*timing.unexplained_ms <= allowed)
     return true;
-  m_result.violations.emplace_back("unexplained wall time");
+  m_result.violations.emplace_back(kUnexplainedWallTime);
   fail(Status::runtime_error,
        fmt::format("the timed calls took {:.3f} ms each beyond what the candidate process reported "
                    "for them and the {:.3f} ms the protocol costs around the harness's own kernel "

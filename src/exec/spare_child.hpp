@@ -35,8 +35,9 @@
 // `prepare` once the GPU has become idle —
 // and opens its session then, so the evaluation that takes the spare counts in ~50 ms; an
 // evaluation whose child does not hold it (back to back, the spare was prepared beside the
-// evaluation before) claims it for its count, waiting (never under the GPU lock) until the
-// holder has ended.
+// evaluation before) claims it before its candidate loads (the child's system-call filter
+// refuses what opening a session needs), waiting (never under the GPU lock) until the holder
+// has ended.
 // The right comes back when the holding child has stopped, or from release_counter_session().
 // An evaluation counts before it times, and its child closes its session after counting (or
 // on `end_session`), so the evaluation's own child never has one open while trials run.
