@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sched.h>
 #include <gtest/gtest.h>
 #include <iterator>
 #include <string>
@@ -92,6 +93,8 @@ TEST(SystemCallFilter, WhatTheChildNeedsStillWorks) {
     ignore.sa_handler = SIG_IGN;
     if (::sigaction(SIGUSR1, &ignore, nullptr) != 0)
       return 6;
+    if (::sched_get_priority_max(SCHED_OTHER) < 0) // cuDNN asks (the H200's A/A)
+      return 7;
     return 0;
   });
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.log;
