@@ -2,20 +2,31 @@
 // and can write to its pipes): the supervisor's whole reading of one reply — the protocol
 // decoder, then what the evaluator takes from a decoded reply: the counts into the dynamic
 // verdict and the kernels into the launch rules. Invariants beyond "no crash, no exception": a
-// decoded reply re-encodes and decodes to the same ok/error, and a dynamic verdict always
-// comes with its reason when it is unknown.
+// refused reply is a bad_response naming the JSON path of what is wrong (or saying the line is
+// not JSON); a decoded reply's encoding decodes to a reply with that same encoding; and a
+// dynamic verdict always comes with its reason when it is unknown.
 #include "exec/dynamic_report.hpp"
 #include "exec/launch_rules.hpp"
 #include "protocol/protocol.hpp"
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace {
 
 using namespace ptxbench;
 using namespace ptxbench::exec;
+
+constexpr std::string_view kMalformed = "malformed reply from the candidate process: ";
+
+bool says_where(const util::Error& error) {
+  if (error.kind != util::ErrorKind::bad_response || !error.message.starts_with(kMalformed))
+    return false;
+  const std::string_view why = std::string_view(error.message).substr(kMalformed.size());
+  return why.starts_with("$") || why == "not JSON";
+}
 
 Evaluation with_counts(const trace::Json& counts) {
   Evaluation ev;
@@ -35,12 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view line(reinterpret_cast<const char*>(data), size);
   auto reply = protocol::decode_reply(line);
   if (!reply) {
-    if (reply.error().message.empty())
+    if (!says_where(reply.error()))
       std::abort();
     return 0;
   }
-  auto again = protocol::decode_reply(encode(*reply));
-  if (!again || again->ok != reply->ok || again->error != reply->error)
+  const std::string encoded = encode(*reply);
+  auto again = protocol::decode_reply(encoded);
+  if (!again || again->ok != reply->ok || again->error != reply->error || encode(*again) != encoded)
     std::abort();
   if (reply->counts) {
     Evaluation ev = with_counts(*reply->counts);

@@ -1,11 +1,37 @@
 // Reasoning-teacher replies (untrusted text from a remote model): <think> stripping and the
 // <my_reasoning> extraction with its checks. Invariants beyond "no crash": an accepted monologue
-// is within the limits and names none of the shown-kernel phrases; a refusal says why.
+// is within the limits and names none of the shown-kernel phrases (checked here independently
+// of the extractor); a refusal says why.
 #include "adapt/rationale_prompt.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+
+namespace {
+
+// Whether `text` holds one of kKernelMentions, compared as extract_rationale promises:
+// case-insensitively, with a typographic apostrophe (U+2019) read as '.
+bool names_the_shown_kernel(std::string_view text) {
+  constexpr std::string_view kRightQuote = "\xe2\x80\x99";
+  std::string folded;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.substr(i).starts_with(kRightQuote)) {
+      folded += '\'';
+      i += kRightQuote.size() - 1;
+      continue;
+    }
+    folded += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  }
+  return std::ranges::any_of(ptxbench::adapt::kKernelMentions, [&](std::string_view phrase) {
+    return folded.find(phrase) != std::string::npos;
+  });
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view reply(reinterpret_cast<const char*>(data), size);
@@ -17,6 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     if (rationale->reasoning.find("<think>") != std::string::npos &&
         reply.find("<think>") == std::string_view::npos)
+      std::abort();
+    if (names_the_shown_kernel(rationale->reasoning))
       std::abort();
   } else if (rationale.error().message.empty()) {
     std::abort();

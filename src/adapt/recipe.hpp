@@ -67,8 +67,13 @@ struct ModelStages {
   std::function<util::Status(const SynthesizeOptions&)> synthesize;
 };
 
-util::Expected<Recipe> parse_recipe(const Json& json);
+// invalid_input naming `origin` and the JSON path of the first bad member ("s4.json:
+// $.balance.cap: expected an integer >= 1, got string"); an unknown key is an error, so a
+// misspelt setting is not silently left at its default.
+util::Expected<Recipe> parse_recipe(const Json& json, const std::string& origin = "recipe");
 util::Expected<Recipe> load_recipe(const std::filesystem::path& path);
+// The recipe as a document that parse_recipe reads back as the same recipe.
+Json to_json(const Recipe& recipe);
 
 struct RecipeRun {
   std::vector<std::string> ran;           // stage names, in order

@@ -2,6 +2,7 @@
 
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/core.h>
@@ -9,91 +10,69 @@
 namespace ptxbench::adapt {
 namespace {
 
-// Reads fields into a record, keeping the first problem found; later reads are no-ops.
-class FieldReader {
-public:
-  explicit FieldReader(const Json& json) : m_json(json) {
-    if (!json.is_object())
-      m_problem = "expected a JSON object";
-  }
+using util::Emptiness;
+using util::JsonReader;
+using util::key_path;
 
-  void text(const char* key, std::string& out) { read(key, "a string", out, &Json::is_string); }
-  void integer(const char* key, std::int64_t& out) {
-    read(key, "an integer", out, &Json::is_number_integer);
-  }
-  void number(const char* key, std::optional<double>& out) {
-    optional(key, "a number or null", out, &Json::is_number);
-  }
-  void boolean(const char* key, std::optional<bool>& out) {
-    optional(key, "true, false or null", out, &Json::is_boolean);
-  }
-  void key(const char* name, store::TrajectoryKey& out) {
-    const Json* value = find(name);
-    if (value == nullptr)
-      return;
-    auto parsed = trajectory_key_from_json(*value);
-    if (!parsed)
-      return fail(fmt::format("{}: {}", name, parsed.error().message));
-    out = std::move(*parsed);
-  }
-  void failure(const char* name, FailureRecord& out) {
-    const Json* value = find(name);
-    if (value == nullptr)
-      return;
-    auto parsed = failure_from_json(*value);
-    if (!parsed)
-      return fail(fmt::format("{}: {}", name, parsed.error().message));
-    out = std::move(*parsed);
-  }
+std::string record_text(JsonReader& in, const Json& json, const std::string& path,
+                        std::string_view key) {
+  return in.string(json, path, key, Emptiness::allowed);
+}
 
-  template <typename T> util::Expected<T> finish(T record) const {
-    if (m_problem.empty())
-      return record;
-    return util::make_error(util::ErrorKind::invalid_input, m_problem);
-  }
+// A member that must be present and may be null.
+std::optional<double> nullable_record_number(JsonReader& in, const Json& json,
+                                             const std::string& path, std::string_view key) {
+  return in.required(json, path, key) ? in.nullable_number(json, path, key) : std::nullopt;
+}
 
-private:
-  const Json* find(const char* key) {
-    if (!m_problem.empty())
-      return nullptr;
-    auto it = m_json.find(key);
-    if (it == m_json.end()) {
-      fail(fmt::format("missing field \"{}\"", key));
-      return nullptr;
-    }
-    return &*it;
-  }
-  template <typename T>
-  void read(const char* key, const char* what, T& out, bool (Json::*is)() const noexcept) {
-    const Json* value = find(key);
-    if (value == nullptr)
-      return;
-    if (!((*value).*is)())
-      return fail(fmt::format("field \"{}\" must be {}", key, what));
-    out = value->get<T>();
-  }
-  template <typename T>
-  void optional(const char* key, const char* what, std::optional<T>& out,
-                bool (Json::*is)() const noexcept) {
-    const Json* value = find(key);
-    if (value == nullptr)
-      return;
-    if (value->is_null()) {
-      out.reset();
-      return;
-    }
-    if (!((*value).*is)())
-      return fail(fmt::format("field \"{}\" must be {}", key, what));
-    out = value->get<T>();
-  }
-  void fail(std::string problem) {
-    if (m_problem.empty())
-      m_problem = std::move(problem);
-  }
+std::optional<bool> nullable_record_boolean(JsonReader& in, const Json& json,
+                                            const std::string& path, std::string_view key) {
+  return in.required(json, path, key) ? in.nullable_boolean(json, path, key) : std::nullopt;
+}
 
-  const Json& m_json;
-  std::string m_problem;
-};
+// The functions below read a record at `path` of the line into `in`, which keeps the first
+// problem; the public readers return in.finish(record).
+void read_key(JsonReader& in, const Json& json, const std::string& path,
+              store::TrajectoryKey& key) {
+  if (!in.expect_object(json, path))
+    return;
+  key.model = record_text(in, json, path, "model");
+  key.problem = record_text(in, json, path, "problem");
+  key.prompt_variant = record_text(in, json, path, "prompt_variant");
+  key.sample = in.integer(json, path, "sample");
+  const std::optional<std::string> language =
+      in.optional_string(json, path, "language", Emptiness::rejected);
+  if (!language)
+    return;
+  const auto parsed = trace::parse_language(*language);
+  if (!parsed)
+    in.fail(key_path(path, "language"),
+            "expected a candidate language such as \"cuda\" or \"triton\", got " +
+                Json(*language).dump());
+  key.language = parsed.value_or(key.language);
+}
+
+void read_key_member(JsonReader& in, const Json& json, const std::string& path,
+                     std::string_view key, store::TrajectoryKey& out) {
+  if (const Json* member = in.required(json, path, key))
+    read_key(in, *member, key_path(path, key), out);
+}
+
+void read_failure(JsonReader& in, const Json& json, const std::string& path, FailureRecord& r) {
+  if (!in.expect_object(json, path))
+    return;
+  r.id = record_text(in, json, path, "id");
+  r.occurrences = in.integer(json, path, "occurrences");
+  r.run_dir = record_text(in, json, path, "run_dir");
+  read_key_member(in, json, path, "trajectory_key", r.trajectory_key);
+  r.turn = in.integer(json, path, "turn");
+  r.arch = record_text(in, json, path, "arch");
+  r.category = record_text(in, json, path, "category");
+  r.kernel_source = record_text(in, json, path, "kernel_source");
+  r.feedback = record_text(in, json, path, "feedback");
+  r.system_prompt = record_text(in, json, path, "system_prompt");
+  r.task_prompt = record_text(in, json, path, "task_prompt");
+}
 
 template <typename T> Json optional_json(const std::optional<T>& value) {
   return value ? Json(*value) : Json(nullptr);
@@ -174,96 +153,83 @@ Json to_json(const RepairTask& t) {
 
 util::Expected<store::TrajectoryKey> trajectory_key_from_json(const Json& json) {
   store::TrajectoryKey key;
-  FieldReader in(json);
-  in.text("model", key.model);
-  in.text("problem", key.problem);
-  in.text("prompt_variant", key.prompt_variant);
-  in.integer("sample", key.sample);
-  if (const auto it = json.find("language"); it != json.end()) {
-    const auto language =
-        it->is_string() ? trace::parse_language(it->get<std::string>()) : std::nullopt;
-    if (!language)
-      return util::make_error(util::ErrorKind::invalid_input,
-                              "trajectory_key.language: expected a candidate language such as "
-                              "\"cuda\" or \"triton\"");
-    key.language = *language;
-  }
+  JsonReader in("");
+  read_key(in, json, "$", key);
   return in.finish(std::move(key));
 }
 
 util::Expected<FailureRecord> failure_from_json(const Json& json) {
   FailureRecord r;
-  FieldReader in(json);
-  in.text("id", r.id);
-  in.integer("occurrences", r.occurrences);
-  in.text("run_dir", r.run_dir);
-  in.key("trajectory_key", r.trajectory_key);
-  in.integer("turn", r.turn);
-  in.text("arch", r.arch);
-  in.text("category", r.category);
-  in.text("kernel_source", r.kernel_source);
-  in.text("feedback", r.feedback);
-  in.text("system_prompt", r.system_prompt);
-  in.text("task_prompt", r.task_prompt);
+  JsonReader in("");
+  read_failure(in, json, "$", r);
   return in.finish(std::move(r));
 }
 
 util::Expected<PairRecord> pair_from_json(const Json& json) {
   PairRecord r;
-  FieldReader in(json);
-  in.text("id", r.id);
-  in.failure("failure", r.failure);
-  in.text("repaired_kernel", r.repaired_kernel);
-  in.text("repair_run_dir", r.repair_run_dir);
-  in.key("repair_trajectory_key", r.repair_trajectory_key);
-  in.integer("repair_turn", r.repair_turn);
-  in.number("speedup", r.speedup);
-  in.boolean("target_executed", r.target_executed);
-  in.text("teacher_model", r.teacher_model);
+  JsonReader in("");
+  if (!in.expect_object(json, "$"))
+    return in.finish(std::move(r));
+  r.id = record_text(in, json, "$", "id");
+  if (const Json* failure = in.required(json, "$", "failure"))
+    read_failure(in, *failure, "$.failure", r.failure);
+  r.repaired_kernel = record_text(in, json, "$", "repaired_kernel");
+  r.repair_run_dir = record_text(in, json, "$", "repair_run_dir");
+  read_key_member(in, json, "$", "repair_trajectory_key", r.repair_trajectory_key);
+  r.repair_turn = in.integer(json, "$", "repair_turn");
+  r.speedup = nullable_record_number(in, json, "$", "speedup");
+  r.target_executed = nullable_record_boolean(in, json, "$", "target_executed");
+  r.teacher_model = record_text(in, json, "$", "teacher_model");
   return in.finish(std::move(r));
 }
 
 util::Expected<CorrectRecord> correct_from_json(const Json& json) {
   CorrectRecord r;
-  FieldReader in(json);
-  in.text("id", r.id);
-  in.text("run_dir", r.run_dir);
-  in.key("trajectory_key", r.trajectory_key);
-  in.integer("turn", r.turn);
-  in.text("arch", r.arch);
-  in.text("kernel_source", r.kernel_source);
-  in.text("reply", r.reply);
-  in.number("speedup", r.speedup);
-  in.boolean("target_executed", r.target_executed);
-  in.text("system_prompt", r.system_prompt);
-  in.text("task_prompt", r.task_prompt);
+  JsonReader in("");
+  if (!in.expect_object(json, "$"))
+    return in.finish(std::move(r));
+  r.id = record_text(in, json, "$", "id");
+  r.run_dir = record_text(in, json, "$", "run_dir");
+  read_key_member(in, json, "$", "trajectory_key", r.trajectory_key);
+  r.turn = in.integer(json, "$", "turn");
+  r.arch = record_text(in, json, "$", "arch");
+  r.kernel_source = record_text(in, json, "$", "kernel_source");
+  r.reply = record_text(in, json, "$", "reply");
+  r.speedup = nullable_record_number(in, json, "$", "speedup");
+  r.target_executed = nullable_record_boolean(in, json, "$", "target_executed");
+  r.system_prompt = record_text(in, json, "$", "system_prompt");
+  r.task_prompt = record_text(in, json, "$", "task_prompt");
   return in.finish(std::move(r));
 }
 
 util::Expected<RationaleRecord> rationale_from_json(const Json& json) {
   RationaleRecord r;
-  FieldReader in(json);
-  in.text("id", r.id);
-  in.text("kind", r.kind);
-  in.text("status", r.status);
-  in.text("reasoning", r.reasoning);
-  in.text("thinking", r.thinking);
-  in.text("reasoning_model", r.reasoning_model);
-  in.text("prompt_version", r.prompt_version);
-  in.number("temperature", r.temperature);
-  in.integer("attempts", r.attempts);
-  in.integer("input_tokens", r.input_tokens);
-  in.integer("output_tokens", r.output_tokens);
-  in.number("cost_usd", r.cost_usd);
-  in.text("error", r.error);
+  JsonReader in("");
+  if (!in.expect_object(json, "$"))
+    return in.finish(std::move(r));
+  r.id = record_text(in, json, "$", "id");
+  r.kind = record_text(in, json, "$", "kind");
+  r.status = record_text(in, json, "$", "status");
+  r.reasoning = record_text(in, json, "$", "reasoning");
+  r.thinking = record_text(in, json, "$", "thinking");
+  r.reasoning_model = record_text(in, json, "$", "reasoning_model");
+  r.prompt_version = record_text(in, json, "$", "prompt_version");
+  r.temperature = nullable_record_number(in, json, "$", "temperature");
+  r.attempts = in.integer(json, "$", "attempts");
+  r.input_tokens = in.integer(json, "$", "input_tokens");
+  r.output_tokens = in.integer(json, "$", "output_tokens");
+  r.cost_usd = nullable_record_number(in, json, "$", "cost_usd");
+  r.error = record_text(in, json, "$", "error");
   return in.finish(std::move(r));
 }
 
 util::Expected<RepairTask> repair_task_from_json(const Json& json) {
   RepairTask t;
-  FieldReader in(json);
-  in.text("failure_id", t.failure_id);
-  in.key("trajectory_key", t.trajectory_key);
+  JsonReader in("");
+  if (!in.expect_object(json, "$"))
+    return in.finish(std::move(t));
+  t.failure_id = record_text(in, json, "$", "failure_id");
+  read_key_member(in, json, "$", "trajectory_key", t.trajectory_key);
   return in.finish(std::move(t));
 }
 

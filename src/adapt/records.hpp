@@ -94,7 +94,8 @@ Json to_json(const CorrectRecord& record);
 Json to_json(const RationaleRecord& record);
 Json to_json(const RepairTask& task);
 
-// invalid_input naming the first missing or mistyped field.
+// invalid_input naming the JSON path of the first missing or mistyped field
+// ("$.trajectory_key.sample: expected an integer, got string"); read_jsonl adds file and line.
 util::Expected<store::TrajectoryKey> trajectory_key_from_json(const Json& json);
 util::Expected<FailureRecord> failure_from_json(const Json& json);
 util::Expected<PairRecord> pair_from_json(const Json& json);

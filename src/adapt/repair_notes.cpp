@@ -1,8 +1,9 @@
 #include "adapt/repair_notes.hpp"
 
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
-#include <algorithm>
+#include <array>
 #include <fmt/core.h>
 
 namespace ptxbench::adapt {
@@ -31,104 +32,67 @@ constexpr std::string_view kFormat = R"(Answer with one JSON object and nothing 
 Rules: 3 to 8 notes; notes are about instructions, not about this operator; examples are real
 code copied or adapted from the kernels, never abbreviated with "...".)";
 
+using util::Emptiness;
+using util::JsonReader;
+using util::key_path;
+
 util::Error invalid_reply(std::string message) {
   return util::make_error(util::ErrorKind::bad_response, std::move(message));
 }
 
-// Reads a note object's fields; the first problem wins.
-class NoteReader {
-public:
-  explicit NoteReader(std::string where) : m_where(std::move(where)) {}
+std::string note_text(JsonReader& in, const Json& json, const std::string& path,
+                      std::string_view key) {
+  return in.string(json, path, key, Emptiness::allowed);
+}
 
-  std::string text(const Json& json, const char* key) {
-    const Json* value = find(json, key);
-    if (value == nullptr)
-      return {};
-    if (value->is_string())
-      return value->get<std::string>();
-    fail(key, "must be a string");
-    return {};
-  }
-  std::vector<std::string> texts(const Json& json, const char* key) {
-    const Json* value = find(json, key);
-    std::vector<std::string> out;
-    if (value == nullptr)
-      return out;
-    const bool strings = value->is_array() && std::ranges::all_of(*value, [](const Json& item) {
-                           return item.is_string();
-                         });
-    if (!strings) {
-      fail(key, "must be a list of strings");
-      return out;
-    }
-    for (const Json& item : *value)
-      out.push_back(item.get<std::string>());
-    return out;
-  }
-  void fail(std::string_view key, std::string_view what) {
-    if (m_problem.empty())
-      m_problem = fmt::format("{}\"{}\" {}", m_where, key, what);
-  }
-  const std::string& problem() const { return m_problem; }
+std::vector<std::string> note_texts(JsonReader& in, const Json& json, const std::string& path,
+                                    std::string_view key) {
+  return in.strings(json, path, key, Emptiness::allowed);
+}
 
-private:
-  const Json* find(const Json& json, const char* key) {
-    auto it = json.find(key);
-    if (it != json.end())
-      return &*it;
-    fail(key, "is missing");
-    return nullptr;
-  }
-
-  std::string m_where;
-  std::string m_problem;
-};
-
-InstructionNote read_note(NoteReader& in, const Json& json) {
-  InstructionNote n;
-  n.instruction = in.text(json, "instruction");
-  n.shape_context = in.text(json, "shape_context");
-  n.correct_example = in.text(json, "correct_example");
-  n.wrong_example = in.text(json, "wrong_example");
-  n.operand_contract = in.texts(json, "operand_contract");
-  n.required_sequence = in.texts(json, "required_sequence");
-  n.diagnostics = in.texts(json, "diagnostics");
-  n.do_not_do = in.texts(json, "do_not_do");
-  n.example_completeness = in.text(json, "example_completeness");
-  n.missing_details = in.texts(json, "missing_details");
+void check_note(JsonReader& in, const InstructionNote& n, const std::string& path) {
   if (util::trim(n.instruction).empty())
-    in.fail("instruction", "is empty");
+    in.fail(key_path(path, "instruction"), "is empty");
   if (n.correct_example.find("...") != std::string::npos)
-    in.fail("correct_example", "abbreviates code with \"...\"");
+    in.fail(key_path(path, "correct_example"), "abbreviates code with \"...\"");
   if (n.wrong_example.find("...") != std::string::npos)
-    in.fail("wrong_example", "abbreviates code with \"...\"");
+    in.fail(key_path(path, "wrong_example"), "abbreviates code with \"...\"");
+}
+
+InstructionNote read_note(JsonReader& in, const Json& json, const std::string& path) {
+  InstructionNote n;
+  if (!in.expect_object(json, path))
+    return n;
+  n.instruction = note_text(in, json, path, "instruction");
+  n.shape_context = note_text(in, json, path, "shape_context");
+  n.correct_example = note_text(in, json, path, "correct_example");
+  n.wrong_example = note_text(in, json, path, "wrong_example");
+  n.operand_contract = note_texts(in, json, path, "operand_contract");
+  n.required_sequence = note_texts(in, json, path, "required_sequence");
+  n.diagnostics = note_texts(in, json, path, "diagnostics");
+  n.do_not_do = note_texts(in, json, path, "do_not_do");
+  n.example_completeness = note_text(in, json, path, "example_completeness");
+  n.missing_details = note_texts(in, json, path, "missing_details");
+  if (in.ok())
+    check_note(in, n, path);
   return n;
 }
 
-util::Expected<RepairNotes> notes_from_json(const Json& json) {
-  if (!json.is_object())
-    return invalid_reply("the notes are not a JSON object");
-  NoteReader top("");
-  RepairNotes notes;
-  notes.summary = top.text(json, "summary");
-  notes.tags = top.texts(json, "tags");
-  auto list = json.find("instruction_notes");
-  if (list == json.end() || !list->is_array())
-    top.fail("instruction_notes", "must be a list of notes");
-  else if (list->size() < kMinNotes || list->size() > kMaxNotes)
-    top.fail("instruction_notes", fmt::format("has {} notes; {} to {} are required", list->size(),
-                                              kMinNotes, kMaxNotes));
-  if (!top.problem().empty())
-    return invalid_reply(top.problem());
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    NoteReader in(fmt::format("note {}: ", i + 1));
-    if (!(*list)[i].is_object())
-      return invalid_reply(fmt::format("note {} is not a JSON object", i + 1));
-    notes.instruction_notes.push_back(read_note(in, (*list)[i]));
-    if (!in.problem().empty())
-      return invalid_reply(in.problem());
-  }
-  return notes;
+// The notes at `path`: a summary, 3 to 8 checked notes and tags.
+void read_notes(JsonReader& in, const Json& json, const std::string& path, RepairNotes& notes) {
+  if (!in.expect_object(json, path))
+    return;
+  notes.summary = note_text(in, json, path, "summary");
+  notes.tags = note_texts(in, json, path, "tags");
+  const Json* list = in.array_member(json, path, "instruction_notes");
+  if (!list)
+    return;
+  const std::string list_path = key_path(path, "instruction_notes");
+  if (list->size() < kMinNotes || list->size() > kMaxNotes)
+    in.fail(list_path,
+            fmt::format("has {} notes; {} to {} are required", list->size(), kMinNotes, kMaxNotes));
+  for (std::size_t i = 0; in.ok() && i < list->size(); ++i)
+    notes.instruction_notes.push_back(read_note(in, (*list)[i], util::index_path(list_path, i)));
 }
 
 // The first ```json block of a reply, or empty.
@@ -184,28 +148,35 @@ Json to_json(const NotesCall& c) {
               {"error", c.error}};
 }
 
-template <typename T> void read_integer(const Json& json, const char* key, T& out) {
-  if (auto it = json.find(key); it != json.end() && it->is_number_integer())
-    out = it->get<T>();
+NotesCall read_notes_call(JsonReader& in, const Json& json, const std::string& path) {
+  NotesCall c;
+  if (!in.expect_object(json, path))
+    return c;
+  c.pass = in.optional_integer(json, path, "pass", 0).value_or(0);
+  c.attempts = in.optional_integer(json, path, "attempts", 0).value_or(0);
+  c.input_tokens = in.optional_integer(json, path, "input_tokens", 0).value_or(0);
+  c.output_tokens = in.optional_integer(json, path, "output_tokens", 0).value_or(0);
+  c.error = in.optional_string(json, path, "error", Emptiness::allowed).value_or("");
+  return c;
 }
 
-util::Expected<std::vector<NotesCall>> calls_from_json(const Json& json) {
-  std::vector<NotesCall> out;
-  if (!json.is_array())
-    return util::make_error(util::ErrorKind::invalid_input, "field \"calls\" must be a list");
-  for (const Json& item : json) {
-    if (!item.is_object())
-      return util::make_error(util::ErrorKind::invalid_input, "a call is not a JSON object");
-    NotesCall c;
-    read_integer(item, "pass", c.pass);
-    read_integer(item, "attempts", c.attempts);
-    read_integer(item, "input_tokens", c.input_tokens);
-    read_integer(item, "output_tokens", c.output_tokens);
-    if (auto error = item.find("error"); error != item.end() && error->is_string())
-      c.error = error->get<std::string>();
-    out.push_back(std::move(c));
-  }
-  return out;
+std::vector<NotesCall> read_calls(JsonReader& in, const Json& json) {
+  std::vector<NotesCall> calls;
+  const Json* list = in.optional_array(json, "$", "calls");
+  for (std::size_t i = 0; list && in.ok() && i < list->size(); ++i)
+    calls.push_back(read_notes_call(in, (*list)[i], util::index_path("$.calls", i)));
+  return calls;
+}
+
+constexpr std::array<std::string_view, 2> kStatuses{"done", "failed"};
+
+// The notes of a done record; a failed one has none (null).
+void read_record_notes(JsonReader& in, const Json& json, NotesRecord& r) {
+  const Json* notes = JsonReader::optional(json, "notes");
+  if (r.status == "done" && in.required(json, "$", "notes"))
+    read_notes(in, *notes, "$.notes", r.notes);
+  else if (r.status != "done" && notes && !notes->is_null())
+    in.fail("$.notes", "expected null for a failed record, got " + std::string(notes->type_name()));
 }
 
 } // namespace
@@ -224,7 +195,10 @@ NotesPrompt notes_prompt(const PairRecord& pair) {
 util::Expected<RepairNotes> parse_repair_notes(std::string_view reply) {
   auto json = reply_json(reply);
   PTXBENCH_TRY(json);
-  return notes_from_json(*json);
+  JsonReader in("", util::ErrorKind::bad_response);
+  RepairNotes notes;
+  read_notes(in, *json, "$", notes);
+  return in.finish(std::move(notes));
 }
 
 Json to_json(const RepairNotes& notes) {
@@ -256,40 +230,28 @@ Json to_json(const NotesRecord& r) {
 }
 
 util::Expected<NotesRecord> notes_record_from_json(const Json& json) {
-  if (!json.is_object())
-    return util::make_error(util::ErrorKind::invalid_input, "expected a JSON object");
-  NoteReader in("field ");
+  JsonReader in("");
   NotesRecord r;
-  r.id = in.text(json, "id");
-  r.status = in.text(json, "status");
-  r.problem = in.text(json, "problem");
-  r.wrong_kernel = in.text(json, "wrong_kernel");
-  r.feedback = in.text(json, "feedback");
-  r.fixed_kernel = in.text(json, "fixed_kernel");
-  r.notes_model = in.text(json, "notes_model");
-  r.prompt_version = in.text(json, "prompt_version");
-  r.error = in.text(json, "error");
-  if (!in.problem().empty())
-    return util::make_error(util::ErrorKind::invalid_input, in.problem());
-  if (r.status != "done" && r.status != "failed")
-    return util::make_error(util::ErrorKind::invalid_input,
-                            "field \"status\" must be \"done\" or \"failed\"");
-  if (auto s = json.find("speedup"); s != json.end() && s->is_number())
-    r.speedup = s->get<double>();
-  if (auto c = json.find("cost_usd"); c != json.end() && c->is_number())
-    r.cost_usd = c->get<double>();
-  read_integer(json, "input_tokens", r.input_tokens);
-  read_integer(json, "output_tokens", r.output_tokens);
-  auto calls = calls_from_json(json.value("calls", Json::array()));
-  PTXBENCH_TRY(calls);
-  r.calls = std::move(*calls);
-  if (r.status == "done") {
-    auto notes = notes_from_json(json.value("notes", Json()));
-    if (!notes)
-      return util::make_error(util::ErrorKind::invalid_input, "notes: " + notes.error().message);
-    r.notes = std::move(*notes);
-  }
-  return r;
+  if (!in.expect_object(json, "$"))
+    return in.finish(std::move(r));
+  r.id = note_text(in, json, "$", "id");
+  if (const Json* status = in.required(json, "$", "status"))
+    if (auto index = in.choice_at(*status, "$.status", kStatuses))
+      r.status = std::string(kStatuses[*index]);
+  r.problem = note_text(in, json, "$", "problem");
+  r.wrong_kernel = note_text(in, json, "$", "wrong_kernel");
+  r.feedback = note_text(in, json, "$", "feedback");
+  r.fixed_kernel = note_text(in, json, "$", "fixed_kernel");
+  r.speedup = in.nullable_number(json, "$", "speedup");
+  r.notes_model = note_text(in, json, "$", "notes_model");
+  r.prompt_version = note_text(in, json, "$", "prompt_version");
+  read_record_notes(in, json, r);
+  r.calls = read_calls(in, json);
+  r.input_tokens = in.optional_integer(json, "$", "input_tokens", 0).value_or(0);
+  r.output_tokens = in.optional_integer(json, "$", "output_tokens", 0).value_or(0);
+  r.cost_usd = in.nullable_number(json, "$", "cost_usd");
+  r.error = note_text(in, json, "$", "error");
+  return in.finish(std::move(r));
 }
 
 } // namespace ptxbench::adapt

@@ -75,13 +75,16 @@ struct NotesPrompt {
 NotesPrompt notes_prompt(const PairRecord& pair);
 
 // The notes in a reply: a JSON object, bare or in a ```json block. bad_response naming the
-// first problem: not JSON, a missing or mistyped field, fewer than 3 or more than 8 notes, an
-// empty instruction, "..." in an example.
+// first problem, after its JSON path where it has one ("$.instruction_notes[1].wrong_example:
+// abbreviates code with \"...\""): not JSON, a missing or mistyped field, fewer than 3 or more
+// than 8 notes, an empty instruction, "..." in an example.
 util::Expected<RepairNotes> parse_repair_notes(std::string_view reply);
 
 Json to_json(const RepairNotes& notes);
 Json to_json(const NotesRecord& record);
-// invalid_input naming the first missing or mistyped field.
+// invalid_input naming the JSON path of the first missing or mistyped field; the optional
+// members (speedup, cost_usd, token counts, calls) are checked when present, and a failed
+// record's notes must be null.
 util::Expected<NotesRecord> notes_record_from_json(const Json& json);
 
 } // namespace ptxbench::adapt

@@ -1,10 +1,9 @@
 #include "protocol/protocol.hpp"
 
 #include "util/json_number.hpp"
+#include "util/json_reader.hpp"
 
 #include <array>
-#include <cmath>
-#include <stdexcept>
 #include <utility>
 
 namespace ptxbench::protocol {
@@ -23,18 +22,8 @@ constexpr std::array<std::pair<RequestOp, std::string_view>, 8> kOps{{
     {RequestOp::ping, "ping"},
 }};
 
-measure::TimingMode parse_mode(const std::string& name) {
-  if (name == to_string(measure::TimingMode::batched))
-    return measure::TimingMode::batched;
-  if (name == to_string(measure::TimingMode::strict))
-    return measure::TimingMode::strict;
-  throw std::invalid_argument("unknown timing mode '" + name + "'");
-}
-
-util::Error bad(std::string_view what, std::string_view detail) {
-  return util::make_error(util::ErrorKind::bad_response,
-                          std::string(what) + ": " + std::string(detail));
-}
+constexpr std::string_view kMalformedRequest = "malformed request";
+constexpr std::string_view kMalformedReply = "malformed reply from the candidate process";
 
 Json handles_json(const std::vector<SetHandles>& sets) {
   Json out = Json::array();
@@ -45,32 +34,6 @@ Json handles_json(const std::vector<SetHandles>& sets) {
     out.push_back(std::move(buffers));
   }
   return out;
-}
-
-std::vector<SetHandles> handles_from(const Json& sets) {
-  std::vector<SetHandles> out;
-  for (const Json& set : sets) {
-    SetHandles buffers;
-    for (const Json& b : set)
-      buffers.push_back({b.at("ipc").get<std::string>(), b.at("bytes").get<std::uint64_t>(),
-                         b.at("output").get<bool>()});
-    out.push_back(std::move(buffers));
-  }
-  return out;
-}
-
-RequestOp parse_op(const std::string& name) {
-  for (const auto& [op, spelling] : kOps)
-    if (spelling == name)
-      return op;
-  throw std::invalid_argument("unknown op '" + name + "'");
-}
-
-ChildError parse_child_error(const std::string& name) {
-  for (const ChildErrorInfo& info : kChildErrors)
-    if (info.name == name)
-      return info.error;
-  throw std::invalid_argument("unknown error kind '" + name + "'");
 }
 
 Json kernels_json(const std::vector<KernelSeen>& kernels) {
@@ -89,32 +52,6 @@ Json numbers_json(const std::vector<double>& values) {
   return out;
 }
 
-double number_at(const Json& j, const char* key) {
-  auto value = util::number_from_json(j.at(key), util::NonFiniteSpelling::exact);
-  if (!value)
-    throw std::invalid_argument(std::string("\"") + key + "\" is not a number");
-  return *value;
-}
-
-std::vector<double> numbers_from(const Json& j) {
-  std::vector<double> out;
-  for (const Json& value : j) {
-    auto number = util::number_from_json(value, util::NonFiniteSpelling::exact);
-    if (!number)
-      throw std::invalid_argument("a list holds " + value.dump() + ", not a number");
-    out.push_back(*number);
-  }
-  return out;
-}
-
-std::vector<KernelSeen> kernels_from(const Json& j) {
-  std::vector<KernelSeen> out;
-  for (const Json& k : j)
-    out.push_back({k.at("name").get<std::string>(), k.at("stream").get<std::uint32_t>(),
-                   number_at(k, "duration_ms")});
-  return out;
-}
-
 Json kernel_sets_json(const std::vector<KernelSet>& sets) {
   Json out = Json::array();
   for (const KernelSet& set : sets)
@@ -122,44 +59,198 @@ Json kernel_sets_json(const std::vector<KernelSet>& sets) {
   return out;
 }
 
-std::vector<KernelSet> kernel_sets_from(const Json& j) {
-  std::vector<KernelSet> out;
-  for (const Json& set : j)
-    out.push_back({set.at("kernels").get<std::vector<std::string>>(), set.at("calls").get<int>()});
-  return out;
+// The decoders below read the line's JSON into the caller's reader, which keeps the first
+// problem and names its JSON path; unknown keys are ignored, as a newer peer may send more.
+using util::Emptiness;
+using util::IntegerRange;
+using util::JsonReader;
+using util::key_path;
+
+constexpr IntegerRange kInt = IntegerRange::of<int>();
+constexpr auto kExact = util::NonFiniteSpelling::exact;
+
+int int_member(JsonReader& in, const Json& j, const std::string& path, std::string_view key) {
+  return static_cast<int>(in.integer(j, path, key, kInt));
 }
 
-Reply reply_from(const Json& j) {
-  Reply r;
-  r.id = j.value("id", std::uint64_t{0});
-  r.ok = j.at("ok").get<bool>();
-  r.error = parse_child_error(j.at("error").get<std::string>());
-  r.message = j.at("message").get<std::string>();
-  r.invoke_status = j.at("invoke_status").get<int>();
-  r.cuda_error = j.at("cuda_error").get<std::string>();
-  if (j.contains("refused"))
-    r.refused = j.at("refused").get<std::vector<std::string>>();
-  if (j.contains("modules"))
-    for (const Json& m : j.at("modules"))
+std::string text(JsonReader& in, const Json& j, const std::string& path, std::string_view key) {
+  return in.string(j, path, key, Emptiness::allowed);
+}
+
+double number_member(JsonReader& in, const Json& j, const std::string& path, std::string_view key) {
+  const Json* value = in.required(j, path, key);
+  return value ? in.number_or_nonfinite_at(*value, key_path(path, key), kExact) : 0.0;
+}
+
+// Calls `read(element, element_path)` for each element of the required array `key`.
+template <typename Read>
+void each(JsonReader& in, const Json& j, const std::string& path, std::string_view key, Read read) {
+  const Json* list = in.array_member(j, path, key);
+  const std::string list_path = key_path(path, key);
+  for (std::size_t i = 0; list && in.ok() && i < list->size(); ++i)
+    read((*list)[i], util::index_path(list_path, i));
+}
+
+BufferHandle read_buffer(JsonReader& in, const Json& b, const std::string& path) {
+  if (!in.expect_object(b, path))
+    return {};
+  return {text(in, b, path, "ipc"), in.unsigned_integer(b, path, "bytes"),
+          in.boolean(b, path, "output")};
+}
+
+std::vector<SetHandles> read_sets(JsonReader& in, const Json& j, const std::string& path) {
+  std::vector<SetHandles> sets;
+  each(in, j, path, "sets", [&](const Json& set, const std::string& set_path) {
+    SetHandles buffers;
+    if (!in.expect_array(set, set_path))
+      return;
+    for (std::size_t i = 0; in.ok() && i < set.size(); ++i)
+      buffers.push_back(read_buffer(in, set[i], util::index_path(set_path, i)));
+    sets.push_back(std::move(buffers));
+  });
+  return sets;
+}
+
+void read_load(JsonReader& in, const Json& j, Request& r) {
+  r.library = text(in, j, "$", "library");
+  r.signature = text(in, j, "$", "signature");
+  r.sets = read_sets(in, j, "$");
+  each(in, j, "$", "scalars", [&](const Json& bits, const std::string& path) {
+    r.scalars.push_back(in.unsigned_at(bits, path));
+  });
+  each(in, j, "$", "var_axes", [&](const Json& axis, const std::string& path) {
+    r.var_axes.push_back(in.integer_at(axis, path));
+  });
+  r.binding = in.optional_string(j, "$", "binding", Emptiness::allowed).value_or("");
+}
+
+void read_time_request(JsonReader& in, const Json& j, Request& r) {
+  r.warmup = int_member(in, j, "$", "warmup");
+  r.iterations = int_member(in, j, "$", "iterations");
+  r.first_call = int_member(in, j, "$", "first_call");
+  r.mode =
+      in.enumerator<measure::TimingMode, 2>(j, "$", "mode", measure::to_string).value_or(r.mode);
+  r.calibrate = in.optional_boolean(j, "$", "calibrate").value_or(false);
+}
+
+void read_request(JsonReader& in, const Json& j, Request& r) {
+  if (!in.expect_object(j, "$"))
+    return;
+  const auto op = in.enumerator<RequestOp, kOps.size()>(j, "$", "op", to_string);
+  r.op = op.value_or(r.op);
+  r.id = in.optional_unsigned(j, "$", "id").value_or(0);
+  if (!op)
+    return;
+  if (r.op == RequestOp::load)
+    read_load(in, j, r);
+  if (r.op == RequestOp::call || r.op == RequestOp::count)
+    r.set = int_member(in, j, "$", "set");
+  if (r.op == RequestOp::time)
+    read_time_request(in, j, r);
+  if (r.op == RequestOp::prepare)
+    r.counter_session = in.optional_boolean(j, "$", "counter_session").value_or(false);
+}
+
+std::vector<KernelSeen> read_kernels(JsonReader& in, const Json& j, const std::string& path) {
+  std::vector<KernelSeen> kernels;
+  each(in, j, path, "kernels", [&](const Json& k, const std::string& k_path) {
+    if (!in.expect_object(k, k_path))
+      return;
+    kernels.push_back({text(in, k, k_path, "name"),
+                       static_cast<std::uint32_t>(
+                           in.integer(k, k_path, "stream", IntegerRange::of<std::uint32_t>())),
+                       number_member(in, k, k_path, "duration_ms")});
+  });
+  return kernels;
+}
+
+std::vector<double> read_numbers(JsonReader& in, const Json& j, const std::string& path,
+                                 std::string_view key) {
+  std::vector<double> numbers;
+  each(in, j, path, key, [&](const Json& value, const std::string& value_path) {
+    numbers.push_back(in.number_or_nonfinite_at(value, value_path, kExact));
+  });
+  return numbers;
+}
+
+std::vector<KernelSet> read_kernel_sets(JsonReader& in, const Json& j, const std::string& path) {
+  std::vector<KernelSet> sets;
+  each(in, j, path, "kernel_sets", [&](const Json& set, const std::string& set_path) {
+    if (in.expect_object(set, set_path))
+      sets.push_back({in.strings(set, set_path, "kernels", Emptiness::allowed),
+                      int_member(in, set, set_path, "calls")});
+  });
+  return sets;
+}
+
+void read_modules(JsonReader& in, const Json& j, Reply& r) {
+  if (!JsonReader::optional(j, "modules"))
+    return;
+  each(in, j, "$", "modules", [&](const Json& m, const std::string& path) {
+    if (in.expect_object(m, path))
       r.modules.push_back(
-          {m.at("sha256").get<std::string>(), m.at("functions").get<std::vector<std::string>>()});
-  if (j.contains("call")) {
-    const Json& c = j.at("call");
-    r.call_ms = number_at(c, "latency_ms");
-    r.kernels = kernels_from(c.at("kernels"));
-  }
-  if (!j.contains("time"))
-    return r;
-  const Json& t = j.at("time");
-  r.latencies_ms = numbers_from(t.at("latencies_ms"));
-  r.event_ms = numbers_from(t.at("event_ms"));
-  r.late_work = t.at("late_work").get<bool>();
-  r.last_set = t.at("last_set").get<int>();
-  r.mode = parse_mode(t.at("mode").get<std::string>());
-  r.strict_reason = t.at("strict_reason").get<std::string>();
-  r.kernels = kernels_from(t.at("kernels"));
-  r.kernel_sets = kernel_sets_from(t.at("kernel_sets"));
-  return r;
+          {text(in, m, path, "sha256"), in.strings(m, path, "functions", Emptiness::allowed)});
+  });
+}
+
+void read_call(JsonReader& in, const Json& j, Reply& r) {
+  const Json* call = in.optional_object(j, "$", "call");
+  if (!call)
+    return;
+  r.call_ms = number_member(in, *call, "$.call", "latency_ms");
+  r.kernels = read_kernels(in, *call, "$.call");
+}
+
+void read_time(JsonReader& in, const Json& j, Reply& r) {
+  const Json* time = in.optional_object(j, "$", "time");
+  if (!time)
+    return;
+  const std::string path = "$.time";
+  r.latencies_ms = read_numbers(in, *time, path, "latencies_ms");
+  r.event_ms = read_numbers(in, *time, path, "event_ms");
+  r.late_work = in.boolean(*time, path, "late_work");
+  r.last_set = int_member(in, *time, path, "last_set");
+  r.mode = in.enumerator<measure::TimingMode, 2>(*time, path, "mode", measure::to_string)
+               .value_or(r.mode);
+  r.strict_reason = text(in, *time, path, "strict_reason");
+  r.kernels = read_kernels(in, *time, path);
+  r.kernel_sets = read_kernel_sets(in, *time, path);
+}
+
+// counts (an object), startup (any JSON), counter_session_open, jit_ms.
+void read_extras(JsonReader& in, const Json& j, Reply& r) {
+  if (const Json* counts = in.optional_object(j, "$", "counts"))
+    r.counts = *counts;
+  if (const Json* startup = JsonReader::optional(j, "startup"))
+    r.startup = *startup;
+  r.counter_session_open = in.optional_boolean(j, "$", "counter_session_open").value_or(false);
+  if (JsonReader::optional(j, "jit_ms"))
+    r.jit_ms = number_member(in, j, "$", "jit_ms");
+}
+
+void read_reply(JsonReader& in, const Json& j, Reply& r) {
+  if (!in.expect_object(j, "$"))
+    return;
+  r.id = in.optional_unsigned(j, "$", "id").value_or(0);
+  r.ok = in.boolean(j, "$", "ok");
+  r.error = in.enumerator<ChildError, kChildErrors.size()>(j, "$", "error", to_string)
+                .value_or(ChildError::none);
+  r.message = text(in, j, "$", "message");
+  r.invoke_status = int_member(in, j, "$", "invoke_status");
+  r.cuda_error = text(in, j, "$", "cuda_error");
+  r.refused = in.string_list(j, "$", "refused", Emptiness::allowed);
+  read_modules(in, j, r);
+  read_call(in, j, r);
+  read_time(in, j, r);
+  read_extras(in, j, r);
+}
+
+// The line's JSON, or an error; never throws.
+util::Expected<Json> parse_line(std::string_view line, std::string_view what) {
+  Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return util::make_error(util::ErrorKind::bad_response, std::string(what) + ": not JSON");
+  return j;
 }
 
 } // namespace
@@ -257,57 +348,21 @@ std::string encode(const Reply& reply) {
 }
 
 util::Expected<Request> decode_request(std::string_view line) {
-  try {
-    const Json j = Json::parse(line);
-    Request r;
-    r.op = parse_op(j.at("op").get<std::string>());
-    r.id = j.value("id", std::uint64_t{0});
-    if (r.op == RequestOp::load) {
-      r.library = j.at("library").get<std::string>();
-      r.signature = j.at("signature").get<std::string>();
-      r.sets = handles_from(j.at("sets"));
-      r.scalars = j.at("scalars").get<std::vector<std::uint64_t>>();
-      r.var_axes = j.at("var_axes").get<std::vector<std::int64_t>>();
-      r.binding = j.value("binding", std::string());
-    }
-    if (r.op == RequestOp::call || r.op == RequestOp::count)
-      r.set = j.at("set").get<int>();
-    if (r.op == RequestOp::time) {
-      r.warmup = j.at("warmup").get<int>();
-      r.iterations = j.at("iterations").get<int>();
-      r.first_call = j.at("first_call").get<int>();
-      r.mode = parse_mode(j.at("mode").get<std::string>());
-      r.calibrate = j.value("calibrate", false);
-    }
-    if (r.op == RequestOp::prepare)
-      r.counter_session = j.value("counter_session", false);
-    return r;
-  } catch (const std::exception& e) {
-    return bad("malformed request", e.what());
-  }
+  auto j = parse_line(line, kMalformedRequest);
+  PTXBENCH_TRY(j);
+  JsonReader in(std::string(kMalformedRequest), util::ErrorKind::bad_response);
+  Request r;
+  read_request(in, *j, r);
+  return in.finish(std::move(r));
 }
 
 util::Expected<Reply> decode_reply(std::string_view line) {
-  try {
-    const Json j = Json::parse(line);
-    if (j.contains("modules") && !j.at("modules").is_array())
-      return bad("malformed reply from the candidate process", "\"modules\" is not an array");
-    Reply r = reply_from(j);
-    if (j.contains("counts")) {
-      if (!j.at("counts").is_object())
-        return bad("malformed reply from the candidate process", "\"counts\" is not an object");
-      r.counts = j.at("counts");
-    }
-    if (j.contains("startup"))
-      r.startup = j.at("startup");
-    if (j.contains("counter_session_open"))
-      r.counter_session_open = j.at("counter_session_open").get<bool>();
-    if (j.contains("jit_ms"))
-      r.jit_ms = number_at(j, "jit_ms");
-    return r;
-  } catch (const std::exception& e) {
-    return bad("malformed reply from the candidate process", e.what());
-  }
+  auto j = parse_line(line, kMalformedReply);
+  PTXBENCH_TRY(j);
+  JsonReader in(std::string(kMalformedReply), util::ErrorKind::bad_response);
+  Reply r;
+  read_reply(in, *j, r);
+  return in.finish(std::move(r));
 }
 
 } // namespace ptxbench::protocol

@@ -55,5 +55,18 @@ TEST(AdaptCli, UnknownIncludeCategoryIsAUsageError) {
   EXPECT_NE(result.err.find("--include"), std::string::npos) << result.err;
 }
 
+TEST(AdaptCli, ARecipeWithAStringCapIsAUsageErrorNamingItsJsonPath) {
+  test_support::ScratchDir dir;
+  const fs::path recipe = dir.write(
+      "s4.json", R"({"name":"s4","kind":"fixit","sources":["run"],"balance":{"cap":"33"}})");
+  auto result = test_support::ptxbench_result(
+      {"fixit", "all", "--recipe", recipe.string(), "--out", (dir.path() / "data").string()});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find(recipe.string() + ": $.balance.cap: expected an integer >= 1, got "
+                                              "string"),
+            std::string::npos)
+      << result.err;
+}
+
 } // namespace
 } // namespace ptxbench::adapt

@@ -196,5 +196,111 @@ TEST(Recipe, BadModeIsAnError) {
   EXPECT_NE(recipe.error().message.find("pairs.mode"), std::string::npos);
 }
 
+// The error parse_recipe gives for the shipped s4 recipe with `patch` merged in, or "accepted".
+std::string rejection(const Json& patch) {
+  Json json = Json::parse(test::read(kRecipes / "s4.json"));
+  json.merge_patch(patch);
+  auto recipe = parse_recipe(json, "s4.json");
+  if (recipe)
+    return "accepted";
+  EXPECT_EQ(recipe.error().kind, util::ErrorKind::invalid_input);
+  return recipe.error().message;
+}
+
+TEST(Recipe, AStringCapIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"balance", {{"cap", "33"}}}}),
+            "s4.json: $.balance.cap: expected an integer >= 1, got string");
+}
+
+TEST(Recipe, AStringBalanceSeedIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"balance", {{"seed", "0"}}}}),
+            "s4.json: $.balance.seed: expected a non-negative 64-bit integer, got string");
+}
+
+TEST(Recipe, AStringMaxTurnIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"collect", {{"max_turn", "5"}}}}),
+            "s4.json: $.collect.max_turn: expected an integer >= 1, got string");
+}
+
+TEST(Recipe, AStringMinSpeedupIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"pairs", {{"min_speedup", "1.0"}}}}),
+            "s4.json: $.pairs.min_speedup: expected a number, got string");
+}
+
+TEST(Recipe, AStringRequireTargetIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"pairs", {{"require_target", "false"}}}}),
+            "s4.json: $.pairs.require_target: expected a boolean, got string");
+}
+
+TEST(Recipe, ANumericPairModeIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"pairs", {{"mode", 3}}}}),
+            "s4.json: $.pairs.mode: expected one of \"best\", \"latest\", \"all\", got integer");
+}
+
+TEST(Recipe, AStringMaxTokensIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"build", {{"max_tokens", "65536"}}}}),
+            "s4.json: $.build.max_tokens: expected an integer >= 1, got string");
+}
+
+TEST(Recipe, AStringBuildSeedIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"build", {{"seed", "42"}}}}),
+            "s4.json: $.build.seed: expected a non-negative 64-bit integer, got string");
+}
+
+TEST(Recipe, ANumericKindOrNameIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"kind", 1}}),
+            "s4.json: $.kind: expected one of \"fixit\", \"kernelgen\", got integer");
+  EXPECT_EQ(rejection({{"name", 4}}), "s4.json: $.name: expected a string, got integer");
+}
+
+TEST(Recipe, ANumericReasoningModelIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"synthesize", {{"reasoning_model", 5}}}}),
+            "s4.json: $.synthesize.reasoning_model: expected a string, got integer");
+}
+
+TEST(Recipe, ANumericTeacherIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"repair", {{"teacher", 7}}}}),
+            "s4.json: $.repair.teacher: expected a string, got integer");
+}
+
+TEST(Recipe, AStringRepairTurnsIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"repair", {{"teacher", "t"}, {"turns", "2"}}}}),
+            "s4.json: $.repair.turns: expected an integer in [1, 2147483647], got string");
+}
+
+TEST(Recipe, AStringTargetSpeedupIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"repair", {{"teacher", "t"}, {"target_speedup", "0.15"}}}}),
+            "s4.json: $.repair.target_speedup: expected a number, got string");
+}
+
+TEST(Recipe, AStageThatIsNotAnObjectIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"collect", 5}}), "s4.json: $.collect: expected an object, got integer");
+  EXPECT_EQ(rejection({{"balance", true}}),
+            "s4.json: $.balance: expected an object or null, got boolean");
+}
+
+TEST(Recipe, ASourceThatIsNotAStringIsRejectedNamingItsJsonPath) {
+  EXPECT_EQ(rejection({{"sources", {"run", 1}}}),
+            "s4.json: $.sources[1]: expected a string, got integer");
+}
+
+TEST(Recipe, AMisspeltSettingIsRejectedInsteadOfLeftAtItsDefault) {
+  EXPECT_EQ(rejection({{"collect", {{"max_turns", 3}}}}),
+            "s4.json: $.collect.max_turns: unknown key");
+  EXPECT_EQ(rejection({{"balanse", {{"cap", 3}}}}), "s4.json: $.balanse: unknown key");
+}
+
+TEST(Recipe, ARecipeFileWithAStringCapNamesTheFileAndThePath) {
+  test_support::ScratchDir dir;
+  Json json = Json::parse(test::read(kRecipes / "s4.json"));
+  json["balance"]["cap"] = "33";
+  const fs::path path = dir.write("s4.json", json.dump());
+  auto recipe = load_recipe(path);
+  ASSERT_FALSE(recipe);
+  EXPECT_EQ(recipe.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(recipe.error().message,
+            path.string() + ": $.balance.cap: expected an integer >= 1, got string");
+}
+
 } // namespace
 } // namespace ptxbench::adapt

@@ -81,7 +81,7 @@ TEST(Records, MistypedNestedFieldIsNamed) {
   json["trajectory_key"]["sample"] = "three";
   auto back = failure_from_json(json);
   ASSERT_FALSE(back);
-  EXPECT_NE(back.error().message.find("trajectory_key: field \"sample\" must be an integer"),
+  EXPECT_NE(back.error().message.find("$.trajectory_key.sample: expected an integer, got string"),
             std::string::npos)
       << back.error().message;
 }
@@ -102,7 +102,9 @@ TEST(Records, BadRecordOnALineNamesFileAndLine) {
   const auto path = dir.write("f.jsonl", "{\"id\": 1}\n");
   auto records = read_jsonl<FailureRecord>(path, failure_from_json);
   ASSERT_FALSE(records);
-  EXPECT_NE(records.error().message.find(":1: field \"id\" must be a string"), std::string::npos)
+  EXPECT_NE(
+      records.error().message.find(path.string() + ":1: $.id: expected a string, got integer"),
+      std::string::npos)
       << records.error().message;
 }
 
@@ -146,6 +148,46 @@ TEST(Records, CompleteLastLineWithoutNewlineIsKept) {
 TEST(Records, JsonlHasOneLinePerRecordEvenWithNewlinesInTexts) {
   const std::string text = to_jsonl(std::vector<FailureRecord>{sample_failure(), sample_failure()});
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+}
+
+TEST(Records, AStringSpeedupOfAPairIsRejectedNamingItsJsonPath) {
+  PairRecord p;
+  p.failure = sample_failure();
+  Json json = to_json(p);
+  json["speedup"] = "1.5";
+  auto back = pair_from_json(json);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(back.error().message, "$.speedup: expected a number or null, got string");
+}
+
+TEST(Records, AMistypedFieldOfAPairsFailureNamesTheWholePath) {
+  PairRecord p;
+  p.failure = sample_failure();
+  Json json = to_json(p);
+  json["failure"]["trajectory_key"]["sample"] = "0";
+  auto back = pair_from_json(json);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().message,
+            "$.failure.trajectory_key.sample: expected an integer, got string");
+}
+
+TEST(Records, AnUnknownLanguageIsRejectedNamingItsJsonPath) {
+  Json json = to_json(sample_failure());
+  json["trajectory_key"]["language"] = "cobol";
+  auto back = failure_from_json(json);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().message, "$.trajectory_key.language: expected a candidate language "
+                                  "such as \"cuda\" or \"triton\", got \"cobol\"");
+}
+
+TEST(Records, AStringTokenCountOfARationaleIsRejectedNamingItsJsonPath) {
+  RationaleRecord r{"c", "kernelgen", "done", "because", "", "glm", "v1", 1.0, 1, 10, 20, 0.01, ""};
+  Json json = to_json(r);
+  json["output_tokens"] = "20";
+  auto back = rationale_from_json(json);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().message, "$.output_tokens: expected an integer, got string");
 }
 
 } // namespace

@@ -108,14 +108,16 @@ TEST(RepairNotes, RefusesEllipsisInAnExampleAndAMissingField) {
   json["instruction_notes"][1]["correct_example"] = "wgmma.fence; ... wait_group 0;";
   auto dots = parse_repair_notes(json.dump());
   ASSERT_FALSE(dots);
-  EXPECT_NE(dots.error().message.find("note 2: \"correct_example\" abbreviates code"),
+  EXPECT_NE(dots.error().message.find("$.instruction_notes[1].correct_example: abbreviates code"),
             std::string::npos)
       << dots.error().message;
   json = notes_json(3);
   json["instruction_notes"][0].erase("do_not_do");
   auto missing = parse_repair_notes(json.dump());
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("note 1: \"do_not_do\" is missing"), std::string::npos)
+  EXPECT_NE(
+      missing.error().message.find("$.instruction_notes[0]: missing required key \"do_not_do\""),
+      std::string::npos)
       << missing.error().message;
   json = notes_json(3);
   json.erase("summary");

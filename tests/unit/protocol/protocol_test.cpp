@@ -271,5 +271,107 @@ TEST(Protocol, ChildErrorNamesAreStable) {
   EXPECT_EQ(decode_request(encode(end))->op, RequestOp::end_session);
 }
 
+constexpr std::string_view kReplyHead =
+    R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"")";
+
+// The error message decode_reply gives for a reply whose head is followed by `tail`.
+std::string reply_error(const std::string& tail) {
+  auto decoded = decode_reply(std::string(kReplyHead) + tail + "}");
+  if (decoded)
+    return "accepted";
+  EXPECT_EQ(decoded.error().kind, util::ErrorKind::bad_response);
+  return decoded.error().message;
+}
+
+std::string request_error(std::string_view line) {
+  auto decoded = decode_request(line);
+  if (decoded)
+    return "accepted";
+  EXPECT_EQ(decoded.error().kind, util::ErrorKind::bad_response);
+  return decoded.error().message;
+}
+
+TEST(Protocol, AMistypedReplyFieldIsABadResponseNamingItsJsonPath) {
+  EXPECT_EQ(decode_reply(R"({"ok":true,"error":"none","message":"","invoke_status":"0",)"
+                         R"("cuda_error":""})")
+                .error()
+                .message,
+            "malformed reply from the candidate process: $.invoke_status: expected an integer "
+            "in [-2147483648, 2147483647], got string");
+  EXPECT_EQ(reply_error(R"(,"time":{"latencies_ms":[],"event_ms":[],"late_work":false,)"
+                        R"("last_set":0,"kernels":[],"kernel_sets":[{"kernels":["a"],)"
+                        R"("calls":"3"}],"mode":"strict","strict_reason":""})"),
+            "malformed reply from the candidate process: $.time.kernel_sets[0].calls: expected "
+            "an integer in [-2147483648, 2147483647], got string");
+}
+
+TEST(Protocol, AnUnknownChildErrorOrTimingModeNamesTheAcceptedNames) {
+  EXPECT_EQ(decode_reply(R"({"ok":false,"error":"bogus","message":"","invoke_status":0,)"
+                         R"("cuda_error":""})")
+                .error()
+                .message,
+            "malformed reply from the candidate process: $.error: expected one of \"none\", "
+            "\"signature_mismatch\", \"dlopen\", \"ipc\", \"invoke\", \"cuda\", "
+            "\"timer\", \"protocol\", got \"bogus\"");
+  EXPECT_EQ(request_error(R"({"op":"time","warmup":1,"iterations":2,"first_call":0,)"
+                          R"("mode":"sloppy"})"),
+            "malformed request: $.mode: expected one of \"batched\", \"strict\", got "
+            "\"sloppy\"");
+}
+
+TEST(Protocol, AnIntegerOutOfItsRangeIsRejectedNotTruncated) {
+  EXPECT_EQ(reply_error(R"(,"call":{"latency_ms":1,"kernels":[{"name":"k","stream":4294967296,)"
+                        R"("duration_ms":1}]})"),
+            "malformed reply from the candidate process: $.call.kernels[0].stream: expected an "
+            "integer in [0, 4294967295], got 4294967296");
+  EXPECT_NE(request_error(R"({"op":"call","set":4294967296})").find("$.set: expected an integer"),
+            std::string::npos);
+}
+
+TEST(Protocol, AFractionalOrBooleanSetIsRejectedNotRounded) {
+  EXPECT_NE(request_error(R"({"op":"call","set":1.5})").find("$.set: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(request_error(R"({"op":"count","set":true})").find("$.set: expected an integer"),
+            std::string::npos);
+  EXPECT_EQ(decode_request(R"({"op":"call","set":2.0})")->set, 2);
+}
+
+TEST(Protocol, ANegativeBufferSizeIsRejectedNamingTheBuffer) {
+  EXPECT_EQ(request_error(R"({"op":"load","library":"k.so","signature":"s","sets":[[)"
+                          R"({"ipc":"ab","bytes":64,"output":false},)"
+                          R"({"ipc":"cd","bytes":-1,"output":true}]],"scalars":[],)"
+                          R"("var_axes":[]})"),
+            "malformed request: $.sets[0][1].bytes: expected a non-negative 64-bit integer, "
+            "got -1");
+  EXPECT_EQ(request_error(R"({"op":"load","library":"k.so","signature":"s","sets":[],)"
+                          R"("scalars":["1"],"var_axes":[]})"),
+            "malformed request: $.scalars[0]: expected a non-negative 64-bit integer, got "
+            "string");
+}
+
+TEST(Protocol, AKernelListThatIsNotAnArrayIsRejected) {
+  EXPECT_EQ(reply_error(R"(,"call":{"latency_ms":1,"kernels":null})"),
+            "malformed reply from the candidate process: $.call.kernels: expected an array, "
+            "got null");
+  EXPECT_EQ(reply_error(R"(,"refused":"cuModuleLoadData")"),
+            "malformed reply from the candidate process: $.refused: expected an array, got "
+            "string");
+}
+
+TEST(Protocol, ALineThatIsNotAnObjectIsABadResponse) {
+  EXPECT_EQ(decode_reply("not json").error().message,
+            "malformed reply from the candidate process: not JSON");
+  EXPECT_EQ(decode_reply("[1]").error().message,
+            "malformed reply from the candidate process: $: expected an object, got array");
+  EXPECT_EQ(request_error("{}"), "malformed request: $: missing required key \"op\"");
+}
+
+TEST(Protocol, KeysANewerPeerAddsAreIgnored) {
+  auto request = decode_request(R"({"op":"ping","id":7,"deadline_ms":5})");
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->id, 7u);
+  EXPECT_EQ(reply_error(R"(,"energy_j":1.5)"), "accepted");
+}
+
 } // namespace
 } // namespace ptxbench::protocol
