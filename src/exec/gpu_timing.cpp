@@ -267,7 +267,8 @@ bool GpuEvaluation::calibrate() {
 // candidate rewrote could report less. The supervisor's own clock around each request bounds
 // it: beyond the overhead measured on the child's own kernel, a call's wall time must be
 // explained by the latency reported for it, within max(kUnexplainedFloorMs, kUnexplainedShare ×
-// the reported latency), medians over the evaluation's single-call requests.
+// the reported latency), medians over the evaluation's single-call requests (at least
+// kMinOverheadSamples of them).
 bool GpuEvaluation::wall_time_explained() {
   TimingReport& timing = *m_result.timing;
   if (!m_candidate_overhead_ms.empty())
@@ -277,10 +278,11 @@ bool GpuEvaluation::wall_time_explained() {
   if (m_calibration_ms.empty() || !timing.candidate_overhead_ms)
     return true;
   timing.calibrated_overhead_ms = util::median(m_calibration_ms);
-  timing.unexplained_ms = *timing.candidate_overhead_ms - *timing.calibrated_overhead_ms;
   const double floor_ms = m_triton != nullptr ? kUnexplainedFloorTritonMs : kUnexplainedFloorMs;
-  const double allowed = std::max(floor_ms, kUnexplainedShare * timing.candidate_ms);
-  if (*timing.unexplained_ms <= allowed)
+  const UnexplainedTime found =
+      unexplained_time(m_candidate_overhead_ms, m_calibration_ms, timing.candidate_ms, floor_ms);
+  timing.unexplained_ms = found.unexplained_ms;
+  if (!found.exceeded())
     return true;
   m_result.violations.emplace_back(kUnexplainedWallTime);
   fail(Status::runtime_error,
@@ -288,7 +290,7 @@ bool GpuEvaluation::wall_time_explained() {
                    "for them and the {:.3f} ms the protocol costs around the harness's own kernel "
                    "(at most {:.3f} ms is allowed, against {:.3f} ms reported per call): a call's "
                    "work must be GPU work inside the call, which the timer sees",
-                   *timing.unexplained_ms, *timing.calibrated_overhead_ms, allowed,
+                   found.unexplained_ms, *timing.calibrated_overhead_ms, found.allowed_ms,
                    timing.candidate_ms));
   return false;
 }

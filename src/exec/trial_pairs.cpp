@@ -68,4 +68,16 @@ double unchecked_probability(int skipped, double rate) {
   return std::pow(1.0 - rate, skipped);
 }
 
+UnexplainedTime unexplained_time(const std::vector<double>& candidate_overhead_ms,
+                                 const std::vector<double>& calibration_ms, double candidate_ms,
+                                 double floor_ms) {
+  UnexplainedTime found;
+  if (candidate_overhead_ms.empty() || calibration_ms.empty())
+    return found;
+  found.unexplained_ms = util::median(candidate_overhead_ms) - util::median(calibration_ms);
+  found.allowed_ms = std::max(floor_ms, kUnexplainedShare * candidate_ms);
+  found.judged = candidate_overhead_ms.size() >= kMinOverheadSamples;
+  return found;
+}
+
 } // namespace ptxbench::exec

@@ -133,5 +133,37 @@ TEST(CheckPattern, SkippingWorkOnEightOfOneHundredFiftyTimedCallsIsCaughtAlmostA
   EXPECT_LT(missed, 200) << missed << " of " << kEvaluations << " evaluations missed the skips";
 }
 
+// The wall-time bound (docs/evaluation.md "Timing the child cannot forge"), with the H200's
+// figures of stop 22: honest per-call overheads of ~1.96 ms, calibration alike, and one host
+// hiccup of ~2.5 ms in a short protocol's two single-call requests.
+TEST(UnexplainedTime, OneHiccupInAShortProtocolsTwoSamplesIsNotJudged) {
+  const UnexplainedTime found =
+      unexplained_time({1.96, 4.45}, {1.95, 1.96, 1.96}, 1.54, kUnexplainedFloorMs);
+  EXPECT_FALSE(found.judged);
+  EXPECT_FALSE(found.exceeded());
+  EXPECT_NEAR(found.unexplained_ms, 1.245, 0.01); // recorded all the same
+}
+
+TEST(UnexplainedTime, HiccupsInAMinorityOfCallsLeaveTheMedianAlone) {
+  const UnexplainedTime found = unexplained_time({1.96, 1.95, 4.45, 1.97, 6.1, 1.96, 1.94},
+                                                 {1.95, 1.96, 1.96}, 1.54, kUnexplainedFloorMs);
+  EXPECT_TRUE(found.judged);
+  EXPECT_FALSE(found.exceeded());
+  EXPECT_NEAR(found.unexplained_ms, 0.0, 0.02);
+}
+
+TEST(UnexplainedTime, AChildThatReportsAThirdOfItsKernelIsCaught) {
+  // A 1.5 ms kernel reported as 0.5 ms: 1.0 ms more wall time per call than the calibration.
+  const std::vector<double> forged(7, 1.96 + 1.0);
+  const UnexplainedTime found =
+      unexplained_time(forged, {1.95, 1.96, 1.96}, 0.5, kUnexplainedFloorMs);
+  EXPECT_TRUE(found.exceeded());
+  EXPECT_NEAR(found.allowed_ms, kUnexplainedFloorMs, 1e-9);
+  // Shaving under a third (1.5 ms reported as 1.05 ms) stays within half of what is reported:
+  // the forgery the bound cannot see (catalogue row 9).
+  const std::vector<double> shaved(7, 1.96 + 0.45);
+  EXPECT_FALSE(unexplained_time(shaved, {1.96}, 1.05, kUnexplainedFloorMs).exceeded());
+}
+
 } // namespace
 } // namespace ptxbench::exec
