@@ -17,7 +17,9 @@
 # PART 6: the GPU test binaries other than exec's, reference's and agent's, the Triton exec tests and the
 #         A/A (when the A/A fails: one MHA A/A evaluation under strace, its logs packed in
 #         strace.tar.gz);
-# PART 7: the exec GPU tests other than Triton's, the reference and agent GPU tests.
+# PART 7: the exec GPU tests other than Triton's, the reference and agent GPU tests;
+# PART 8: what PART 6 found refused or failing, again (three Triton tests, the service test, the
+#         A/A), then as many of the exec GPU tests other than Triton's as EXEC_SECONDS allow.
 # Logs under $OUT.
 set -u
 bin=$(realpath "$1")
@@ -140,6 +142,20 @@ case "$part" in
     timeout 100 "build/gpu/tests/test_${t}_gpu" > "$out/${t}_gpu.log" 2>&1
     echo "rc=$?" >> "$out/${t}_gpu.log"
   done
+  ;;
+8)
+  step "the Triton tests that failed"
+  timeout 120 "$exec_gpu" --gtest_filter='TritonEvaluatorGpu.RunThatRaisesOnlyOnItsSecond*:TritonEvaluatorGpu.AKernelThatWritesItsInputs*:TritonEvaluatorGpu.LibraryCallsTheGateRejects*' \
+    > "$out/exec_gpu_triton_again.log" 2>&1; echo "rc=$?" >> "$out/exec_gpu_triton_again.log"
+  step "test_service_gpu"
+  timeout 60 build/gpu/tests/test_service_gpu > "$out/service_gpu.log" 2>&1; echo "rc=$?" >> "$out/service_gpu.log"
+  step "A/A"
+  timeout 90 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+    --repeats 3 --problems gemm_n7168_k5120,mha_with_lse_d128 > "$out/aa.md" 2>&1
+  echo "rc=$?" >> "$out/aa.md"
+  step "the exec GPU tests other than Triton's"
+  timeout "${EXEC_SECONDS:-200}" "$exec_gpu" --gtest_filter='-TritonEvaluatorGpu.*' > "$out/exec_gpu_cuda.log" 2>&1
+  echo "rc=$?" >> "$out/exec_gpu_cuda.log"
   ;;
 3)
   for t in measure reference service agent examples; do
