@@ -6,6 +6,7 @@
 #include <array>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <string_view>
 
 namespace ptxbench::compile {
 namespace {
@@ -120,14 +121,6 @@ util::Status check_triton_names(const std::vector<TritonParam>& params,
 }
 
 } // namespace
-
-std::string_view torch_dtype(trace::DType dtype) {
-  return torch_of(dtype).torch;
-}
-
-std::string_view python_scalar_type(trace::DType dtype) {
-  return torch_of(dtype).scalar;
-}
 
 std::vector<std::string> TritonSignature::names() const {
   std::vector<std::string> out;

@@ -9,14 +9,9 @@
 #include "util/error.hpp"
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace ptxbench::compile {
-
-// The torch spelling of a dtype ("torch.bfloat16") and the Python type of a scalar of it.
-std::string_view torch_dtype(trace::DType dtype);
-std::string_view python_scalar_type(trace::DType dtype);
 
 struct TritonParam {
   ParamRole role = ParamRole::tensor_input; // never ParamRole::stream

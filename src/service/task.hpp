@@ -64,9 +64,6 @@ constexpr std::string_view to_string(TaskKind kind) {
 constexpr std::string_view to_string(TaskState state) {
   return kTaskStates[static_cast<std::size_t>(state) - 1].name;
 }
-constexpr bool is_finished(TaskState state) {
-  return state == TaskState::completed || state == TaskState::failed;
-}
 
 // A checked request: everything the worker needs, and the canonical JSON it was read from
 // (what the task store keeps, so a restarted server re-reads it with the same rules).

@@ -120,29 +120,3 @@ TEST(Generate, RejectsWrongBufferAndUnsupportedRequests) {
 
 } // namespace
 } // namespace ptxbench::suite
-
-#include <chrono>
-#include <cstdlib>
-#include <iostream>
-#include <thread>
-
-namespace ptxbench::suite {
-namespace {
-
-// Timing, not correctness: run with PTXBENCH_SUITE_BENCH=1.
-TEST(Generate, HundredMillionBf16Timing) {
-  if (std::getenv("PTXBENCH_SUITE_BENCH") == nullptr)
-    GTEST_SKIP() << "set PTXBENCH_SUITE_BENCH=1";
-  constexpr std::size_t kCount = 100'000'000;
-  std::vector<std::byte> out(kCount * 2);
-  for (auto distribution : {Distribution::normal, Distribution::spiky}) {
-    const auto start = std::chrono::steady_clock::now();
-    ASSERT_TRUE(generate_tensor({distribution, trace::DType::bfloat16, 7, 0, kCount}, out));
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    std::cout << to_string(distribution) << ": 1e8 bf16 in " << elapsed.count() << " s with "
-              << std::thread::hardware_concurrency() << " threads\n";
-  }
-}
-
-} // namespace
-} // namespace ptxbench::suite
