@@ -17,12 +17,12 @@
 // spare_child.hpp "The counter session".)
 //
 // Invariant. A timed window and child work are never open at the same time: both transitions
-// check the other side's state explicitly and refuse (a bug: std::logic_error) otherwise. The
+// check the other side's state explicitly and refuse (a bug: util::Fatal) otherwise. The
 // gate is a plain state machine; its owner (SpareChildren) guards it with its mutex and waits
 // on its condition variable for may_begin_child_work() / may_open_timed_window().
 #pragma once
 
-#include <stdexcept>
+#include "util/error.hpp"
 
 namespace ptxbench::exec {
 
@@ -35,27 +35,27 @@ public:
 
   void begin_child_work() {
     if (!may_begin_child_work())
-      throw std::logic_error("child work asked to begin while a timed window is open or waiting");
+      throw util::Fatal("child work asked to begin while a timed window is open or waiting");
     ++m_child_work;
   }
   void end_child_work() {
     if (m_child_work == 0)
-      throw std::logic_error("child work ended that never began");
+      throw util::Fatal("child work ended that never began");
     --m_child_work;
   }
   // An evaluation wants a timed window: from now on no child work begins.
   void want_timed_window() { ++m_waiting; }
   void open_timed_window() {
     if (m_waiting == 0)
-      throw std::logic_error("a timed window opened that nobody wanted");
+      throw util::Fatal("a timed window opened that nobody wanted");
     if (!may_open_timed_window())
-      throw std::logic_error("a timed window asked to open while child work is in flight");
+      throw util::Fatal("a timed window asked to open while child work is in flight");
     --m_waiting;
     ++m_open;
   }
   void close_timed_window() {
     if (m_open == 0)
-      throw std::logic_error("a timed window closed that never opened");
+      throw util::Fatal("a timed window closed that never opened");
     --m_open;
   }
 

@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sched.h>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <sched.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>

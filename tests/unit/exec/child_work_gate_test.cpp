@@ -28,7 +28,7 @@ TEST(ChildWorkGate, ChildWorkMayBeginInEveryPhaseButTiming) {
   EXPECT_FALSE(gate.may_begin_child_work()) << "a waiting timed window already keeps it out";
   gate.open_timed_window();
   EXPECT_FALSE(gate.may_begin_child_work()) << "timing";
-  EXPECT_THROW(gate.begin_child_work(), std::logic_error);
+  EXPECT_THROW(gate.begin_child_work(), util::Fatal);
   gate.close_timed_window();
   for (const char* phase : {"recheck", "finish", "tool passes"})
     EXPECT_TRUE(gate.may_begin_child_work()) << phase;
@@ -39,7 +39,7 @@ TEST(ChildWorkGate, ATimedWindowWaitsForChildWorkInFlight) {
   gate.begin_child_work(); // a prepare that began during correctness
   gate.want_timed_window();
   EXPECT_FALSE(gate.may_open_timed_window());
-  EXPECT_THROW(gate.open_timed_window(), std::logic_error);
+  EXPECT_THROW(gate.open_timed_window(), util::Fatal);
   EXPECT_FALSE(gate.may_begin_child_work()) << "no new child work while timing waits";
   gate.end_child_work();
   ASSERT_TRUE(gate.may_open_timed_window());
@@ -51,9 +51,9 @@ TEST(ChildWorkGate, ATimedWindowWaitsForChildWorkInFlight) {
 
 TEST(ChildWorkGate, UnbalancedTransitionsAreBugs) {
   ChildWorkGate gate;
-  EXPECT_THROW(gate.end_child_work(), std::logic_error);
-  EXPECT_THROW(gate.close_timed_window(), std::logic_error);
-  EXPECT_THROW(gate.open_timed_window(), std::logic_error) << "never wanted";
+  EXPECT_THROW(gate.end_child_work(), util::Fatal);
+  EXPECT_THROW(gate.close_timed_window(), util::Fatal);
+  EXPECT_THROW(gate.open_timed_window(), util::Fatal) << "never wanted";
 }
 
 // A stand-in ptxbench-candidate: appends "<op>" (a prepare that asks for the counter session:
