@@ -87,4 +87,25 @@ std::string to_jsonl(const std::vector<Json>& values) {
   return out;
 }
 
+util::Expected<std::set<std::string>> keep_done_lines(const std::filesystem::path& path,
+                                                      const DoneId& done_id) {
+  auto lines = read_jsonl_lines(path);
+  if (!lines && lines.error().kind == util::ErrorKind::not_found)
+    return std::set<std::string>{};
+  PTXBENCH_TRY(lines);
+  std::set<std::string> done;
+  std::vector<Json> kept;
+  for (const JsonlLine& line : *lines) {
+    const std::optional<std::string> id = done_id(line.json);
+    if (id && done.insert(*id).second)
+      kept.push_back(line.json);
+  }
+  auto text = util::read_file(path);
+  PTXBENCH_TRY(text);
+  if (*text != to_jsonl(kept))
+    if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
+      return status.take_error();
+  return done;
+}
+
 } // namespace ptxbench::adapt

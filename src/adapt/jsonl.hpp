@@ -12,6 +12,8 @@
 #include <fmt/core.h>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,5 +59,12 @@ util::Status append_jsonl(const std::filesystem::path& path, const Json& value);
 
 // The lines as one file's text, for an atomic rewrite.
 std::string to_jsonl(const std::vector<Json>& values);
+
+// The resumable stages' output (synthesize, notes): the ids of the lines `done_id` accepts, one
+// line per id (the first); the file is rewritten to hold only those lines when it holds anything
+// else (failed records, a torn last line, a repeated id). A missing file holds none.
+using DoneId = std::function<std::optional<std::string>(const Json&)>;
+util::Expected<std::set<std::string>> keep_done_lines(const std::filesystem::path& path,
+                                                      const DoneId& done_id);
 
 } // namespace ptxbench::adapt

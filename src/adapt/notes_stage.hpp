@@ -14,13 +14,10 @@
 // failed ids run again and no id ever has two records; done records are never touched.
 #pragma once
 
+#include "adapt/model_stage.hpp"
 #include "adapt/repair_notes.hpp"
-#include "model/factory.hpp"
-#include "model/registry.hpp"
 #include "util/error.hpp"
 
-#include <atomic>
-#include <cstdio>
 #include <filesystem>
 
 namespace ptxbench::adapt {
@@ -39,21 +36,8 @@ struct NotesPaths {
 };
 NotesPaths notes_paths(const std::filesystem::path& data_dir);
 
-struct NotesDeps {
-  const model::ModelRegistry* registry = nullptr;
-  model::ClientDeps client;
-  std::FILE* progress_out = nullptr;         // one line per finished job; null: quiet
-  const std::atomic<bool>* cancel = nullptr; // optional: no new pass starts once set
-};
-
-struct NotesResult {
-  std::size_t inputs = 0;
-  std::size_t already_done = 0;
-  std::size_t done = 0;   // by this call
-  std::size_t failed = 0; // by this call (retried by the next)
-  std::size_t left = 0;   // not attempted (stopped)
-  double cost_usd = 0;
-};
+using NotesDeps = ModelStageDeps;
+using NotesResult = ModelStageResult;
 
 // Errors: the input is missing or bad, the model is not in the registry or its client cannot
 // be made, the output cannot be written.

@@ -37,26 +37,14 @@ util::Expected<std::vector<Job>> read_inputs(const SynthesizePaths& paths, Ratio
   return read_jobs<CorrectRecord>(paths.input, correct_from_json, kernelgen_rationale_prompt);
 }
 
-// The done records of the output, one per id (the first), rewriting the file when it holds
-// anything else.
+// The done records of the output (jsonl.hpp keep_done_lines).
 util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& path) {
-  auto lines = read_jsonl_lines(path);
-  if (!lines && lines.error().kind == util::ErrorKind::not_found)
-    return std::set<std::string>{};
-  PTXBENCH_TRY(lines);
-  std::set<std::string> done;
-  std::vector<Json> kept;
-  for (const JsonlLine& line : *lines) {
-    auto record = rationale_from_json(line.json);
-    if (record && record->status == "done" && done.insert(record->id).second)
-      kept.push_back(line.json);
-  }
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  if (*text != to_jsonl(kept))
-    if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
-      return status.take_error();
-  return done;
+  return keep_done_lines(path, [](const Json& line) -> std::optional<std::string> {
+    auto record = rationale_from_json(line);
+    if (record && record->status == "done")
+      return record->id;
+    return std::nullopt;
+  });
 }
 
 class Synthesizer {

@@ -19,13 +19,10 @@
 // line, no id ever has two records after a call. Done records are never touched.
 #pragma once
 
+#include "adapt/model_stage.hpp"
 #include "adapt/rationale_prompt.hpp"
-#include "model/factory.hpp"
-#include "model/registry.hpp"
 #include "util/error.hpp"
 
-#include <atomic>
-#include <cstdio>
 #include <filesystem>
 
 namespace ptxbench::adapt {
@@ -46,21 +43,8 @@ struct SynthesizePaths {
 };
 SynthesizePaths synthesize_paths(const std::filesystem::path& data_dir, RationaleKind kind);
 
-struct SynthesizeDeps {
-  const model::ModelRegistry* registry = nullptr;
-  model::ClientDeps client;
-  std::FILE* progress_out = nullptr;         // one line per finished job; null: quiet
-  const std::atomic<bool>* cancel = nullptr; // optional: no new pass starts once set
-};
-
-struct SynthesizeResult {
-  std::size_t inputs = 0;
-  std::size_t already_done = 0;
-  std::size_t done = 0;   // by this call
-  std::size_t failed = 0; // by this call (retried by the next)
-  std::size_t left = 0;   // not attempted (stopped)
-  double cost_usd = 0;
-};
+using SynthesizeDeps = ModelStageDeps;
+using SynthesizeResult = ModelStageResult;
 
 // Errors: the input is missing or bad, the reasoner is not in the registry or its client cannot
 // be made, the output cannot be written.

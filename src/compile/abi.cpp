@@ -86,15 +86,7 @@ constexpr std::string_view kCppKeywords[] = {"alignas",       "alignof",     "an
                                              "xor",           "xor_eq"};
 
 bool is_identifier(std::string_view name) {
-  auto ident_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
-    return false;
-  if (!std::all_of(name.begin(), name.end(), ident_char))
-    return false;
-  return std::find(std::begin(kCppKeywords), std::end(kCppKeywords), name) ==
-         std::end(kCppKeywords);
+  return is_plain_identifier(name, kCppKeywords);
 }
 
 AbiParam tensor_param(const trace::TensorSpec& spec, ParamRole role) {
@@ -214,6 +206,17 @@ extern "C" __attribute__((visibility("default"))) int ptxbench_invoke(const Ptxb
 )shim";
 
 } // namespace
+
+bool is_plain_identifier(std::string_view name, std::span<const std::string_view> reserved) {
+  auto ident_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
+    return false;
+  if (!std::all_of(name.begin(), name.end(), ident_char))
+    return false;
+  return std::find(reserved.begin(), reserved.end(), name) == reserved.end();
+}
 
 CType c_type(trace::DType dtype) {
   return abi_of(dtype).ctype;

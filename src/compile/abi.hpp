@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,10 @@ public:
 private:
   std::vector<AbiParam> m_params;
 };
+
+// Letters, digits and '_', not starting with a digit, and none of `reserved` (a language's
+// keywords): a name both languages' signatures can use for a parameter.
+bool is_plain_identifier(std::string_view name, std::span<const std::string_view> reserved);
 
 // invalid_input when a name is not a usable C++ identifier or two parameters share a name.
 util::Expected<Signature> make_signature(const trace::Definition& definition);

@@ -56,15 +56,7 @@ constexpr std::string_view kReservedNames[] = {
     "case",  "type",     "torch", "triton", "tl"};
 
 bool is_python_identifier(std::string_view name) {
-  auto ident_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
-    return false;
-  if (!std::all_of(name.begin(), name.end(), ident_char))
-    return false;
-  return std::find(std::begin(kReservedNames), std::end(kReservedNames), name) ==
-         std::end(kReservedNames);
+  return is_plain_identifier(name, kReservedNames);
 }
 
 // "[M, 5120]": variable axes by name, constant axes by value.

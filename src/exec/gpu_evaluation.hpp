@@ -18,6 +18,7 @@
 #include "reference/reference.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -89,6 +90,12 @@ private:
                        bool check);
   void reference_trial(int trial, TrialSamples& samples);
   // One calibration request: the child's own kernel timed like a candidate call.
+  enum class Calibration : std::uint8_t { no, yes };
+  struct TimedReply {
+    protocol::Reply reply;
+    double wall_ms = 0.0;
+  };
+  std::optional<TimedReply> ask_time(int warmup, int iterations, Calibration calibration);
   bool calibrate();
   // Whether the candidate's latencies explain the wall time of its calls (after the trials).
   bool wall_time_explained();

@@ -193,18 +193,12 @@ bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk
   const auto staging = std::chrono::steady_clock::now();
   stage(set);
   m_result.timing->staging_ms += Ms(std::chrono::steady_clock::now() - staging).count();
-  protocol::Request time;
-  time.op = protocol::RequestOp::time;
-  time.warmup = chunk.warmup;
-  time.iterations = chunk.iterations;
-  time.first_call = 0; // the child has one set, the call slot
-  time.mode = m_mode;
-  const auto start = std::chrono::steady_clock::now();
-  auto reply = ask(time);
-  if (!reply)
+  const measure::TimingMode requested = m_mode;
+  auto timed = ask_time(chunk.warmup, chunk.iterations, Calibration::no);
+  if (!timed)
     return false;
-  const double wall_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const protocol::Reply* reply = &timed->reply;
+  const double wall_ms = timed->wall_ms;
   if (reply->late_work) {
     m_result.violations.emplace_back("late work");
     fail(Status::runtime_error,
@@ -213,7 +207,7 @@ bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk
                      trial));
     return false;
   }
-  if (reply->mode != time.mode)
+  if (reply->mode != requested)
     switch_to_strict(fmt::format("candidate trial {}: {}", trial, reply->strict_reason));
   const double reported =
       std::accumulate(reply->latencies_ms.begin(), reply->latencies_ms.end(), 0.0);
@@ -245,21 +239,33 @@ bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk
   return passed;
 }
 
-bool GpuEvaluation::calibrate() {
+// A `time` request (the child's one call slot; its own one-block kernel instead of the
+// candidate's call with Calibration::yes) and the wall time the supervisor's clock saw around it.
+std::optional<GpuEvaluation::TimedReply> GpuEvaluation::ask_time(int warmup, int iterations,
+                                                                 Calibration calibration) {
   protocol::Request time;
   time.op = protocol::RequestOp::time;
-  time.warmup = 0;
-  time.iterations = 1;
+  time.warmup = warmup;
+  time.iterations = iterations;
+  time.first_call = 0;
   time.mode = m_mode;
-  time.calibrate = true;
+  time.calibrate = calibration == Calibration::yes;
   const auto start = std::chrono::steady_clock::now();
   auto reply = ask(time);
   if (!reply)
+    return std::nullopt;
+  const auto wall = std::chrono::steady_clock::now() - start;
+  return TimedReply{std::move(*reply), std::chrono::duration<double, std::milli>(wall).count()};
+}
+
+bool GpuEvaluation::calibrate() {
+  const measure::TimingMode requested = m_mode;
+  auto timed = ask_time(0, 1, Calibration::yes);
+  if (!timed)
     return false;
-  const double wall_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (reply->latencies_ms.size() == 1 && reply->mode == time.mode)
-    m_calibration_ms.push_back(wall_ms - reply->latencies_ms.front());
+  const protocol::Reply& reply = timed->reply;
+  if (reply.latencies_ms.size() == 1 && reply.mode == requested)
+    m_calibration_ms.push_back(timed->wall_ms - reply.latencies_ms.front());
   return true;
 }
 
