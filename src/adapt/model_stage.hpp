@@ -4,10 +4,14 @@
 
 #include "model/factory.hpp"
 #include "model/registry.hpp"
+#include "util/error.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace ptxbench::adapt {
 
@@ -26,5 +30,20 @@ struct ModelStageResult {
   std::size_t left = 0;   // not attempted (stopped)
   double cost_usd = 0;
 };
+
+// The resumable stage's round: the jobs whose id is not done yet go to `run(pending, result)`
+// (which fills done, failed, left and cost); inputs and already_done are counted here.
+template <typename Job, typename Run>
+util::Expected<ModelStageResult> run_pending(std::vector<Job> jobs,
+                                             const std::set<std::string>& done, Run run) {
+  ModelStageResult result;
+  result.inputs = jobs.size();
+  std::erase_if(jobs, [&](const Job& job) { return done.contains(job.id); });
+  result.already_done = result.inputs - jobs.size();
+  if (!jobs.empty())
+    if (util::Status status = run(std::move(jobs), result); !status)
+      return status.take_error();
+  return result;
+}
 
 } // namespace ptxbench::adapt

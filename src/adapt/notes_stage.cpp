@@ -157,16 +157,13 @@ util::Expected<NotesResult> run_notes(const NotesOptions& options, const NotesDe
   PTXBENCH_TRY(jobs);
   auto done = keep_done(paths.output);
   PTXBENCH_TRY(done);
-  NotesResult result;
-  result.inputs = jobs->size();
-  std::erase_if(*jobs, [&](const PairRecord& p) { return done->contains(p.id); });
-  result.already_done = result.inputs - jobs->size();
-  if (!jobs->empty()) {
-    NotesWriter writer(options, deps, *spec, paths, std::move(*jobs));
-    if (auto status = writer.run(result); !status)
-      return status.take_error();
-  }
-  if (auto status = write_manifest(options, paths, result); !status)
+  auto result = run_pending(std::move(*jobs), *done,
+                            [&](std::vector<PairRecord> pending, ModelStageResult& counts) {
+                              NotesWriter writer(options, deps, *spec, paths, std::move(pending));
+                              return writer.run(counts);
+                            });
+  PTXBENCH_TRY(result);
+  if (auto status = write_manifest(options, paths, *result); !status)
     return status.take_error();
   return result;
 }

@@ -162,16 +162,13 @@ util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options
   PTXBENCH_TRY(jobs);
   auto done = keep_done(paths.output);
   PTXBENCH_TRY(done);
-  SynthesizeResult result;
-  result.inputs = jobs->size();
-  std::erase_if(*jobs, [&](const Job& job) { return done->contains(job.id); });
-  result.already_done = result.inputs - jobs->size();
-  if (!jobs->empty()) {
-    Synthesizer synthesizer(options, deps, *spec, paths, std::move(*jobs));
-    if (auto status = synthesizer.run(result); !status)
-      return status.take_error();
-  }
-  if (auto status = write_manifest(options, paths, result); !status)
+  auto result =
+      run_pending(std::move(*jobs), *done, [&](std::vector<Job> pending, ModelStageResult& counts) {
+        Synthesizer synthesizer(options, deps, *spec, paths, std::move(pending));
+        return synthesizer.run(counts);
+      });
+  PTXBENCH_TRY(result);
+  if (auto status = write_manifest(options, paths, *result); !status)
     return status.take_error();
   return result;
 }
