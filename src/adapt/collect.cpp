@@ -4,7 +4,9 @@
 #include "report/model.hpp"
 #include "store/run_store.hpp"
 #include "store/stored_version.hpp"
+#include "trace/json_io.hpp"
 #include "util/hash.hpp"
+#include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <fmt/core.h>
@@ -35,11 +37,18 @@ bool selected(const std::vector<std::string>& allowed, const std::string& value)
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end();
 }
 
-std::string configured_arch(const std::string& config_json) {
-  const auto config = Json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_object() && config.contains("arch") && config["arch"].is_string())
-    return config["arch"].get<std::string>();
-  return {};
+// The "arch" of the run's stored plan ("" when the plan names none), read from the run store
+// another process wrote: a wrong type is an error naming the JSON path, not a missing arch.
+util::Expected<std::string> configured_arch(const fs::path& run_dir,
+                                            const std::string& config_json) {
+  const std::string origin = run_dir.string() + ": stored run config";
+  auto config = trace::parse_json_text(config_json, origin);
+  PTXBENCH_TRY(config);
+  util::JsonReader in(origin);
+  std::string arch;
+  if (in.expect_object(*config, "$"))
+    arch = in.optional_string(*config, "$", "arch", util::Emptiness::allowed).value_or("");
+  return in.finish(std::move(arch));
 }
 
 util::Status check_schema(const fs::path& run_dir) {
@@ -89,7 +98,9 @@ util::Status walk_run(const fs::path& run_dir, const SourceFilter& filter,
   PTXBENCH_TRY(run);
   auto trajectories = (*run)->trajectories();
   PTXBENCH_TRY(trajectories);
-  const std::string arch = configured_arch((*run)->info().config_json);
+  auto configured = configured_arch(run_dir, (*run)->info().config_json);
+  PTXBENCH_TRY(configured);
+  const std::string& arch = *configured;
   std::int64_t used = 0;
   Json skipped = Json::array();
   for (const store::TrajectoryRecord& t : *trajectories) {

@@ -3,6 +3,8 @@
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 
+#include <limits>
+
 namespace ptxbench::adapt {
 
 std::string_view to_string(DatasetKind kind) {
@@ -60,21 +62,30 @@ Json composition_json(const Composition& pre, const Composition& post) {
   return rows;
 }
 
-util::Expected<Composition> composition_from_json(const Json& rows) {
-  if (!rows.is_array())
-    return util::make_error(util::ErrorKind::invalid_input, "composition must be an array");
+Composition read_composition(util::JsonReader& in, const Json& rows, const std::string& path) {
   Composition counts;
-  for (const Json& row : rows) {
-    if (!row.is_object() || !row.value("problem", Json()).is_string() ||
-        !row.value("category", Json()).is_string() ||
-        !row.value("turn", Json()).is_number_integer() ||
-        !row.value("count", Json()).is_number_integer())
-      return util::make_error(util::ErrorKind::invalid_input,
-                              "composition row needs problem, category, turn and count");
-    counts[{row["problem"].get<std::string>(), row["category"].get<std::string>(),
-            row["turn"].get<std::int64_t>()}] += row["count"].get<std::int64_t>();
+  if (!in.expect_array(rows, path))
+    return counts;
+  for (std::size_t i = 0; i < rows.size() && in.ok(); ++i) {
+    const Json& row = rows[i];
+    const std::string at = util::index_path(path, i);
+    if (!in.expect_object(row, at))
+      break;
+    std::string problem = in.string(row, at, "problem", util::Emptiness::allowed);
+    std::string category = in.string(row, at, "category", util::Emptiness::allowed);
+    const std::int64_t turn = in.integer(row, at, "turn");
+    const std::int64_t count = in.integer(
+        row, at, "count", util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()});
+    if (in.ok())
+      counts[{std::move(problem), std::move(category), turn}] += count;
   }
   return counts;
+}
+
+util::Expected<Composition> composition_from_json(const Json& rows) {
+  util::JsonReader in("");
+  Composition counts = read_composition(in, rows, "$");
+  return in.finish(std::move(counts));
 }
 
 CompositionKey composition_key(const FailureRecord& record) {

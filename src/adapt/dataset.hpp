@@ -6,6 +6,7 @@
 
 #include "adapt/records.hpp"
 #include "util/error.hpp"
+#include "util/json_reader.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -40,6 +41,10 @@ using Composition = std::map<CompositionKey, std::int64_t>;
 Json composition_json(const Composition& counts);
 // {"pre": n, "post": m} rows over the union of both compositions.
 Json composition_json(const Composition& pre, const Composition& post);
+// Reads such rows at `path` into `in`, which keeps the first problem ("manifest.json:
+// $.counts[2].turn: expected an integer, got string"); a count is >= 0.
+Composition read_composition(util::JsonReader& in, const Json& rows, const std::string& path);
+// The same for a document of its own: errors are "$...: what", invalid_input.
 util::Expected<Composition> composition_from_json(const Json& rows);
 
 // The problem, category and turn of a record, for counting.

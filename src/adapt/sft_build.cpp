@@ -1,11 +1,15 @@
 #include "adapt/sft_build.hpp"
 
+#include "trace/json_io.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
+#include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <fmt/core.h>
+#include <limits>
 #include <map>
+#include <optional>
 
 namespace ptxbench::adapt {
 namespace {
@@ -152,24 +156,41 @@ Json build_settings(const std::vector<Input>& inputs, const BuildOptions& option
 
 // The build already in `out`, when its manifest records `settings` and its files still hash
 // as recorded: running again would write the same bytes, and need not count tokens again.
-std::optional<BuildResult> up_to_date(const fs::path& out, const Json& settings) {
-  auto text = util::read_file(out / "manifest.json");
-  if (!text)
-    return std::nullopt;
-  const Json manifest = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!manifest.is_object() || !manifest.contains("files") || !manifest["files"].is_object())
-    return std::nullopt;
+// nullopt when there is no manifest or it records other settings; an error naming the JSON
+// path when a manifest with these settings is not of the shape write_build writes.
+util::Expected<std::optional<BuildResult>> up_to_date(const fs::path& out, const Json& settings) {
+  const fs::path path = out / "manifest.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return std::optional<BuildResult>();
+  auto text = util::read_file(path);
+  PTXBENCH_TRY(text);
+  auto manifest = trace::parse_json_text(*text, path.string());
+  PTXBENCH_TRY(manifest);
+  util::JsonReader in(path.string());
+  if (!in.expect_object(*manifest, "$"))
+    return in.finish(std::optional<BuildResult>());
   for (const auto& [key, value] : settings.items())
-    if (manifest.value(key, Json()) != value)
-      return std::nullopt;
-  for (const auto& [name, sha] : manifest["files"].items()) {
+    if (manifest->value(key, Json()) != value)
+      return std::optional<BuildResult>();
+  std::vector<std::pair<std::string, std::string>> hashes;
+  if (const Json* files = in.object_member(*manifest, "$", "files"))
+    for (const auto& [name, sha] : files->items())
+      hashes.emplace_back(
+          name, in.string_at(sha, util::key_path("$.files", name), util::Emptiness::rejected));
+  const std::int64_t rows = in.integer(
+      *manifest, "$", "rows", util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()});
+  const Json* dropped = in.array_member(*manifest, "$", "dropped");
+  if (!in.ok())
+    return in.finish(std::optional<BuildResult>());
+  for (const auto& [name, sha] : hashes) {
     auto actual = file_sha256(out / name);
-    if (!actual || Json(*actual) != sha)
-      return std::nullopt;
+    if (!actual || *actual != sha)
+      return std::optional<BuildResult>();
   }
-  return BuildResult{manifest.value("rows", std::int64_t{0}),
-                     static_cast<std::int64_t>(manifest.value("dropped", Json::array()).size()),
-                     settings["tokenizer"].value("approximate", true), out / "sft.jsonl"};
+  return std::optional<BuildResult>(BuildResult{rows, static_cast<std::int64_t>(dropped->size()),
+                                                settings["tokenizer"].value("approximate", true),
+                                                out / "sft.jsonl"});
 }
 
 util::Expected<BuildResult> write_build(const fs::path& dir, DatasetKind kind,
@@ -216,8 +237,10 @@ util::Expected<BuildResult> build_once(const fs::path& dir, DatasetKind kind,
                                        std::vector<Draft> drafts, const std::vector<Input>& inputs,
                                        const BuildOptions& options, Tokenizer& tokenizer) {
   const Json settings = build_settings(inputs, options, tokenizer);
-  if (auto done = up_to_date(stage_dir(dir, kind, "build"), settings))
-    return *done;
+  auto done = up_to_date(stage_dir(dir, kind, "build"), settings);
+  PTXBENCH_TRY(done);
+  if (*done)
+    return **done;
   return write_build(dir, kind, std::move(drafts), settings, options, tokenizer);
 }
 

@@ -1,11 +1,15 @@
 #include "adapt/stats.hpp"
 
+#include "trace/json_io.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ptxbench::adapt {
@@ -45,10 +49,11 @@ util::Expected<std::set<std::string>> built_ids(const fs::path& sft) {
   PTXBENCH_TRY(lines);
   std::set<std::string> ids;
   for (const JsonlLine& line : *lines) {
-    if (!line.json.is_object() || !line.json.value("id", Json()).is_string())
-      return util::make_error(util::ErrorKind::invalid_input,
-                              fmt::format("{}:{}: row without an id", sft.string(), line.number));
-    ids.insert(line.json["id"].get<std::string>());
+    util::JsonReader in(fmt::format("{}:{}", sft.string(), line.number));
+    if (in.expect_object(line.json, "$"))
+      ids.insert(in.string(line.json, "$", "id", util::Emptiness::allowed));
+    if (!in.ok())
+      return in.finish(std::move(ids));
   }
   return ids;
 }
@@ -69,15 +74,21 @@ util::Expected<std::vector<std::int64_t>> rationale_lengths(const fs::path& dir,
   return values;
 }
 
-std::string tokens_line(const Json& manifest) {
-  const Json& tokens = manifest.value("tokens", Json());
-  if (!tokens.is_object())
+// The token counts of a build manifest ("tokens" is null when no row was counted).
+struct TokenStats {
+  bool approximate = true;
+  std::int64_t min = 0;
+  std::int64_t median = 0;
+  std::int64_t max = 0;
+  std::int64_t total = 0;
+};
+
+std::string tokens_line(const std::optional<TokenStats>& tokens) {
+  if (!tokens)
     return {};
-  const bool approximate = manifest["tokenizer"].value("approximate", true);
   return fmt::format("Tokens per row{}: min {}, median {}, max {}, total {}.\n\n",
-                     approximate ? " (approximate: ceil(bytes / 4), no tokenizer)" : "",
-                     tokens.value("min", 0), tokens.value("median", 0), tokens.value("max", 0),
-                     tokens.value("total", 0));
+                     tokens->approximate ? " (approximate: ceil(bytes / 4), no tokenizer)" : "",
+                     tokens->min, tokens->median, tokens->max, tokens->total);
 }
 
 std::string lengths_table(const LengthStats& s) {
@@ -104,25 +115,44 @@ LengthStats length_stats(std::vector<std::int64_t> values) {
 
 namespace {
 
-util::Expected<Json> build_manifest(const fs::path& dir, DatasetKind kind) {
+// What stats reads of DIR/<kind>/build/manifest.json, a file an earlier build wrote.
+struct BuildManifest {
+  std::int64_t rows = 0;
+  Composition counts;
+  std::optional<TokenStats> tokens;
+};
+
+std::optional<TokenStats> read_tokens(util::JsonReader& in, const Json& manifest) {
+  const Json* tokens = util::JsonReader::optional(manifest, "tokens");
+  if (tokens == nullptr || tokens->is_null() || !in.expect_object(*tokens, "$.tokens"))
+    return std::nullopt;
+  TokenStats out;
+  if (const Json* tokenizer = in.object_member(manifest, "$", "tokenizer"))
+    out.approximate = in.boolean(*tokenizer, "$.tokenizer", "approximate");
+  constexpr util::IntegerRange kCount{0, std::numeric_limits<std::int64_t>::max()};
+  out.min = in.integer(*tokens, "$.tokens", "min", kCount);
+  out.median = in.integer(*tokens, "$.tokens", "median", kCount);
+  out.max = in.integer(*tokens, "$.tokens", "max", kCount);
+  out.total = in.integer(*tokens, "$.tokens", "total", kCount);
+  return out;
+}
+
+util::Expected<BuildManifest> build_manifest(const fs::path& dir, DatasetKind kind) {
   const fs::path manifest_path = stage_dir(dir, kind, "build") / "manifest.json";
   auto text = util::read_file(manifest_path);
   PTXBENCH_TRY(text);
-  Json manifest = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!manifest.is_object() || !manifest.contains("counts"))
-    return util::make_error(util::ErrorKind::invalid_input,
-                            manifest_path.string() + ": not a build manifest (no \"counts\")");
-  return manifest;
-}
-
-util::Expected<Composition> composition_of(const Json& manifest, const fs::path& dir,
-                                           DatasetKind kind) {
-  auto counts = composition_from_json(manifest["counts"]);
-  if (!counts)
-    return util::make_error(util::ErrorKind::invalid_input,
-                            (stage_dir(dir, kind, "build") / "manifest.json").string() + ": " +
-                                counts.error().message);
-  return counts;
+  auto manifest = trace::parse_json_text(*text, manifest_path.string());
+  PTXBENCH_TRY(manifest);
+  util::JsonReader in(manifest_path.string());
+  BuildManifest out;
+  if (!in.expect_object(*manifest, "$"))
+    return in.finish(std::move(out));
+  if (const Json* counts = in.required(*manifest, "$", "counts"))
+    out.counts = read_composition(in, *counts, "$.counts");
+  out.rows = in.integer(*manifest, "$", "rows",
+                        util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()});
+  out.tokens = read_tokens(in, *manifest);
+  return in.finish(std::move(out));
 }
 
 } // namespace
@@ -130,19 +160,16 @@ util::Expected<Composition> composition_of(const Json& manifest, const fs::path&
 util::Expected<Composition> build_composition(const fs::path& dir, DatasetKind kind) {
   auto manifest = build_manifest(dir, kind);
   PTXBENCH_TRY(manifest);
-  return composition_of(*manifest, dir, kind);
+  return std::move(manifest->counts);
 }
 
 util::Expected<std::string> render_stats(const fs::path& dir, DatasetKind kind) {
-  auto loaded = build_manifest(dir, kind);
-  PTXBENCH_TRY(loaded);
-  const Json& manifest = *loaded;
-  auto counts = composition_of(manifest, dir, kind);
-  PTXBENCH_TRY(counts);
+  auto manifest = build_manifest(dir, kind);
+  PTXBENCH_TRY(manifest);
   auto lengths = rationale_lengths(dir, kind);
   PTXBENCH_TRY(lengths);
-  return fmt::format("# {} data set: {} rows\n\n", to_string(kind), manifest.value("rows", 0)) +
-         tokens_line(manifest) + composition_tables(*counts) +
+  return fmt::format("# {} data set: {} rows\n\n", to_string(kind), manifest->rows) +
+         tokens_line(manifest->tokens) + composition_tables(manifest->counts) +
          lengths_table(length_stats(std::move(*lengths)));
 }
 

@@ -1,11 +1,12 @@
 #include "adapt/tokenizer.hpp"
 
 #include "pack/compose.hpp"
+#include "util/json_reader.hpp"
 
 #include <fmt/core.h>
+#include <limits>
 
 namespace ptxbench::adapt {
-
 util::Expected<std::int64_t> ApproxTokenizer::count(std::string_view text) {
   return static_cast<std::int64_t>(pack::measure(text).approx_tokens);
 }
@@ -79,18 +80,30 @@ Json EndpointTokenizer::describe() const {
                                                        : "llama-cpp-python"}};
 }
 
+// vLLM and SGLang send {"count": N, "tokens": [...]}; llama.cpp and llama-cpp-python send
+// {"tokens": [...]}. A "count" that is present is the answer; otherwise every token must be an
+// id, so a reply of another shape is an error naming its path and not a wrong count.
 util::Expected<std::int64_t> parse_tokenize_reply(std::string_view body) {
+  util::JsonReader in("tokenize reply", util::ErrorKind::bad_response);
   const Json reply = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (reply.is_object()) {
-    auto count = reply.find("count");
-    if (count != reply.end() && count->is_number_integer() && count->get<std::int64_t>() >= 0)
-      return count->get<std::int64_t>();
-    auto tokens = reply.find("tokens");
-    if (tokens != reply.end() && tokens->is_array())
-      return static_cast<std::int64_t>(tokens->size());
+  if (reply.is_discarded()) {
+    in.fail("$", "not valid JSON");
+    return in.finish(std::int64_t{0});
   }
-  return util::make_error(util::ErrorKind::bad_response,
-                          "tokenize reply has neither \"count\" nor a \"tokens\" array");
+  if (!in.expect_object(reply, "$"))
+    return in.finish(std::int64_t{0});
+  if (util::JsonReader::optional(reply, "count") != nullptr)
+    return in.finish(in.integer(reply, "$", "count",
+                                util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()}));
+  const Json* tokens = util::JsonReader::optional(reply, "tokens");
+  if (tokens == nullptr) {
+    in.fail("$", "missing required key \"count\" or \"tokens\"");
+    return in.finish(std::int64_t{0});
+  }
+  if (in.expect_array(*tokens, "$.tokens"))
+    for (std::size_t i = 0; i < tokens->size(); ++i)
+      in.integer_at((*tokens)[i], util::index_path("$.tokens", i));
+  return in.finish(static_cast<std::int64_t>(tokens->size()));
 }
 
 } // namespace ptxbench::adapt

@@ -59,7 +59,8 @@ private:
   TokenizeApi m_api;
 };
 
-// The count read out of a /tokenize reply body; bad_response when it has neither shape.
+// The count read out of a /tokenize reply body; bad_response naming the JSON path when it is
+// not one of the two shapes ("tokenize reply: $.tokens[3]: expected an integer, got string").
 util::Expected<std::int64_t> parse_tokenize_reply(std::string_view body);
 
 } // namespace ptxbench::adapt

@@ -1,6 +1,7 @@
 #include "service/http_server.hpp"
 
 #include "trace/json_io.hpp"
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 #include <atomic>
@@ -64,6 +65,32 @@ util::Expected<std::chrono::milliseconds> wait_of(std::optional<double> seconds)
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("\"timeout\" must be seconds from 0 to {}", kMaxWaitS));
   return std::chrono::milliseconds(static_cast<long long>(value * 1000));
+}
+
+// A POST /tasks/batch body: {"task_ids": [ID, ...], "timeout": seconds}.
+struct BatchRequest {
+  std::vector<std::string> task_ids;
+  std::optional<double> timeout_s;
+};
+
+util::Expected<BatchRequest> read_batch(const Json& body) {
+  util::JsonReader in("request body");
+  BatchRequest out;
+  if (in.expect_object(body, "$")) {
+    if (const Json* ids = in.array_member(body, "$", "task_ids")) {
+      out.task_ids = in.strings_at(*ids, "$.task_ids", util::Emptiness::allowed);
+      if (in.ok() && out.task_ids.empty())
+        in.fail("$.task_ids", "expected at least one task id");
+    }
+    if (const Json* timeout = util::JsonReader::optional(body, "timeout"))
+      out.timeout_s = in.number_at(*timeout, "$.timeout");
+  }
+  auto read = in.finish(std::move(out));
+  if (!read)
+    return util::make_error(read.error().kind,
+                            read.error().message +
+                                " (expected {\"task_ids\": [ID, ...], \"timeout\": seconds})");
+  return read;
 }
 
 util::Expected<std::chrono::milliseconds> query_wait(const Request& request) {
@@ -269,23 +296,13 @@ void HttpServer::Impl::batch(const Request& request, Response& response) {
   auto body = trace::parse_json_text(request.body, "request body");
   if (!body)
     return reply_error(response, body.error());
-  std::vector<std::string> ids;
-  const bool shaped = body->is_object() && body->contains("task_ids") &&
-                      (*body)["task_ids"].is_array() &&
-                      (!body->contains("timeout") || (*body)["timeout"].is_number());
-  if (shaped)
-    for (const Json& id : (*body)["task_ids"])
-      if (id.is_string())
-        ids.push_back(id.get<std::string>());
-  if (!shaped || ids.size() != (*body)["task_ids"].size() || ids.empty())
-    return reply_error(
-        response, util::make_error(util::ErrorKind::invalid_input,
-                                   "expected {\"task_ids\": [ID, ...], \"timeout\": seconds}"));
-  auto wait =
-      wait_of(body->contains("timeout") ? std::optional<double>((*body)["timeout"].get<double>())
-                                        : std::nullopt);
+  auto read = read_batch(*body);
+  if (!read)
+    return reply_error(response, read.error());
+  auto wait = wait_of(read->timeout_s);
   if (!wait)
     return reply_error(response, wait.error());
+  const std::vector<std::string>& ids = read->task_ids;
   auto tasks = service.tasks(ids, *wait);
   if (!tasks)
     return reply_error(response, tasks.error());

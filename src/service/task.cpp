@@ -2,6 +2,7 @@
 
 #include "exec/evaluation.hpp"
 #include "trace/json_io.hpp"
+#include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -27,122 +28,140 @@ constexpr std::array<std::string_view, 10> kRequestKeys{
 constexpr std::array<std::string_view, 6> kSolutionKeys{"definition", "sources", "name",
                                                         "author",     "spec",    "description"};
 
-util::Error bad(std::string what) {
-  return util::make_error(util::ErrorKind::invalid_input, std::move(what));
-}
+// Each function below reads part of the request body into `in`, which keeps the first
+// problem as "request body: <JSON path>: <what>" (invalid_input); the messages keep the
+// documented shape in them, since they are the 400 body a client reads.
 
-util::Status only_keys(const Json& object, std::span<const std::string_view> keys,
-                       std::string_view where) {
+void only_keys(util::JsonReader& in, const Json& object, const std::string& path,
+               std::span<const std::string_view> keys) {
   for (const auto& [key, value] : object.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
-      return bad(fmt::format("{}: unknown field \"{}\"", where, key));
-  return util::Ok{};
+      in.fail(util::key_path(path, key), fmt::format("unknown field \"{}\"", key));
 }
 
 // The integer at `key` within [min, max], or `fallback` when absent.
-util::Expected<int> bounded_int(const Json& body, const char* key, std::int64_t min,
-                                std::int64_t max, int fallback) {
-  if (!body.contains(key))
+int bounded_int(util::JsonReader& in, const Json& body, std::string_view key, std::int64_t min,
+                std::int64_t max, int fallback) {
+  const Json* value = util::JsonReader::optional(body, key);
+  if (value == nullptr)
     return fallback;
-  const Json& value = body[key];
-  if (!value.is_number_integer() || value.get<std::int64_t>() < min ||
-      value.get<std::int64_t>() > max)
-    return bad(fmt::format("\"{}\" must be an integer from {} to {}", key, min, max));
-  return static_cast<int>(value.get<std::int64_t>());
+  if (!value->is_number_integer() || value->get<std::int64_t>() < min ||
+      value->get<std::int64_t>() > max) {
+    in.fail(util::key_path("$", key), fmt::format("\"{}\" must be an integer from {} to {}, got {}",
+                                                  key, min, max, value->dump()));
+    return fallback;
+  }
+  return static_cast<int>(value->get<std::int64_t>());
 }
 
-util::Expected<std::string> single_source(const Json& solution) {
-  const Json* sources = solution.contains("sources") ? &solution["sources"] : nullptr;
-  if (sources == nullptr || !sources->is_array() || sources->size() != 1)
-    return bad("solution.sources must hold exactly one file: [{\"path\": \"kernel.cu\", "
-               "\"content\": \"...\"}]");
+std::string single_source(util::JsonReader& in, const Json& solution) {
+  const std::string path = "$.solution.sources";
+  const Json* sources = util::JsonReader::optional(solution, "sources");
+  if (sources == nullptr || !sources->is_array() || sources->size() != 1) {
+    in.fail(sources == nullptr ? "$.solution" : path,
+            "solution.sources must hold exactly one file: [{\"path\": \"kernel.cu\", "
+            "\"content\": \"...\"}]");
+    return {};
+  }
   const Json& file = (*sources)[0];
-  if (!file.is_object() || !file.contains("content") || !file["content"].is_string() ||
-      (file.contains("path") && !file["path"].is_string()))
-    return bad("solution.sources[0] must be {\"path\": \"kernel.cu\", \"content\": \"...\"}");
-  if (auto keys = only_keys(file, std::array<std::string_view, 2>{"path", "content"},
-                            "solution.sources[0]");
-      !keys)
-    return keys.take_error();
-  if (file["content"].get<std::string>().empty())
-    return bad("solution.sources[0].content is empty");
-  return file["content"].get<std::string>();
+  const std::string at = util::index_path(path, 0);
+  if (!in.expect_object(file, at))
+    return {};
+  only_keys(in, file, at, std::array<std::string_view, 2>{"path", "content"});
+  in.optional_string(file, at, "path", util::Emptiness::allowed);
+  std::string content = in.string(file, at, "content", util::Emptiness::allowed);
+  if (in.ok() && content.empty())
+    in.fail(util::key_path(at, "content"), "solution.sources[0].content is empty");
+  return content;
 }
 
-util::Expected<const suite::Problem*> problem_of(const Json& solution, const suite::Suite& suite) {
-  if (!solution.contains("definition") || !solution["definition"].is_string())
-    return bad("solution.definition must name a problem (GET /definitions lists them)");
-  return suite.find(solution["definition"].get<std::string>());
+std::string definition_of(util::JsonReader& in, const Json& solution) {
+  const Json* definition = util::JsonReader::optional(solution, "definition");
+  if (definition == nullptr || !definition->is_string()) {
+    in.fail(definition == nullptr ? "$.solution" : "$.solution.definition",
+            "solution.definition must name a problem (GET /definitions lists them)");
+    return {};
+  }
+  return definition->get<std::string>();
 }
 
-util::Status check_workloads(const Json& body, const suite::Problem& problem) {
-  if (!body.contains("workload_uuids") || body["workload_uuids"].is_null())
+// The listed workload uuids; nullopt when the body lists none (absent or null).
+std::optional<std::vector<std::string>> workload_uuids(util::JsonReader& in, const Json& body) {
+  const Json* uuids = util::JsonReader::optional(body, "workload_uuids");
+  if (uuids == nullptr || uuids->is_null())
+    return std::nullopt;
+  if (!uuids->is_array()) {
+    in.fail("$.workload_uuids", "\"workload_uuids\" must be a list of strings or null");
+    return std::nullopt;
+  }
+  return in.strings_at(*uuids, "$.workload_uuids", util::Emptiness::allowed);
+}
+
+util::Status check_workloads(const std::optional<std::vector<std::string>>& uuids,
+                             const suite::Problem& problem) {
+  if (!uuids || std::find(uuids->begin(), uuids->end(), problem.workload.uuid) != uuids->end())
     return util::Ok{};
-  const Json& uuids = body["workload_uuids"];
-  if (!uuids.is_array())
-    return bad("\"workload_uuids\" must be a list of strings or null");
-  for (const Json& uuid : uuids)
-    if (uuid.is_string() && uuid.get<std::string>() == problem.workload.uuid)
-      return util::Ok{};
   return util::make_error(util::ErrorKind::not_found,
                           fmt::format("No workloads found for definition: {} (its workload is {})",
                                       problem.name(), problem.workload.uuid));
 }
 
-util::Status read_tool_fields(const Json& body, TaskKind kind, exec::EvalOptions& options) {
-  if (body.contains("sanitizer_types")) {
+void read_tool_fields(util::JsonReader& in, const Json& body, TaskKind kind,
+                      exec::EvalOptions& options) {
+  if (const Json* types = util::JsonReader::optional(body, "sanitizer_types")) {
     if (kind != TaskKind::sanitize)
-      return bad("\"sanitizer_types\" belongs to POST /sanitize");
-    if (body["sanitizer_types"] != Json::array({"memcheck"}))
-      return bad("\"sanitizer_types\": this service runs [\"memcheck\"] only");
+      in.fail("$.sanitizer_types", "\"sanitizer_types\" belongs to POST /sanitize");
+    else if (*types != Json::array({"memcheck"}))
+      in.fail("$.sanitizer_types", "\"sanitizer_types\": this service runs [\"memcheck\"] only");
   }
   options.sanitize = kind == TaskKind::sanitize ? exec::Sanitize::memcheck : exec::Sanitize::off;
   options.audit = kind == TaskKind::profile ? exec::Audit::ncu : exec::Audit::none;
-  return util::Ok{};
 }
 
-util::Expected<exec::ReferenceTiming> reference_timing(const Json& body) {
-  if (!body.contains("baseline_cache_mode"))
+exec::ReferenceTiming reference_timing(util::JsonReader& in, const Json& body) {
+  const Json* mode = util::JsonReader::optional(body, "baseline_cache_mode");
+  if (mode == nullptr || *mode == "bypass")
     return exec::ReferenceTiming::interleave;
-  const Json& mode = body["baseline_cache_mode"];
-  if (mode == "bypass")
-    return exec::ReferenceTiming::interleave;
-  if (mode == "reuse")
+  if (*mode == "reuse")
     return exec::ReferenceTiming::cached;
-  return bad("\"baseline_cache_mode\" must be \"reuse\" (cached reference latency) or "
-             "\"bypass\" (time the reference in this evaluation)");
+  in.fail("$.baseline_cache_mode",
+          "\"baseline_cache_mode\" must be \"reuse\" (cached reference latency) or "
+          "\"bypass\" (time the reference in this evaluation), got " +
+              mode->dump());
+  return exec::ReferenceTiming::interleave;
 }
 
-util::Status read_options(const Json& body, TaskKind kind, exec::EvalOptions& options) {
-  std::string arch = body.contains("arch") && body["arch"].is_string()
-                         ? body["arch"].get<std::string>()
-                         : "sm_90a";
-  auto parsed = compile::parse_arch(arch);
-  if (!parsed || (body.contains("arch") && !body["arch"].is_string()))
-    return bad("\"arch\" must be \"sm_90a\" or \"sm_100a\"");
-  options.arch = *parsed;
-  auto sets = bounded_int(body, "sets", 1, kMaxSets, options.sets);
-  auto trials = bounded_int(body, "trials", 1, kMaxTrials, options.trials);
-  auto warmup = bounded_int(body, "warmup", 0, kMaxWarmup, options.warmup);
-  auto iterations = bounded_int(body, "iterations", 1, kMaxIterations, options.iterations);
-  for (auto* value : {&sets, &trials, &warmup, &iterations})
-    if (!*value)
-      return value->take_error();
-  options.sets = *sets;
-  options.trials = *trials;
-  options.warmup = *warmup;
-  options.iterations = *iterations;
-  if (body.contains("timeout")) {
-    const Json& timeout = body["timeout"];
-    if (!timeout.is_number() || timeout.get<double>() <= 0 || timeout.get<double>() > kMaxTimeoutS)
-      return bad(fmt::format("\"timeout\" must be a number of seconds in (0, {}]", kMaxTimeoutS));
-    options.timeout =
-        std::chrono::milliseconds(static_cast<long long>(timeout.get<double>() * 1000));
+void read_arch(util::JsonReader& in, const Json& body, exec::EvalOptions& options) {
+  const Json* arch = util::JsonReader::optional(body, "arch");
+  const auto parsed =
+      arch == nullptr
+          ? compile::parse_arch("sm_90a")
+          : (arch->is_string() ? compile::parse_arch(arch->get<std::string>()) : std::nullopt);
+  if (!parsed) {
+    in.fail("$.arch", "\"arch\" must be \"sm_90a\" or \"sm_100a\", got " + arch->dump());
+    return;
   }
-  auto timing = reference_timing(body);
-  PTXBENCH_TRY(timing);
-  options.reference_timing = *timing;
-  return read_tool_fields(body, kind, options);
+  options.arch = *parsed;
+}
+
+void read_options(util::JsonReader& in, const Json& body, TaskKind kind,
+                  exec::EvalOptions& options) {
+  read_arch(in, body, options);
+  options.sets = bounded_int(in, body, "sets", 1, kMaxSets, options.sets);
+  options.trials = bounded_int(in, body, "trials", 1, kMaxTrials, options.trials);
+  options.warmup = bounded_int(in, body, "warmup", 0, kMaxWarmup, options.warmup);
+  options.iterations = bounded_int(in, body, "iterations", 1, kMaxIterations, options.iterations);
+  if (const Json* timeout = util::JsonReader::optional(body, "timeout")) {
+    if (!timeout->is_number() || timeout->get<double>() <= 0 ||
+        timeout->get<double>() > kMaxTimeoutS)
+      in.fail("$.timeout", fmt::format("\"timeout\" must be a number of seconds in (0, {}], got {}",
+                                       kMaxTimeoutS, timeout->dump()));
+    else
+      options.timeout =
+          std::chrono::milliseconds(static_cast<long long>(timeout->get<double>() * 1000));
+  }
+  options.reference_timing = reference_timing(in, body);
+  read_tool_fields(in, body, kind, options);
 }
 
 Json canonical_json(const TaskRequest& request, const Json& body) {
@@ -169,29 +188,39 @@ util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind k
                                                const suite::Suite& suite) {
   auto json = trace::parse_json_text(body, "request body");
   PTXBENCH_TRY(json);
-  if (!json->is_object())
-    return bad("request body: expected a JSON object");
-  if (auto keys = only_keys(*json, kRequestKeys, "request body"); !keys)
-    return keys.take_error();
-  if (!json->contains("solution") || !(*json)["solution"].is_object())
-    return bad("\"solution\" must be an object: {\"definition\": PROBLEM, \"sources\": "
-               "[{\"path\": \"kernel.cu\", \"content\": SOURCE}]}");
-  const Json& solution = (*json)["solution"];
-  if (auto keys = only_keys(solution, kSolutionKeys, "solution"); !keys)
-    return keys.take_error();
-  auto source = single_source(solution);
-  PTXBENCH_TRY(source);
-  auto problem = problem_of(solution, suite);
+  util::JsonReader in("request body");
+  if (!json->is_object()) {
+    in.fail("$", "expected a JSON object, got " + std::string(json->type_name()));
+    return in.finish(TaskRequest{});
+  }
+  only_keys(in, *json, "$", kRequestKeys);
+  const Json* solution = util::JsonReader::optional(*json, "solution");
+  if (in.ok() && (solution == nullptr || !solution->is_object()))
+    in.fail(solution == nullptr ? "$" : "$.solution",
+            "\"solution\" must be an object: {\"definition\": PROBLEM, \"sources\": "
+            "[{\"path\": \"kernel.cu\", \"content\": SOURCE}]}");
+  if (!in.ok())
+    return in.finish(TaskRequest{});
+  only_keys(in, *solution, "$.solution", kSolutionKeys);
+  std::string source = single_source(in, *solution);
+  const std::string definition = definition_of(in, *solution);
+  if (!in.ok())
+    return in.finish(TaskRequest{});
+  auto problem = suite.find(definition);
   PTXBENCH_TRY(problem);
-  if (auto workloads = check_workloads(*json, **problem); !workloads)
+  const auto uuids = workload_uuids(in, *json);
+  if (!in.ok())
+    return in.finish(TaskRequest{});
+  if (auto workloads = check_workloads(uuids, **problem); !workloads)
     return workloads.take_error();
   TaskRequest request;
   request.kind = kind;
   request.problem = (*problem)->name();
-  request.source = std::move(*source);
+  request.source = std::move(source);
   request.solution_name = exec::solution_name(request.source, **problem);
-  if (auto options = read_options(*json, kind, request.options); !options)
-    return options.take_error();
+  read_options(in, *json, kind, request.options);
+  if (!in.ok())
+    return in.finish(TaskRequest{});
   request.canonical = canonical_json(request, *json);
   return request;
 }

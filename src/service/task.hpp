@@ -77,7 +77,9 @@ struct TaskRequest {
 };
 
 // Reads a POST /evaluate, /sanitize or /profile body. invalid_input for a body that is not a
-// JSON object of the documented shape, not_found for an unknown problem.
+// JSON object of the documented shape, naming the JSON path ("request body:
+// $.solution.sources[0].content: expected a string, got integer"); not_found for an unknown
+// problem.
 util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind kind,
                                                const suite::Suite& suite);
 

@@ -7,6 +7,7 @@
 #include "util/hash.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <gtest/gtest.h>
 #include <set>
 
@@ -281,6 +282,86 @@ TEST(Stats, CompositionFigureIsAPngAndAnSvgNamingTheManifestCounts) {
         << label << " in " << desc;
   EXPECT_NE(desc.find("\ngemm: 2\n"), std::string::npos) << desc;
   EXPECT_NE(desc.find("\nmha: 1\n"), std::string::npos) << desc;
+}
+
+// Rewrites the build manifest of DIR with `edit` applied.
+void edit_build_manifest(const fs::path& dir, const std::function<void(Json&)>& edit) {
+  const fs::path path = dir / "fixit/build/manifest.json";
+  Json manifest = Json::parse(test::read(path));
+  edit(manifest);
+  ASSERT_TRUE(util::write_file_atomic(path, manifest.dump(2) + "\n"));
+}
+
+TEST(SftBuild, MistypedFieldOfAnUpToDateManifestIsAnErrorNamingItsPath) {
+  test_support::ScratchDir dir;
+  write_fixit_inputs(dir.path());
+  ApproxTokenizer tokenizer;
+  ASSERT_TRUE(build_fixit(dir.path(), BuildOptions{500, 42}, tokenizer));
+  edit_build_manifest(dir.path(), [](Json& manifest) { manifest["rows"] = "2"; });
+  auto again = build_fixit(dir.path(), BuildOptions{500, 42}, tokenizer);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(again.error().message, (dir.path() / "fixit/build/manifest.json").string() +
+                                       ": $.rows: expected an integer >= 0, got string");
+  // Other settings are another build: the manifest is rewritten, not read.
+  auto other = build_fixit(dir.path(), BuildOptions{5000, 42}, tokenizer);
+  ASSERT_TRUE(other) << other.error().message;
+}
+
+TEST(Stats, MistypedCompositionRowOfTheManifestIsAnErrorNamingItsPath) {
+  test_support::ScratchDir dir;
+  write_fixit_inputs(dir.path());
+  ApproxTokenizer tokenizer;
+  ASSERT_TRUE(build_fixit(dir.path(), BuildOptions{std::nullopt, 42}, tokenizer));
+  edit_build_manifest(dir.path(), [](Json& manifest) { manifest["counts"][1]["turn"] = "1"; });
+  const std::string expected = (dir.path() / "fixit/build/manifest.json").string() +
+                               ": $.counts[1].turn: expected an integer, got string";
+  auto stats = render_stats(dir.path(), DatasetKind::fixit);
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(stats.error().message, expected);
+  auto counts = build_composition(dir.path(), DatasetKind::fixit);
+  ASSERT_FALSE(counts);
+  EXPECT_EQ(counts.error().message, expected);
+}
+
+TEST(Stats, MistypedTokenStatsOfTheManifestAreAnErrorNamingTheirPath) {
+  test_support::ScratchDir dir;
+  write_fixit_inputs(dir.path());
+  ApproxTokenizer tokenizer;
+  ASSERT_TRUE(build_fixit(dir.path(), BuildOptions{std::nullopt, 42}, tokenizer));
+  edit_build_manifest(dir.path(), [](Json& manifest) { manifest["tokens"]["max"] = 1.5; });
+  auto stats = render_stats(dir.path(), DatasetKind::fixit);
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().message, (dir.path() / "fixit/build/manifest.json").string() +
+                                       ": $.tokens.max: expected an integer >= 0, got 1.5");
+}
+
+TEST(Stats, BuiltRowWithAMistypedIdIsAnErrorNamingTheLineAndPath) {
+  test_support::ScratchDir dir;
+  write_fixit_inputs(dir.path());
+  ApproxTokenizer tokenizer;
+  ASSERT_TRUE(build_fixit(dir.path(), BuildOptions{std::nullopt, 42}, tokenizer));
+  const fs::path sft = dir.path() / "fixit/build/sft.jsonl";
+  ASSERT_TRUE(util::write_file_atomic(sft, "{\"id\": 7, \"messages\": []}\n"));
+  auto stats = render_stats(dir.path(), DatasetKind::fixit);
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().message, sft.string() + ":1: $.id: expected a string, got integer");
+}
+
+TEST(Composition, MistypedCountIsAnErrorNamingItsPath) {
+  const Json rows = Json::parse(
+      R"([{"problem": "gemm", "category": "compile", "turn": 0, "count": 2},
+          {"problem": "mha", "category": "compile", "turn": 0, "count": "1"}])");
+  auto counts = composition_from_json(rows);
+  ASSERT_FALSE(counts);
+  EXPECT_EQ(counts.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(counts.error().message, "$[1].count: expected an integer >= 0, got string");
+  auto valid = composition_from_json(Json::parse(
+      R"([{"problem": "gemm", "category": "compile", "turn": 0, "count": 2},
+          {"problem": "gemm", "category": "compile", "turn": 0, "count": 1}])"));
+  ASSERT_TRUE(valid) << valid.error().message;
+  EXPECT_EQ((valid->at({"gemm", "compile", 0})), 3);
 }
 
 } // namespace

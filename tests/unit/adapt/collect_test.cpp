@@ -238,5 +238,22 @@ TEST(KernelGenCollect, TargetOnlyAndBestPerTrajectory) {
   EXPECT_EQ(best[1].kernel_source, "m-ok");
 }
 
+TEST(FixitCollect, MistypedArchInTheStoredRunConfigIsAnErrorNamingItsPath) {
+  test_support::ScratchDir dir;
+  {
+    auto run = store::RunStore::open(dir.path() / "run",
+                                     store::RunInfo{"{\"arch\": 90, \"turns\": 5}", "test", ""});
+    ASSERT_TRUE(run) << run.error().message;
+    test::add_trajectory(**run, test::key("gemm"), {failed(TurnCategory::compile, "k")});
+  }
+  auto result = collect_failures(options_for(dir.path() / "run"), dir.path() / "data");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(result.error().message,
+            (dir.path() / "run").string() +
+                ": stored run config: $.arch: expected a string, got integer");
+  EXPECT_FALSE(fs::exists(dir.path() / "data/fixit/collect/failures.jsonl"));
+}
+
 } // namespace
 } // namespace ptxbench::adapt

@@ -94,5 +94,39 @@ TEST(EndpointTokenizer, UnreachableServerIsATransportError) {
   EXPECT_EQ(count.error().kind, util::ErrorKind::transport);
 }
 
+TEST(TokenizeReply, MistypedTokenIsABadResponseNamingItsPath) {
+  auto tokens = parse_tokenize_reply(R"({"tokens": [1, 2, 3, "x"]})");
+  ASSERT_FALSE(tokens);
+  EXPECT_EQ(tokens.error().kind, util::ErrorKind::bad_response);
+  EXPECT_EQ(tokens.error().message, "tokenize reply: $.tokens[3]: expected an integer, got string");
+  auto count = parse_tokenize_reply(R"({"count": "7", "tokens": [1]})");
+  ASSERT_FALSE(count);
+  EXPECT_EQ(count.error().kind, util::ErrorKind::bad_response);
+  EXPECT_EQ(count.error().message, "tokenize reply: $.count: expected an integer >= 0, got string");
+  auto neither = parse_tokenize_reply(R"({"ids": []})");
+  ASSERT_FALSE(neither);
+  EXPECT_EQ(neither.error().message,
+            "tokenize reply: $: missing required key \"count\" or \"tokens\"");
+  auto not_json = parse_tokenize_reply("<html>");
+  ASSERT_FALSE(not_json);
+  EXPECT_EQ(not_json.error().kind, util::ErrorKind::bad_response);
+  EXPECT_EQ(parse_tokenize_reply(R"({"tokens": [10, 20, 30]})").value(), 3);
+  EXPECT_EQ(parse_tokenize_reply(R"({"count": 0, "tokens": []})").value(), 0);
+}
+
+TEST(EndpointTokenizer, MistypedReplyErrorNamesTheUrlAndThePath) {
+  test_support::LoopbackServer server([](int, const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"tokens": [1, null]})", "application/json");
+  });
+  auto transport = model::make_curl_transport();
+  EndpointTokenizer tokenizer(*transport, server.base_url(), "m", TokenizeApi::vllm);
+  auto count = tokenizer.count("x");
+  ASSERT_FALSE(count);
+  EXPECT_EQ(count.error().kind, util::ErrorKind::bad_response);
+  EXPECT_EQ(count.error().message, server.base_url() +
+                                       "/tokenize: tokenize reply: $.tokens[1]: expected an "
+                                       "integer, got null");
+}
+
 } // namespace
 } // namespace ptxbench::adapt

@@ -142,6 +142,25 @@ TEST(ServiceHttp, CompileErrorsAndTheToolEndpointsComeBackAsVerdicts) {
   EXPECT_EQ(batch.json[2]["task_id"], profile);
 }
 
+TEST(ServiceHttp, MistypedBatchBodyIsRefusedNamingTheJsonPath) {
+  ScratchDir state;
+  LiveService live(state.path(), HttpOptions{});
+  Answer mistyped = http(live.url(), "POST", "/tasks/batch",
+                         nlohmann::json{{"task_ids", {std::string(32, 'b'), 3}}}.dump());
+  EXPECT_EQ(mistyped.status, 400);
+  EXPECT_NE(mistyped.json.value("error", "")
+                .find("request body: $.task_ids[1]: expected a string, got integer"),
+            std::string::npos)
+      << mistyped.json.dump();
+  Answer timeout =
+      http(live.url(), "POST", "/tasks/batch",
+           nlohmann::json{{"task_ids", {std::string(32, 'b')}}, {"timeout", "soon"}}.dump());
+  EXPECT_EQ(timeout.status, 400);
+  EXPECT_NE(timeout.json.value("error", "").find("$.timeout: expected a number, got string"),
+            std::string::npos)
+      << timeout.json.dump();
+}
+
 TEST(ServiceHttp, UntrustedRequestsGetClearErrors) {
   ScratchDir state;
   HttpOptions options;

@@ -119,6 +119,29 @@ TEST(TaskRequest, UnknownProblemsAndWorkloadsAreNotFound) {
   EXPECT_TRUE(parse(body));
 }
 
+TEST(TaskRequest, MistypedFieldsAreRejectedNamingTheirJsonPath) {
+  auto body = evaluate_body("int x;");
+  body["solution"]["sources"][0]["content"] = 5;
+  auto content = parse(body);
+  ASSERT_FALSE(content);
+  EXPECT_EQ(content.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(content.error().message,
+            "request body: $.solution.sources[0].content: expected a string, got integer");
+  body = evaluate_body("int x;");
+  body["workload_uuids"] = {"no-such-uuid", 3};
+  EXPECT_EQ(error_of(body.dump()),
+            "request body: $.workload_uuids[1]: expected a string, got integer");
+  body = evaluate_body("int x;");
+  body["trials"] = "3";
+  EXPECT_EQ(error_of(body.dump()),
+            "request body: $.trials: \"trials\" must be an integer from 1 to 100, got \"3\"");
+  body = evaluate_body("int x;");
+  body["solution"]["definition"] = 7;
+  EXPECT_NE(error_of(body.dump()).find("request body: $.solution.definition: "), std::string::npos);
+  EXPECT_NE(error_of("{\"trails\": 3}").find("request body: $.trails: unknown field"),
+            std::string::npos);
+}
+
 TEST(TaskIds, OnlyThirtyTwoLowerCaseHexDigitsAreTaskIds) {
   const std::string id = new_task_id();
   EXPECT_TRUE(is_task_id(id)) << id;
