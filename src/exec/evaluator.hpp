@@ -52,6 +52,7 @@
 #include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "exec/child_command.hpp"
+#include "exec/eval_options.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/reference_cache.hpp"
 #include "exec/spare_child.hpp"
@@ -67,50 +68,6 @@
 #include <optional>
 
 namespace ptxbench::exec {
-
-// Whether the reference is timed in every evaluation (interleaved with the candidate, the
-// paper's protocol) or taken from the cache when present (service and test loops).
-enum class ReferenceTiming : std::uint8_t { interleave = 1, cached = 2 };
-
-// Whether the candidate also runs under compute-sanitizer memcheck (a separate pass, one call
-// on input set 0; a finding is RUNTIME_ERROR).
-enum class Sanitize : std::uint8_t { off = 1, memcheck = 2 };
-
-// Whether a broken launch rule (launch_rules.hpp) decides the status. `report` only records it
-// as a violation: for bench/aa_speedup alone, whose candidate is the library baseline itself.
-// Not reachable from the command line or the service.
-enum class LaunchRules : std::uint8_t { enforce = 1, report = 2 };
-
-// Whether the paper's Nsight Compute source-counter audit reproduces the dynamic counts.
-enum class Audit : std::uint8_t { none = 1, ncu = 2 };
-
-struct EvalOptions {
-  compile::Arch arch = compile::Arch::sm_90a;
-  // The candidate's language: a Triton candidate is checked by the Triton gate and runs in
-  // `python3 -m ptxbench_triton.child` (child_command.hpp), the same child over the same
-  // protocol; its SASS report is of the cubins Triton built in the warm-up.
-  compile::Language language = compile::Language::cuda;
-  int sets = 3;
-  int trials = 3;
-  int warmup = 10;
-  int iterations = 50;
-  // Within a pair of trials the reference and the candidate hand over every this many timed
-  // calls (0: whole trials one after the other). One by one, both sides run under the same
-  // clocks when a power-capped GPU drifts or dips (docs/evaluation.md "Timing").
-  int interleave_calls = 1;
-  std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // per child request
-  ReferenceTiming reference_timing = ReferenceTiming::interleave;
-  std::optional<std::uint64_t> seed; // secret random seed when unset
-  bool dynamic_counts = true;
-  // Strict (a window per call) by default: batched timing reads back to back at full duty
-  // cycle, and on an H200 its A/A missed 1.00 ± 0.01 (power-cap transients; docs/evaluation.md).
-  measure::TimingMode timing_mode = measure::TimingMode::strict;
-  Sanitize sanitize = Sanitize::off;
-  Audit audit = Audit::none;
-  LaunchRules launch_rules = LaunchRules::enforce;
-  // Deadline of each external-tool run (instrumentation slows the candidate many times).
-  std::chrono::milliseconds tool_timeout{std::chrono::minutes(10)};
-};
 
 struct EvaluatorOptions {
   // Device memory the idle warm input sets and reference outputs may hold.
