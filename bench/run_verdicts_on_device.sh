@@ -34,6 +34,14 @@ cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null
 export LD_LIBRARY_PATH=$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
 step() { echo "=== $1 $(date -u +%H:%M:%S)" | tee -a "$out/steps.txt"; }
+# strace and libunwind8 from TOOLS_DIR's .debs, for bench/strace_child.sh (STRACE) and its
+# library path (STRACE_LIBS); the machine has no network to install them.
+unpack_strace() {
+  mkdir -p /tmp/tools && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
+    dpkg -x "$deb" /tmp/tools; done
+  export STRACE=/tmp/tools/usr/bin/strace
+  STRACE_LIBS=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+}
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,temperature.gpu \
     --format=csv; } > "$out/machine.txt" 2>&1
 exec_gpu=build/gpu/tests/test_exec_gpu
@@ -53,11 +61,9 @@ case "$part" in
   BIN_DIR=build/gpu LABEL=verdicts COUNT=10 OUT=$out timeout 100 bash bench/eval_throughput.sh \
     > "$out/throughput_summary.txt" 2>&1
   step "system calls of the child"
-  mkdir -p /tmp/tools "$out/strace" && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
-    dpkg -x "$deb" /tmp/tools; done
-  export LD_LIBRARY_PATH=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-  REAL_CANDIDATE=$(realpath build/gpu/bin/ptxbench-candidate) STRACE_OUT=$out/strace \
-    PTXBENCH_CANDIDATE=$(realpath "${TOOLS_DIR:-.devbuild-tools}/strace_child.sh") \
+  unpack_strace && mkdir -p "$out/strace"
+  LD_LIBRARY_PATH=$STRACE_LIBS REAL_CANDIDATE=$(realpath build/gpu/bin/ptxbench-candidate) \
+    STRACE_OUT=$out/strace PTXBENCH_CANDIDATE=$(realpath bench/strace_child.sh) \
     timeout 120 "$exec_gpu" --gtest_filter='EvaluatorGpu.WgmmaTma*:EvaluatorGpu.SimtKernel*:EvaluatorGpu.AGraphReplay*' \
     > "$out/strace_run.log" 2>&1; echo "rc=$?" >> "$out/strace_run.log"
   step "the rest of the exec GPU tests"
@@ -82,11 +88,10 @@ case "$part" in
   ;;
 5)
   step "serving children under strace"
-  mkdir -p /tmp/tools /tmp/pywrap "$out/strace" && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
-    dpkg -x "$deb" /tmp/tools; done
+  unpack_strace && mkdir -p /tmp/pywrap "$out/strace"
   ln -sfn "$(realpath bench/strace_child.sh)" /tmp/pywrap/python3
-  export STRACE=/tmp/tools/usr/bin/strace STRACE_OUT=$out/strace REAL_PYTHON=$(command -v python3)
-  traced() { LD_LIBRARY_PATH=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH PATH=/tmp/pywrap:$PATH \
+  export STRACE_OUT=$out/strace REAL_PYTHON=$(command -v python3)
+  traced() { LD_LIBRARY_PATH=$STRACE_LIBS PATH=/tmp/pywrap:$PATH \
     PTXBENCH_CANDIDATE=$(realpath bench/strace_child.sh) "$@"; }
   REAL_CANDIDATE=$(realpath build/gpu/bin/ptxbench-candidate) traced timeout 300 "$exec_gpu" \
     --gtest_filter='EvaluatorGpu.WgmmaTma*:EvaluatorGpu.SimtKernel*:EvaluatorGpu.AGraphReplay*:EvaluatorGpu.AFileWritten*:TritonEvaluatorGpu.ThePersistentTma*:TritonEvaluatorGpu.ATorchOp*' \
@@ -122,10 +127,8 @@ case "$part" in
   rc=$?; echo "rc=$rc" >> "$out/aa.md"
   if [ "$rc" != 0 ]; then
     step "one MHA A/A evaluation under strace"
-    mkdir -p /tmp/tools /tmp/strace && for deb in "${TOOLS_DIR:-.devbuild-tools}"/*.deb; do
-      dpkg -x "$deb" /tmp/tools; done
-    STRACE=/tmp/tools/usr/bin/strace STRACE_OUT=/tmp/strace \
-      LD_LIBRARY_PATH=/tmp/tools/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH \
+    unpack_strace && mkdir -p /tmp/strace
+    STRACE_OUT=/tmp/strace LD_LIBRARY_PATH=$STRACE_LIBS \
       REAL_CANDIDATE=$(realpath build/gpu/bench/ptxbench-candidate-aa) timeout 90 \
       build/gpu/bench/aa_speedup --candidate "$(realpath bench/strace_child.sh)" --repeats 1 \
       --problems mha_with_lse_d128 > "$out/strace_aa.log" 2>&1

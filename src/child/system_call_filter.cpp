@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace ptxbench::child {
@@ -278,9 +279,7 @@ public:
     if (m_code.size() - before != block_length)
       throw util::Fatal("system-call filter: a block's length is wrong");
   }
-  sock_fprog program() {
-    return sock_fprog{static_cast<unsigned short>(m_code.size()), m_code.data()};
-  }
+  std::vector<sock_filter> take() { return std::move(m_code); }
 
 private:
   std::vector<sock_filter> m_code;
@@ -354,8 +353,7 @@ std::vector<sock_filter> build(pid_t self) {
   p.jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(SYS_clone3), 0, 1);
   p.ret(SECCOMP_RET_ERRNO | ENOSYS); // the C library then uses clone, whose flags BPF can read
   p.ret(kRefuse);
-  sock_fprog program = p.program();
-  return {program.filter, program.filter + program.len};
+  return p.take();
 }
 
 // Without CAP_SYS_PTRACE a process cannot open another's /proc memory once that one is not
