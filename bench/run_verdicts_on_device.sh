@@ -4,6 +4,7 @@
 # Triton library forms. From the repository root, with BIN_DIR holding a gpu-preset build laid
 # out as build/gpu (bin/, lib/, src/cli/ptxbench, tests/test_*_gpu, bench/):
 #   bash bench/run_verdicts_on_device.sh BIN_DIR PART
+# (BIN_DIR may also be a .tar.xz of such a folder, unpacked first: the carry limit is 64 MiB.)
 # PART 1: the new and changed exec GPU tests, then the A/A (GEMM and MHA forward, 3 repeats
 #         each, the reference interleaved);
 # PART 2: the throughput benchmark, the system calls of the candidate child (strace -c over a
@@ -20,9 +21,15 @@
 # PART 7: the exec GPU tests other than Triton's, the reference and agent GPU tests;
 # PART 8: what PART 6 found refused or failing, again (three Triton tests, the service test, the
 #         A/A), then as many of the exec GPU tests other than Triton's as EXEC_SECONDS allow.
+# PART label: the gpu label through ctest (BIN_DIR a whole build/gpu less its object files),
+#         the tests matching CTEST_R and not CTEST_E (regular expressions; empty: all), for at
+#         most CTEST_SECONDS; then, with AA=1, the A/A.
 # Logs under $OUT.
 set -u
 bin=$(realpath "$1")
+if [ -f "$bin" ]; then
+  mkdir -p /tmp/gpubuild && tar -C /tmp/gpubuild -xJf "$bin" && bin=/tmp/gpubuild
+fi
 part=${2:-1}
 out=${OUT:-/tmp/verdicts_out}
 mkdir -p "$out"
@@ -159,6 +166,18 @@ case "$part" in
   step "the exec GPU tests other than Triton's"
   timeout "${EXEC_SECONDS:-200}" "$exec_gpu" --gtest_filter='-TritonEvaluatorGpu.*' > "$out/exec_gpu_cuda.log" 2>&1
   echo "rc=$?" >> "$out/exec_gpu_cuda.log"
+  ;;
+label)
+  step "ctest -L gpu -R '${CTEST_R:-}' -E '${CTEST_E:-}'"
+  (cd build/gpu && timeout "${CTEST_SECONDS:-540}" ctest -L gpu ${CTEST_R:+-R "$CTEST_R"} \
+    ${CTEST_E:+-E "$CTEST_E"} --output-on-failure --timeout 240) > "$out/ctest.log" 2>&1
+  echo "rc=$?" >> "$out/ctest.log"
+  if [ "${AA:-0}" = 1 ]; then
+    step "A/A"
+    timeout 150 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+      --repeats 3 --problems gemm_n7168_k5120,mha_with_lse_d128 > "$out/aa.md" 2>&1
+    echo "rc=$?" >> "$out/aa.md"
+  fi
   ;;
 3)
   for t in measure reference service agent examples; do
