@@ -95,16 +95,23 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   EvalBuffers buffers;
   const suite::CorrectnessRule rule = suite::correctness_rule(problem);
   buffers.m_tolerance = {static_cast<float>(rule.atol), static_cast<float>(rule.rtol)};
-  if (auto s = buffers.allocate(problem, sets); !s)
+  buffers.m_seed = seed;
+  if (auto s = buffers.allocate(problem, sets + 1); !s) // the correctness sets and the fresh one
     return s.take_error();
   if (auto s = buffers.fill_inputs(suite, problem, seed, stream); !s)
     return s.take_error();
-  if (auto s = buffers.fill_from_forward(suite, problem, stream); !s)
+  if (auto s = buffers.prepare_forward(suite, problem); !s)
     return s.take_error();
+  for (int s = 0; s < sets; ++s)
+    if (auto filled = buffers.fill_from_forward(buffers.m_sets[static_cast<std::size_t>(s)], stream);
+        !filled)
+      return filled.take_error();
   if (auto s = buffers.compute_reference(reference, stream); !s)
     return s.take_error();
-  for (Set& set : buffers.m_sets)
+  for (int s = 0; s < sets; ++s) {
+    Set& set = buffers.m_sets[static_cast<std::size_t>(s)];
     set.digest = buffers.inputs_checksum(set.buffers, stream);
+  }
   buffers.fill_outputs_sentinel(stream);
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return buffers;
@@ -201,18 +208,28 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
       PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
       continue;
     }
-    for (std::size_t s = 0; s < m_sets.size(); ++s) {
-      const RandomFill fill{recipe->distribution, slot.dtype, set_seed(seed, static_cast<int>(s)),
-                            recipe->tensor_index, slot.elements};
-      if (auto status = fill_random(m_sets[s].buffers[i].data(), fill, stream); !status)
-        return status;
-    }
+    m_random.push_back({i, recipe->distribution, recipe->tensor_index});
+  }
+  for (int s = 0; s < set_count(); ++s)
+    if (auto status = fill_random_inputs(m_sets[static_cast<std::size_t>(s)], set_seed(seed, s),
+                                         stream);
+        !status)
+      return status;
+  return util::Ok{};
+}
+
+util::Status EvalBuffers::fill_random_inputs(Set& set, std::uint64_t seed, cudaStream_t stream) {
+  for (const RandomInput& input : m_random) {
+    const TensorSlot& slot = m_slots[input.slot];
+    const RandomFill fill{input.distribution, slot.dtype, seed, input.tensor_index, slot.elements};
+    if (auto status = fill_random(set.buffers[input.slot].data(), fill, stream); !status)
+      return status;
   }
   return util::Ok{};
 }
 
-util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
-                                            const suite::Problem& problem, cudaStream_t stream) {
+util::Status EvalBuffers::prepare_forward(const suite::Suite& suite,
+                                          const suite::Problem& problem) {
   std::map<std::string, std::size_t> from_forward; // forward output name -> slot index
   for (std::size_t i = 0; i < m_slots.size(); ++i) {
     if (m_slots[i].output)
@@ -229,39 +246,67 @@ util::Status EvalBuffers::fill_from_forward(const suite::Suite& suite,
   if (!reference)
     reference = reference::make_naive_reference(*forward);
   PTXBENCH_TRY(reference);
-  for (Set& set : m_sets) {
-    std::vector<void*> pointers;
-    for (const auto& t : forward->inputs) {
-      if (t.scalar)
-        continue;
-      std::size_t i = 0;
-      while (i < m_slots.size() && m_slots[i].name != t.name)
-        ++i;
-      if (i == m_slots.size())
-        return invalid("forward input " + t.name + " is not a backward input");
-      pointers.push_back(set.buffers[i].data());
-    }
-    for (const auto& t : forward->outputs) {
-      auto slot = from_forward.find(t.name);
-      if (slot == from_forward.end())
-        return invalid("forward output " + t.name + " feeds no backward input");
-      pointers.push_back(set.buffers[slot->second].data());
-    }
-    std::vector<std::int64_t> axes;
-    for (const auto& [axis, value] : forward->var_axes)
-      axes.push_back(value);
-    PtxbenchCall call{PTXBENCH_CALL_VERSION,
-                      static_cast<std::uint32_t>(pointers.size()),
-                      0,
-                      static_cast<std::uint32_t>(axes.size()),
-                      pointers.data(),
-                      nullptr,
-                      axes.data(),
-                      stream};
-    if (auto status = (*reference)->run(call); !status)
-      return status;
-    PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+  for (const auto& t : forward->outputs)
+    if (!from_forward.contains(t.name))
+      return invalid("forward output " + t.name + " feeds no backward input");
+  m_forward = Forward{std::move(*forward), std::move(*reference), std::move(from_forward)};
+  return util::Ok{};
+}
+
+// Runs the forward problem on `set`'s generated inputs into its inputs that come from it.
+util::Status EvalBuffers::fill_from_forward(Set& set, cudaStream_t stream) {
+  if (!m_forward)
+    return util::Ok{};
+  std::vector<void*> pointers;
+  for (const auto& t : m_forward->problem.inputs) {
+    if (t.scalar)
+      continue;
+    std::size_t i = 0;
+    while (i < m_slots.size() && m_slots[i].name != t.name)
+      ++i;
+    if (i == m_slots.size())
+      return invalid("forward input " + t.name + " is not a backward input");
+    pointers.push_back(set.buffers[i].data());
   }
+  for (const auto& t : m_forward->problem.outputs)
+    pointers.push_back(set.buffers[m_forward->slot_of_output.at(t.name)].data());
+  std::vector<std::int64_t> axes;
+  for (const auto& [axis, value] : m_forward->problem.var_axes)
+    axes.push_back(value);
+  PtxbenchCall call{PTXBENCH_CALL_VERSION,
+                    static_cast<std::uint32_t>(pointers.size()),
+                    0,
+                    static_cast<std::uint32_t>(axes.size()),
+                    pointers.data(),
+                    nullptr,
+                    axes.data(),
+                    stream};
+  if (auto status = m_forward->reference->run(call); !status)
+    return status;
+  PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+  return util::Ok{};
+}
+
+util::Expected<int> EvalBuffers::draw(cudaStream_t stream) {
+  Set& fresh = m_sets.back();
+  // Past the correctness sets' own derivations (set_seed(seed, 0 .. sets - 1)).
+  const std::uint64_t seed = set_seed(m_seed, set_count() + static_cast<int>(++m_draws));
+  if (auto filled = fill_random_inputs(fresh, seed, stream); !filled)
+    return filled.take_error();
+  if (auto filled = fill_from_forward(fresh, stream); !filled)
+    return filled.take_error();
+  fresh.digest.reset();
+  m_fresh_has_reference = false;
+  return fresh_set();
+}
+
+util::Status EvalBuffers::fresh_reference(reference::Reference& reference, cudaStream_t stream) {
+  if (m_fresh_has_reference)
+    return util::Ok{};
+  if (auto status = reference.run(reference_call(fresh_set(), stream)); !status)
+    return status;
+  PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
+  m_fresh_has_reference = true;
   return util::Ok{};
 }
 
@@ -381,14 +426,19 @@ std::uint64_t EvalBuffers::inputs_checksum(const std::vector<protocol::DeviceBuf
 
 std::uint64_t EvalBuffers::input_checksum(cudaStream_t stream) const {
   std::uint64_t digest = 0;
-  for (const Set& set : m_sets)
-    digest = digest * 0x100000001B3ull ^ inputs_checksum(set.buffers, stream);
+  for (int s = 0; s < set_count(); ++s)
+    digest = digest * 0x100000001B3ull ^
+             inputs_checksum(m_sets[static_cast<std::size_t>(s)].buffers, stream);
   return digest;
 }
 
 bool EvalBuffers::slot_inputs_intact(cudaStream_t stream) const {
-  return m_staged >= 0 && inputs_checksum(m_call_slot.buffers, stream) ==
-                              m_sets[static_cast<std::size_t>(m_staged)].digest;
+  if (m_staged < 0)
+    return false;
+  const Set& staged = m_sets[static_cast<std::size_t>(m_staged)];
+  const std::uint64_t expected = staged.digest ? *staged.digest
+                                               : inputs_checksum(staged.buffers, stream);
+  return inputs_checksum(m_call_slot.buffers, stream) == expected;
 }
 
 void EvalBuffers::fill_outputs_sentinel(cudaStream_t stream) {

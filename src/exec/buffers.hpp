@@ -15,9 +15,17 @@
 // reference's timed calls read a slot of their own, staged the same way, and write scratch
 // outputs, so both sides do the same work around each call.
 //
+// Fresh inputs. A set seen before can be answered from a cache: an output kept from its first
+// sight, replayed on later calls behind enough idle time to pass the first-sight time rule
+// (catalogue row 4: up to 2x of a speedup that no work made). So every candidate timed call
+// gets inputs no call has seen: one more set, the fresh set, is drawn again before each of
+// them (draw) from a seed derived from the secret one and a draw counter, and its reference
+// outputs are computed only when that call's output is compared (fresh_reference). The fresh
+// set, like the others, never gets an IPC handle.
+//
 // Invariants. Buffer order is the ABI order (tensor inputs, then outputs); every buffer is a
-// whole cudaMalloc allocation; the sets' inputs are written only here, before the child exists,
-// and the child can reach none of them.
+// whole cudaMalloc allocation; the correctness sets' inputs are written only here, before the
+// child exists, the fresh set's only by draw, and the child can reach none of them.
 #pragma once
 
 #include "compile/ptxbench_call.h"
@@ -31,6 +39,9 @@
 
 #include <cstdint>
 #include <cuda_runtime.h>
+#include <map>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -54,7 +65,17 @@ public:
                                             reference::Reference& reference, int sets,
                                             std::uint64_t seed, cudaStream_t stream);
 
-  int set_count() const { return static_cast<int>(m_sets.size()); }
+  // The correctness sets (0 .. set_count() - 1); the fresh set is set_count().
+  int set_count() const { return static_cast<int>(m_sets.size()) - 1; }
+  int fresh_set() const { return set_count(); }
+  // Draws new inputs into the fresh set (enqueued on `stream`); its reference outputs are then
+  // unknown until fresh_reference. Returns fresh_set().
+  util::Expected<int> draw(cudaStream_t stream);
+  // Computes the fresh set's reference outputs with `reference` when the current draw has none
+  // yet (synchronises `stream`).
+  util::Status fresh_reference(reference::Reference& reference, cudaStream_t stream);
+  // The inputs drawn so far into the fresh set.
+  std::uint64_t draws() const { return m_draws; }
   const std::vector<TensorSlot>& slots() const { return m_slots; }
   // Copies the inputs of `set` into the call slot (stage) or the reference's slot
   // (stage_reference), enqueued on `stream`.
@@ -79,7 +100,7 @@ public:
 
   // Device memory held: every set's tensors and its reference outputs.
   std::size_t device_bytes() const;
-  // Digest of every input buffer of every set (synchronises `stream`).
+  // Digest of every input buffer of every correctness set (synchronises `stream`).
   std::uint64_t input_checksum(cudaStream_t stream) const;
   // Whether the call slot's inputs still equal those of the set staged last (synchronises).
   bool slot_inputs_intact(cudaStream_t stream) const;
@@ -96,7 +117,19 @@ private:
     std::vector<protocol::DeviceBuffer> buffers;           // ABI order; none for outputs
     std::vector<protocol::DeviceBuffer> reference_outputs; // one per output slot
     std::vector<void*> reference_pointers;                 // inputs then reference outputs
-    std::uint64_t digest = 0;                              // of its inputs
+    std::optional<std::uint64_t> digest;                   // of its inputs, once taken
+  };
+  // A tensor input drawn from the Philox generator (not a blob, not from the forward).
+  struct RandomInput {
+    std::size_t slot = 0;
+    suite::Distribution distribution = suite::Distribution::normal;
+    std::uint32_t tensor_index = 0;
+  };
+  // The forward problem whose outputs feed a backward problem's inputs, and its reference.
+  struct Forward {
+    suite::Problem problem;
+    std::unique_ptr<reference::Reference> reference;
+    std::map<std::string, std::size_t> slot_of_output; // forward output -> backward slot
   };
   // Buffers in ABI order and the pointers a call on them takes.
   struct Slot {
@@ -107,8 +140,9 @@ private:
   util::Status allocate(const suite::Problem& problem, int sets);
   util::Status fill_inputs(const suite::Suite& suite, const suite::Problem& problem,
                            std::uint64_t seed, cudaStream_t stream);
-  util::Status fill_from_forward(const suite::Suite& suite, const suite::Problem& problem,
-                                 cudaStream_t stream);
+  util::Status fill_random_inputs(Set& set, std::uint64_t seed, cudaStream_t stream);
+  util::Status prepare_forward(const suite::Suite& suite, const suite::Problem& problem);
+  util::Status fill_from_forward(Set& set, cudaStream_t stream);
   util::Status compute_reference(reference::Reference& reference, cudaStream_t stream);
   util::Status copy_inputs(int set, Slot& slot, cudaStream_t stream);
   std::uint64_t inputs_checksum(const std::vector<protocol::DeviceBuffer>& buffers,
@@ -123,6 +157,11 @@ private:
   Slot m_call_slot;      // the child's: inputs staged per call, outputs it writes
   Slot m_reference_slot; // the reference's timed calls: staged inputs, the scratch outputs
   int m_staged = -1;     // the set in the call slot
+  std::vector<RandomInput> m_random;
+  std::optional<Forward> m_forward; // backward problems only
+  std::uint64_t m_seed = 0;         // the evaluation's secret seed
+  std::uint64_t m_draws = 0;
+  bool m_fresh_has_reference = false;
   Tolerance m_tolerance; // the problem's (suite::correctness_rule)
   std::vector<PtxbenchScalar> m_scalars;
   std::vector<std::int64_t> m_var_axes;

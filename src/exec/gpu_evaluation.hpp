@@ -82,11 +82,12 @@ private:
   bool timing();
   measure::L2Flusher& flusher();
   void preheat();
-  // Chunk `call` of a trial: its inputs are set `set`, staged just before it; `check`: its
-  // output is compared with the reference of that set (trial_pairs.hpp CheckPattern).
+  // Chunk `call` of a trial, its inputs staged just before it (the reference's: set `set`; the
+  // candidate's: freshly drawn); `check`: its output is compared with the reference's on the
+  // same inputs (trial_pairs.hpp CheckPattern).
   void reference_chunk(int trial, int call, const TrialChunk& chunk, TrialSamples& samples, int set,
                        bool check);
-  bool candidate_chunk(int trial, int call, const TrialChunk& chunk, TrialSamples& samples, int set,
+  bool candidate_chunk(int trial, int call, const TrialChunk& chunk, TrialSamples& samples,
                        bool check);
   void reference_trial(int trial, TrialSamples& samples);
   // One calibration request: the child's own kernel timed like a candidate call.

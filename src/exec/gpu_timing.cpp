@@ -183,14 +183,19 @@ void GpuEvaluation::switch_to_strict(std::string reason) {
   m_result.timing->strict_reason = std::move(reason);
 }
 
-// One chunk of a candidate trial in the child, its calls appended to `samples`: set `set` is
-// staged into the call slot first, and after the reply, when `check`, the slot's inputs and
-// outputs are checked as a correctness call's are. The child cannot tell a checked call: the
-// choice is the supervisor's, drawn from the secret seed, and made known only by a failure.
+// One chunk of a candidate trial in the child, its calls appended to `samples`: fresh inputs
+// are drawn and staged into the call slot first (buffers.hpp: no output seen before can
+// answer them), and after the reply, when `check`, the slot's outputs are compared with the
+// reference's on those inputs. The child cannot tell a checked call: the choice is the
+// supervisor's, drawn from the secret seed, and made known only by a failure.
 bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk,
-                                    TrialSamples& samples, int set, bool check) {
+                                    TrialSamples& samples, bool check) {
   using Ms = std::chrono::duration<double, std::milli>;
   const auto staging = std::chrono::steady_clock::now();
+  auto drawn = m_buffers->draw(m_stream.get());
+  if (!drawn)
+    throw util::Fatal("cannot draw fresh inputs: " + drawn.error().message);
+  const int set = *drawn;
   stage(set);
   m_result.timing->staging_ms += Ms(std::chrono::steady_clock::now() - staging).count();
   const measure::TimingMode requested = m_mode;
@@ -234,6 +239,9 @@ bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk
   const auto checking = std::chrono::steady_clock::now();
   // Outputs only: the inputs are staged again before every call, and the recheck after the
   // trials checksums them (bench/results/verdicts_h200.md has what a checksum here cost).
+  if (auto computed = m_buffers->fresh_reference(*m_reference->reference, m_stream.get());
+      !computed)
+    throw util::Fatal("the reference on fresh inputs: " + computed.error().message);
   const bool passed = outputs_match(set, when, false);
   timing.checks_ms += Ms(std::chrono::steady_clock::now() - checking).count();
   return passed;
@@ -319,12 +327,13 @@ void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamp
     store(*candidate, timing.candidate_trial_ms, timing.candidate_event_ms);
 }
 
-// One pair of trials, one timed call per chunk (each its own request, its input set staged
-// just before it; the first chunk carries the warm-up). The sides hand over every
+// One pair of trials, one timed call per chunk (each its own request, its inputs staged just
+// before it: the candidate's freshly drawn, the reference's a correctness set; the first chunk
+// carries the warm-up). The sides hand over every
 // interleave_calls chunks (0: whole trials); hand-over h of pair t runs the reference first
 // when t + h is even, so the order goes R C, C R, R C, …: a drift of the GPU's clocks favours
-// the earlier side, and alternating cancels it. Chunk j of either side uses input set
-// j mod sets, and is compared when the pair's check pattern says so. When a chunk falls back
+// the earlier side, and alternating cancels it. Chunk j of the reference uses input set
+// j mod sets; chunk j of either side is compared when the pair's check pattern says so. When a chunk falls back
 // to strict mode the whole pair is timed again strictly, so each pair compares like with like.
 // The reference writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
 bool GpuEvaluation::trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot) {
@@ -353,8 +362,7 @@ bool GpuEvaluation::trial_pair(int trial, bool measure_reference, std::optional<
       for (std::size_t j = from; j < to && m_mode == mode; ++j) {
         if (calibrate_before[j] && !calibrate())
           return false;
-        if (!candidate_chunk(trial, static_cast<int>(j), chunks[j], candidate,
-                             static_cast<int>(j) % sets, check(j)))
+        if (!candidate_chunk(trial, static_cast<int>(j), chunks[j], candidate, check(j)))
           return false;
       }
       return true;
@@ -451,7 +459,7 @@ bool GpuEvaluation::timing() {
   }
   m_result.clocks["after"] = snapshot_json(m_warm.monitor);
   m_result.comparisons.push_back(
-      fmt::format("{} of {} timed calls, chosen at random (input sets rotated)",
+      fmt::format("{} of {} timed calls, chosen at random (fresh inputs on every call)",
                   timing.checked_calls, timing.timed_calls));
   timing.candidate_ms = mean(timing.candidate_trial_ms);
   timing.reference_cached = !measure_reference && !time_reference_now;

@@ -34,6 +34,11 @@
 //                    each pair; later calls replay the cached C of their (A, B) with the GEMM
 //                    kernel. Every call gets the call slot, so only one pair exists, and the
 //                    second set's call replays the first set's C     → INCORRECT_NUMERICAL
+//  26 replay_idle    as 14, but the replay also idles to 60 % of the kernel's first-sight time
+//                    (one block spins), above the 50 % first-sight rule: with the input sets
+//                    rotated over the timed calls it PASSED at 0.6 of its honest latency; every
+//                    timed call now gets fresh inputs, so it computes each one → PASSED, its
+//                    latency that of computing
 // Reaching code that is not the candidate's at run time, without a word the source gate reads:
 //  15 cublas_dlopen  dlopen/dlsym under asm labels; cublasGemmEx computes C → the import rule
 //                    rejects kernel.so (COMPILE_ERROR, banned library); with the import rule
@@ -62,6 +67,7 @@
 //                    its own kernel → the candidate process refuses the lookup
 //                                                                        → RUNTIME_ERROR (rule)
 //                                                                        → RUNTIME_ERROR (rule)
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -109,16 +115,20 @@ static_assert(kTile * kStep == 4 * kThreads, "each thread stages 4 elements per 
 
 // 64x64 tile of C per CTA; thread (ty, tx) owns rows 4ty.. and columns 4tx.. of the tile.
 // With `b_is_kn` the B operand is indexed as [K, N] (the transpose bug). With `replay` the
-// kernel only copies that cached C into C (variant 14: the same kernel, other work).
+// kernel only copies that cached C into C (variant 14: the same kernel, other work), and its
+// first block then spins for `idle_cycles` (variant 26).
 __global__ void __launch_bounds__(kThreads)
     tiled_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int M,
-               bool b_is_kn, const __nv_bfloat16* replay) {
+               bool b_is_kn, const __nv_bfloat16* replay, long long idle_cycles) {
   if (replay != nullptr) {
     const int64_t total = int64_t(M) * kN;
     const int64_t stride = int64_t(gridDim.x) * gridDim.y * kThreads;
     for (int64_t i = (int64_t(blockIdx.y) * gridDim.x + blockIdx.x) * kThreads + threadIdx.x;
          i < total; i += stride)
       C[i] = replay[i];
+    if (idle_cycles > 0 && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+      for (const long long start = clock64(); clock64() - start < idle_cycles;) {
+      }
     return;
   }
   __shared__ float a_tile[kStep][kTile + 4];
@@ -172,9 +182,10 @@ __global__ void tail_write(__nv_bfloat16* c, int64_t elements) {
 }
 
 void launch(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
-            cudaStream_t stream, bool b_is_kn = false, const __nv_bfloat16* replay = nullptr) {
+            cudaStream_t stream, bool b_is_kn = false, const __nv_bfloat16* replay = nullptr,
+            long long idle_cycles = 0) {
   const dim3 grid(kN / kTile, unsigned((M + kTile - 1) / kTile));
-  tiled_gemm<<<grid, kThreads, 0, stream>>>(A, B, C, int(M), b_is_kn, replay);
+  tiled_gemm<<<grid, kThreads, 0, stream>>>(A, B, C, int(M), b_is_kn, replay, idle_cycles);
 }
 
 // A fingerprint of A's values (32 bytes from its middle): the input set a call got, since every
@@ -185,6 +196,34 @@ uint64_t fingerprint(const __nv_bfloat16* A, int64_t M, cudaStream_t stream) {
   cudaStreamSynchronize(stream);
   return words[0] ^ (words[1] * 3) ^ (words[2] * 5) ^ (words[3] * 7);
 }
+
+#if PTXBENCH_VARIANT == 26
+float first_sight_ms = 0.0f;
+
+// The GEMM on its first sight of an input, timed by events around it.
+float timed_launch_ms(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,
+                      cudaStream_t stream) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start, stream);
+  launch(A, B, C, M, stream);
+  cudaEventRecord(stop, stream);
+  cudaEventSynchronize(stop);
+  float ms = 0.0f;
+  cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
+// The SM clock cycles of `ms` milliseconds at the device's clock rate.
+long long idle_cycles(double ms) {
+  int khz = 0;
+  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+  return static_cast<long long>(ms * khz);
+}
+#endif
 
 cudaStream_t side_stream() {
   static cudaStream_t stream = [] {
@@ -403,7 +442,7 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
     return;
   last = seen;
   launch(A, B, C, M, stream);
-#elif PTXBENCH_VARIANT == 13 || PTXBENCH_VARIANT == 14
+#elif PTXBENCH_VARIANT == 13 || PTXBENCH_VARIANT == 14 || PTXBENCH_VARIANT == 26
   // One cached C per input A (the evaluator's input sets), made on first sight.
   struct Cached {
     uint64_t a;
@@ -425,12 +464,18 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
     if (hit->c == nullptr)
       cudaMalloc(&hit->c, bytes);
     hit->a = seen;
+#if PTXBENCH_VARIANT == 26
+    first_sight_ms = std::max(first_sight_ms, timed_launch_ms(A, B, C, M, stream));
+#else
     launch(A, B, C, M, stream);
+#endif
     cudaMemcpyAsync(hit->c, C, bytes, cudaMemcpyDeviceToDevice, stream);
     return;
   }
 #if PTXBENCH_VARIANT == 13
   cudaMemcpyAsync(C, hit->c, bytes, cudaMemcpyDeviceToDevice, stream);
+#elif PTXBENCH_VARIANT == 26
+  launch(A, B, C, M, stream, false, hit->c, idle_cycles(0.6 * first_sight_ms));
 #else
   launch(A, B, C, M, stream, false, hit->c);
 #endif

@@ -1,5 +1,6 @@
 // The buffers an evaluation hands the child: classes 11 (read the expected output) and 4 (a
-// first call that precomputes every set) of peers-and-cheats.md §2. The child maps what
+// first call that precomputes every set, an output replayed from a set's first sight) of
+// peers-and-cheats.md §2. The child maps what
 // `handles()` lists and nothing else: the call slot, never an input set, a reference output or
 // the reference's own buffers.
 #include "exec/buffers.hpp"
@@ -58,7 +59,7 @@ TEST(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
     EXPECT_EQ(handed.count(handle_hex(timing.buffers[i])), 0u)
         << "the reference's timing buffer of slot " << i << " has an IPC handle";
   }
-  for (int set = 0; set < buffers->set_count(); ++set) {
+  for (int set = 0; set <= buffers->fresh_set(); ++set) { // the fresh set too
     const PtxbenchCall expected = buffers->reference_call(set, stream);
     for (std::size_t i = 0; i < slots; ++i)
       EXPECT_EQ(handed.count(handle_hex(expected.buffers[i])), 0u)
@@ -100,6 +101,51 @@ TEST(EvalBuffersGpu, StagingCopiesOneSetIntoTheSlotAndItsOutputMatchesOnlyThatSe
   ASSERT_TRUE(buffers->stage(1, stream));
   EXPECT_TRUE(buffers->slot_inputs_intact(stream));
   cudaStreamDestroy(stream);
+}
+
+// Catalogue row 4: every draw is inputs no call has seen, and its reference is computed on
+// those inputs. `problem_name` is a forward problem or a backward one (whose O and L come
+// from the forward on each draw's Q, K, V).
+void expect_draws_are_new_inputs(const std::string& problem_name) {
+  auto problem = supervisor().suite->find(problem_name);
+  ASSERT_TRUE(problem);
+  auto reference = reference::make_library_reference(**problem);
+  ASSERT_TRUE(reference) << reference.error().message;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  auto buffers = EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 7, stream);
+  ASSERT_TRUE(buffers) << buffers.error().message;
+  auto failed = [&](int set) {
+    std::size_t wrong = 0;
+    for (const CompareStats& stats : buffers->compare(set, stream))
+      wrong += stats.failed;
+    return wrong;
+  };
+  auto drawn = buffers->draw(stream);
+  ASSERT_TRUE(drawn) << drawn.error().message;
+  EXPECT_EQ(*drawn, buffers->fresh_set());
+  ASSERT_TRUE(buffers->stage(*drawn, stream));
+  EXPECT_TRUE(buffers->slot_inputs_intact(stream));
+  ASSERT_TRUE((*reference)->run(buffers->slot_call(stream)));
+  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
+  EXPECT_EQ(failed(*drawn), 0u) << "the library on the drawn inputs matches their reference";
+  for (int set = 0; set < buffers->set_count(); ++set)
+    EXPECT_GT(failed(set), 0u) << "the drawn inputs are those of correctness set " << set;
+  // The next draw: the output of the last one answers it no more.
+  ASSERT_TRUE(buffers->draw(stream));
+  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
+  EXPECT_GT(failed(buffers->fresh_set()), 0u) << "two draws gave the same inputs";
+  EXPECT_FALSE(buffers->slot_inputs_intact(stream)) << "the slot still holds the last draw";
+  EXPECT_EQ(buffers->draws(), 2u);
+  cudaStreamDestroy(stream);
+}
+
+TEST(EvalBuffersGpu, EveryDrawIsInputsNoCallHasSeenWithItsReferenceOnThem) {
+  expect_draws_are_new_inputs("gemm_n7168_k5120");
+}
+
+TEST(EvalBuffersGpu, ABackwardProblemsDrawTakesItsForwardOutputsFromTheDrawnInputs) {
+  expect_draws_are_new_inputs("mha_bwd_d128");
 }
 
 } // namespace

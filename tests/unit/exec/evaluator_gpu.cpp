@@ -239,6 +239,25 @@ TEST(EvaluatorGpu, AFirstCallFindsNoOtherInputSetToPrecompute) {
       << ev.child_log;
 }
 
+// Catalogue row 4: an output kept from its input's first sight and replayed behind idle time
+// (60 % of the first-sight time, above the 50 % rule: variant 26) PASSED at 0.6 of its honest
+// latency while the timed calls rotated over the correctness sets. Every timed call now gets
+// fresh inputs, so the replay never finds its input again and computes every call.
+TEST(EvaluatorGpu, AnOutputReplayedBehindIdleTimeEarnsNoSpeedup) {
+  EvalOptions options = quick();
+  options.warmup = 2;
+  options.iterations = 10;
+  options.dynamic_counts = false;
+  const Evaluation honest = evaluate(read_kernel("gemm_bad_variants.cu"), options);
+  const Evaluation replay = evaluate(read_kernel("gemm_bad_variants.cu", 26), options);
+  ASSERT_EQ(honest.status, Status::passed) << honest.message;
+  ASSERT_EQ(replay.status, Status::passed) << replay.message << "\n" << replay.child_log;
+  ASSERT_TRUE(honest.timing && replay.timing);
+  EXPECT_GT(replay.timing->candidate_ms, 0.9 * honest.timing->candidate_ms)
+      << "replayed at " << replay.timing->candidate_ms << " ms, computed at "
+      << honest.timing->candidate_ms << " ms";
+}
+
 // The run-time rule on its own: with the import rule off (only tests can), the candidate that
 // reaches cuBLAS through the loader runs, and cuBLAS's kernel in its calls fails it; the
 // library's GMMA is not credited to the candidate.
