@@ -103,7 +103,8 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   if (auto s = buffers.prepare_forward(suite, problem); !s)
     return s.take_error();
   for (int s = 0; s < sets; ++s)
-    if (auto filled = buffers.fill_from_forward(buffers.m_sets[static_cast<std::size_t>(s)], stream);
+    if (auto filled =
+            buffers.fill_from_forward(buffers.m_sets[static_cast<std::size_t>(s)], stream);
         !filled)
       return filled.take_error();
   if (auto s = buffers.compute_reference(reference, stream); !s)
@@ -211,8 +212,8 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
     m_random.push_back({i, recipe->distribution, recipe->tensor_index});
   }
   for (int s = 0; s < set_count(); ++s)
-    if (auto status = fill_random_inputs(m_sets[static_cast<std::size_t>(s)], set_seed(seed, s),
-                                         stream);
+    if (auto status =
+            fill_random_inputs(m_sets[static_cast<std::size_t>(s)], set_seed(seed, s), stream);
         !status)
       return status;
   return util::Ok{};
@@ -436,8 +437,8 @@ bool EvalBuffers::slot_inputs_intact(cudaStream_t stream) const {
   if (m_staged < 0)
     return false;
   const Set& staged = m_sets[static_cast<std::size_t>(m_staged)];
-  const std::uint64_t expected = staged.digest ? *staged.digest
-                                               : inputs_checksum(staged.buffers, stream);
+  const std::uint64_t expected =
+      staged.digest ? *staged.digest : inputs_checksum(staged.buffers, stream);
   return inputs_checksum(m_call_slot.buffers, stream) == expected;
 }
 

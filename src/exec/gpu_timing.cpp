@@ -333,9 +333,10 @@ void GpuEvaluation::store_trial(std::optional<std::size_t> slot, const TrialSamp
 // interleave_calls chunks (0: whole trials); hand-over h of pair t runs the reference first
 // when t + h is even, so the order goes R C, C R, R C, …: a drift of the GPU's clocks favours
 // the earlier side, and alternating cancels it. Chunk j of the reference uses input set
-// j mod sets; chunk j of either side is compared when the pair's check pattern says so. When a chunk falls back
-// to strict mode the whole pair is timed again strictly, so each pair compares like with like.
-// The reference writes scratch outputs (EvalBuffers::timing_call), never the candidate's.
+// j mod sets; chunk j of either side is compared when the pair's check pattern says so. When a
+// chunk falls back to strict mode the whole pair is timed again strictly, so each pair compares
+// like with like. The reference writes scratch outputs (EvalBuffers::timing_call), never the
+// candidate's.
 bool GpuEvaluation::trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot) {
   const auto chunks = trial_chunks(m_options.warmup, m_options.iterations, 1);
   const std::size_t count = chunks.size();
