@@ -97,6 +97,13 @@ std::optional<BrokenRule> judge_consistency(const LaunchEvidence& evidence) {
                                       set.calls, timed_calls, list_text(set.kernels),
                                       list_text(*settled)));
   const auto reference_ms = first_sight_ms(evidence);
+  for (const TracedCall& call : evidence.correctness)
+    if (call.repeat && reference_ms && call.latency_ms && *reference_ms > 0 &&
+        *call.latency_ms < kReplayRatio * *reference_ms)
+      return inconsistent(fmt::format("the repeated call (the same inputs again) took {:.4f} ms, "
+                                      "under {:.0f} % of the {:.4f} ms the call took on inputs it "
+                                      "saw for the first time",
+                                      *call.latency_ms, 100 * kReplayRatio, *reference_ms));
   if (reference_ms && evidence.timed_ms && *reference_ms > 0 &&
       *evidence.timed_ms < kReplayRatio * *reference_ms)
     return inconsistent(fmt::format("the timed calls took {:.4f} ms, under {:.0f} % of the {:.4f} "

@@ -21,9 +21,9 @@
 //   inconsistent_work  a timed call, or the repeat of the last       → RUNTIME_ERROR
 //                      correctness call, launched other kernels than the correctness calls
 //                      after the first (which may also run one-time set-up kernels), or the
-//                      counting pass launched another number of kernels; or the
-//                      timed calls took under kReplayRatio of the time the same call took on
-//                      inputs it saw for the first time (a same-named kernel that copies a
+//                      counting pass launched another number of kernels; or the repeat, or
+//                      the timed calls, took under kReplayRatio of the time the same call took
+//                      on inputs it saw for the first time (a same-named kernel that copies a
 //                      cached result instead of computing it); or, for a Triton candidate, a
 //                      cubin appeared in its cache after the warm-up (a kernel compiled inside
 //                      a traced or timed call: a constexpr that changes between calls)

@@ -20,8 +20,9 @@
 //                                                                        → INCORRECT_NUMERICAL
 //  13 replay_copy    computes on the first sight of each A, then copies the cached C
 //                    (cudaMemcpyAsync, no kernel)                        → RUNTIME_ERROR (rule)
-//  14 replay_kernel  as 13, but the GEMM kernel itself does the copy (same kernel, other work)
-//                                                                        → RUNTIME_ERROR (rule)
+//  14 replay_kernel  as 13, but the GEMM kernel itself does the copy (same kernel, other work);
+//                    only the repeat finds its input again (timed calls get fresh inputs) and
+//                    is far faster than the first sight               → RUNTIME_ERROR (rule)
 //  17 bf16_acc       accumulates in bf16 instead of fp32 (precision downcast) → INCORRECT_NUMERICAL
 //  18 drift          correct for its first 8 calls (correctness, repeat, counting pass), then
 //                    reads B transposed: only the timed calls' checks see it

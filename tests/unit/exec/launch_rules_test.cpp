@@ -139,6 +139,22 @@ TEST(LaunchRules, TheSameKernelFarFasterWhenTimedIsInconsistentWork) {
   EXPECT_FALSE(judge_launches(one, &own));
 }
 
+// The timed calls get inputs no call has seen, so a kept output can answer only the repeat of
+// the last correctness call: the repeat is held to the same share of the first-sight time.
+TEST(LaunchRules, ARepeatedCallFarFasterThanItsFirstSightIsInconsistentWork) {
+  const auto own = own_functions({kGemm});
+  LaunchEvidence e = honest({kGemm}, 40.0);
+  e.correctness.back().latency_ms = 0.06; // the kept C copied by the GEMM kernel itself
+  const auto broken = judge_launches(e, &own);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, Rule::inconsistent_work);
+  EXPECT_NE(broken->message.find("repeated call"), std::string::npos) << broken->message;
+  EXPECT_NE(broken->message.find("under 50 % of the 40.0000 ms"), std::string::npos)
+      << broken->message;
+  e.correctness.back().latency_ms = 40.0 * kReplayRatio;
+  EXPECT_FALSE(judge_launches(e, &own));
+}
+
 // The counting pass's raw counts as the child sends them (candidate_time.cpp): CUPTI names the
 // ranges 1, 2, … in launch order.
 trace::Json counts(const std::vector<std::pair<std::string, trace::Json>>& ranges) {
