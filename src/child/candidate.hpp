@@ -33,6 +33,7 @@
 #include "protocol/device_buffer.hpp"
 #include "protocol/protocol.hpp"
 #include "protocol/single_call.hpp"
+#include "trace/schema.hpp"
 
 #include <cuda_runtime.h>
 #include <filesystem>
