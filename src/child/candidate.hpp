@@ -8,10 +8,10 @@
 // `prepare` initialises the driver, CUPTI activity tracing and the range profiler's
 // configuration, then creates the context, stream and L2 scratch and, when the supervisor
 // grants it, opens the range profiler's session and warms it with a one-block kernel: a
-// session's first pass costs ~0.4–0.9 s on an H200, so paid here, while the GPU is idle, the
-// counting pass later costs ~50 ms (bench/results/counter_session_h200.md). (Driver and profiler
-// initialisation alone, with no context, measurably slowed another process's timed trial on
-// an H200 — bench/results/eval_wall_time_h200.md — so nothing of it runs early.)
+// session's first pass is slow, so paid here, while the GPU is idle, it leaves the counting pass
+// only its own passes (bench/results/counter_session_h200.md). (Driver and profiler
+// initialisation alone, with no context, slowed another process's timed trial —
+// bench/results/eval_wall_time_h200.md — so nothing of it runs early.)
 //
 // A host (child/ptxbench_child.h: `python3 -m ptxbench_triton.child` for a Triton candidate)
 // replaces the kernel.so: `load` hands the candidate's file, signature and binding to the host's
@@ -33,6 +33,7 @@
 #include "protocol/device_buffer.hpp"
 #include "protocol/protocol.hpp"
 #include "protocol/single_call.hpp"
+#include "trace/schema.hpp"
 
 #include <cuda_runtime.h>
 #include <filesystem>

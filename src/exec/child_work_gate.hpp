@@ -1,7 +1,7 @@
 // When a candidate child's GPU-side work may run beside evaluations (spare_child.hpp).
 //
 // Problem. A child's preparation (driver, CUPTI, context, the range profiler's session) and a
-// retired child's end (its context's teardown) take ~0.1–0.9 s each on an H200; done only
+// retired child's end (its context's teardown) take up to a second each; done only
 // while the GPU is idle, back-to-back evaluations never find a child ready, and the start
 // sits on every evaluation's critical path. Done at any moment, it would overlap a timed
 // trial: driver initialisation alone in another process measurably slowed one

@@ -9,7 +9,7 @@
 // its 50; each side's trial median is over its 50 timed calls. The GPU's clocks under its power cap
 // drift and dip over hundreds of milliseconds, so calls that alternate see the same clocks.
 // Measured on an H200, A/A of cuDNN attention, strict, 8-18 evaluations per setting over 2-3 runs
-// (bench/results/aa_speedup_h200.md, stop 11): whole trials one after the other read
+// (bench/results/aa_speedup_h200.md): whole trials one after the other read
 // 0.967-1.021, chunks of 10 calls 0.980-1.010, of 5 0.989-1.005, of 2 0.997-1.003, one by one
 // 0.9993-1.0025. A hand-over costs a request to the child (one already per call in strict
 // mode) and no untimed call: an extra warm-up call after each hand-over changed nothing (chunks

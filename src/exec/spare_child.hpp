@@ -27,13 +27,13 @@
 // waits for child work in flight to end, and no child work begins while one is open or waits.
 //
 // The counter session. CUPTI lets one process at a time hold a range-profiler session on a GPU
-// (a second one's Start fails with CUPTI_ERROR_HARDWARE_BUSY, measured on an H200), and a
-// session's first pass is its expensive part (~0.4–0.9 s). The right to hold it is handed out
+// (a second one's Start fails with CUPTI_ERROR_HARDWARE_BUSY), and a session's first pass is
+// its expensive part (bench/results/counter_session_h200.md). The right to hold it is handed out
 // here: a spare takes it only while no evaluation is between begin_evaluation() and
 // end_evaluation() (one in flight still has to count, and its own child comes first), none has
 // run for kIdleBeforeSession and the right is free — at its `prepare`, or with a second
 // `prepare` once the GPU has become idle —
-// and opens its session then, so the evaluation that takes the spare counts in ~50 ms; an
+// and opens its session then, so the evaluation that takes the spare pays only its passes; an
 // evaluation whose child does not hold it (back to back, the spare was prepared beside the
 // evaluation before) claims it before its candidate loads (the child's system-call filter
 // refuses what opening a session needs), waiting (never under the GPU lock) until the holder
@@ -43,19 +43,18 @@
 // on `end_session`), so the evaluation's own child never has one open while trials run.
 //
 // Beside the trials (CounterSessionAhead). Back to back, the rule above leaves the spare no
-// moment to open its session: an evaluation's untimed phases (~0.15 s) are shorter than the
+// moment to open its session: an evaluation's untimed phases are shorter than the
 // session's first pass, so every evaluation that takes such a spare pays that pass in its
 // count. Under CounterSessionAhead::beside_timing, a spare that is already prepared opens its
 // session as soon as every running evaluation has counted (done_counting()) — that is, beside
 // their trials. It is not child work under the gate (a first `prepare`, with the driver and
 // the context, still is): the session's opening is driver and CUPTI work plus one one-block
-// kernel. Measured on an H200 (bench/results/eval_throughput_h200.md, stop 19): timed
-// latencies and the A/A did not move, but the opening holds the driver, so the phases beside
-// it stretch by about as much and the gain is small (+3–14 % evaluations per minute), while
-// the candidate's CV across requests rose; when_idle stays the default. Under
+// kernel. The opening holds the driver, so the phases beside it stretch by about as much: the
+// gain is small and the candidate's spread across requests rose
+// (bench/results/eval_throughput_h200.md); when_idle stays the default. Under
 // CounterSessionAhead::when_idle the timing phase holds the right itself until its trials
-// end, and no session opens anywhere while trials run (an open session added ~30 µs to a
-// 20-launch call's CUPTI latency in one measurement; bench/results/counter_session_h200.md).
+// end, and no session opens anywhere while trials run (an open session slowed a timed call;
+// bench/results/counter_session_h200.md).
 #pragma once
 
 #include "exec/child_process.hpp"

@@ -65,8 +65,7 @@ inline constexpr double kUnexplainedFloorMs = 0.25;
 inline constexpr double kUnexplainedFloorTritonMs = 1.0;
 inline constexpr double kUnexplainedShare = 0.5;
 // The bound needs this many single-call requests: a median of fewer is moved by one host hiccup
-// (a short protocol's 2 samples read 1.2-2.8 ms unexplained for honest calls on the H200,
-// bench/results/verdicts_h200.md); the figures are still recorded.
+// (bench/results/verdicts_h200.md); the figures are still recorded.
 inline constexpr std::size_t kMinOverheadSamples = 5;
 // What the bound found over an evaluation's single-call requests: the median overhead left
 // unexplained per call (candidate less calibration) and what is allowed.

@@ -95,7 +95,7 @@ public:
   // Keeps a range-profiler session open on the current context from here until
   // close_session() or the counter's end, and runs `warm` once under it (CUPTI activity
   // tracing paused meanwhile). The first pass of a session pays the profiler's start-up
-  // (~0.35 s on an H200, whatever the kernel); with a session open, count() pays only its
+  // (bench/results/counter_session_h200.md); with a session open, count() pays only its
   // own passes. The steps of the warm-up are returned.
   util::Expected<std::vector<util::Phase>> open_session(const CallFn& warm, cudaStream_t stream);
   // Disables the open session (a no-op without one); its wall time as step "disable".

@@ -1,6 +1,7 @@
 #include "reference/shapes.hpp"
 
 #include "suite/layouts.hpp"
+#include "trace/schema.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

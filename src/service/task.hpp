@@ -7,6 +7,7 @@
 // that the HTTP layer returns as the 400 or 404 body.
 #pragma once
 
+#include "compile/nvcc.hpp"
 #include "exec/evaluator.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"
