@@ -30,7 +30,7 @@ build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& 
     if (prompts.contains(key))
       continue;
     auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device,
-                               plan.loop.language);
+                               frontend::of(plan.loop.language));
     PTXBENCH_TRY(built);
     prompts.emplace(std::move(key), std::move(*built));
   }
@@ -46,8 +46,8 @@ util::Expected<std::vector<std::string>> repair_tasks(const std::vector<PlannedT
     const PlannedTrajectory& item = planned[i];
     if (item.repair == nullptr)
       continue;
-    auto prompt = repair_prompt_for(plan.loop.language, *item.problem, item.repair->kernel,
-                                    item.repair->error);
+    auto prompt = repair_prompt(frontend::of(plan.loop.language), *item.problem,
+                                item.repair->kernel, item.repair->error);
     PTXBENCH_TRY(prompt);
     tasks[i] = std::move(*prompt);
   }
