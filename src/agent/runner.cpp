@@ -1,5 +1,6 @@
 #include "agent/runner.hpp"
 
+#include "agent/remote_executor.hpp"
 #include "store/enums.hpp"
 
 #include <exception>
@@ -171,7 +172,7 @@ util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
                         const pack::Manifest& manifest, const model::ModelRegistry& registry) {
   if (auto status = check_models(plan, registry); !status)
     return status;
-  if (plan.loop.language == compile::Language::triton && !plan.eval.service.empty())
+  if (plan.loop.language != kServiceLanguage && !plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "the evaluation service takes CUDA candidates only: a Triton run is "
                             "evaluated on this machine's GPU (leave out --eval-service), or by "

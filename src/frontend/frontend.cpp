@@ -35,4 +35,13 @@ std::string_view without_final_newlines(std::string_view text) {
   return text;
 }
 
+ChildCommand candidate_binary_command(const ChildPaths& paths, std::vector<std::string> words) {
+  ChildCommand command;
+  if (words.empty())
+    return command;
+  words.front() = paths.candidate_binary.string();
+  command.argv = std::move(words);
+  return command;
+}
+
 } // namespace ptxbench::frontend

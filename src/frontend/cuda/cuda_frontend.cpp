@@ -1,8 +1,10 @@
 #include "frontend/cuda/cuda_frontend.hpp"
 
 #include "compile/abi.hpp"
+#include "compile/gate.hpp"
+#include "compile/imports.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 namespace ptxbench::frontend {
 namespace {
@@ -35,6 +37,66 @@ std::string codegen_flags_text(compile::Arch arch) {
       out += " " + flags[++i];
   }
   return out;
+}
+
+std::string kernels_text(const std::vector<compile::KernelResources>& kernels) {
+  if (kernels.empty())
+    return "";
+  std::string out = fmt::format("  {:<48} {:>5} {:>13} {:>10} {:>8}\n", "kernel (ptxas)", "regs",
+                                "spill st/ld B", "smem B", "stack B");
+  for (const auto& k : kernels) {
+    std::string name =
+        k.demangled_name.size() > 48 ? k.demangled_name.substr(0, 45) + "..." : k.demangled_name;
+    out += fmt::format("  {:<48} {:>5} {:>13} {:>10} {:>8}\n", name, k.registers,
+                       fmt::format("{}/{}", k.spill_store_bytes, k.spill_load_bytes), k.smem_bytes,
+                       k.stack_frame_bytes);
+  }
+  return out;
+}
+
+// The check of a .cu candidate, each stage only when the one before it succeeded.
+util::Expected<CheckReport> check_report(const CheckTools& tools, const std::string& source,
+                                         const suite::Problem& problem, compile::Arch arch) {
+  util::PhaseLog phases;
+  auto signature = compile::make_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  CheckReport report;
+  report.problem = problem.name();
+  report.arch = arch;
+  report.signature = signature->one_line();
+  report.banned = phases.time("gate", [&] { return compile::find_banned_library(source); });
+  if (report.banned) {
+    report.outcome = CheckOutcome::banned_library;
+    report.phases = phases.phases();
+    return report;
+  }
+  auto build = phases.time("compile", [&] {
+    return tools.compiler.compile(compile::CompileRequest::for_candidate(source, *signature, arch));
+  });
+  PTXBENCH_TRY(build);
+  report.build = std::move(*build);
+  if (!report.build->ok) {
+    report.outcome = CheckOutcome::compile_error;
+    report.phases = phases.phases();
+    return report;
+  }
+  if (tools.imports == ImportCheck::enforce) {
+    auto imports =
+        phases.time("imports", [&] { return compile::read_imports(report.build->library); });
+    PTXBENCH_TRY(imports);
+    report.forbidden = compile::find_forbidden_import(*imports);
+    if (report.forbidden) {
+      report.outcome = CheckOutcome::banned_library;
+      report.phases = phases.phases();
+      return report;
+    }
+  }
+  auto sass_report = phases.time(
+      "sass", [&] { return sass::analyze_binary(tools.disassembler, report.build->library); });
+  PTXBENCH_TRY(sass_report);
+  report.sass = std::move(*sass_report);
+  report.phases = phases.phases();
+  return report;
 }
 
 } // namespace
@@ -73,6 +135,52 @@ util::Expected<std::string> CudaFrontend::repair_prompt(std::string_view task,
                      "implements the given PyTorch reference.\n\n",
                      without_final_newlines(task), without_final_newlines(wrong_kernel),
                      without_final_newlines(error_log));
+}
+
+util::Expected<Checked> CudaFrontend::check(const CheckTools& tools, const std::string& source,
+                                            const suite::Problem& problem,
+                                            compile::Arch arch) const {
+  auto report = check_report(tools, source, problem, arch);
+  PTXBENCH_TRY(report);
+  Checked checked{std::move(*report), nullptr};
+  if (checked.report.outcome == CheckOutcome::ok)
+    checked.candidate = std::make_unique<CudaCandidate>(checked.report.build->library);
+  return checked;
+}
+
+std::string CudaFrontend::check_text(const CheckReport& report) const {
+  std::string out;
+  if (report.banned) {
+    return out + fmt::format("gate      REJECTED (line {}: {})\n{}\n", report.banned->line,
+                             report.banned->excerpt, report.banned->message());
+  }
+  out += "gate      ok (no banned library)\n";
+  const auto& build = *report.build;
+  out += fmt::format("compile   {} ({}{} ms)\n", build.ok ? "ok" : "FAILED",
+                     build.cache_hit ? "cache hit, built in " : "", build.compile_time.count());
+  if (!build.ok) {
+    if (!build.diagnostic_restates_first_error())
+      out += build.diagnostic + "\n";
+    for (const auto& error : build.first_errors)
+      out += error + "\n";
+    return out;
+  }
+  if (report.forbidden)
+    return out + fmt::format("imports   REJECTED ({} `{}`)\n{}\n",
+                             compile::to_string(report.forbidden->rule), report.forbidden->name,
+                             report.forbidden->message());
+  out += kernels_text(build.kernels) + "\n" + sass::render_text(*report.sass) + "\n";
+  return out + verdict_text(report);
+}
+
+std::string_view CudaFrontend::no_gpu_note() const {
+  return "Not run: this machine evaluates statically only (no GPU step); correctness and speed "
+         "are unknown.\n";
+}
+
+std::string_view CudaFrontend::static_run_notice() const {
+  return "every turn stops after the static check (gate, nvcc, SASS) and is recorded as "
+         "static_only";
 }
 
 } // namespace ptxbench::frontend

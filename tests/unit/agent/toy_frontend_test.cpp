@@ -1,10 +1,12 @@
 // A language is a Frontend (frontend/frontend.hpp): a toy language defined here, and nowhere
-// else, is read from replies, asked for and prompted by the agent's own code.
+// else, is read from replies, asked for and prompted by the agent's own code, and checked by
+// the static executor through the check path of every language.
 #include "agent/loop.hpp"
 #include "agent/prompt.hpp"
 #include "compile/extract.hpp"
 #include "loop_test_support.hpp"
 #include "store/run_store.hpp"
+#include "support/real_checker.hpp"
 
 #include <gtest/gtest.h>
 
@@ -39,6 +41,31 @@ public:
            std::string(task.substr(0, 7));
   }
   std::string_view base_variant() const override { return "toy-base"; }
+
+  // A toy file is checked by reading it: a `toy` line passes, `import cublas` is a banned
+  // library, anything else does not compile. Toy candidates never reach a GPU.
+  util::Expected<frontend::Checked> check(const frontend::CheckTools& /*tools*/,
+                                          const std::string& source, const suite::Problem& problem,
+                                          compile::Arch arch) const override {
+    frontend::Checked checked;
+    checked.report.problem = problem.name();
+    checked.report.arch = arch;
+    checked.report.signature = "toy run";
+    if (source.find("import cublas") != std::string::npos)
+      checked.report.outcome = frontend::CheckOutcome::banned_library;
+    else if (!source.starts_with("toy "))
+      checked.report.outcome = frontend::CheckOutcome::compile_error;
+    checked.report.phases = {{"toy_read", std::chrono::microseconds(1)}};
+    return checked;
+  }
+  bool check_is_cached() const override { return true; }
+  bool uses_candidate_binary() const override { return false; }
+  std::string check_text(const frontend::CheckReport&) const override { return "toy\n"; }
+  void add_check_json(const frontend::CheckReport&, nlohmann::ordered_json&) const override {}
+  std::string_view report_tag() const override { return "toy"; }
+  std::string_view checked_summary() const override { return "read"; }
+  std::string_view no_gpu_note() const override { return "Toys run nowhere.\n"; }
+  std::string_view static_run_notice() const override { return "every toy turn is read"; }
 };
 
 const std::string kToyReply = "Here.\n```toy\ntoy 42\n```\n";
@@ -95,4 +122,23 @@ TEST(ToyFrontend, TheLoopTakesToyBlocksAndAsksForThemWhenMissing) {
       << *turns[0].feedback;
   EXPECT_EQ(turns[1].kernel_source, "toy 42\n");
   EXPECT_EQ(executor.calls(), 1u);
+}
+
+TEST(ToyFrontend, TheStaticExecutorChecksToyCandidatesWithTheToyLanguagesCheck) {
+  const ScratchDir cache;
+  const test_support::RealChecker tools(cache.path(), test_support::SassCache::off);
+  const ToyFrontend toy;
+  StaticExecutor executor(*tools.checker, toy);
+  auto passed = executor.evaluate("toy 42\n", gemm_problem(), compile::Arch::sm_90a);
+  ASSERT_TRUE(passed) << passed.error().message;
+  EXPECT_EQ(passed->category, store::TurnCategory::static_only);
+  EXPECT_NE(passed->feedback.find("Toys run nowhere."), std::string::npos) << passed->feedback;
+  EXPECT_EQ(passed->evaluation.kernel_source, "toy 42\n");
+  auto banned = executor.evaluate("import cublas\n", gemm_problem(), compile::Arch::sm_90a);
+  ASSERT_TRUE(banned) << banned.error().message;
+  EXPECT_EQ(banned->category, store::TurnCategory::banned_library);
+  auto broken = executor.evaluate("not a toy\n", gemm_problem(), compile::Arch::sm_90a);
+  ASSERT_TRUE(broken) << broken.error().message;
+  EXPECT_EQ(broken->category, store::TurnCategory::compile);
+  EXPECT_EQ(broken->feedback.find("Toys run nowhere."), std::string::npos) << broken->feedback;
 }
