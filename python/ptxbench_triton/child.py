@@ -11,7 +11,7 @@ tensors that alias the call's device buffers, on the call's stream.
 Approach: the library is loaded with ctypes before torch (so the CUDA runtime it links is the
 process's); `ptxbench_child_host_main` serves the supervisor's requests and calls back here.
 `load` imports the candidate from its evaluation folder and checks `run`'s parameters against
-the signature and the binding the `load` request carries (exec/triton_binding.hpp: the
+the signature and the binding the `load` request carries (frontend/triton/binding.hpp: the
 parameters in order, each a tensor buffer with its shape and dtype, a scalar, or a variable
 axis). `invoke` wraps each buffer through `__cuda_array_interface__` (no copy), makes the call's
 stream torch's current stream (`torch.cuda.ExternalStream`) so Triton launches there, and calls

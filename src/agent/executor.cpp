@@ -44,11 +44,12 @@ TurnResult evaluation_turn(const exec::Evaluation& evaluation, trace::Trace trac
 }
 
 util::Expected<PreGpuCheck> check_before_gpu(const exec::Checker& checker,
+                                             const frontend::Frontend& language,
                                              const std::string& source,
                                              const suite::Problem& problem, compile::Arch arch) {
-  auto report = checker.check(source, problem, arch);
+  auto report = checker.check(language, source, problem, arch);
   PTXBENCH_TRY(report);
-  PreGpuCheck checked{std::move(*report), std::nullopt};
+  PreGpuCheck checked{std::move(report->report), std::nullopt};
   if (checked.report.outcome != exec::CheckOutcome::ok)
     checked.stopped = check_turn(checked.report, source);
   return checked;
@@ -93,23 +94,23 @@ store::TurnCategory category_of(const exec::Evaluation& evaluation) {
 util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
-  auto report = m_checker.check(source, problem, arch);
-  PTXBENCH_TRY(report);
-  TurnResult result = check_turn(*report, source);
+  auto checked = m_checker.check(m_language, source, problem, arch);
+  PTXBENCH_TRY(checked);
+  TurnResult result = check_turn(checked->report, source);
   if (result.category == store::TurnCategory::static_only)
-    result.feedback += "Not run: this machine evaluates statically only (no GPU step); "
-                       "correctness and speed are unknown.\n";
+    result.feedback += m_language.no_gpu_note();
   return result;
 }
 
 util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
                                                  const suite::Problem& problem,
                                                  compile::Arch arch) {
-  // A CUDA candidate's check runs here, in the caller's thread (the evaluator's own check of the
-  // same source is then a compile-cache hit); a Triton candidate's gate runs in the evaluator,
-  // whose report carries it.
-  if (m_options.language == compile::Language::cuda) {
-    auto checked = check_before_gpu(m_checker, source, problem, arch);
+  // A cached check runs here, in the caller's thread (the evaluator's own check of the same
+  // source is then a compile-cache hit); another runs once, in the evaluator, whose report
+  // carries it.
+  const frontend::Frontend& language = frontend::of(m_options.language);
+  if (language.check_is_cached()) {
+    auto checked = check_before_gpu(m_checker, language, source, problem, arch);
     PTXBENCH_TRY(checked);
     if (checked->stopped)
       return std::move(*checked->stopped);

@@ -2,8 +2,9 @@
 // implementations (RemoteExecutor, the third, is in remote_executor.hpp).
 //
 // GpuExecutor runs the full GPU evaluation (exec::Evaluator). StaticExecutor runs what needs
-// no GPU (exec::Checker: banned-library gate, nvcc, static SASS report). A StaticExecutor turn
-// whose kernel builds can never be called correct or wrong: it is categorised
+// no GPU: the language's static check (Frontend::check through exec::Checker — for CUDA the
+// banned-library gate, nvcc and the static SASS report; for Triton its gate). A StaticExecutor
+// turn whose kernel builds can never be called correct or wrong: it is categorised
 // TurnCategory::static_only (counted, so a CPU-only run still ends on its turn budget; never
 // correct, so it never meets the target speedup). GpuExecutor uses the same category when the
 // evaluator finds no usable GPU.
@@ -12,6 +13,7 @@
 #include "compile/nvcc.hpp"
 #include "exec/check.hpp"
 #include "exec/evaluator.hpp"
+#include "frontend/frontend.hpp"
 #include "store/records.hpp"
 #include "suite/problem.hpp"
 #include "util/error.hpp"
@@ -40,22 +42,27 @@ public:
   virtual std::string_view name() const = 0;
 };
 
-// Thread-safe (the checker is).
+// Thread-safe (the checker and the frontend are). `language`: the candidates' language.
 class StaticExecutor final : public Executor {
 public:
-  explicit StaticExecutor(const exec::Checker& checker) : m_checker(checker) {}
+  explicit StaticExecutor(const exec::Checker& checker, const frontend::Frontend& language =
+                                                            frontend::of(compile::Language::cuda))
+      : m_checker(checker), m_language(language) {}
   util::Expected<TurnResult> evaluate(const std::string& source, const suite::Problem& problem,
                                       compile::Arch arch) override;
   std::string_view name() const override { return "static"; }
 
 private:
   const exec::Checker& m_checker;
+  const frontend::Frontend& m_language;
 };
 
-// Thread-safe: the static check runs in the caller's thread (compiles of several trajectories
-// overlap each other and the GPU); the evaluator serialises only what must not share the GPU
-// (timing and counting hold its GPU lock exclusively, its other GPU phases shared). The
-// evaluator's own check of the same source is then a compile-cache hit.
+// Thread-safe: where the language's check is cached (Frontend::check_is_cached: CUDA's nvcc),
+// the static check runs in the caller's thread (compiles of several trajectories overlap each
+// other and the GPU) and the evaluator's own check of the same source is a compile-cache hit;
+// otherwise (the Triton gate) it runs once, in the evaluator. The evaluator serialises only
+// what must not share the GPU (timing and counting hold its GPU lock exclusively, its other GPU
+// phases shared). The candidates' language is options.language.
 class GpuExecutor final : public Executor {
 public:
   GpuExecutor(const exec::Checker& checker, exec::Evaluator& evaluator, exec::EvalOptions options)
@@ -85,6 +92,7 @@ struct PreGpuCheck {
 };
 // Errors only when the check itself has no verdict (the executor's infra turn).
 util::Expected<PreGpuCheck> check_before_gpu(const exec::Checker& checker,
+                                             const frontend::Frontend& language,
                                              const std::string& source,
                                              const suite::Problem& problem, compile::Arch arch);
 

@@ -129,18 +129,9 @@ std::string evaluation_feedback(const exec::Evaluation& evaluation) {
   return out + gpu_lines(evaluation);
 }
 
-std::string extraction_feedback(const util::Error& error, compile::Language language) {
-  const std::string ask =
-      language == compile::Language::triton
-          ? fmt::format("Reply with one complete Python file in a single {} block that imports "
-                        "triton, defines a @triton.jit kernel and `run` with the exact signature "
-                        "given.",
-                        compile::kPythonCodeFence)
-          : fmt::format("Reply with one complete CUDA file in a single {} code block that defines "
-                        "`run` with the exact signature given.",
-                        compile::kCodeFence);
+std::string extraction_feedback(const util::Error& error, const frontend::Frontend& language) {
   return "No kernel could be taken from your reply: " + clip(error.message, kMaxMessageChars) +
-         "\n" + ask + "\n";
+         "\n" + language.reply_request() + "\n";
 }
 
 std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_output_tokens) {

@@ -5,10 +5,10 @@
 // every feedback stays in the conversation of every later turn.
 #pragma once
 
-#include "compile/language.hpp"
 #include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "exec/evaluation.hpp"
+#include "frontend/frontend.hpp"
 #include "store/enums.hpp"
 #include "util/error.hpp"
 
@@ -34,7 +34,7 @@ std::string triton_gate_feedback(const compile::TritonGateReport& report);
 std::string evaluation_feedback(const exec::Evaluation& evaluation);
 
 // When no candidate could be taken from the reply; the request names the language's fence.
-std::string extraction_feedback(const util::Error& error, compile::Language language);
+std::string extraction_feedback(const util::Error& error, const frontend::Frontend& language);
 
 // The opening of the feedback when the reply did not end as the model meant it — cut off at the
 // output-token limit (`max_output_tokens` when the registry sets one), or empty; "" when

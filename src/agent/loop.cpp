@@ -337,10 +337,12 @@ TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd en
   work.outcome.reply = reply;
   work.outcome.reply_end = end;
   const std::string note = reply_end_note(end, m_task.model->sampling.max_output_tokens);
-  auto candidate = compile::extract_candidate(reply, m_options.language);
+  const frontend::Frontend& language =
+      m_deps.frontend != nullptr ? *m_deps.frontend : frontend::of(m_options.language);
+  auto candidate = language.extract(reply);
   if (!candidate) {
     work.outcome.category = TurnCategory::extraction;
-    work.outcome.feedback = note + extraction_feedback(candidate.error(), m_options.language);
+    work.outcome.feedback = note + extraction_feedback(candidate.error(), language);
     return work;
   }
   work.outcome.kernel_source = candidate->code;

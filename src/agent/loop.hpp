@@ -44,6 +44,7 @@
 #include "agent/prompt.hpp"
 #include "compile/language.hpp"
 #include "compile/nvcc.hpp"
+#include "frontend/frontend.hpp"
 #include "model/chat.hpp"
 #include "model/registry.hpp"
 #include "model/retry.hpp"
@@ -141,6 +142,8 @@ struct LoopDeps {
   const std::atomic<bool>* cancel = nullptr; // optional: stop between turns when set
   model::Sleeper* sleeper = nullptr; // the evaluator's backoff; null: real, cut short by cancel
   FeedbackHook extra_feedback;       // optional
+  // The candidate language's reply reading (frontend.hpp); null: LoopOptions::language's.
+  const frontend::Frontend* frontend = nullptr;
 };
 
 // Runs (or resumes) one trajectory to its end or until it must stop. Errors: the store failed

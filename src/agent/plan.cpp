@@ -139,7 +139,7 @@ util::Status check_variant(const RunPlan& plan, const std::string& name,
                            const pack::Manifest& manifest) {
   if (name == pack::kNoPackVariant)
     return util::Ok{};
-  auto found = find_variant(manifest, name, plan.loop.arch, plan.loop.language);
+  auto found = find_variant(manifest, name, plan.loop.arch, frontend::of(plan.loop.language));
   PTXBENCH_TRY(found);
   return util::Ok{};
 }
@@ -182,9 +182,9 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
           found = !variants.empty();
         }
       if (!found)
-        out.push_back(default_variant(manifest, problem, plan.loop.language));
+        out.push_back(default_variant(manifest, problem, frontend::of(plan.loop.language)));
     } else if (name == pack::kDefaultVariant) {
-      out.push_back(default_variant(manifest, problem, plan.loop.language));
+      out.push_back(default_variant(manifest, problem, frontend::of(plan.loop.language)));
     } else {
       out.push_back(name);
     }

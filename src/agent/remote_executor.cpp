@@ -157,7 +157,7 @@ util::Expected<Json> RemoteExecutor::wait(const std::string& url, const std::str
 util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
-  auto checked = check_before_gpu(m_checker, source, problem, arch);
+  auto checked = check_before_gpu(m_checker, frontend::of(kServiceLanguage), source, problem, arch);
   PTXBENCH_TRY(checked);
   if (checked->stopped)
     return std::move(*checked->stopped);

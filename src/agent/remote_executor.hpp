@@ -30,6 +30,9 @@
 
 namespace ptxbench::agent {
 
+// The one language the evaluation service takes (its requests carry CUDA source).
+inline constexpr compile::Language kServiceLanguage = compile::Language::cuda;
+
 struct RemoteOptions {
   std::vector<std::string> urls; // base URLs ("http://gpu-host:8000")
   exec::EvalOptions eval;        // sent with every task; the arch is the turn's

@@ -1,5 +1,6 @@
 #include "agent/runner.hpp"
 
+#include "agent/remote_executor.hpp"
 #include "store/enums.hpp"
 
 #include <exception>
@@ -30,7 +31,7 @@ build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& 
     if (prompts.contains(key))
       continue;
     auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device,
-                               plan.loop.language);
+                               frontend::of(plan.loop.language));
     PTXBENCH_TRY(built);
     prompts.emplace(std::move(key), std::move(*built));
   }
@@ -46,8 +47,8 @@ util::Expected<std::vector<std::string>> repair_tasks(const std::vector<PlannedT
     const PlannedTrajectory& item = planned[i];
     if (item.repair == nullptr)
       continue;
-    auto prompt = repair_prompt_for(plan.loop.language, *item.problem, item.repair->kernel,
-                                    item.repair->error);
+    auto prompt = repair_prompt(frontend::of(plan.loop.language), *item.problem,
+                                item.repair->kernel, item.repair->error);
     PTXBENCH_TRY(prompt);
     tasks[i] = std::move(*prompt);
   }
@@ -171,7 +172,7 @@ util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
                         const pack::Manifest& manifest, const model::ModelRegistry& registry) {
   if (auto status = check_models(plan, registry); !status)
     return status;
-  if (plan.loop.language == compile::Language::triton && !plan.eval.service.empty())
+  if (plan.loop.language != kServiceLanguage && !plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "the evaluation service takes CUDA candidates only: a Triton run is "
                             "evaluated on this machine's GPU (leave out --eval-service), or by "

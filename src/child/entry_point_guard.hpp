@@ -17,7 +17,7 @@
 // loading is allowed while it runs (CodeLoading::warm_up) and refused again after. (Triton's
 // own driver module calls libcuda directly, not through this lookup, so the window matters
 // only to what the runtime is asked for; a kernel compiled after the warm-up is caught by the
-// supervisor's listing of the evaluation's Triton cache, exec/triton_cubins.hpp.)
+// supervisor's listing of the evaluation's Triton cache, exec/cubin_folder.hpp.)
 //
 // Invariants. The record only grows; the server sends it with every reply (Reply::refused),
 // and the supervisor fails the evaluation on any entry (RUNTIME_ERROR, rule runtime_loading).

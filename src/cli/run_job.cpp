@@ -6,10 +6,10 @@
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
-#include "agent/triton_executor.hpp"
 #include "cli/tools.hpp"
 #include "cuda/device.hpp"
 #include "exec/evaluator.hpp"
+#include "frontend/frontend.hpp"
 #include "measure/live_device.hpp"
 #include "model/factory.hpp"
 #include "model/http_transport.hpp"
@@ -323,15 +323,15 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
 void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
                                     std::string_view command, exec::Checker& checker) {
   m_transport = model::make_curl_transport();
-  const bool triton = plan.loop.language == compile::Language::triton;
+  const frontend::Frontend& language = frontend::of(plan.loop.language);
   if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
     m_executor =
         std::make_unique<agent::RemoteExecutor>(checker, *m_transport, remote_options(plan));
   } else if (gpu == GpuUse::when_present && cuda::device_count() > 0) {
-    // A Triton evaluation starts its own Python child, so a spare CUDA child would never be
-    // used.
+    // A language whose candidates start a child of their own (Triton's Python child) would
+    // never use a spare ptxbench-candidate.
     exec::EvaluatorOptions options;
-    if (triton)
+    if (!language.uses_candidate_binary())
       options.children = exec::ChildStart::on_demand;
     m_evaluator =
         std::make_unique<exec::Evaluator>(checker, *m_suite, std::filesystem::path(),
@@ -339,19 +339,11 @@ void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
     m_executor =
         std::make_unique<agent::GpuExecutor>(checker, *m_evaluator, agent::eval_options(plan));
     m_live_device = live_device_text(plan.loop.arch);
-  } else if (triton) {
-    m_triton_gate = std::make_unique<compile::TritonGate>(m_tools.runner());
-    m_executor = std::make_unique<agent::TritonStaticExecutor>(*m_triton_gate);
-    fmt::print(stderr,
-               "ptxbench {}: {}; every Triton turn stops after the Triton gate and is recorded "
-               "as static_only\n",
-               command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
   } else {
-    m_executor = std::make_unique<agent::StaticExecutor>(checker);
-    fmt::print(stderr,
-               "ptxbench {}: {}; every turn stops after the static check (gate, nvcc, "
-               "SASS) and is recorded as static_only\n",
-               command, gpu == GpuUse::never ? "--static-only" : "no CUDA device here");
+    m_executor = std::make_unique<agent::StaticExecutor>(checker, language);
+    fmt::print(stderr, "ptxbench {}: {}; {}\n", command,
+               gpu == GpuUse::never ? "--static-only" : "no CUDA device here",
+               language.static_run_notice());
   }
 }
 

@@ -9,7 +9,6 @@
 #include "agent/runner.hpp"
 #include "cli/command.hpp"
 #include "cli/tools.hpp"
-#include "compile/triton_gate.hpp"
 #include "exec/evaluator.hpp"
 #include "model/http_transport.hpp"
 #include "model/registry.hpp"
@@ -74,7 +73,6 @@ private:
   const suite::Suite* m_suite = nullptr;
   std::unique_ptr<model::HttpTransport> m_transport;
   std::unique_ptr<exec::Evaluator> m_evaluator;
-  std::unique_ptr<compile::TritonGate> m_triton_gate;
   std::unique_ptr<agent::Executor> m_executor;
   std::string m_live_device;
   agent::FeedbackHook m_notes; // the plan's repair notes (adapt/notes_feedback.hpp), or none

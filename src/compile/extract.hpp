@@ -65,9 +65,6 @@ PythonCompleteness check_python_completeness(std::string_view code);
 // The last complete python/py block; Error{extraction} worded for a Triton candidate otherwise.
 util::Expected<Extraction> extract_python_candidate(std::string_view reply);
 
-// The candidate of `language`: extract_candidate for CUDA, extract_python_candidate for Triton.
-util::Expected<Extraction> extract_candidate(std::string_view reply, Language language);
-
 // The notes on the chosen block (which of several complete ones, an unclosed fence).
 std::vector<std::string> selection_notes(const CodeBlock& chosen, std::size_t index,
                                          std::size_t complete_count);

@@ -105,8 +105,4 @@ util::Expected<Extraction> extract_python_candidate(std::string_view reply) {
   return Extraction{std::move(blocks[chosen].code), chosen, blocks.size(), std::move(notes)};
 }
 
-util::Expected<Extraction> extract_candidate(std::string_view reply, Language language) {
-  return language == Language::triton ? extract_python_candidate(reply) : extract_candidate(reply);
-}
-
 } // namespace ptxbench::compile

@@ -105,6 +105,12 @@ util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
   const std::filesystem::path kernel = scratch->path() / "kernel.py";
   if (auto written = util::write_file_atomic(kernel, source); !written)
     return written.take_error();
+  return check_file(kernel, source, signature);
+}
+
+util::Expected<TritonGateReport> TritonGate::check_file(const std::filesystem::path& kernel,
+                                                        std::string_view source,
+                                                        const TritonSignature& signature) const {
   util::ProcessOptions options;
   options.timeout = std::chrono::seconds(30);
   auto result = m_runner.run({m_python.string(), "-I", "-B", "-c", std::string(kGateMain),

@@ -47,6 +47,10 @@ public:
   // itself could not run or answered with something that is not its JSON.
   util::Expected<TritonGateReport> check(std::string_view source,
                                          const TritonSignature& signature) const;
+  // The same for the file `kernel` already holding `source` (an evaluation's work folder).
+  util::Expected<TritonGateReport> check_file(const std::filesystem::path& kernel,
+                                              std::string_view source,
+                                              const TritonSignature& signature) const;
 
 private:
   util::ProcessRunner& m_runner;

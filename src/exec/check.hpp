@@ -1,63 +1,29 @@
-// `ptxbench check`: everything about a candidate that needs no GPU, in the order the evaluator
-// runs it — ABI signature of the problem, banned-library gate, nvcc build (with ptxas resource
-// use), the import rule on the built kernel.so, and the static SASS report of the exact binary
-// built. Each stage runs only when the one
-// before it succeeded; every stage is a timed phase.
+// `ptxbench check` and the first phase of every evaluation: a candidate's static check, run by
+// its language's frontend (frontend/frontend.hpp, Frontend::check) with the tools this Checker
+// holds — nvcc with its cache, cuobjdump, the import rule's setting and a process runner for
+// the Python tools. The report is frontend/check_report.hpp's.
 #pragma once
 
-#include "compile/abi.hpp"
-#include "compile/gate.hpp"
-#include "compile/imports.hpp"
 #include "compile/language.hpp"
 #include "compile/nvcc.hpp"
-#include "compile/triton_gate.hpp"
+#include "frontend/check_report.hpp"
+#include "frontend/frontend.hpp"
 #include "sass/disassemble.hpp"
-#include "sass/report.hpp"
 #include "suite/problem.hpp"
 #include "util/error.hpp"
-#include "util/phases.hpp"
+#include "util/subprocess.hpp"
 
-#include <nlohmann/json.hpp>
-#include <optional>
+#include <filesystem>
 #include <string>
 
 namespace ptxbench::exec {
 
-// Persisted in JSON output.
-enum class CheckOutcome : std::uint8_t {
-  ok = 1,             // built; static report available
-  banned_library = 2, // rejected by the source gate (nothing compiled) or, once built, by the
-                      // import rule on kernel.so (compile/imports.hpp; never loaded)
-  compile_error = 3,  // nvcc or the link failed
-};
-
-// Whether the Checker applies the import rule to the built kernel.so. Only tests that prove
-// the run-time defences on their own turn it off (tests/unit/exec/evaluator_gpu.cpp).
-enum class ImportCheck : std::uint8_t { enforce = 1, skip = 2 };
-
-std::string_view to_string(CheckOutcome outcome);
-
-struct CheckReport {
-  std::string problem;
-  compile::Arch arch = compile::Arch::sm_90a;
-  compile::Language language = compile::Language::cuda;
-  std::string signature;
-  CheckOutcome outcome = CheckOutcome::ok;
-  std::optional<compile::BannedUse> banned;          // the source gate's finding
-  std::optional<compile::ForbiddenImport> forbidden; // the import rule's finding on kernel.so
-  std::optional<compile::CompileResult> build;
-  // A Triton candidate: the gate's report (triton_check.hpp); there is no build, and `sass` is
-  // the report of the cubins Triton built in the evaluation's warm-up (exec/triton_cubins.hpp).
-  std::optional<compile::TritonGateReport> triton_gate;
-  std::optional<sass::StaticReport> sass;
-  std::vector<util::Phase> phases;
-
-  // The static verdict for the built arch; nullopt when nothing was built.
-  std::optional<sass::Verdict> verdict() const;
-  // The banned-library finding for the model: the gate's or the import rule's sentence; empty
-  // unless outcome is banned_library.
-  std::string banned_message() const;
-};
+using frontend::CheckOutcome;
+using frontend::CheckReport;
+using frontend::ImportCheck;
+using frontend::render_text;
+using frontend::to_json;
+using frontend::to_string;
 
 class Checker {
 public:
@@ -65,24 +31,26 @@ public:
           ImportCheck imports = ImportCheck::enforce)
       : m_compiler(compiler), m_disassembler(disassembler), m_imports(imports) {}
 
-  // Errors only when no verdict about the candidate exists (timeout, missing tool, bad
-  // definition); a banned library or a compile error is a report.
+  // The check of `language`'s candidate: errors only when no verdict about the candidate exists
+  // (timeout, missing tool, bad definition); a banned library or a compile error is a report.
+  util::Expected<frontend::Checked> check(const frontend::Frontend& language,
+                                          const std::string& source, const suite::Problem& problem,
+                                          compile::Arch arch) const;
+  // The report of a CUDA candidate's check (the language most callers check).
   util::Expected<CheckReport> check(const std::string& source, const suite::Problem& problem,
                                     compile::Arch arch) const;
 
-private:
-  compile::Compiler& m_compiler;
-  const sass::Disassembler& m_disassembler;
-
-public:
+  // The tools a check uses, with `runner`, `python` and `python_root` for the Python tools.
+  frontend::CheckTools tools(util::ProcessRunner& runner, std::filesystem::path python = "python3",
+                             std::filesystem::path python_root = {}) const;
   // The disassembler the static report uses (a Triton evaluation's cubins go through it too).
   const sass::Disassembler& disassembler() const { return m_disassembler; }
 
 private:
+  compile::Compiler& m_compiler;
+  const sass::Disassembler& m_disassembler;
   ImportCheck m_imports;
+  mutable util::PosixProcessRunner m_runner; // the Python tools of checks outside an evaluation
 };
-
-nlohmann::ordered_json to_json(const CheckReport& report);
-std::string render_text(const CheckReport& report);
 
 } // namespace ptxbench::exec

@@ -11,38 +11,20 @@
 
 namespace ptxbench::exec {
 
-std::filesystem::path triton_cache_dir(const std::filesystem::path& work) {
-  return work / "triton-cache";
-}
-
 ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd) {
-  return child_command(launch,
-                       protocol::serve_argv(launch.candidate_binary, device, request_fd, reply_fd));
+  return child_command(
+      launch, protocol::serve_argv(launch.paths.candidate_binary, device, request_fd, reply_fd));
 }
 
 ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> words) {
-  ChildCommand command;
-  if (words.empty())
+  ChildCommand command = launch.candidate != nullptr
+                             ? launch.candidate->child_command(launch.paths, std::move(words))
+                             : frontend::candidate_binary_command(launch.paths, std::move(words));
+  if (command.argv.empty())
     return command;
   // The driver's JIT cache stays off: a child writes no file (its system-call filter refuses
   // it), and no candidate can plant a module in the cache that a later process loads.
-  command.env = {"CUDA_CACHE_DISABLE=1"};
-  if (launch.language == compile::Language::cuda) {
-    words.front() = launch.candidate_binary.string();
-    command.argv = std::move(words);
-    return command;
-  }
-  command.argv = {launch.python.string(), "-m", "ptxbench_triton.child", "--library",
-                  launch.child_library.string()};
-  command.argv.insert(command.argv.end(), words.begin() + 1, words.end());
-  const std::filesystem::path cache = triton_cache_dir(launch.triton_work);
-  std::string pythonpath = launch.python_root.string();
-  if (!launch.inherited_pythonpath.empty())
-    pythonpath += ":" + launch.inherited_pythonpath;
-  command.env.insert(command.env.end(),
-                     {"PYTHONPATH=" + pythonpath, "TRITON_CACHE_DIR=" + cache.string(),
-                      "TRITON_HOME=" + (launch.triton_work / "triton-home").string(),
-                      "PYTHONDONTWRITEBYTECODE=1"});
+  command.env.insert(command.env.begin(), "CUDA_CACHE_DISABLE=1");
   return command;
 }
 

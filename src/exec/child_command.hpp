@@ -1,13 +1,12 @@
-// How the supervisor starts a candidate child, by language (docs/evaluation.md, "Triton
-// candidates"): a CUDA candidate's child is `ptxbench-candidate`; a Triton candidate's is
-// `python3 -m ptxbench_triton.child --library libptxbench_child.so` — the same C++ child,
-// hosted by the Python that has torch and Triton — with PYTHONPATH naming the tree's python/
-// and TRITON_CACHE_DIR / TRITON_HOME under the evaluation's own work folder, so that the cubins
-// Triton builds for this evaluation are exactly that folder's (exec/triton_cubins.hpp). Both
-// take the command line of protocol/child_arguments.hpp after their own words.
+// How the supervisor starts a candidate child: `ptxbench-candidate` for a spare started before
+// its candidate is known, otherwise the command of the candidate's language (frontend/
+// candidate.hpp, Candidate::child_command) — for a Triton candidate `python3 -m
+// ptxbench_triton.child`, the same C++ child hosted by the Python that has torch and Triton
+// (docs/evaluation.md, "Triton candidates"). Both take the command line of protocol/
+// child_arguments.hpp after their own words; the driver's JIT cache stays off for every child.
 #pragma once
 
-#include "compile/language.hpp"
+#include "frontend/candidate.hpp"
 
 #include <filesystem>
 #include <string>
@@ -15,24 +14,13 @@
 
 namespace ptxbench::exec {
 
-// What starting a child needs besides its descriptors. `triton_work` is used for Triton only.
+using frontend::ChildCommand;
+
+// What starting a child needs besides its descriptors.
 struct ChildLaunch {
-  compile::Language language = compile::Language::cuda;
-  std::filesystem::path candidate_binary;   // ptxbench-candidate
-  std::filesystem::path python = "python3"; // the interpreter that has torch and Triton
-  std::filesystem::path python_root;        // the folder holding ptxbench_triton/
-  std::filesystem::path child_library;      // libptxbench_child.so
-  std::filesystem::path triton_work;        // the evaluation's work folder
-  std::string inherited_pythonpath;         // the supervisor's $PYTHONPATH, kept after python_root
+  frontend::ChildPaths paths;
+  const frontend::Candidate* candidate = nullptr; // none: a spare `ptxbench-candidate`
 };
-
-struct ChildCommand {
-  std::vector<std::string> argv;
-  std::vector<std::string> env; // overrides for util::environment_with ("NAME=value")
-};
-
-// The Triton cache folder of an evaluation whose work folder is `work`.
-std::filesystem::path triton_cache_dir(const std::filesystem::path& work);
 
 // The command line and environment of a child serving on `request_fd` / `reply_fd`.
 ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd);

@@ -69,7 +69,7 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
                                                          int device,
                                                          const std::filesystem::path& log_path) {
   ChildLaunch launch;
-  launch.candidate_binary = binary;
+  launch.paths.candidate_binary = binary;
   return start(launch, device, log_path);
 }
 

@@ -30,10 +30,10 @@ namespace ptxbench::exec {
 class CandidateProcess {
 public:
   // `device`: the CUDA device the child creates its context on (its `--device`); `launch`
-  // says which child, by language (child_command.hpp).
+  // says which child: its candidate's, or a spare ptxbench-candidate (child_command.hpp).
   static util::Expected<CandidateProcess> start(const ChildLaunch& launch, int device,
                                                 const std::filesystem::path& log_path);
-  // A CUDA candidate's child, `binary` being ptxbench-candidate.
+  // A spare child, `binary` being ptxbench-candidate.
   static util::Expected<CandidateProcess> start(const std::filesystem::path& binary, int device,
                                                 const std::filesystem::path& log_path);
   CandidateProcess(CandidateProcess&& other) noexcept;

@@ -277,9 +277,9 @@ void read_optional_parts(JsonReader& r, const Json& x, const std::string& p, Eva
     ev.child_startup = *startup;
   ev.jit_ms = r.optional_number(x, p, "jit_ms", {0, 1e12});
   if (const Json* language = JsonReader::optional(x, "language"))
-    ev.check.language = language->is_string() && language->get<std::string>() == "triton"
-                            ? compile::Language::triton
-                            : compile::Language::cuda;
+    ev.check.language =
+        compile::parse_language(language->is_string() ? language->get<std::string>() : "")
+            .value_or(compile::Language::cuda);
   if (const Json* clocks = JsonReader::optional(x, "clocks"))
     ev.clocks = *clocks;
   if (const Json* phases = JsonReader::optional(x, "phases"))

@@ -1,5 +1,6 @@
 #include "exec/evaluation.hpp"
 #include "exec/tool_passes.hpp"
+#include "frontend/frontend.hpp"
 #include "protocol/protocol.hpp"
 #include "trace/json_io.hpp"
 #include "util/json_number.hpp"
@@ -235,8 +236,8 @@ Json extras_json(const Evaluation& ev) {
     out["child_startup_ms"] = ev.child_startup;
   if (ev.jit_ms)
     out["jit_ms"] = *ev.jit_ms;
-  if (ev.check.language == compile::Language::triton)
-    out["language"] = "triton";
+  if (const std::string_view tag = frontend::of(ev.check.language).report_tag(); !tag.empty())
+    out["language"] = tag;
   if (ev.sanitizer)
     out["sanitizer"] = to_json(*ev.sanitizer);
   if (ev.ncu_audit)
@@ -296,11 +297,9 @@ std::string render_text(const Evaluation& ev) {
                                 ev.gpu.empty() ? "" : " on " + ev.gpu);
   if (!ev.gpu_ran && ev.status == Status::passed) {
     out += "status: not evaluated — " + ev.needs_gpu + "\n";
-    if (ev.check.language == compile::Language::triton)
-      return out + "  static check: the Triton gate passed; Triton compiles the kernels (and "
-                   "the SASS report is made of its cubins) in the GPU step's warm-up call\n";
-    out += "  static check: built and disassembled\n" + target_text(ev);
-    return out;
+    return out +
+           fmt::format("  static check: {}\n", frontend::of(ev.check.language).checked_summary()) +
+           target_text(ev);
   }
   out += fmt::format("status: {}{}\n", trace::to_string(ev.status), status_note(ev));
   if (!ev.message.empty())

@@ -4,10 +4,6 @@
 #include "cuda/device.hpp"
 #include "exec/dynamic_report.hpp"
 #include "exec/gpu_evaluation.hpp"
-#include "exec/triton_binding.hpp"
-#include "exec/triton_check.hpp"
-#include "util/fs.hpp"
-#include "util/temp_folder.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -125,17 +121,17 @@ void verdict_from_check(Evaluation& ev) {
   }
 }
 
-ChildLaunch triton_launch(const std::filesystem::path& binary, const EvaluatorOptions& options) {
-  ChildLaunch launch;
-  launch.language = compile::Language::triton;
-  launch.candidate_binary = binary;
-  launch.python = options.python;
-  launch.python_root = options.python_root.empty() ? python_root_path() : options.python_root;
-  launch.child_library =
+frontend::ChildPaths child_paths(const std::filesystem::path& binary,
+                                 const EvaluatorOptions& options) {
+  frontend::ChildPaths paths;
+  paths.candidate_binary = binary;
+  paths.python = options.python;
+  paths.python_root = options.python_root.empty() ? python_root_path() : options.python_root;
+  paths.child_library =
       options.child_library.empty() ? child_library_path() : options.child_library;
   if (const char* inherited = std::getenv("PYTHONPATH"); inherited != nullptr)
-    launch.inherited_pythonpath = inherited;
-  return launch;
+    paths.inherited_pythonpath = inherited;
+  return paths;
 }
 
 } // namespace
@@ -157,9 +153,7 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
     : m_checker(checker), m_suite(suite),
       m_candidate_binary(candidate_binary.empty() ? candidate_binary_path() : candidate_binary),
       m_reference_cache(std::move(reference_cache)),
-      m_triton_launch(triton_launch(m_candidate_binary, evaluator_options)),
-      m_triton_gate(std::make_unique<compile::TritonGate>(m_tool_runner, evaluator_options.python,
-                                                          m_triton_launch.python_root)),
+      m_child_paths(child_paths(m_candidate_binary, evaluator_options)),
       m_warm(std::make_unique<detail::WarmState>(
           m_candidate_binary, evaluator_options.device, evaluator_options.warm_bytes,
           evaluator_options.children, evaluator_options.counter_session)) {
@@ -186,38 +180,27 @@ void Evaluator::settle() {
 // The GPU part. No behaviour of a candidate may raise past here: what the supervisor's own code
 // throws (a CUDA error in its context, a reply it could not read) becomes an error that names
 // the phase, so a run records an infra turn and goes on.
-util::Status Evaluator::gpu_phases(Evaluation& ev, const std::string& source,
+util::Status Evaluator::gpu_phases(Evaluation& ev, const frontend::Frontend& language,
+                                   const frontend::Candidate& candidate,
                                    const suite::Problem& problem, const EvalOptions& options,
                                    util::PhaseLog& phases) {
   try {
     PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm->device)); // the calling thread's, for its phases
     detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
                               m_tool_runner);
-    std::optional<util::TempFolder> work; // a Triton evaluation's kernel.py and Triton cache
-    std::optional<detail::TritonRun> triton;
-    if (options.language == compile::Language::triton) {
-      auto made = util::TempFolder::make("ptxbench-triton", "a Triton evaluation");
-      PTXBENCH_TRY(made);
-      work.emplace(std::move(*made));
-      auto written = util::write_file_atomic(work->path() / "kernel.py", source);
-      PTXBENCH_TRY(written);
-      std::vector<std::int64_t> axes;
-      for (const auto& [axis, value] : problem.var_axes)
-        axes.push_back(value);
-      auto binding = triton_binding(problem.definition, axes);
-      PTXBENCH_TRY(binding);
-      triton.emplace(
-          detail::TritonRun{m_triton_launch, std::move(*binding), &m_checker.disassembler()});
-      triton->launch.triton_work = work->path();
-    }
-    const std::filesystem::path candidate =
-        triton ? work->path() / "kernel.py" : ev.check.build->library;
-    // The identities of kernel.so's cubins, read beside the GPU phases (launch_rules.hpp).
+    auto binding = candidate.binding();
+    PTXBENCH_TRY(binding);
+    const detail::CandidateRun candidate_run{&candidate, ChildLaunch{m_child_paths, &candidate},
+                                             !language.uses_candidate_binary(), std::move(*binding),
+                                             &m_checker.disassembler()};
+    // The identities of kernel.so's cubins, read beside the GPU phases (launch_rules.hpp); a
+    // candidate compiled in its warm-up has its cubins read after it (gpu_warm_up.cpp).
     std::future<util::Expected<std::vector<std::string>>> cubins;
-    if (!triton)
-      cubins = std::async(std::launch::async,
-                          [&] { return m_checker.disassembler().cubin_hashes(candidate); });
-    if (auto status = run.run(m_candidate_binary, candidate, triton ? &*triton : nullptr); !status)
+    if (!candidate.warm_up_cubins())
+      cubins = std::async(std::launch::async, [&] {
+        return m_checker.disassembler().cubin_hashes(candidate.library());
+      });
+    if (auto status = run.run(candidate_run); !status)
       return status;
     if (cubins.valid()) {
       auto hashes = cubins.get();
@@ -241,14 +224,6 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const std::string& source,
   }
 }
 
-util::Expected<CheckReport> Evaluator::check(const std::string& source,
-                                             const suite::Problem& problem,
-                                             const EvalOptions& options) const {
-  if (options.language == compile::Language::triton)
-    return check_triton(*m_triton_gate, source, problem, options.arch);
-  return m_checker.check(source, problem, options.arch);
-}
-
 util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
                                                const suite::Problem& problem,
                                                const EvalOptions& options) {
@@ -258,9 +233,14 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   ev.solution_name = solution_name(source, problem, options.language);
   ev.timestamp = now_iso();
   ev.sets = options.sets;
-  auto report = phases.time("check", [&] { return check(source, problem, options); });
-  PTXBENCH_TRY(report);
-  ev.check = std::move(*report);
+  const frontend::Frontend& language = frontend::of(options.language);
+  auto checked = phases.time("check", [&] {
+    return language.check(
+        m_checker.tools(m_tool_runner, m_child_paths.python, m_child_paths.python_root), source,
+        problem, options.arch);
+  });
+  PTXBENCH_TRY(checked);
+  ev.check = std::move(checked->report);
   verdict_from_check(ev);
   if (ev.check.outcome == CheckOutcome::ok) {
     auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch, m_warm->device); });
@@ -279,7 +259,11 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
       ev.seed = options.seed
                     ? *options.seed
                     : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-      if (auto status = gpu_phases(ev, source, problem, options, phases); !status)
+      if (!checked->candidate)
+        throw util::Fatal("the " + std::string(language.name()) +
+                          " check passed a candidate without making it");
+      if (auto status = gpu_phases(ev, language, *checked->candidate, problem, options, phases);
+          !status)
         return status.take_error();
     }
   }

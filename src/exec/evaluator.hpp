@@ -9,7 +9,8 @@
 // the reference outputs and the reference timing; candidate code only ever runs in a fresh
 // `ptxbench-candidate` child per evaluation (child_process.hpp). The flow is a list of timed
 // phases:
-//   check     gate, nvcc, static SASS report (exec/check)          → COMPILE_ERROR
+//   check     the language's static check (frontend/, Frontend::check: for CUDA gate, nvcc,
+//             static SASS report; for Triton its gate)           → COMPILE_ERROR
 //   gpu       is there a device? if not, stop here ("needs a GPU")
 //   inputs    N secret-seeded sets on the GPU, reference outputs per set
 //   child     start, load (signature check)                        → COMPILE_ERROR/RUNTIME_ERROR
@@ -49,7 +50,6 @@
 // sets are verified against their digest before each use, so a corrupted lease is rebuilt.
 #pragma once
 
-#include "compile/triton_gate.hpp"
 #include "exec/check.hpp"
 #include "exec/child_command.hpp"
 #include "exec/eval_options.hpp"
@@ -80,9 +80,9 @@ struct EvaluatorOptions {
   // The CUDA device this Evaluator evaluates on: the supervisor's threads select it and its
   // candidate children are started for it (`ptxbench-candidate --device`).
   int device = 0;
-  // Triton candidates: the interpreter that has torch and Triton, the folder holding
-  // ptxbench_triton/ (empty: python_root_path()) and libptxbench_child.so (empty:
-  // child_library_path()).
+  // Languages with a child of their own (Triton): the interpreter that has torch and Triton,
+  // the folder holding ptxbench_triton/ (empty: python_root_path()) and libptxbench_child.so
+  // (empty: child_library_path()).
   std::filesystem::path python = "python3";
   std::filesystem::path python_root;
   std::filesystem::path child_library;
@@ -103,7 +103,8 @@ public:
 
   // Errors only when no verdict exists (nvcc missing, a broken set-up, the supervisor's own
   // failure, named by phase); everything the candidate does is an Evaluation. Never throws
-  // for a candidate's behaviour. Safe to call from several threads.
+  // for a candidate's behaviour. Safe to call from several threads. The candidate's language
+  // is options.language, whose frontend (frontend::of) checks it and says how it runs.
   util::Expected<Evaluation> evaluate(const std::string& source, const suite::Problem& problem,
                                       const EvalOptions& options);
 
@@ -115,9 +116,8 @@ public:
   void settle();
 
 private:
-  util::Expected<CheckReport> check(const std::string& source, const suite::Problem& problem,
-                                    const EvalOptions& options) const;
-  util::Status gpu_phases(Evaluation& ev, const std::string& source, const suite::Problem& problem,
+  util::Status gpu_phases(Evaluation& ev, const frontend::Frontend& language,
+                          const frontend::Candidate& candidate, const suite::Problem& problem,
                           const EvalOptions& options, util::PhaseLog& phases);
 
   const Checker& m_checker;
@@ -125,8 +125,7 @@ private:
   std::filesystem::path m_candidate_binary;
   ReferenceLatencyCache m_reference_cache;
   util::PosixProcessRunner m_tool_runner; // compute-sanitizer and ncu, the Triton gate
-  ChildLaunch m_triton_launch;            // its triton_work is set per evaluation
-  std::unique_ptr<compile::TritonGate> m_triton_gate;
+  frontend::ChildPaths m_child_paths;
   std::unique_ptr<detail::WarmState> m_warm;
 };
 

@@ -46,9 +46,11 @@ GpuEvaluation::~GpuEvaluation() {
   }
 }
 
-util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
-                                const std::filesystem::path& library, const TritonRun* triton) {
-  m_triton = triton;
+util::Status GpuEvaluation::run(const CandidateRun& candidate) {
+  m_run = &candidate;
+  m_warm_up_folder = candidate.candidate->warm_up_cubins();
+  const std::filesystem::path& candidate_binary = candidate.launch.paths.candidate_binary;
+  const std::filesystem::path library = candidate.candidate->library();
   const suite::CorrectnessRule rule = suite::correctness_rule(m_problem);
   m_result.required_matched_ratio = rule.required_matched_ratio;
   m_result.atol = rule.atol;
@@ -73,7 +75,7 @@ util::Status GpuEvaluation::run(const std::filesystem::path& candidate_binary,
          (!m_options.dynamic_counts || m_phases.time("counts", [&] { return counts(); })) &&
          m_phases.time("timing", [&] { return timing(); }) &&
          m_phases.time("recheck", [&] { return recheck(); }));
-  if (m_triton != nullptr && m_result.launches.cubin_functions)
+  if (m_warm_up_folder && m_result.launches.cubin_functions)
     check_late_cubins();
   m_phases.time("finish", [&] { finish_child(); });
   tool_passes(candidate_binary, library);
@@ -88,22 +90,23 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   const bool audit_wanted = m_options.audit == Audit::ncu;
   if (!sanitize_wanted && !audit_wanted)
     return;
-  if (m_triton != nullptr && audit_wanted) // ncu's replays would each import torch and Triton
+  const bool replayable = !m_run->own_child; // ncu's replays of a Triton child would each
+                                             // import torch and Triton
+  if (!replayable && audit_wanted)
     m_result.ncu_audit = not_run<NcuAuditPass>(
         "not built for Triton candidates: the ncu audit runs kernel.so files only");
-  if (m_triton != nullptr && !sanitize_wanted)
+  if (!replayable && !sanitize_wanted)
     return;
   std::optional<util::Expected<SingleCallFiles>> files;
   {
     std::shared_lock gpu(m_warm.lock);
     files.emplace(SingleCallFiles::write(*m_buffers, library, m_result.check.signature,
-                                         m_warm.device,
-                                         m_triton != nullptr ? m_triton->binding : std::string()));
+                                         m_warm.device, m_run->binding));
   }
   if (!*files) {
     if (sanitize_wanted)
       m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
-    if (audit_wanted && m_triton == nullptr)
+    if (audit_wanted && replayable)
       m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
     return;
   }
@@ -112,7 +115,7 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
       std::shared_lock gpu(m_warm.lock);
       sanitize(binary, **files);
     });
-  if (audit_wanted && m_triton == nullptr)
+  if (audit_wanted && replayable)
     m_phases.time("ncu_audit", [&] {
       // ncu needs the counters our own child may still hold while it ends in the background.
       const CounterSessionClaim counters(m_warm.spares, m_options.tool_timeout);
@@ -128,12 +131,10 @@ void GpuEvaluation::sanitize(const std::filesystem::path& binary, const SingleCa
         fmt::format("the main pass ended in {}", trace::to_string(m_result.status)));
     return;
   }
-  // A Triton candidate's single call runs in the Python child, with the evaluation's Triton
-  // cache (its kernels are compiled already; the late-cubin check is done by now).
-  ChildLaunch cuda_launch;
-  cuda_launch.candidate_binary = binary;
-  const ChildCommand child =
-      child_command(m_triton != nullptr ? m_triton->launch : cuda_launch, files.argv(binary, {}));
+  // The single call runs in the candidate's own child: a Triton candidate's in the Python
+  // child, with the evaluation's Triton cache (its kernels are compiled already; the
+  // late-cubin check is done by now).
+  const ChildCommand child = child_command(m_run->launch, files.argv(binary, {}));
   m_result.sanitizer = run_sanitizer_pass(m_tool_runner, child, m_options.tool_timeout);
   const SanitizerPass& pass = *m_result.sanitizer;
   if (!pass.ran || pass.finding.empty())
@@ -296,8 +297,7 @@ bool GpuEvaluation::start_child() {
   // A spare that died while it waited (killed from outside) gets one replacement.
   std::string why;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto started =
-        m_triton != nullptr ? m_warm.spares.start_own(m_triton->launch) : m_warm.spares.take();
+    auto started = m_run->own_child ? m_warm.spares.start_own(m_run->launch) : m_warm.spares.take();
     if (!started) {
       why = started.error().message;
       break;
@@ -338,12 +338,12 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
   load.op = protocol::RequestOp::load;
   load.library = library.string();
   load.signature = m_result.check.signature;
-  stage(0); // a Triton candidate's warm-up call runs in `load`
+  stage(0); // a warm-up call (a Triton candidate's) runs in `load`
   load.sets = m_buffers->handles();
   load.scalars = m_buffers->scalar_bits();
   load.var_axes = m_buffers->var_axes();
-  if (m_triton != nullptr)
-    return load_triton(std::move(load));
+  if (m_warm_up_folder)
+    return load_with_warm_up(std::move(load));
   return ask(load).has_value();
 }
 

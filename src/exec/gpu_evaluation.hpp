@@ -35,11 +35,14 @@ inline constexpr int kMaxRetimedPairs = 2;
 // in the same calls decides the status instead (evaluator.cpp): foreign work explains the time.
 inline constexpr std::string_view kUnexplainedWallTime = "unexplained wall time";
 // One side's calls of a trial, gathered over its chunks.
-// A Triton candidate's run (docs/evaluation.md, "Triton candidates"): its child, the binding of
-// `run`'s parameters for the `load` request (triton_binding.hpp), and the disassembler of the
-// cubins Triton builds in the warm-up.
-struct TritonRun {
-  ChildLaunch launch; // language triton, triton_work the evaluation's folder
+// The candidate under evaluation as the GPU phases need it: the checked candidate (frontend/
+// candidate.hpp), the launch of its child, whether that child is its own (a language that does
+// not run in ptxbench-candidate: no spare serves it, no ncu audit replays it), the binding of
+// `run`'s parameters for the `load` request and the disassembler of the cubins a warm-up builds.
+struct CandidateRun {
+  const frontend::Candidate* candidate = nullptr;
+  ChildLaunch launch; // launch.candidate is `candidate`
+  bool own_child = false;
   std::string binding;
   const sass::Disassembler* disassembler = nullptr;
 };
@@ -61,10 +64,8 @@ public:
   GpuEvaluation(const GpuEvaluation&) = delete;
   GpuEvaluation& operator=(const GpuEvaluation&) = delete;
 
-  // Fills m_result; errors only for a broken set-up (no reference, out of memory). `library`
-  // is kernel.so, or a Triton candidate's kernel.py when `triton` is given.
-  util::Status run(const std::filesystem::path& candidate_binary,
-                   const std::filesystem::path& library, const TritonRun* triton = nullptr);
+  // Fills m_result; errors only for a broken set-up (no reference, out of memory).
+  util::Status run(const CandidateRun& candidate);
 
 private:
   util::Status prepare();
@@ -73,8 +74,8 @@ private:
   std::optional<std::string> prepare_child(StartedChild started);
   void open_counter_session();
   bool load_child(const std::filesystem::path& library);
-  bool load_triton(protocol::Request load);
-  void scan_triton_cubins();
+  bool load_with_warm_up(protocol::Request load);
+  void scan_warm_up_cubins();
   void check_late_cubins();
   bool correctness();
   bool correctness_call(int set, bool repeat);
@@ -136,8 +137,10 @@ private:
   std::unique_ptr<WarmInputs> m_inputs;
   EvalBuffers* m_buffers = nullptr; // m_inputs->buffers
   std::string m_inputs_key;
-  const TritonRun* m_triton = nullptr;
-  std::vector<std::filesystem::path> m_warm_cubins; // the Triton cache after the warm-up
+  const CandidateRun* m_run = nullptr;
+  // Candidate::warm_up_cubins: where a candidate compiled in its warm-up leaves its cubins.
+  std::optional<std::filesystem::path> m_warm_up_folder;
+  std::vector<std::filesystem::path> m_warm_cubins; // that folder's after the warm-up
   std::optional<CandidateProcess> m_child;
   std::filesystem::path m_log_path;
   bool m_child_holds_counter_session = false; // spare_child.hpp "The counter session"

@@ -292,7 +292,7 @@ bool GpuEvaluation::wall_time_explained() {
   if (m_calibration_ms.empty() || !timing.candidate_overhead_ms)
     return true;
   timing.calibrated_overhead_ms = util::median(m_calibration_ms);
-  const double floor_ms = m_triton != nullptr ? kUnexplainedFloorTritonMs : kUnexplainedFloorMs;
+  const double floor_ms = m_run->own_child ? kUnexplainedFloorTritonMs : kUnexplainedFloorMs;
   const UnexplainedTime found =
       unexplained_time(m_candidate_overhead_ms, m_calibration_ms, timing.candidate_ms, floor_ms);
   timing.unexplained_ms = found.unexplained_ms;

@@ -69,7 +69,7 @@ struct LaunchEvidence {
   std::vector<std::string> refused; // driver entry points the child refused
   std::optional<double> timed_ms;   // the timing phase's candidate latency (mean of medians)
   // A Triton candidate: the function names of the cubins Triton built in the warm-up
-  // (exec/triton_cubins.hpp), which are its own kernels instead of the SASS report's; and the
+  // (exec/cubin_folder.hpp), which are its own kernels instead of the SASS report's; and the
   // cubins that appeared in its cache folder after the warm-up (compiled inside a traced or
   // timed call).
   std::optional<std::vector<std::string>> cubin_functions;

@@ -107,8 +107,8 @@ public:
   // The spare when there is one, else a newly started child; then, under ChildStart::spare,
   // starts the next spare.
   util::Expected<StartedChild> take();
-  // A child started now for one evaluation, never a spare: a Triton candidate's, whose
-  // environment is its evaluation's (its Triton cache folder; child_command.hpp).
+  // A child started now for one evaluation, never a spare: a candidate's whose language starts
+  // a child of its own (a Triton candidate's, whose environment names its work folder).
   util::Expected<StartedChild> start_own(const ChildLaunch& launch) const;
   // Live spares (0 or 1), once a spare being forked is there.
   int count() const;

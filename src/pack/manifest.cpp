@@ -29,6 +29,14 @@ std::filesystem::path Manifest::default_path() {
   return util::data_root() / "knowledge" / "packs.json";
 }
 
+const std::vector<std::pair<std::string, std::vector<std::string>>>&
+Manifest::problem_variants(std::string_view language) const {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kNone;
+  if (language == kTritonLanguage)
+    return m_triton_problem_variants;
+  return language == kCudaLanguage ? m_problem_variants : kNone;
+}
+
 const Component* Manifest::component(std::string_view id) const {
   auto it = std::ranges::find(m_components, id, &Component::id);
   return it == m_components.end() ? nullptr : &*it;

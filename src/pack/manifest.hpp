@@ -100,11 +100,9 @@ public:
     return m_problem_variants;
   }
   // The same for a candidate language: problem_variants() for CUDA, `triton_problem_variants`
-  // of packs.json for Triton.
+  // of packs.json for Triton, none for a language packs.json has no variants of.
   const std::vector<std::pair<std::string, std::vector<std::string>>>&
-  problem_variants(std::string_view language) const {
-    return language == kTritonLanguage ? m_triton_problem_variants : m_problem_variants;
-  }
+  problem_variants(std::string_view language) const;
 
   const Component* component(std::string_view id) const;
   // not_found naming the known variants of `arch`.

@@ -16,7 +16,7 @@
 //                                whether the session is open (`counter_session_open`)
 //   load  {library, signature, sets:[[{ipc, bytes, output}...]...], scalars, var_axes,
 //          binding?}              a Triton candidate's load also carries `binding` (how a call
-//                                maps to `run`'s parameters, exec/triton_binding.hpp) and runs
+//                                maps to `run`'s parameters, frontend/triton/binding.hpp) and runs
 //                                one warm-up call on set 0 (JIT, autotuning); its reply carries
 //                                that call's wall time (`jit_ms`)
 //   call  {set}                  one call on input set `set`, then a device synchronise

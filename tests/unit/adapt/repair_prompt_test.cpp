@@ -32,7 +32,8 @@ FailureRecord triton_failure(int n) {
 } // namespace
 
 TEST(RepairPrompt, ATritonFailureGetsThePythonFencedTritonPrompt) {
-  auto prompt = agent::repair_prompt_for(compile::Language::triton, gemm(), kTritonKernel, kLog);
+  auto prompt =
+      agent::repair_prompt(frontend::of(compile::Language::triton), gemm(), kTritonKernel, kLog);
   ASSERT_TRUE(prompt) << prompt.error().message;
   EXPECT_EQ(prompt->rfind("Task:\n```json\n", 0), 0u);
   EXPECT_NE(prompt->find("Kernel\n\n```python\n" +
@@ -58,9 +59,15 @@ TEST(RepairPrompt, ATritonFailureGetsThePythonFencedTritonPrompt) {
 
 TEST(RepairPrompt, ACudaFailureGetsTheOriginalPromptUnchanged) {
   const std::string kernel = "__global__ void k() {}\n";
-  auto prompt = agent::repair_prompt_for(compile::Language::cuda, gemm(), kernel, "error: x\n");
+  auto prompt =
+      agent::repair_prompt(frontend::of(compile::Language::cuda), gemm(), kernel, "error: x\n");
   ASSERT_TRUE(prompt);
-  EXPECT_EQ(*prompt, agent::repair_prompt(gemm(), kernel, "error: x\n"));
+  EXPECT_EQ(*prompt,
+            "Task:\n" +
+                agent::task_content(gemm()).substr(0, agent::task_content(gemm()).size() - 1) +
+                "\n\nKernel\n\n```cuda\n__global__ void k() {}\n```\nError Message\n\n"
+                "error: x\nYour task is to fix the CUDA kernel with the minimal change. "
+                "The kernel implements the given PyTorch reference.\n\n");
 }
 
 TEST(RepairPrompt, TheRepairPlanTakesTheFailuresLanguage) {

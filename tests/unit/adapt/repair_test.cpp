@@ -137,7 +137,8 @@ TEST(Repair, EachSelectedFailureIsATrajectoryOfTheTeacherOpeningWithTheRepairPro
     ASSERT_TRUE(prompts && *prompts);
     const auto& problem = **real_suite().find("gemm_n7168_k5120");
     EXPECT_EQ((*prompts)->task,
-              agent::repair_prompt(problem, f.failures[i].kernel_source, f.failures[i].feedback));
+              *agent::repair_prompt(frontend::of(compile::Language::cuda), problem,
+                                    f.failures[i].kernel_source, f.failures[i].feedback));
     EXPECT_NE((*prompts)->task.find("Error Message\n\n" + f.failures[i].feedback),
               std::string::npos);
   }

@@ -78,11 +78,11 @@ TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
 
 TEST(Feedback, ExtractionFeedbackAsksForTheFenceOfTheRunsLanguage) {
   util::Error error{util::ErrorKind::extraction, "no block"};
-  std::string triton = extraction_feedback(error, compile::Language::triton);
+  std::string triton = extraction_feedback(error, frontend::of(compile::Language::triton));
   EXPECT_NE(triton.find("single ```python block"), std::string::npos) << triton;
   EXPECT_NE(triton.find("@triton.jit"), std::string::npos) << triton;
   EXPECT_EQ(triton.find("```cuda"), std::string::npos) << triton;
-  std::string cuda = extraction_feedback(error, compile::Language::cuda);
+  std::string cuda = extraction_feedback(error, frontend::of(compile::Language::cuda));
   EXPECT_NE(cuda.find("single ```cuda code block"), std::string::npos) << cuda;
 }
 

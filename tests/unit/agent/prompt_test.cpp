@@ -115,8 +115,8 @@ TEST(Prompts, TheStatedToleranceIsTheOneTheEvaluatorCompares) {
 }
 
 TEST(Prompts, TheRepairPromptIsTheOriginalFixitPromptWithOurFence) {
-  const std::string prompt =
-      repair_prompt(gemm_problem(), "__global__ void k() {}\n", "error: expected a ';'\n");
+  const std::string prompt = *repair_prompt(frontend::of(compile::Language::cuda), gemm_problem(),
+                                            "__global__ void k() {}\n", "error: expected a ';'\n");
   const std::string task = task_content(gemm_problem());
   const std::string expected =
       "Task:\n" + task.substr(0, task.size() - 1) +
@@ -157,12 +157,12 @@ TEST(Prompts, ThePromptAndTheFeedbackStateOneFenceAndTheRealBuildFlags) {
                         "arch=compute_90a,code=sm_90a"),
             std::string::npos);
   EXPECT_EQ(system.find("compiled with -arch"), std::string::npos);
-  const std::string no_block =
-      extraction_feedback(compile::extract_candidate("no code").error(), compile::Language::cuda);
+  const std::string no_block = extraction_feedback(compile::extract_candidate("no code").error(),
+                                                   frontend::of(compile::Language::cuda));
   const std::string incomplete = extraction_feedback(
       compile::extract_candidate("```cuda\n__global__ void k() {}\n```\n```json\n{}\n```\n")
           .error(),
-      compile::Language::cuda);
+      frontend::of(compile::Language::cuda));
   std::vector<std::string> fences;
   for (const std::string* text : {&system, &no_block, &incomplete})
     for (std::string& fence : requested_fences(*text))

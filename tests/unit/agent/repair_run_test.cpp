@@ -92,8 +92,8 @@ TEST(RepairRun, EachRepairIsATrajectoryOpeningWithTheRepairPromptAndResumes) {
   for (std::size_t i = 0; i < 2; ++i) {
     auto prompts = *(*store)->prompts(second->trajectories[i].result->id);
     ASSERT_TRUE(prompts);
-    EXPECT_EQ(prompts->task,
-              repair_prompt(gemm_problem(), plan.repairs[i].kernel, plan.repairs[i].error));
+    EXPECT_EQ(prompts->task, *repair_prompt(frontend::of(compile::Language::cuda), gemm_problem(),
+                                            plan.repairs[i].kernel, plan.repairs[i].error));
   }
   // Every request, the resumed ones too, opens with the system prompt and a repair prompt.
   ASSERT_EQ(server.count(), 5u);

@@ -15,7 +15,7 @@ namespace {
 
 Prompts triton_prompts(std::string_view variant, compile::Arch arch = compile::Arch::sm_90a) {
   auto prompts = build_prompts(gemm_problem(), arch, test_support::real_manifest(), variant, {},
-                               compile::Language::triton);
+                               frontend::of(compile::Language::triton));
   if (!prompts)
     throw util::Fatal(prompts.error().message);
   return *prompts;
@@ -56,7 +56,7 @@ TEST(TritonPrompts, PacksComposeContractBeforePatternAndBlackwellAddsItsContract
 TEST(TritonPrompts, AVariantOfTheOtherLanguageIsRefused) {
   auto cuda_for_triton =
       build_prompts(gemm_problem(), compile::Arch::sm_90a, test_support::real_manifest(), "gemm-0",
-                    {}, compile::Language::triton);
+                    {}, frontend::of(compile::Language::triton));
   ASSERT_FALSE(cuda_for_triton);
   EXPECT_EQ(cuda_for_triton.error().kind, util::ErrorKind::invalid_input);
   EXPECT_NE(cuda_for_triton.error().message.find("is for cuda candidates, not triton"),
@@ -69,9 +69,9 @@ TEST(TritonPrompts, AVariantOfTheOtherLanguageIsRefused) {
 }
 
 TEST(TritonPrompts, TheDefaultAndPaperVariantsOfATritonPlanAreTritonOnes) {
-  EXPECT_EQ(
-      default_variant(test_support::real_manifest(), gemm_problem(), compile::Language::triton),
-      "triton-gemm-0");
+  EXPECT_EQ(default_variant(test_support::real_manifest(), gemm_problem(),
+                            frontend::of(compile::Language::triton)),
+            "triton-gemm-0");
   EXPECT_EQ(default_variant(test_support::real_manifest(), gemm_problem()), "gemm-0");
   auto plan = parse_plan(R"({"models": ["m"], "language": "triton",
       "prompt_variants": ["paper"]})",

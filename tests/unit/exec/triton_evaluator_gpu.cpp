@@ -70,8 +70,7 @@ TEST(TritonEvaluatorGpu, ThePersistentTmaGemmPassesWithGmmaAndTmaStaticAndExecut
 }
 
 TEST(TritonEvaluatorGpu, AReplyWithNoPythonBlockHasNothingToEvaluate) {
-  auto extracted =
-      compile::extract_candidate("Here is my plan, no code yet.", compile::Language::triton);
+  auto extracted = compile::extract_python_candidate("Here is my plan, no code yet.");
   ASSERT_FALSE(extracted);
   EXPECT_FALSE(extracted.error().message.empty());
   expect_healthy_after("no python block");

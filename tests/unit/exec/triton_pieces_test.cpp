@@ -1,11 +1,12 @@
 // The supervisor's Triton pieces that need no GPU: the child's command line and environment
-// per language, the binding of `run`'s parameters, the cubin listing and symbols on cubins
-// built here by nvcc (as Triton lays them out in its cache), the static report over them, and
-// the launch rules' decisions with cubin kernel names and late cubins.
+// per candidate (a spare's, a CUDA and a Triton candidate's), the cubin listing and symbols on
+// cubins built here by nvcc (as Triton lays them out in its cache), the static report over them,
+// and the launch rules' decisions with cubin kernel names and late cubins.
 #include "exec/child_command.hpp"
+#include "exec/cubin_folder.hpp"
 #include "exec/launch_rules.hpp"
-#include "exec/triton_binding.hpp"
-#include "exec/triton_cubins.hpp"
+#include "frontend/cuda/cuda_frontend.hpp"
+#include "frontend/triton/triton_frontend.hpp"
 #include "protocol/child_arguments.hpp"
 #include "sass/report.hpp"
 #include "support/scratch_dir.hpp"
@@ -24,22 +25,31 @@ bool has(const std::vector<std::string>& words, const std::string& word) {
 }
 
 TEST(ChildCommand, ACudaCandidatesChildIsPtxbenchCandidateWithoutTheDriversJitCache) {
+  const frontend::CudaCandidate candidate("/cache/kernel.so");
   ChildLaunch launch;
-  launch.candidate_binary = "/b/ptxbench-candidate";
-  const ChildCommand command = child_command(launch, 1, 3, 4);
-  EXPECT_EQ(command.argv, (std::vector<std::string>{"/b/ptxbench-candidate", "--device", "1",
-                                                    "--request-fd", "3", "--reply-fd", "4"}));
-  EXPECT_EQ(command.env, std::vector<std::string>{"CUDA_CACHE_DISABLE=1"});
+  launch.paths.candidate_binary = "/b/ptxbench-candidate";
+  for (const frontend::Candidate* served : {static_cast<const frontend::Candidate*>(nullptr),
+                                            static_cast<const frontend::Candidate*>(&candidate)}) {
+    launch.candidate = served; // a spare, then the candidate's own
+    const ChildCommand command = child_command(launch, 1, 3, 4);
+    EXPECT_EQ(command.argv, (std::vector<std::string>{"/b/ptxbench-candidate", "--device", "1",
+                                                      "--request-fd", "3", "--reply-fd", "4"}));
+    EXPECT_EQ(command.env, std::vector<std::string>{"CUDA_CACHE_DISABLE=1"});
+  }
+}
+
+frontend::ChildPaths python_paths() {
+  frontend::ChildPaths paths;
+  paths.candidate_binary = "/b/ptxbench-candidate";
+  paths.python = "/usr/bin/python3.12";
+  paths.python_root = "/src/python";
+  paths.child_library = "/b/lib/libptxbench_child.so";
+  return paths;
 }
 
 TEST(ChildCommand, ATritonCandidatesChildIsThePythonModuleWithItsOwnCacheFolder) {
-  ChildLaunch launch;
-  launch.language = compile::Language::triton;
-  launch.candidate_binary = "/b/ptxbench-candidate";
-  launch.python = "/usr/bin/python3.12";
-  launch.python_root = "/src/python";
-  launch.child_library = "/b/lib/libptxbench_child.so";
-  launch.triton_work = "/tmp/eval-7";
+  const frontend::TritonCandidate candidate("/tmp/eval-7", {}, {});
+  ChildLaunch launch{python_paths(), &candidate};
   const ChildCommand command = child_command(launch, 0, 3, 4);
   EXPECT_EQ(command.argv,
             (std::vector<std::string>{"/usr/bin/python3.12", "-m", "ptxbench_triton.child",
@@ -49,18 +59,15 @@ TEST(ChildCommand, ATritonCandidatesChildIsThePythonModuleWithItsOwnCacheFolder)
   EXPECT_TRUE(has(command.env, "TRITON_CACHE_DIR=/tmp/eval-7/triton-cache"));
   EXPECT_TRUE(has(command.env, "TRITON_HOME=/tmp/eval-7/triton-home"));
   EXPECT_TRUE(has(command.env, "CUDA_CACHE_DISABLE=1"));
-  EXPECT_EQ(triton_cache_dir("/tmp/eval-7"), "/tmp/eval-7/triton-cache");
-  launch.inherited_pythonpath = "/venv/site";
+  EXPECT_EQ(candidate.warm_up_cubins(), std::filesystem::path("/tmp/eval-7/triton-cache"));
+  EXPECT_EQ(candidate.library(), "/tmp/eval-7/kernel.py");
+  launch.paths.inherited_pythonpath = "/venv/site";
   EXPECT_TRUE(has(child_command(launch, 0, 3, 4).env, "PYTHONPATH=/src/python:/venv/site"));
 }
 
 TEST(ChildCommand, ATritonCandidatesSingleCallIsThePythonModuleWithTheSameWords) {
-  ChildLaunch launch;
-  launch.language = compile::Language::triton;
-  launch.python = "/usr/bin/python3.12";
-  launch.python_root = "/src/python";
-  launch.child_library = "/b/lib/libptxbench_child.so";
-  launch.triton_work = "/tmp/eval-7";
+  const frontend::TritonCandidate candidate("/tmp/eval-7", {}, {});
+  const ChildLaunch launch{python_paths(), &candidate};
   const auto words =
       protocol::single_call_argv("/b/ptxbench-candidate", 0, "/tmp/s/spec.json", "/tmp/s/in", {});
   const ChildCommand command = child_command(launch, words);
@@ -69,51 +76,10 @@ TEST(ChildCommand, ATritonCandidatesSingleCallIsThePythonModuleWithTheSameWords)
                               "/b/lib/libptxbench_child.so", "--device", "0", "--single-call",
                               "/tmp/s/spec.json", "--inputs", "/tmp/s/in"}));
   EXPECT_TRUE(has(command.env, "TRITON_CACHE_DIR=/tmp/eval-7/triton-cache"));
-  ChildLaunch cuda;
-  cuda.candidate_binary = "/b/ptxbench-candidate";
+  const frontend::CudaCandidate cuda_candidate("/cache/kernel.so");
+  const ChildLaunch cuda{python_paths(), &cuda_candidate};
   EXPECT_EQ(child_command(cuda, words).argv, words);
   EXPECT_EQ(child_command(cuda, words).env, std::vector<std::string>{"CUDA_CACHE_DISABLE=1"});
-}
-
-trace::Definition gemm_definition() {
-  trace::Definition d;
-  d.name = "gemm_scaled";
-  d.axes = {{"M", trace::Axis::Kind::variable, 0, {}},
-            {"N", trace::Axis::Kind::constant, 64, {}},
-            {"K", trace::Axis::Kind::constant, 32, {}}};
-  d.inputs = {{"A", std::vector<std::string>{"M", "K"}, trace::DType::bfloat16, {}},
-              {"alpha", std::nullopt, trace::DType::float32, {}},
-              {"B", std::vector<std::string>{"N", "K"}, trace::DType::bfloat16, {}}};
-  d.outputs = {{"C", std::vector<std::string>{"M", "N"}, trace::DType::float32, {}}};
-  return d;
-}
-
-TEST(TritonBinding, ParametersComeInRunsOrderWithWorkloadShapesAndIndices) {
-  auto text = triton_binding(gemm_definition(), {4096});
-  ASSERT_TRUE(text) << text.error().message;
-  const auto j = nlohmann::json::parse(*text);
-  EXPECT_EQ(j["params"], nlohmann::json({"A", "alpha", "B", "C", "M"}));
-  const auto& args = j["args"];
-  ASSERT_EQ(args.size(), 5u);
-  EXPECT_EQ(args[0],
-            nlohmann::json(
-                {{"kind", "tensor"}, {"index", 0}, {"shape", {4096, 32}}, {"dtype", "bfloat16"}}));
-  EXPECT_EQ(args[1], nlohmann::json({{"kind", "scalar"}, {"index", 0}, {"dtype", "float32"}}));
-  EXPECT_EQ(args[2]["index"], 1);
-  EXPECT_EQ(args[3]["index"], 2);
-  EXPECT_EQ(args[3]["shape"], nlohmann::json({4096, 64}));
-  EXPECT_EQ(args[4], nlohmann::json({{"kind", "axis"}, {"index", 0}}));
-}
-
-TEST(TritonBinding, AMissingAxisValueOrAnUnknownDimensionIsInvalidInput) {
-  EXPECT_FALSE(triton_binding(gemm_definition(), {}));
-  auto definition = gemm_definition();
-  definition.inputs[0].shape = std::vector<std::string>{"Q", "K"};
-  auto bad = triton_binding(definition, {8});
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("`Q`"), std::string::npos);
-  definition.inputs[0].shape = std::vector<std::string>{"8", "K"};
-  EXPECT_TRUE(triton_binding(definition, {8}));
 }
 
 // Two kernels built by nvcc as Triton would lay them out: <cache>/<hash>/<name>.cubin, beside

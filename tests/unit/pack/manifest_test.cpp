@@ -233,6 +233,12 @@ TEST(PackManifest, TheShippedTritonVariantsAreTritonOnBothArches) {
   EXPECT_EQ((*cuda)->language, kCudaLanguage);
 }
 
+TEST(PackManifest, ALanguageWithoutVariantsHasNoProblemVariants) {
+  const Manifest& m = real_manifest();
+  EXPECT_EQ(&m.problem_variants(kCudaLanguage), &m.problem_variants());
+  EXPECT_TRUE(m.problem_variants("toy").empty());
+}
+
 TEST_F(BadManifest, GroupVariantMissingForAnArchIsRejected) {
   const std::string e =
       load_error("\"arches\": [\"sm_90a\"]", "\"arches\": [\"sm_90a\", \"sm_100a\"]");

@@ -1,4 +1,4 @@
-#include "exec/triton_cubins.hpp"
+#include "exec/cubin_folder.hpp"
 
 #include "measure/cubin_symbols.hpp"
 #include "util/fs.hpp"

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-namespace ptxbench::exec {
+namespace ptxbench::frontend {
 
 // `var_axes`: the workload's values of the definition's variable axes, in definition order.
 // invalid_input when a dimension names no axis and is no number, or a value is missing.
 util::Expected<std::string> triton_binding(const trace::Definition& definition,
                                            const std::vector<std::int64_t>& var_axes);
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::frontend

@@ -1,5 +1,6 @@
-// The cubins of a Triton evaluation: what Triton built into the evaluation's cache folder
-// (TRITON_CACHE_DIR, exec/child_command.hpp) is the candidate's binary. After the warm-up they
+// The cubins of a candidate compiled in its warm-up call (a Triton evaluation): what its
+// compiler built into the folder Candidate::warm_up_cubins names (frontend/candidate.hpp; for
+// Triton its TRITON_CACHE_DIR) is the candidate's binary. After the warm-up they
 // give the static SASS report (sass::analyze_binaries) and the candidate's own kernel names for
 // the foreign_kernel rule (their symbol tables, measure/cubin_symbols.hpp); a cubin that appears
 // after the warm-up was compiled inside a traced or timed call (inconsistent_work).

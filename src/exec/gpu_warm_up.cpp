@@ -1,15 +1,16 @@
-// The Triton parts of GpuEvaluation (gpu_evaluation.hpp; docs/evaluation.md, "Triton
-// candidates"): the `load` whose warm-up call compiles the kernels, the cubins it left in the
-// evaluation's Triton cache as the candidate's binary, and the cubins that came after it.
+// The parts of GpuEvaluation for a candidate compiled in its warm-up call — a Triton candidate
+// (gpu_evaluation.hpp; docs/evaluation.md, "Triton candidates"): the `load` whose warm-up call
+// compiles the kernels, the cubins it left in Candidate::warm_up_cubins as the candidate's
+// binary, and the cubins that came after it.
+#include "exec/cubin_folder.hpp"
 #include "exec/gpu_evaluation.hpp"
-#include "exec/triton_cubins.hpp"
 
 namespace ptxbench::exec::detail {
 
 // A Triton candidate's load runs its warm-up call (JIT, autotuning) in the child; a deadline
 // that passes there is the compiler's or the autotuner's, and the message says so.
-bool GpuEvaluation::load_triton(protocol::Request load) {
-  load.binding = m_triton->binding;
+bool GpuEvaluation::load_with_warm_up(protocol::Request load) {
+  load.binding = m_run->binding;
   auto reply = m_child->request(load, m_options.timeout);
   if (!reply && reply.error().kind == util::ErrorKind::timeout) {
     fail(trace::EvaluationStatus::timeout,
@@ -30,21 +31,21 @@ bool GpuEvaluation::load_triton(protocol::Request load) {
          reply->message);
     return false;
   }
-  scan_triton_cubins();
+  scan_warm_up_cubins();
   return true;
 }
 
 // What Triton built in the warm-up is the candidate's binary: its static report and its kernel
-// names (triton_cubins.hpp).
-void GpuEvaluation::scan_triton_cubins() {
-  m_warm_cubins = list_cubins(triton_cache_dir(m_triton->launch.triton_work));
+// names (cubin_folder.hpp).
+void GpuEvaluation::scan_warm_up_cubins() {
+  m_warm_cubins = list_cubins(*m_warm_up_folder);
   m_result.launches.cubin_functions = cubin_kernel_names(m_warm_cubins);
   m_result.launches.own_cubins = cubin_hashes(m_warm_cubins);
   if (m_warm_cubins.empty()) {
     m_result.violations.emplace_back("Triton built no cubin in the warm-up call");
     return;
   }
-  auto report = sass::analyze_binaries(*m_triton->disassembler, m_warm_cubins);
+  auto report = sass::analyze_binaries(*m_run->disassembler, m_warm_cubins);
   if (report)
     m_result.check.sass = std::move(*report);
   else
@@ -53,7 +54,7 @@ void GpuEvaluation::scan_triton_cubins() {
 }
 
 void GpuEvaluation::check_late_cubins() {
-  const auto cache = triton_cache_dir(m_triton->launch.triton_work);
+  const std::filesystem::path& cache = *m_warm_up_folder;
   for (const auto& cubin : new_cubins(m_warm_cubins, list_cubins(cache)))
     m_result.launches.late_cubins.push_back(std::filesystem::relative(cubin, cache).string());
 }

@@ -1,11 +1,11 @@
-#include "exec/triton_binding.hpp"
+#include "frontend/triton/binding.hpp"
 
 #include "trace/json_io.hpp"
 
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-namespace ptxbench::exec {
+namespace ptxbench::frontend {
 namespace {
 
 // The value of one dimension: a constant axis, a variable axis's workload value, or a number.
@@ -86,4 +86,4 @@ util::Expected<std::string> triton_binding(const trace::Definition& definition,
   return nlohmann::json{{"params", std::move(params)}, {"args", std::move(args)}}.dump();
 }
 
-} // namespace ptxbench::exec
+} // namespace ptxbench::frontend

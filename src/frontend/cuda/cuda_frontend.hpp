@@ -1,0 +1,56 @@
+// CUDA candidates (docs/abi.md): one .cu file defining `run` with the C ABI signature of
+// compile/abi.hpp, taken from a ```cuda block (any of compile::kCudaLanguages), built by nvcc.
+#pragma once
+
+#include "frontend/frontend.hpp"
+
+namespace ptxbench::frontend {
+
+class CudaFrontend final : public Frontend {
+public:
+  std::string_view name() const override { return "cuda"; }
+  util::Expected<compile::Extraction> extract(std::string_view reply) const override;
+  std::string reply_request() const override;
+  util::Expected<std::string> system_prompt(const suite::Problem& problem,
+                                            std::string_view pack_text,
+                                            compile::Arch arch) const override;
+  // The original Fixit user prompt, word for word (its typos are data), with our ```cuda fence:
+  // "Task:\n{task}\n\nKernel\n\n```cuda\n{kernel}\n```\nError Message\n\n{log}\nYour task is
+  // to fix the CUDA kernel with the minimal change. ...".
+  util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem& problem,
+                                            std::string_view wrong_kernel,
+                                            std::string_view error_log) const override;
+  std::string_view base_variant() const override { return "base"; }
+
+  // Banned-library gate, nvcc build, the import rule on kernel.so (unless tools.imports skips
+  // it), the static SASS report of kernel.so; each stage only when the one before succeeded.
+  util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
+                                const suite::Problem& problem, compile::Arch arch) const override;
+  bool check_is_cached() const override { return true; }
+  bool uses_candidate_binary() const override { return true; }
+  std::string check_text(const CheckReport& report) const override;
+  void add_check_json(const CheckReport& /*report*/,
+                      nlohmann::ordered_json& /*out*/) const override {}
+  std::string_view report_tag() const override { return ""; }
+  std::string_view checked_summary() const override { return "built and disassembled"; }
+  std::string_view no_gpu_note() const override;
+  std::string_view static_run_notice() const override;
+};
+
+// A built CUDA candidate: kernel.so in the compile cache, loaded by `ptxbench-candidate`.
+class CudaCandidate final : public Candidate {
+public:
+  explicit CudaCandidate(std::filesystem::path library) : m_library(std::move(library)) {}
+  std::filesystem::path library() const override { return m_library; }
+  util::Expected<std::string> binding() const override { return std::string(); }
+  ChildCommand child_command(const ChildPaths& paths,
+                             std::vector<std::string> words) const override {
+    return candidate_binary_command(paths, std::move(words));
+  }
+  std::optional<std::filesystem::path> warm_up_cubins() const override { return std::nullopt; }
+
+private:
+  std::filesystem::path m_library;
+};
+
+} // namespace ptxbench::frontend

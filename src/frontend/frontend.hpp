@@ -1,0 +1,96 @@
+// The candidate language: everything that differs between CUDA and Triton (and would differ
+// for a third language) when a reply becomes a candidate, a problem becomes a prompt and a
+// candidate is checked and evaluated.
+//
+// Problem. The agent composes prompts and reads replies, and the evaluator checks and runs
+// candidates, the same way for every language, but the instructions, the signature form, the
+// code fence, the repair prompt, the knowledge-pack fallback, the static check, the child that
+// loads the candidate and where its machine code comes from are each language's own. Spread
+// over the agent, the evaluator and the cli as branches on compile::Language, a new language
+// would touch every one of them.
+//
+// Approach. One interface per language, one implementation per folder (cuda/, triton/), one
+// table that maps a compile::Language to its frontend. The agent and the evaluator ask the
+// frontend (or the Candidate its check made, candidate.hpp) and never branch on the language; a
+// caller may hand the loop or the static executor any Frontend (a test's toy language).
+//
+// Invariants. A Frontend is stateless and thread-safe; the table's frontends live for the
+// process. The persisted identity of a language stays compile::Language (plans, stores, traces).
+#pragma once
+
+#include "compile/extract.hpp"
+#include "compile/language.hpp"
+#include "compile/nvcc.hpp"
+#include "frontend/candidate.hpp"
+#include "frontend/check_report.hpp"
+#include "suite/problem.hpp"
+#include "util/error.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace ptxbench::frontend {
+
+class Frontend {
+public:
+  virtual ~Frontend() = default;
+
+  // The language's name, as knowledge/packs.json keys its variants ("cuda", "triton").
+  virtual std::string_view name() const = 0;
+
+  // The candidate in a model reply; Error{extraction} worded for the model when there is none.
+  virtual util::Expected<compile::Extraction> extract(std::string_view reply) const = 0;
+  // What the model is asked to send when no candidate could be taken from its reply.
+  virtual std::string reply_request() const = 0;
+
+  // The system prompt: the language's instructions, the knowledge pack (`pack_text`, may be
+  // empty), the problem's signature in the language's form and the target architecture.
+  // invalid_input when the problem's definition has no signature in this language.
+  virtual util::Expected<std::string> system_prompt(const suite::Problem& problem,
+                                                    std::string_view pack_text,
+                                                    compile::Arch arch) const = 0;
+  // The first user message of a repair trajectory: `task` (the agent's task content), the wrong
+  // kernel in the language's fence and the error the evaluator gave it.
+  virtual util::Expected<std::string> repair_prompt(std::string_view task,
+                                                    const suite::Problem& problem,
+                                                    std::string_view wrong_kernel,
+                                                    std::string_view error_log) const = 0;
+  // The knowledge-pack variant when the manifest names none for the problem's kind.
+  virtual std::string_view base_variant() const = 0;
+
+  // The static check of `source` for `problem` on `arch`: the report and, when it passed, the
+  // candidate a GPU evaluation runs (its work folder holds the source, written once). Errors
+  // only when no verdict exists (a tool missing, a definition without this language's
+  // signature); a rejected or unbuildable candidate is a report.
+  virtual util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
+                                        const suite::Problem& problem,
+                                        compile::Arch arch) const = 0;
+  // Whether checking the same source again costs next to nothing (a compile-cache hit): an
+  // executor then checks in its own thread before the evaluator checks again.
+  virtual bool check_is_cached() const = 0;
+  // Whether its candidates run in `ptxbench-candidate`, the evaluator's own child: a spare
+  // started ahead may serve them and the ncu audit may replay them. Otherwise each starts a
+  // child of its own (Candidate::child_command).
+  virtual bool uses_candidate_binary() const = 0;
+  // The report's language part: as text after its problem, arch and signature lines; in JSON,
+  // the fields added to `out` after "build".
+  virtual std::string check_text(const CheckReport& report) const = 0;
+  virtual void add_check_json(const CheckReport& report, nlohmann::ordered_json& out) const = 0;
+  // The language's name in a report's "language" field; empty for CUDA, whose reports predate it.
+  virtual std::string_view report_tag() const = 0;
+  // `eval`'s line for a candidate that passed the check where no GPU step ran.
+  virtual std::string_view checked_summary() const = 0;
+  // The turn feedback's last line when no GPU step runs after a passed check.
+  virtual std::string_view no_gpu_note() const = 0;
+  // A static-only run's notice: what every turn stops after.
+  virtual std::string_view static_run_notice() const = 0;
+};
+
+// The frontend of a built-in language.
+const Frontend& of(compile::Language language);
+
+// `text` without its final line breaks: the prompts place each part on its own lines.
+std::string_view without_final_newlines(std::string_view text);
+
+} // namespace ptxbench::frontend

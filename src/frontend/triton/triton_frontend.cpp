@@ -1,0 +1,186 @@
+#include "frontend/triton/triton_frontend.hpp"
+
+#include "compile/triton_abi.hpp"
+#include "compile/triton_gate.hpp"
+#include "frontend/triton/binding.hpp"
+#include "util/fs.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ptxbench::frontend {
+namespace {
+
+// The Triton instructions explain destination-passing style as the original's Triton prompt
+// does: `run` gets inputs, then preallocated outputs, then variable axes, and returns nothing.
+constexpr std::string_view kTritonInstructions =
+    R"(You are an expert Triton engineer writing a high-performance GPU kernel for one fixed
+problem.
+
+Write ONE complete Python file, in a single ```python code block, that does `import triton`,
+defines one or more `@triton.jit` kernels, and defines the host function `run` with exactly the
+parameters below:
+- destination-passing style: `run(<inputs>, <outputs>, <variable axes>)` receives every input,
+  then every output, then the value of every variable axis, all positionally. The outputs are
+  torch tensors already allocated on the GPU with the definition's shape and dtype (their
+  contents are garbage: the evaluator fills them with NaN); write every element into them and
+  return nothing. Never allocate or return new output tensors;
+- inputs are read-only, contiguous torch tensors on the GPU in the definition's layout;
+- all work is done by your Triton kernels, launched on torch's current stream; do not
+  synchronize or create streams;
+- no torch compute: the only torch calls allowed are `torch.cuda.*` and `torch.empty` inside
+  the allocator function you give to `triton.set_allocator` (needed for tensor descriptors);
+  no `@` operator, no matmul/mm/bmm/linear/softmax/einsum/conv/scaled_dot_product_attention
+  calls, no CUTLASS, `import torch` only in that form, no `__import__`/`importlib`/`getattr`
+  tricks. These are rejected before the GPU step, and a kernel in the call that Triton did not
+  compile from your file is rejected by the evaluation;
+- the first call compiles and autotunes (not timed); later calls must not recompile.
+After each attempt you get the gate, correctness, timing and instruction-verdict results;
+answer with a complete, improved file each time.)";
+
+} // namespace
+
+util::Expected<compile::Extraction> TritonFrontend::extract(std::string_view reply) const {
+  return compile::extract_python_candidate(reply);
+}
+
+std::string TritonFrontend::reply_request() const {
+  return fmt::format("Reply with one complete Python file in a single {} block that imports "
+                     "triton, defines a @triton.jit kernel and `run` with the exact signature "
+                     "given.",
+                     compile::kPythonCodeFence);
+}
+
+util::Expected<std::string> TritonFrontend::system_prompt(const suite::Problem& problem,
+                                                          std::string_view pack_text,
+                                                          compile::Arch arch) const {
+  auto signature = compile::make_triton_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  std::string out(kTritonInstructions);
+  if (!pack_text.empty())
+    out += fmt::format("\n\n# Architecture and Triton knowledge\n\n{}", pack_text);
+  out += fmt::format("\n\n# Required signature\n\n```python\n{}\n```\n", signature->pretty());
+  out += fmt::format("\nTarget architecture: {} (Triton compiles your kernels for it on the "
+                     "evaluating GPU).\n",
+                     compile::to_string(arch));
+  return out;
+}
+
+util::Expected<std::string> TritonFrontend::repair_prompt(std::string_view task,
+                                                          const suite::Problem& problem,
+                                                          std::string_view wrong_kernel,
+                                                          std::string_view error_log) const {
+  auto signature = compile::make_triton_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  return fmt::format(
+      "Task:\n{}\n\nKernel\n\n```python\n{}\n```\nError Message\n\n{}\n"
+      "Your task is to fix the Triton kernel with the minimal change. The kernel implements the "
+      "given PyTorch reference.\n\n"
+      "Keep the host function in destination-passing style, exactly:\n\n```python\n{}\n```\n\n"
+      "It receives the inputs, then the preallocated outputs, then the variable axes; it writes "
+      "every element of every output in place and returns nothing. Every output is computed by "
+      "the file's own `@triton.jit` kernels: no torch compute calls (only `torch.cuda.*`, and "
+      "`torch.empty` inside the allocator given to `triton.set_allocator`), no `@` operator. "
+      "Answer with the complete fixed file in one ```python block.\n\n",
+      without_final_newlines(task), without_final_newlines(wrong_kernel),
+      without_final_newlines(error_log), signature->pretty());
+}
+
+util::Expected<Checked> TritonFrontend::check(const CheckTools& tools, const std::string& source,
+                                              const suite::Problem& problem,
+                                              compile::Arch arch) const {
+  util::PhaseLog phases;
+  auto signature = compile::make_triton_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  auto work = util::TempFolder::make("ptxbench-triton", "a Triton evaluation");
+  PTXBENCH_TRY(work);
+  const std::filesystem::path kernel = work->path() / "kernel.py";
+  if (auto written = util::write_file_atomic(kernel, source); !written)
+    return written.take_error();
+  Checked checked;
+  CheckReport& report = checked.report;
+  report.problem = problem.name();
+  report.arch = arch;
+  report.language = compile::Language::triton;
+  report.signature = signature->one_line();
+  const compile::TritonGate gate(tools.runner, tools.python, tools.python_root);
+  auto findings =
+      phases.time("triton_gate", [&] { return gate.check_file(kernel, source, *signature); });
+  PTXBENCH_TRY(findings);
+  const bool library = std::any_of(
+      findings->findings.begin(), findings->findings.end(),
+      [](const compile::TritonFinding& f) { return compile::triton_library_rule(f.rule); });
+  if (!findings->ok())
+    report.outcome = library ? CheckOutcome::banned_library : CheckOutcome::compile_error;
+  report.triton_gate = std::move(*findings);
+  report.phases = phases.phases();
+  if (report.outcome == CheckOutcome::ok) {
+    std::vector<std::int64_t> axes;
+    for (const auto& [axis, value] : problem.var_axes)
+      axes.push_back(value);
+    checked.candidate =
+        std::make_unique<TritonCandidate>(std::move(*work), problem.definition, std::move(axes));
+  }
+  return checked;
+}
+
+std::string TritonFrontend::check_text(const CheckReport& report) const {
+  return report.triton_gate && !report.triton_gate->ok()
+             ? "gate      REJECTED by the Triton gate\n" + compile::render_text(*report.triton_gate)
+             : std::string("gate      ok (the Triton gate passed)\n");
+}
+
+void TritonFrontend::add_check_json(const CheckReport& report, nlohmann::ordered_json& out) const {
+  out["language"] = "triton";
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  if (report.triton_gate)
+    for (const compile::TritonFinding& f : report.triton_gate->findings)
+      findings.push_back({{"rule", f.rule}, {"line", f.line}, {"message", f.message}});
+  out["triton_gate"] = findings;
+}
+
+std::string_view TritonFrontend::checked_summary() const {
+  return "the Triton gate passed; Triton compiles the kernels (and the SASS report is made of its "
+         "cubins) in the GPU step's warm-up call";
+}
+
+std::string_view TritonFrontend::no_gpu_note() const {
+  return "The GPU step did not run, so the kernel was not compiled by Triton, checked or timed.\n";
+}
+
+std::string_view TritonFrontend::static_run_notice() const {
+  return "every Triton turn stops after the Triton gate and is recorded as static_only";
+}
+
+TritonCandidate::TritonCandidate(std::filesystem::path work, trace::Definition definition,
+                                 std::vector<std::int64_t> var_axes)
+    : m_work(std::move(work)), m_definition(std::move(definition)),
+      m_var_axes(std::move(var_axes)) {}
+
+TritonCandidate::TritonCandidate(util::TempFolder work, trace::Definition definition,
+                                 std::vector<std::int64_t> var_axes)
+    : m_owned(std::move(work)), m_work(m_owned->path()), m_definition(std::move(definition)),
+      m_var_axes(std::move(var_axes)) {}
+
+util::Expected<std::string> TritonCandidate::binding() const {
+  return triton_binding(m_definition, m_var_axes);
+}
+
+ChildCommand TritonCandidate::child_command(const ChildPaths& paths,
+                                            std::vector<std::string> words) const {
+  ChildCommand command;
+  if (words.empty())
+    return command;
+  command.argv = {paths.python.string(), "-m", "ptxbench_triton.child", "--library",
+                  paths.child_library.string()};
+  command.argv.insert(command.argv.end(), words.begin() + 1, words.end());
+  std::string pythonpath = paths.python_root.string();
+  if (!paths.inherited_pythonpath.empty())
+    pythonpath += ":" + paths.inherited_pythonpath;
+  command.env = {"PYTHONPATH=" + pythonpath,
+                 "TRITON_CACHE_DIR=" + (m_work / "triton-cache").string(),
+                 "TRITON_HOME=" + (m_work / "triton-home").string(), "PYTHONDONTWRITEBYTECODE=1"};
+  return command;
+}
+
+} // namespace ptxbench::frontend
