@@ -17,7 +17,7 @@ extern "C" {
 
 /* Loads the candidate of a `load` request: `module` is its file (the request's `library`),
  * `signature` the signature it must have, `binding` a JSON text saying how a PtxbenchCall maps
- * to its parameters (exec/triton_binding.hpp). Returns 0, or nonzero with a sentence in
+ * to its parameters (frontend/triton/binding.hpp). Returns 0, or nonzero with a sentence in
  * `message` (at most `message_bytes` bytes, NUL included). */
 typedef int (*PtxbenchChildLoadFn)(void* user, const char* module, const char* signature,
                                    const char* binding, char* message, size_t message_bytes);
