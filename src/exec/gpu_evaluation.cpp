@@ -365,6 +365,11 @@ bool GpuEvaluation::inputs_unchanged(std::string_view when) {
 }
 
 bool GpuEvaluation::outputs_match(int set, std::string_view when, bool listed) {
+  // The fresh set's reference is computed the first time a draw is compared.
+  if (set == m_buffers->fresh_set())
+    if (auto computed = m_buffers->fresh_reference(*m_reference->reference, m_stream.get());
+        !computed)
+      throw util::Fatal("the reference on fresh inputs: " + computed.error().message);
   CompareStats stats;
   for (const CompareStats& output : m_buffers->compare(set, m_stream.get()))
     stats.merge(output);
@@ -440,12 +445,8 @@ bool GpuEvaluation::recheck() {
     return false;
   std::shared_lock gpu(m_warm.lock);
   // The call slot still holds the last timed call's inputs and outputs.
-  const int set = m_buffers->staged_set();
-  if (set == m_buffers->fresh_set())
-    if (auto computed = m_buffers->fresh_reference(*m_reference->reference, m_stream.get());
-        !computed)
-      throw util::Fatal("the reference on fresh inputs: " + computed.error().message);
-  return inputs_unchanged("timed calls") && outputs_match(set, "last timed call");
+  return inputs_unchanged("timed calls") &&
+         outputs_match(m_buffers->staged_set(), "last timed call");
 }
 
 bool GpuEvaluation::counts() {
