@@ -7,6 +7,7 @@
 #pragma once
 
 #include "adapt/jsonl.hpp"
+#include "adapt/model_stage.hpp"
 #include "model/factory.hpp"
 #include "util/error.hpp"
 
@@ -19,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,5 +109,21 @@ private:
   std::size_t m_failed = 0;
   double m_cost = 0;
 };
+
+// One round of a stage on a pool: the jobs whose id is not in `done` each get
+// `attempt(client, job)`, on up to `concurrency` clients of `spec`; records append to `output`.
+template <typename Job, typename Record>
+util::Expected<ModelStageResult>
+run_model_round(std::vector<Job> jobs, const std::set<std::string>& done,
+                const model::ModelSpec& spec, const ModelStageDeps& deps, int concurrency,
+                const std::filesystem::path& output,
+                typename ModelPool<Job, Record>::DoneDetail detail,
+                const typename ModelPool<Job, Record>::Attempt& attempt) {
+  return run_pending(
+      std::move(jobs), done, [&](std::vector<Job> pending, ModelStageResult& counts) {
+        ModelPool<Job, Record> pool(pending, output, deps.progress_out, std::move(detail));
+        return pool.run(spec, deps.client, concurrency, attempt, counts);
+      });
+}
 
 } // namespace ptxbench::adapt

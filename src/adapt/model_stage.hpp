@@ -5,12 +5,14 @@
 #include "model/factory.hpp"
 #include "model/registry.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptxbench::adapt {
@@ -30,6 +32,32 @@ struct ModelStageResult {
   std::size_t left = 0;   // not attempted (stopped)
   double cost_usd = 0;
 };
+
+// The stage's model, found in the registry; `role` names it in the error ("notes model").
+inline util::Expected<const model::ModelSpec*>
+stage_model(const ModelStageDeps& deps, const std::string& name, std::string_view role) {
+  if (deps.registry == nullptr)
+    throw util::Fatal("a model stage without a registry");
+  const model::ModelSpec* spec = deps.registry->find(name);
+  if (spec == nullptr)
+    return util::make_error(util::ErrorKind::not_found, std::string(role) + " \"" + name +
+                                                            "\" is not in the registry " +
+                                                            deps.registry->origin.string());
+  return spec;
+}
+
+// Whether the stage was told to stop: no new pass starts.
+inline bool cancelled(const ModelStageDeps& deps) {
+  return deps.cancel != nullptr && deps.cancel->load();
+}
+
+// The "counts" object of a stage's manifest.
+inline util::Json manifest_counts(const ModelStageResult& result) {
+  return {{"inputs", result.inputs},
+          {"done", result.already_done + result.done},
+          {"failed", result.failed},
+          {"left", result.left}};
+}
 
 // The resumable stage's round: the jobs whose id is not done yet go to `run(pending, result)`
 // (which fills done, failed, left and cost); inputs and already_done are counted here.

@@ -47,47 +47,17 @@ NotesRecord blank_record(const PairRecord& pair, const model::ModelSpec& spec) {
   return r;
 }
 
-class NotesWriter {
-public:
-  NotesWriter(const NotesOptions& options, const NotesDeps& deps, const model::ModelSpec& spec,
-              const NotesPaths& paths, std::vector<PairRecord> jobs)
-      : m_options(options), m_deps(deps), m_spec(spec), m_paths(paths), m_jobs(std::move(jobs)) {}
-
-  util::Status run(NotesResult& result);
-
-private:
-  std::optional<NotesRecord> write_notes(model::ModelClient& client, const PairRecord& pair);
-  bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
-
-  const NotesOptions& m_options;
-  const NotesDeps& m_deps;
-  const model::ModelSpec& m_spec;
-  const NotesPaths& m_paths;
-  std::vector<PairRecord> m_jobs;
-};
-
-util::Status NotesWriter::run(NotesResult& result) {
-  ModelPool<PairRecord, NotesRecord> pool(
-      m_jobs, m_paths.output, m_deps.progress_out, [](const NotesRecord& r) {
-        return fmt::format(" ({} notes)", r.notes.instruction_notes.size());
-      });
-  return pool.run(
-      m_spec, m_deps.client, m_options.concurrency,
-      [this](model::ModelClient& client, const PairRecord& job) {
-        return write_notes(client, job);
-      },
-      result);
-}
-
-std::optional<NotesRecord> NotesWriter::write_notes(model::ModelClient& client,
-                                                    const PairRecord& pair) {
-  NotesRecord record = blank_record(pair, m_spec);
+// One pair's notes: up to max_passes model calls until one reply parses as repair notes.
+std::optional<NotesRecord> write_notes(const NotesOptions& options, const NotesDeps& deps,
+                                       const model::ModelSpec& spec, model::ModelClient& client,
+                                       const PairRecord& pair) {
+  NotesRecord record = blank_record(pair, spec);
   const NotesPrompt prompt = notes_prompt(pair);
-  for (int pass = 1; pass <= m_options.max_passes; ++pass) {
-    if (cancelled())
+  for (int pass = 1; pass <= options.max_passes; ++pass) {
+    if (cancelled(deps))
       return std::nullopt;
     model::ChatRequest request = model::make_request(
-        m_spec, {{model::Role::system, prompt.system}, {model::Role::user, prompt.user}});
+        spec, {{model::Role::system, prompt.system}, {model::Role::user, prompt.user}});
     NotesCall call;
     call.pass = pass;
     request.on_attempt = [&](const model::AttemptRecord&) { ++call.attempts; };
@@ -128,11 +98,7 @@ util::Status write_manifest(const NotesOptions& options, const NotesPaths& paths
                       {"notes_model", options.model},
                       {"prompt_version", std::string(kNotesPromptVersion)},
                       {"max_passes", options.max_passes},
-                      {"counts",
-                       {{"inputs", result.inputs},
-                        {"done", result.already_done + result.done},
-                        {"failed", result.failed},
-                        {"left", result.left}}}};
+                      {"counts", manifest_counts(result)}};
   return util::write_file_atomic(paths.manifest, manifest.dump(2) + "\n");
 }
 
@@ -145,23 +111,21 @@ NotesPaths notes_paths(const std::filesystem::path& data_dir) {
 }
 
 util::Expected<NotesResult> run_notes(const NotesOptions& options, const NotesDeps& deps) {
-  if (deps.registry == nullptr)
-    throw util::Fatal("run_notes: missing registry");
-  const model::ModelSpec* spec = deps.registry->find(options.model);
-  if (spec == nullptr)
-    return util::make_error(util::ErrorKind::not_found, "notes model \"" + options.model +
-                                                            "\" is not in the registry " +
-                                                            deps.registry->origin.string());
+  auto spec = stage_model(deps, options.model, "notes model");
+  PTXBENCH_TRY(spec);
   const NotesPaths paths = notes_paths(options.data_dir);
   auto jobs = read_pairs(paths.input);
   PTXBENCH_TRY(jobs);
   auto done = keep_done(paths.output);
   PTXBENCH_TRY(done);
-  auto result = run_pending(std::move(*jobs), *done,
-                            [&](std::vector<PairRecord> pending, ModelStageResult& counts) {
-                              NotesWriter writer(options, deps, *spec, paths, std::move(pending));
-                              return writer.run(counts);
-                            });
+  auto result = run_model_round<PairRecord, NotesRecord>(
+      std::move(*jobs), *done, **spec, deps, options.concurrency, paths.output,
+      [](const NotesRecord& r) {
+        return fmt::format(" ({} notes)", r.notes.instruction_notes.size());
+      },
+      [&](model::ModelClient& client, const PairRecord& pair) {
+        return write_notes(options, deps, **spec, client, pair);
+      });
   PTXBENCH_TRY(result);
   if (auto status = write_manifest(options, paths, *result); !status)
     return status.take_error();

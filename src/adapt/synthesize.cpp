@@ -47,48 +47,22 @@ util::Expected<std::set<std::string>> keep_done(const std::filesystem::path& pat
   });
 }
 
-class Synthesizer {
-public:
-  Synthesizer(const SynthesizeOptions& options, const SynthesizeDeps& deps,
-              const model::ModelSpec& spec, const SynthesizePaths& paths, std::vector<Job> jobs)
-      : m_options(options), m_deps(deps), m_spec(spec), m_paths(paths), m_jobs(std::move(jobs)) {}
-
-  util::Status run(SynthesizeResult& result);
-
-private:
-  std::optional<RationaleRecord> synthesize(model::ModelClient& client, const Job& job);
-  bool cancelled() const { return m_deps.cancel != nullptr && m_deps.cancel->load(); }
-
-  const SynthesizeOptions& m_options;
-  const SynthesizeDeps& m_deps;
-  const model::ModelSpec& m_spec;
-  const SynthesizePaths& m_paths;
-  std::vector<Job> m_jobs;
-};
-
-util::Status Synthesizer::run(SynthesizeResult& result) {
-  ModelPool<Job, RationaleRecord> pool(
-      m_jobs, m_paths.output, m_deps.progress_out,
-      [](const RationaleRecord& r) { return fmt::format(" ({} chars)", r.reasoning.size()); });
-  return pool.run(
-      m_spec, m_deps.client, m_options.concurrency,
-      [this](model::ModelClient& client, const Job& job) { return synthesize(client, job); },
-      result);
-}
-
-std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& client, const Job& job) {
+// One job's rationale: up to max_passes model calls until one gives a rationale within limits.
+std::optional<RationaleRecord> synthesize(const SynthesizeOptions& options,
+                                          const SynthesizeDeps& deps, const model::ModelSpec& spec,
+                                          model::ModelClient& client, const Job& job) {
   RationaleRecord record;
   record.id = job.id;
-  record.kind = std::string(to_string(m_options.kind));
-  record.reasoning_model = m_spec.name;
+  record.kind = std::string(to_string(options.kind));
+  record.reasoning_model = spec.name;
   record.prompt_version = std::string(job.prompt.version);
-  record.temperature = m_spec.sampling.temperature;
+  record.temperature = spec.sampling.temperature;
   record.cost_usd = 0.0;
-  for (int pass = 1; pass <= m_options.max_passes; ++pass) {
-    if (cancelled())
+  for (int pass = 1; pass <= options.max_passes; ++pass) {
+    if (cancelled(deps))
       return std::nullopt;
     model::ChatRequest request = model::make_request(
-        m_spec, {{model::Role::system, job.prompt.system}, {model::Role::user, job.prompt.user}});
+        spec, {{model::Role::system, job.prompt.system}, {model::Role::user, job.prompt.user}});
     request.on_attempt = [&](const model::AttemptRecord&) { ++record.attempts; };
     auto reply = client.complete(request);
     if (!reply) {
@@ -100,7 +74,7 @@ std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& clien
     record.input_tokens += reply->usage.input_tokens;
     record.output_tokens += reply->usage.output_tokens;
     *record.cost_usd += reply->cost_usd;
-    auto rationale = extract_rationale(reply->text, m_options.limits);
+    auto rationale = extract_rationale(reply->text, options.limits);
     if (!rationale) {
       record.error = fmt::format("pass {}: {}", pass, rationale.error().message);
       continue;
@@ -130,11 +104,7 @@ util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePa
                       {"max_passes", options.max_passes},
                       {"min_chars", options.limits.min_chars},
                       {"max_chars", options.limits.max_chars},
-                      {"counts",
-                       {{"inputs", result.inputs},
-                        {"done", result.already_done + result.done},
-                        {"failed", result.failed},
-                        {"left", result.left}}}};
+                      {"counts", manifest_counts(result)}};
   return util::write_file_atomic(paths.manifest, manifest.dump(2) + "\n");
 }
 
@@ -150,22 +120,18 @@ SynthesizePaths synthesize_paths(const std::filesystem::path& data_dir, Rational
 
 util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options,
                                                 const SynthesizeDeps& deps) {
-  if (deps.registry == nullptr)
-    throw util::Fatal("run_synthesize: missing registry");
-  const model::ModelSpec* spec = deps.registry->find(options.reasoner);
-  if (spec == nullptr)
-    return util::make_error(util::ErrorKind::not_found, "reasoning model \"" + options.reasoner +
-                                                            "\" is not in the registry " +
-                                                            deps.registry->origin.string());
+  auto spec = stage_model(deps, options.reasoner, "reasoning model");
+  PTXBENCH_TRY(spec);
   const SynthesizePaths paths = synthesize_paths(options.data_dir, options.kind);
   auto jobs = read_inputs(paths, options.kind);
   PTXBENCH_TRY(jobs);
   auto done = keep_done(paths.output);
   PTXBENCH_TRY(done);
-  auto result =
-      run_pending(std::move(*jobs), *done, [&](std::vector<Job> pending, ModelStageResult& counts) {
-        Synthesizer synthesizer(options, deps, *spec, paths, std::move(pending));
-        return synthesizer.run(counts);
+  auto result = run_model_round<Job, RationaleRecord>(
+      std::move(*jobs), *done, **spec, deps, options.concurrency, paths.output,
+      [](const RationaleRecord& r) { return fmt::format(" ({} chars)", r.reasoning.size()); },
+      [&](model::ModelClient& client, const Job& job) {
+        return synthesize(options, deps, **spec, client, job);
       });
   PTXBENCH_TRY(result);
   if (auto status = write_manifest(options, paths, *result); !status)
