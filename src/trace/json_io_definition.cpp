@@ -154,13 +154,7 @@ Json tensors_json(const std::vector<TensorSpec>& specs) {
   return map;
 }
 
-} // namespace
-
-util::Expected<Definition> definition_from_json(const Json& json, const std::string& origin) {
-  JsonReader reader(origin);
-  Definition def;
-  if (!reader.expect_object(json, "$"))
-    return reader.finish(std::move(def));
+void read_definition(JsonReader& reader, const Json& json, Definition& def) {
   def.name = reader.string(json, "$", "name", Emptiness::rejected);
   def.op_type = reader.string(json, "$", "op_type", Emptiness::rejected);
   def.axes = read_axes(reader, json);
@@ -172,7 +166,12 @@ util::Expected<Definition> definition_from_json(const Json& json, const std::str
   def.constraints = reader.string_list(json, "$", "constraints", Emptiness::rejected);
   if (reader.ok())
     check_definition(reader, def);
-  return reader.finish(std::move(def));
+}
+
+} // namespace
+
+util::Expected<Definition> definition_from_json(const Json& document, const std::string& origin) {
+  return JsonReader::read_root<Definition>(document, origin, read_definition);
 }
 
 Json to_json(const Definition& def) {

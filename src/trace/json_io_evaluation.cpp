@@ -139,13 +139,7 @@ bool valid_latency(double value) {
   return std::isfinite(value) && value >= 0;
 }
 
-} // namespace
-
-util::Expected<Evaluation> evaluation_from_json(const Json& json, const std::string& origin) {
-  JsonReader reader(origin);
-  Evaluation evaluation;
-  if (!reader.expect_object(json, "$"))
-    return reader.finish(std::move(evaluation));
+void read_evaluation(JsonReader& reader, const Json& json, Evaluation& evaluation) {
   read_status(reader, json, evaluation);
   evaluation.environment = read_environment(reader, json);
   evaluation.timestamp = reader.string(json, "$", "timestamp", Emptiness::rejected);
@@ -162,7 +156,12 @@ util::Expected<Evaluation> evaluation_from_json(const Json& json, const std::str
     evaluation.ptxbench = *extras;
   if (std::string violation = presence_violation(evaluation); reader.ok() && !violation.empty())
     reader.fail("$", violation);
-  return reader.finish(std::move(evaluation));
+}
+
+} // namespace
+
+util::Expected<Evaluation> evaluation_from_json(const Json& document, const std::string& origin) {
+  return JsonReader::read_root<Evaluation>(document, origin, read_evaluation);
 }
 
 util::Status check_writable(const Evaluation& evaluation) {

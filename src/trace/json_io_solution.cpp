@@ -129,13 +129,7 @@ Json spec_json(const BuildSpec& build) {
   return json;
 }
 
-} // namespace
-
-util::Expected<Solution> solution_from_json(const Json& json, const std::string& origin) {
-  JsonReader reader(origin);
-  Solution solution;
-  if (!reader.expect_object(json, "$"))
-    return reader.finish(std::move(solution));
+void read_solution(JsonReader& reader, const Json& json, Solution& solution) {
   solution.name = reader.string(json, "$", "name", Emptiness::rejected);
   solution.definition = reader.string(json, "$", "definition", Emptiness::rejected);
   solution.author = reader.string(json, "$", "author", Emptiness::rejected);
@@ -144,7 +138,12 @@ util::Expected<Solution> solution_from_json(const Json& json, const std::string&
   solution.description = reader.nullable_string(json, "$", "description");
   if (reader.ok())
     check_entry_file(reader, solution);
-  return reader.finish(std::move(solution));
+}
+
+} // namespace
+
+util::Expected<Solution> solution_from_json(const Json& document, const std::string& origin) {
+  return JsonReader::read_root<Solution>(document, origin, read_solution);
 }
 
 Json to_json(const Solution& solution) {

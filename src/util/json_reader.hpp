@@ -79,6 +79,17 @@ public:
     return value;
   }
 
+  // A document whose root must be an object: `fill(reader, root, value)` reads its fields once
+  // it is one; the value or the first error.
+  template <typename T, typename Fill>
+  static Expected<T> read_root(const Json& root, const std::string& origin, Fill fill) {
+    JsonReader reader(origin);
+    T value{};
+    if (reader.expect_object(root, "$"))
+      fill(reader, root, value);
+    return reader.finish(std::move(value));
+  }
+
   // Any key of `object` outside `keys` is an error ("unknown key"), so that typos do not pass;
   // "notes", free text, is allowed everywhere.
   void allow_only(const Json& object, const std::string& path,
