@@ -1,8 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/tools.hpp"
-#include "compile/abi.hpp"
 #include "compile/language.hpp"
-#include "compile/triton_abi.hpp"
+#include "frontend/frontend.hpp"
 #include "trace/json_io.hpp"
 
 #include <fmt/core.h>
@@ -17,28 +16,6 @@ struct ShowOptions {
   bool json = false;
 };
 
-ExitCode show_triton(const suite::Problem& p, bool json) {
-  auto signature = compile::make_triton_signature(p.definition);
-  if (!signature)
-    return report_error("show", signature.error());
-  if (json) {
-    nlohmann::ordered_json out{{"definition", trace::to_json(p.definition)},
-                               {"workload", trace::to_json(p.workload)},
-                               {"language", "triton"},
-                               {"entry_point", compile::entry_point(compile::Language::triton)},
-                               {"signature", signature->one_line()},
-                               {"baseline", p.baseline}};
-    fmt::print("{}\n", out.dump(2));
-    return ExitCode::ok;
-  }
-  fmt::print("# {}\n\nbaseline library: {}\n\n## Triton signature ({}, destination-passing)\n\n"
-             "{}\n\n## Definition\n\n{}\n\n## Default workload\n\n{}\n",
-             p.name(), p.baseline, compile::entry_point(compile::Language::triton),
-             signature->pretty(), trace::to_json(p.definition).dump(2),
-             trace::to_json(p.workload).dump(2));
-  return ExitCode::ok;
-}
-
 ExitCode run_show(const ShowOptions& options) {
   Toolchain tools;
   auto problem = tools.problem(options.problem);
@@ -50,26 +27,22 @@ ExitCode run_show(const ShowOptions& options) {
     return report_error("show",
                         {util::ErrorKind::invalid_input,
                          "--language must be cuda or triton, not '" + options.language + "'"});
-  if (*language == compile::Language::triton)
-    return show_triton(p, options.json);
-  auto signature = compile::make_signature(p.definition);
-  if (!signature)
-    return report_error("show", signature.error());
+  auto shown = frontend::of(*language).shown_signature(p);
+  if (!shown)
+    return report_error("show", shown.error());
   if (options.json) {
     nlohmann::ordered_json out{{"definition", trace::to_json(p.definition)},
-                               {"workload", trace::to_json(p.workload)},
-                               {"signature", signature->one_line()},
-                               {"headers", signature->headers()},
-                               {"baseline", p.baseline}};
+                               {"workload", trace::to_json(p.workload)}};
+    for (const auto& [key, value] : shown->fields.items())
+      out[key] = value;
+    out["baseline"] = p.baseline;
     fmt::print("{}\n", out.dump(2));
     return ExitCode::ok;
   }
-  fmt::print("# {}\n\nbaseline library: {}\n\n## C ABI signature (docs/abi.md)\n\n", p.name(),
-             p.baseline);
-  for (const auto& header : signature->headers())
-    fmt::print("#include <{}>\n", header);
-  fmt::print("\n{}\n\n## Definition\n\n{}\n\n## Default workload\n\n{}\n", signature->pretty(),
-             trace::to_json(p.definition).dump(2), trace::to_json(p.workload).dump(2));
+  fmt::print("# {}\n\nbaseline library: {}\n\n## {}\n\n{}\n\n## Definition\n\n{}\n\n"
+             "## Default workload\n\n{}\n",
+             p.name(), p.baseline, shown->title, shown->text, trace::to_json(p.definition).dump(2),
+             trace::to_json(p.workload).dump(2));
   return ExitCode::ok;
 }
 

@@ -28,6 +28,14 @@ enum class LaunchRules : std::uint8_t { enforce = 1, report = 2 };
 // Whether the paper's Nsight Compute source-counter audit reproduces the dynamic counts.
 enum class Audit : std::uint8_t { none = 1, ncu = 2 };
 
+// Whether an Evaluator keeps a spare candidate child (spare_child.hpp). Explicit values.
+enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
+
+// When a prepared spare may open the GPU's counter session (spare_child.hpp "The counter
+// session"): only once the GPU has been idle for a while, or also beside running evaluations'
+// trials once all of them have counted.
+enum class CounterSessionAhead : std::uint8_t { when_idle = 1, beside_timing = 2 };
+
 struct EvalOptions {
   compile::Arch arch = compile::Arch::sm_90a;
   // The candidate's language: a Triton candidate is checked by the Triton gate and runs in

@@ -51,11 +51,9 @@
 #pragma once
 
 #include "exec/check.hpp"
-#include "exec/child_command.hpp"
 #include "exec/eval_options.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/reference_cache.hpp"
-#include "exec/spare_child.hpp"
 #include "measure/timing.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"

@@ -59,6 +59,7 @@
 
 #include "exec/child_process.hpp"
 #include "exec/child_work_gate.hpp"
+#include "exec/eval_options.hpp"
 #include "util/error.hpp"
 
 #include <chrono>
@@ -76,14 +77,6 @@ namespace ptxbench::exec {
 // evaluation arriving back to back (a client's round trip after the last one) must not wait in
 // take() for a session its count would open anyway.
 inline constexpr std::chrono::milliseconds kIdleBeforeSession{250};
-
-// Whether an Evaluator keeps a spare candidate child. Explicit values.
-enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
-
-// When a prepared spare may open the GPU's counter session (above): only once the GPU has
-// been idle for kIdleBeforeSession, or also beside running evaluations' trials once all of
-// them have counted.
-enum class CounterSessionAhead : std::uint8_t { when_idle = 1, beside_timing = 2 };
 
 struct StartedChild {
   CandidateProcess process;

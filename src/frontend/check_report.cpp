@@ -82,6 +82,14 @@ std::optional<sass::Verdict> CheckReport::verdict() const {
 }
 
 nlohmann::ordered_json to_json(const CheckReport& report) {
+  return to_json(report, of(report.language));
+}
+
+std::string render_text(const CheckReport& report) {
+  return render_text(report, of(report.language));
+}
+
+nlohmann::ordered_json to_json(const CheckReport& report, const Frontend& language) {
   Json out{{"problem", report.problem},
            {"arch", compile::to_string(report.arch)},
            {"signature", report.signature},
@@ -97,7 +105,7 @@ nlohmann::ordered_json to_json(const CheckReport& report) {
                                        {"message", report.forbidden->message()}}
                                 : Json(nullptr);
   out["build"] = report.build ? build_json(*report.build) : Json(nullptr);
-  of(report.language).add_check_json(report, out);
+  language.add_check_json(report, out);
   auto verdict = report.verdict();
   out["static_verdict"] = verdict ? Json(sass::to_string(*verdict)) : Json(nullptr);
   out["sass"] = report.sass ? sass::to_json(*report.sass) : Json(nullptr);
@@ -109,10 +117,10 @@ nlohmann::ordered_json to_json(const CheckReport& report) {
   return out;
 }
 
-std::string render_text(const CheckReport& report) {
+std::string render_text(const CheckReport& report, const Frontend& language) {
   std::string out = fmt::format("problem   {}\narch      {}\nsignature {}\n", report.problem,
                                 compile::to_string(report.arch), report.signature);
-  return out + of(report.language).check_text(report);
+  return out + language.check_text(report);
 }
 
 } // namespace ptxbench::frontend

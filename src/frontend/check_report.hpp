@@ -62,7 +62,12 @@ struct CheckReport {
 // "static verdict (sm_90a): target instructions present [...]"; empty without a verdict.
 std::string verdict_text(const CheckReport& report);
 
-// The report with its language's part (Frontend::add_check_json, Frontend::check_text).
+class Frontend;
+
+// The report with its language's part (Frontend::add_check_json, Frontend::check_text): that of
+// `language`, or of the built-in frontend of report.language.
+nlohmann::ordered_json to_json(const CheckReport& report, const Frontend& language);
+std::string render_text(const CheckReport& report, const Frontend& language);
 nlohmann::ordered_json to_json(const CheckReport& report);
 std::string render_text(const CheckReport& report);
 

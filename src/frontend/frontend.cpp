@@ -29,6 +29,24 @@ const Frontend& of(compile::Language language) {
   throw util::Fatal("no frontend for the language " + std::string(compile::to_string(language)));
 }
 
+util::Expected<CommandCheck> Frontend::command_check(const CheckTools& tools,
+                                                     const std::string& source,
+                                                     const suite::Problem& problem,
+                                                     std::span<const compile::Arch> arches,
+                                                     std::string_view /*file*/) const {
+  CommandCheck out{nlohmann::ordered_json::array(), "", CommandVerdict::pass};
+  for (const compile::Arch arch : arches) {
+    auto checked = check(tools, source, problem, arch);
+    PTXBENCH_TRY(checked);
+    const CheckReport& report = checked->report;
+    if (report.outcome != CheckOutcome::ok || report.verdict() == sass::Verdict::absent)
+      out.verdict = CommandVerdict::fail;
+    out.json.push_back(to_json(report, *this));
+    out.text += (out.text.empty() ? "" : "\n") + render_text(report, *this);
+  }
+  return out;
+}
+
 std::string_view without_final_newlines(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.remove_suffix(1);

@@ -26,18 +26,73 @@
 #include "suite/problem.hpp"
 #include "util/error.hpp"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace ptxbench::frontend {
 
+// What `ptxbench check` concluded: the candidate passed, failed (rejected, did not build, or
+// holds none of the target instructions), or passed as far as a machine without a GPU can go.
+enum class CommandVerdict : std::uint8_t { pass = 1, fail = 2, needs_gpu = 3 };
+
+// `ptxbench check`'s output: what --json prints, what the text form prints, and the verdict.
+struct CommandCheck {
+  nlohmann::ordered_json json;
+  std::string text;
+  CommandVerdict verdict = CommandVerdict::pass;
+};
+
+// `ptxbench show`'s part for a language: the section title and text of the problem's signature,
+// and the JSON fields that carry it.
+struct ShownSignature {
+  std::string title;
+  std::string text;
+  nlohmann::ordered_json fields;
+};
+
+// A language's plain facts: its table row's data.
+struct LanguageFacts {
+  // The language's name, as knowledge/packs.json keys its variants ("cuda", "triton").
+  std::string_view name;
+  // The knowledge-pack variant when the manifest names none for the problem's kind.
+  std::string_view base_variant;
+  // The language's name in a report's "language" field; empty for CUDA, whose reports predate it.
+  std::string_view report_tag;
+  // `eval`'s line for a candidate that passed the check where no GPU step ran.
+  std::string_view checked_summary;
+  // The turn feedback's last line when no GPU step runs after a passed check.
+  std::string_view no_gpu_note;
+  // A static-only run's notice: what every turn stops after.
+  std::string_view static_run_notice;
+  // Whether checking the same source again costs next to nothing (a compile-cache hit): an
+  // executor then checks in its own thread before the evaluator checks again.
+  bool check_is_cached = false;
+  // Whether its candidates run in `ptxbench-candidate`, the evaluator's own child: a spare
+  // started ahead may serve them and the ncu audit may replay them. Otherwise each starts a
+  // child of its own (Candidate::child_command).
+  bool uses_candidate_binary = false;
+};
+
 class Frontend {
 public:
+  explicit Frontend(LanguageFacts facts) : m_facts(facts) {}
   virtual ~Frontend() = default;
+  Frontend(const Frontend&) = delete;
+  Frontend& operator=(const Frontend&) = delete;
+  Frontend(Frontend&&) = delete;
+  Frontend& operator=(Frontend&&) = delete;
 
-  // The language's name, as knowledge/packs.json keys its variants ("cuda", "triton").
-  virtual std::string_view name() const = 0;
+  std::string_view name() const { return m_facts.name; }
+  std::string_view base_variant() const { return m_facts.base_variant; }
+  std::string_view report_tag() const { return m_facts.report_tag; }
+  std::string_view checked_summary() const { return m_facts.checked_summary; }
+  std::string_view no_gpu_note() const { return m_facts.no_gpu_note; }
+  std::string_view static_run_notice() const { return m_facts.static_run_notice; }
+  bool check_is_cached() const { return m_facts.check_is_cached; }
+  bool uses_candidate_binary() const { return m_facts.uses_candidate_binary; }
 
   // The candidate in a model reply; Error{extraction} worded for the model when there is none.
   virtual util::Expected<compile::Extraction> extract(std::string_view reply) const = 0;
@@ -50,14 +105,14 @@ public:
   virtual util::Expected<std::string> system_prompt(const suite::Problem& problem,
                                                     std::string_view pack_text,
                                                     compile::Arch arch) const = 0;
+  // The problem's signature as `ptxbench show` prints it; invalid_input as system_prompt's.
+  virtual util::Expected<ShownSignature> shown_signature(const suite::Problem& problem) const = 0;
   // The first user message of a repair trajectory: `task` (the agent's task content), the wrong
   // kernel in the language's fence and the error the evaluator gave it.
   virtual util::Expected<std::string> repair_prompt(std::string_view task,
                                                     const suite::Problem& problem,
                                                     std::string_view wrong_kernel,
                                                     std::string_view error_log) const = 0;
-  // The knowledge-pack variant when the manifest names none for the problem's kind.
-  virtual std::string_view base_variant() const = 0;
 
   // The static check of `source` for `problem` on `arch`: the report and, when it passed, the
   // candidate a GPU evaluation runs (its work folder holds the source, written once). Errors
@@ -66,25 +121,21 @@ public:
   virtual util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
                                         const suite::Problem& problem,
                                         compile::Arch arch) const = 0;
-  // Whether checking the same source again costs next to nothing (a compile-cache hit): an
-  // executor then checks in its own thread before the evaluator checks again.
-  virtual bool check_is_cached() const = 0;
-  // Whether its candidates run in `ptxbench-candidate`, the evaluator's own child: a spare
-  // started ahead may serve them and the ncu audit may replay them. Otherwise each starts a
-  // child of its own (Candidate::child_command).
-  virtual bool uses_candidate_binary() const = 0;
   // The report's language part: as text after its problem, arch and signature lines; in JSON,
-  // the fields added to `out` after "build".
+  // the fields added to `out` after "build" (none by default).
   virtual std::string check_text(const CheckReport& report) const = 0;
-  virtual void add_check_json(const CheckReport& report, nlohmann::ordered_json& out) const = 0;
-  // The language's name in a report's "language" field; empty for CUDA, whose reports predate it.
-  virtual std::string_view report_tag() const = 0;
-  // `eval`'s line for a candidate that passed the check where no GPU step ran.
-  virtual std::string_view checked_summary() const = 0;
-  // The turn feedback's last line when no GPU step runs after a passed check.
-  virtual std::string_view no_gpu_note() const = 0;
-  // A static-only run's notice: what every turn stops after.
-  virtual std::string_view static_run_notice() const = 0;
+  virtual void add_check_json(const CheckReport& /*report*/,
+                              nlohmann::ordered_json& /*out*/) const {}
+  // `ptxbench check`, which needs no GPU: the language's static report on each of `arches`. By
+  // default check() on each, as a JSON array of the reports and their texts one after another;
+  // it fails when a report is not ok or holds none of the target instructions. `file` is the
+  // candidate's path as the user gave it, for the text.
+  virtual util::Expected<CommandCheck>
+  command_check(const CheckTools& tools, const std::string& source, const suite::Problem& problem,
+                std::span<const compile::Arch> arches, std::string_view file) const;
+
+private:
+  LanguageFacts m_facts;
 };
 
 // The frontend of a built-in language.

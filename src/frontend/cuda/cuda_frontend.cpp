@@ -101,6 +101,20 @@ util::Expected<CheckReport> check_report(const CheckTools& tools, const std::str
 
 } // namespace
 
+CudaFrontend::CudaFrontend()
+    : Frontend({.name = "cuda",
+                .base_variant = "base",
+                .report_tag = "",
+                .checked_summary = "built and disassembled",
+                .no_gpu_note = "Not run: this machine evaluates statically only (no GPU step); "
+                               "correctness and speed "
+                               "are unknown.\n",
+                .static_run_notice =
+                    "every turn stops after the static check (gate, nvcc, SASS) and is recorded as "
+                    "static_only",
+                .check_is_cached = true,
+                .uses_candidate_binary = true}) {}
+
 util::Expected<compile::Extraction> CudaFrontend::extract(std::string_view reply) const {
   return compile::extract_candidate(reply);
 }
@@ -124,6 +138,17 @@ util::Expected<std::string> CudaFrontend::system_prompt(const suite::Problem& pr
   out += fmt::format("\nTarget architecture: {} (nvcc builds the file with {}).\n",
                      compile::to_string(arch), codegen_flags_text(arch));
   return out;
+}
+
+util::Expected<ShownSignature> CudaFrontend::shown_signature(const suite::Problem& problem) const {
+  auto signature = compile::make_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  std::string text;
+  for (const auto& header : signature->headers())
+    text += fmt::format("#include <{}>\n", header);
+  return ShownSignature{"C ABI signature (docs/abi.md)",
+                        text + "\n" + signature->pretty(),
+                        {{"signature", signature->one_line()}, {"headers", signature->headers()}}};
 }
 
 util::Expected<std::string> CudaFrontend::repair_prompt(std::string_view task,
@@ -171,16 +196,6 @@ std::string CudaFrontend::check_text(const CheckReport& report) const {
                              report.forbidden->message());
   out += kernels_text(build.kernels) + "\n" + sass::render_text(*report.sass) + "\n";
   return out + verdict_text(report);
-}
-
-std::string_view CudaFrontend::no_gpu_note() const {
-  return "Not run: this machine evaluates statically only (no GPU step); correctness and speed "
-         "are unknown.\n";
-}
-
-std::string_view CudaFrontend::static_run_notice() const {
-  return "every turn stops after the static check (gate, nvcc, SASS) and is recorded as "
-         "static_only";
 }
 
 } // namespace ptxbench::frontend

@@ -8,33 +8,24 @@ namespace ptxbench::frontend {
 
 class CudaFrontend final : public Frontend {
 public:
-  std::string_view name() const override { return "cuda"; }
+  CudaFrontend();
   util::Expected<compile::Extraction> extract(std::string_view reply) const override;
   std::string reply_request() const override;
   util::Expected<std::string> system_prompt(const suite::Problem& problem,
                                             std::string_view pack_text,
                                             compile::Arch arch) const override;
+  util::Expected<ShownSignature> shown_signature(const suite::Problem& problem) const override;
   // The original Fixit user prompt, word for word (its typos are data), with our ```cuda fence:
   // "Task:\n{task}\n\nKernel\n\n```cuda\n{kernel}\n```\nError Message\n\n{log}\nYour task is
   // to fix the CUDA kernel with the minimal change. ...".
   util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem& problem,
                                             std::string_view wrong_kernel,
                                             std::string_view error_log) const override;
-  std::string_view base_variant() const override { return "base"; }
-
   // Banned-library gate, nvcc build, the import rule on kernel.so (unless tools.imports skips
   // it), the static SASS report of kernel.so; each stage only when the one before succeeded.
   util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
                                 const suite::Problem& problem, compile::Arch arch) const override;
-  bool check_is_cached() const override { return true; }
-  bool uses_candidate_binary() const override { return true; }
   std::string check_text(const CheckReport& report) const override;
-  void add_check_json(const CheckReport& /*report*/,
-                      nlohmann::ordered_json& /*out*/) const override {}
-  std::string_view report_tag() const override { return ""; }
-  std::string_view checked_summary() const override { return "built and disassembled"; }
-  std::string_view no_gpu_note() const override;
-  std::string_view static_run_notice() const override;
 };
 
 // A built CUDA candidate: kernel.so in the compile cache, loaded by `ptxbench-candidate`.

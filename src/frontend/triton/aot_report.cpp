@@ -1,9 +1,11 @@
-#include "cli/triton_sass.hpp"
+#include "frontend/triton/aot_report.hpp"
+
+#include "util/temp_folder.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace ptxbench::cli {
+namespace ptxbench::frontend {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -153,4 +155,4 @@ std::string render_text(const TritonSassReport& report) {
   return out + sass::render_text(*report.sass) + "\n" + aot_verdict_text(report);
 }
 
-} // namespace ptxbench::cli
+} // namespace ptxbench::frontend

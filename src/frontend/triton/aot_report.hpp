@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ptxbench::cli {
+namespace ptxbench::frontend {
 
 inline constexpr std::string_view kAotCaveat =
     "AOT specialisation, not the evaluated call: the cubins Triton builds for one call of `run` "
@@ -48,4 +48,4 @@ util::Expected<TritonSassReport> triton_sass_report(std::string_view source,
 nlohmann::ordered_json to_json(const TritonSassReport& report);
 std::string render_text(const TritonSassReport& report);
 
-} // namespace ptxbench::cli
+} // namespace ptxbench::frontend

@@ -1,7 +1,9 @@
 #include "frontend/triton/triton_frontend.hpp"
 
 #include "compile/triton_abi.hpp"
+#include "compile/triton_aot.hpp"
 #include "compile/triton_gate.hpp"
+#include "frontend/triton/aot_report.hpp"
 #include "frontend/triton/binding.hpp"
 #include "util/fs.hpp"
 
@@ -38,7 +40,48 @@ parameters below:
 After each attempt you get the gate, correctness, timing and instruction-verdict results;
 answer with a complete, improved file each time.)";
 
+nlohmann::ordered_json to_json(const compile::TritonGateReport& report) {
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const auto& f : report.findings)
+    findings.push_back({{"rule", f.rule},
+                        {"line", f.line},
+                        {"col", f.col},
+                        {"message", f.message},
+                        {"quote", f.quote}});
+  return {{"language", "triton"},
+          {"outcome", report.ok() ? "ok" : "rejected"},
+          {"findings", std::move(findings)}};
+}
+
+// One arch's AOT report: needs_gpu when `run` could not be specialised without a GPU (the gate
+// passed; the SASS report needs the GPU evaluator), fail for a kernel that does not compile, a
+// module that raises, and an `absent` verdict, as for a .cu candidate.
+CommandVerdict aot_verdict(const TritonSassReport& report) {
+  switch (report.aot.outcome) {
+  case compile::TritonAotOutcome::ok:
+    return report.verdict() == sass::Verdict::absent ? CommandVerdict::fail : CommandVerdict::pass;
+  case compile::TritonAotOutcome::cannot_specialise:
+    return CommandVerdict::needs_gpu;
+  default:
+    return CommandVerdict::fail;
+  }
+}
+
 } // namespace
+
+TritonFrontend::TritonFrontend()
+    : Frontend({.name = "triton",
+                .base_variant = "triton-base",
+                .report_tag = "triton",
+                .checked_summary = "the Triton gate passed; Triton compiles the kernels (and the "
+                                   "SASS report is made of its "
+                                   "cubins) in the GPU step's warm-up call",
+                .no_gpu_note = "The GPU step did not run, so the kernel was not compiled by "
+                               "Triton, checked or timed.\n",
+                .static_run_notice =
+                    "every Triton turn stops after the Triton gate and is recorded as static_only",
+                .check_is_cached = false,
+                .uses_candidate_binary = false}) {}
 
 util::Expected<compile::Extraction> TritonFrontend::extract(std::string_view reply) const {
   return compile::extract_python_candidate(reply);
@@ -64,6 +107,17 @@ util::Expected<std::string> TritonFrontend::system_prompt(const suite::Problem& 
                      "evaluating GPU).\n",
                      compile::to_string(arch));
   return out;
+}
+
+util::Expected<ShownSignature>
+TritonFrontend::shown_signature(const suite::Problem& problem) const {
+  auto signature = compile::make_triton_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  const std::string_view entry_point = compile::entry_point(compile::Language::triton);
+  return ShownSignature{
+      fmt::format("Triton signature ({}, destination-passing)", entry_point),
+      signature->pretty(),
+      {{"language", "triton"}, {"entry_point", entry_point}, {"signature", signature->one_line()}}};
 }
 
 util::Expected<std::string> TritonFrontend::repair_prompt(std::string_view task,
@@ -139,17 +193,34 @@ void TritonFrontend::add_check_json(const CheckReport& report, nlohmann::ordered
   out["triton_gate"] = findings;
 }
 
-std::string_view TritonFrontend::checked_summary() const {
-  return "the Triton gate passed; Triton compiles the kernels (and the SASS report is made of its "
-         "cubins) in the GPU step's warm-up call";
-}
-
-std::string_view TritonFrontend::no_gpu_note() const {
-  return "The GPU step did not run, so the kernel was not compiled by Triton, checked or timed.\n";
-}
-
-std::string_view TritonFrontend::static_run_notice() const {
-  return "every Triton turn stops after the Triton gate and is recorded as static_only";
+util::Expected<CommandCheck> TritonFrontend::command_check(const CheckTools& tools,
+                                                           const std::string& source,
+                                                           const suite::Problem& problem,
+                                                           std::span<const compile::Arch> arches,
+                                                           std::string_view file) const {
+  auto signature = compile::make_triton_signature(problem.definition);
+  PTXBENCH_TRY(signature);
+  const compile::TritonGate gate(tools.runner, tools.python, tools.python_root);
+  auto gate_report = gate.check(source, *signature);
+  PTXBENCH_TRY(gate_report);
+  CommandCheck out{to_json(*gate_report), "", CommandVerdict::pass};
+  out.json["aot"] = nlohmann::ordered_json::array();
+  if (!gate_report->ok()) {
+    out.text = fmt::format("{}: rejected by the Triton gate\n{}", file, render_text(*gate_report));
+    out.verdict = CommandVerdict::fail;
+    return out;
+  }
+  out.text = fmt::format("{}: Triton gate passed ({})\n", file, signature->one_line());
+  const compile::TritonAotCompiler compiler(tools.runner, tools.python, tools.python_root);
+  for (const compile::Arch arch : arches) {
+    auto report = triton_sass_report(source, problem, arch, compiler, tools.disassembler);
+    PTXBENCH_TRY(report);
+    if (const CommandVerdict verdict = aot_verdict(*report); verdict != CommandVerdict::pass)
+      out.verdict = out.verdict == CommandVerdict::fail ? out.verdict : verdict;
+    out.json["aot"].push_back(to_json(*report));
+    out.text += "\n" + render_text(*report);
+  }
+  return out;
 }
 
 TritonCandidate::TritonCandidate(std::filesystem::path work, trace::Definition definition,

@@ -13,12 +13,28 @@ namespace ptxbench::frontend {
 
 class TritonFrontend final : public Frontend {
 public:
-  std::string_view name() const override { return "triton"; }
+  TritonFrontend();
+  // The problem's `run` signature and the Triton gate (Python's parser) over kernel.py, written
+  // once into the candidate's work folder. A finding against other libraries or torch compute
+  // is banned_library, one against the file's syntax or form compile_error; there is no build,
+  // and the SASS report comes from the cubins Triton builds in the warm-up.
+  util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
+                                const suite::Problem& problem, compile::Arch arch) const override;
+  std::string check_text(const CheckReport& report) const override;
+  void add_check_json(const CheckReport& report, nlohmann::ordered_json& out) const override;
+  // The gate, then on each arch the static SASS report of the candidate's ahead-of-time
+  // specialisation (aot_report.hpp); needs_gpu when `run` cannot be specialised without one.
+  util::Expected<CommandCheck> command_check(const CheckTools& tools, const std::string& source,
+                                             const suite::Problem& problem,
+                                             std::span<const compile::Arch> arches,
+                                             std::string_view file) const override;
+
   util::Expected<compile::Extraction> extract(std::string_view reply) const override;
   std::string reply_request() const override;
   util::Expected<std::string> system_prompt(const suite::Problem& problem,
                                             std::string_view pack_text,
                                             compile::Arch arch) const override;
+  util::Expected<ShownSignature> shown_signature(const suite::Problem& problem) const override;
   // The CUDA repair prompt's "Task / Kernel / Error Message" layout with a ```python fence, "fix
   // the Triton kernel with the minimal change", and the facts of the Triton pack a repair most
   // often breaks — the DPS `run` with the problem's exact Python signature, outputs written in
@@ -26,22 +42,6 @@ public:
   util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem& problem,
                                             std::string_view wrong_kernel,
                                             std::string_view error_log) const override;
-  std::string_view base_variant() const override { return "triton-base"; }
-
-  // The problem's `run` signature and the Triton gate (Python's parser) over kernel.py, written
-  // once into the candidate's work folder. A finding against other libraries or torch compute
-  // is banned_library, one against the file's syntax or form compile_error; there is no build,
-  // and the SASS report comes from the cubins Triton builds in the warm-up.
-  util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
-                                const suite::Problem& problem, compile::Arch arch) const override;
-  bool check_is_cached() const override { return false; }
-  bool uses_candidate_binary() const override { return false; }
-  std::string check_text(const CheckReport& report) const override;
-  void add_check_json(const CheckReport& report, nlohmann::ordered_json& out) const override;
-  std::string_view report_tag() const override { return "triton"; }
-  std::string_view checked_summary() const override;
-  std::string_view no_gpu_note() const override;
-  std::string_view static_run_notice() const override;
 };
 
 // A gated Triton candidate (docs/evaluation.md, "Triton candidates"): kernel.py in its work

@@ -19,7 +19,15 @@ namespace {
 // Candidates are ```toy blocks holding one `toy` line; its prompts say so.
 class ToyFrontend final : public frontend::Frontend {
 public:
-  std::string_view name() const override { return "toy"; }
+  ToyFrontend()
+      : Frontend({.name = "toy",
+                  .base_variant = "toy-base",
+                  .report_tag = "toy",
+                  .checked_summary = "read",
+                  .no_gpu_note = "Toys run nowhere.\n",
+                  .static_run_notice = "every toy turn is read",
+                  .check_is_cached = true,
+                  .uses_candidate_binary = false}) {}
   util::Expected<compile::Extraction> extract(std::string_view reply) const override {
     const std::vector<compile::CodeBlock> blocks = compile::find_code_blocks(reply);
     for (std::size_t i = 0; i < blocks.size(); ++i)
@@ -34,13 +42,17 @@ public:
     return "Write toy for " + problem.name() + " on " + std::string(compile::to_string(arch)) +
            (pack_text.empty() ? "" : " knowing " + std::string(pack_text));
   }
+  util::Expected<frontend::ShownSignature>
+  shown_signature(const suite::Problem& problem) const override {
+    return frontend::ShownSignature{
+        "Toy signature", "toy run(" + problem.name() + ")", {{"signature", "toy run"}}};
+  }
   util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem&,
                                             std::string_view wrong_kernel,
                                             std::string_view error_log) const override {
     return "Fix this toy: " + std::string(wrong_kernel) + " (" + std::string(error_log) + ") for " +
            std::string(task.substr(0, 7));
   }
-  std::string_view base_variant() const override { return "toy-base"; }
 
   // A toy file is checked by reading it: a `toy` line passes, `import cublas` is a banned
   // library, anything else does not compile. Toy candidates never reach a GPU.
@@ -58,14 +70,7 @@ public:
     checked.report.phases = {{"toy_read", std::chrono::microseconds(1)}};
     return checked;
   }
-  bool check_is_cached() const override { return true; }
-  bool uses_candidate_binary() const override { return false; }
   std::string check_text(const frontend::CheckReport&) const override { return "toy\n"; }
-  void add_check_json(const frontend::CheckReport&, nlohmann::ordered_json&) const override {}
-  std::string_view report_tag() const override { return "toy"; }
-  std::string_view checked_summary() const override { return "read"; }
-  std::string_view no_gpu_note() const override { return "Toys run nowhere.\n"; }
-  std::string_view static_run_notice() const override { return "every toy turn is read"; }
 };
 
 const std::string kToyReply = "Here.\n```toy\ntoy 42\n```\n";
@@ -141,4 +146,26 @@ TEST(ToyFrontend, TheStaticExecutorChecksToyCandidatesWithTheToyLanguagesCheck) 
   ASSERT_TRUE(broken) << broken.error().message;
   EXPECT_EQ(broken->category, store::TurnCategory::compile);
   EXPECT_EQ(broken->feedback.find("Toys run nowhere."), std::string::npos) << broken->feedback;
+}
+
+TEST(ToyFrontend, TheCheckCommandReportsEachArchThroughTheToyLanguagesCheck) {
+  const ScratchDir cache;
+  const test_support::RealChecker tools(cache.path(), test_support::SassCache::off);
+  util::PosixProcessRunner runner;
+  const ToyFrontend toy;
+  const std::array arches{compile::Arch::sm_90a, compile::Arch::sm_100a};
+  auto passed = toy.command_check(tools.checker->tools(runner), "toy 42\n", gemm_problem(), arches,
+                                  "kernel.toy");
+  ASSERT_TRUE(passed) << passed.error().message;
+  EXPECT_EQ(passed->verdict, frontend::CommandVerdict::pass);
+  ASSERT_EQ(passed->json.size(), 2u);
+  EXPECT_EQ(passed->json[1]["arch"], "sm_100a");
+  EXPECT_NE(passed->text.find("toy\n"), std::string::npos) << passed->text; // its own part
+  auto broken = toy.command_check(tools.checker->tools(runner), "not a toy\n", gemm_problem(),
+                                  arches, "kernel.toy");
+  ASSERT_TRUE(broken) << broken.error().message;
+  EXPECT_EQ(broken->verdict, frontend::CommandVerdict::fail);
+  auto shown = toy.shown_signature(gemm_problem());
+  ASSERT_TRUE(shown) << shown.error().message;
+  EXPECT_EQ(shown->title, "Toy signature");
 }
