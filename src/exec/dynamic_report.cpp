@@ -176,13 +176,23 @@ void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
 }
 
 void mark_undefined_behaviour(Evaluation& ev) {
-  if (!ev.dynamic || !ev.sanitizer || !ev.sanitizer->ran ||
-      ev.sanitizer->report.stream_ordered_races == 0)
+  if (!ev.dynamic)
     return;
-  ev.dynamic->verdict = DynamicState::unknown;
-  ev.dynamic->reason = "undefined behaviour (" + ev.sanitizer->finding +
-                       "): the executed counts of a call with a stream-ordered race are not "
-                       "classified";
+  const bool memchecked = ev.sanitizer && ev.sanitizer->ran;
+  if (memchecked && ev.sanitizer->report.stream_ordered_races > 0) {
+    ev.dynamic->verdict = DynamicState::unknown;
+    ev.dynamic->reason = "undefined behaviour (" + ev.sanitizer->finding +
+                         "): the executed counts of a call with a stream-ordered race are not "
+                         "classified";
+  } else if (!memchecked && ev.launches.stream_ordered_frees > 0) {
+    ev.dynamic->verdict = DynamicState::unknown;
+    ev.dynamic->reason = fmt::format(
+        "the candidate freed stream-ordered memory ({} cudaFreeAsync) and no memcheck pass ran: "
+        "a kernel reading a temporary after its free is undefined behaviour whose executed "
+        "counts are not classified, and only memcheck can rule it out (`ptxbench run` runs it "
+        "by default, `eval --sanitize` on request)",
+        ev.launches.stream_ordered_frees);
+  }
 }
 
 } // namespace ptxbench::exec

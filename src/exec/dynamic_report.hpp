@@ -22,8 +22,9 @@ void derive_dynamic(Evaluation& evaluation, const suite::Problem& problem);
 // stream-ordered allocator race (a kernel reading a temporary after its cudaFreeAsync) may
 // compute the right result, but what it executed is not a classifiable measurement. Its
 // dynamic verdict becomes unknown, with the finding as the reason, whatever the counts said;
-// the families keep their counts. Runs after derive_dynamic; a no-op without a memcheck pass
-// that found such a race.
+// the families keep their counts. A candidate that freed stream-ordered memory (cudaFreeAsync)
+// in an evaluation without a memcheck pass gets the same unknown verdict, since nothing else
+// can rule such a race out. Runs after derive_dynamic; a no-op otherwise.
 void mark_undefined_behaviour(Evaluation& evaluation);
 
 } // namespace ptxbench::exec

@@ -236,9 +236,12 @@ std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& reque
   auto reply = m_child->request(request, m_options.timeout);
   if (reply && !reply->refused.empty())
     m_result.launches.refused = reply->refused;
-  if (reply)
+  if (reply) {
     m_result.launches.modules.insert(m_result.launches.modules.end(), reply->modules.begin(),
                                      reply->modules.end());
+    m_result.launches.stream_ordered_frees =
+        std::max(m_result.launches.stream_ordered_frees, reply->stream_ordered_frees);
+  }
   if (!reply) {
     const bool timeout = reply.error().kind == util::ErrorKind::timeout;
     fail(timeout ? Status::timeout : Status::runtime_error, reply.error().message);

@@ -79,6 +79,8 @@ struct LaunchEvidence {
   // cubins); absent when they could not be read, and the name rule stands alone.
   std::vector<protocol::ModuleSeen> modules;
   std::optional<std::vector<std::string>> own_cubins;
+  // The stream-ordered frees (cudaFreeAsync) the child had made by its last reply.
+  std::uint64_t stream_ordered_frees = 0;
 
   void add_timed(const std::vector<protocol::KernelSet>& sets);
 };

@@ -52,6 +52,11 @@ constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 constexpr std::array kRuntimeMemsets{CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
                                      CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000};
+// The driver's stream-ordered frees (cudaFreeAsync lands in these): a free inside a call leaves
+// its executed counts unclassified unless memcheck checked the call (exec/dynamic_report.hpp).
+constexpr std::array kStreamOrderedFrees{CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+                                         CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz};
+
 constexpr std::array kDriverMemsets{CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
                                     CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
                                     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
@@ -138,6 +143,8 @@ public:
   void add_dropped(std::size_t dropped) { m_dropped += dropped; }
   void module_loaded(const CUpti_ModuleResourceData& module);
   std::vector<LoadedModule> loaded_modules();
+  void stream_ordered_free() { ++m_stream_ordered_frees; }
+  std::uint64_t stream_ordered_frees() const { return m_stream_ordered_frees.load(); }
 
 private:
   std::vector<GpuActivity> flush_and_take();
@@ -155,6 +162,7 @@ private:
   CUpti_SubscriberHandle m_subscriber = nullptr;
   EventPool m_events;
   std::atomic<std::size_t> m_dropped{0};
+  std::atomic<std::uint64_t> m_stream_ordered_frees{0};
 };
 
 std::atomic<CuptiCallTimer*> g_timer{nullptr};
@@ -198,6 +206,13 @@ void mark_memset(CUpti_CallbackDomain domain, const CUpti_CallbackData& call) {
 
 void CUPTIAPI timer_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                              const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      std::find(kStreamOrderedFrees.begin(), kStreamOrderedFrees.end(), id) !=
+          kStreamOrderedFrees.end()) {
+    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER)
+      static_cast<CuptiCallTimer*>(user)->stream_ordered_free();
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     mark_memset(domain, *static_cast<const CUpti_CallbackData*>(data));
     return;
@@ -217,6 +232,8 @@ CuptiCallTimer::CuptiCallTimer() {
   for (auto cbid : kRuntimeMemsets)
     PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
   for (auto cbid : kDriverMemsets)
+    PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+  for (auto cbid : kStreamOrderedFrees)
     PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   PTXBENCH_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   set_tracing(true);
@@ -428,6 +445,11 @@ util::Expected<CallTimer*> cupti_call_timer() {
 std::vector<LoadedModule> cupti_loaded_modules() {
   CuptiCallTimer* timer = g_timer.load();
   return timer != nullptr ? timer->loaded_modules() : std::vector<LoadedModule>{};
+}
+
+std::uint64_t cupti_stream_ordered_frees() {
+  CuptiCallTimer* timer = g_timer.load();
+  return timer != nullptr ? timer->stream_ordered_frees() : 0;
 }
 
 ActivityTracingPause::ActivityTracingPause() {

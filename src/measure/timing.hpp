@@ -107,6 +107,10 @@ util::Expected<CallTimer*> cupti_call_timer();
 // timer (it never makes one: a spare child touches no driver before `prepare`).
 std::vector<LoadedModule> cupti_loaded_modules();
 
+// How many stream-ordered frees (cuMemFreeAsync, which cudaFreeAsync calls) the process has
+// made since the CUPTI timer was made; 0 without a timer.
+std::uint64_t cupti_stream_ordered_frees();
+
 // Suspends CUPTI activity collection for its lifetime (no-op when no CUPTI timer exists).
 // The range profiler (InstructionCounter) runs under one, so counters never overlap tracing.
 class ActivityTracingPause {

@@ -240,6 +240,7 @@ void read_reply(JsonReader& in, const Json& j, Reply& r) {
   r.cuda_error = text(in, j, "$", "cuda_error");
   r.refused = in.string_list(j, "$", "refused", Emptiness::allowed);
   read_modules(in, j, r);
+  r.stream_ordered_frees = in.optional_unsigned(j, "$", "stream_ordered_frees").value_or(0);
   read_call(in, j, r);
   read_time(in, j, r);
   read_extras(in, j, r);
@@ -324,6 +325,8 @@ std::string encode(const Reply& reply) {
       modules.push_back({{"sha256", m.sha256}, {"functions", m.functions}});
     j["modules"] = std::move(modules);
   }
+  if (reply.stream_ordered_frees > 0)
+    j["stream_ordered_frees"] = reply.stream_ordered_frees;
   if (reply.call_ms)
     j["call"] = {{"latency_ms", util::number_json(*reply.call_ms)},
                  {"kernels", kernels_json(reply.kernels)}};

@@ -192,6 +192,9 @@ struct Reply {
   // every reply once the child traces: the modules loaded in it since its last reply, in load
   // order
   std::vector<ModuleSeen> modules;
+  // every reply once the child traces: the stream-ordered frees (cudaFreeAsync) made in it so
+  // far, a running total
+  std::uint64_t stream_ordered_frees = 0;
   // count: the counter's own JSON (families, tensor FLOPs) or why there is none
   std::optional<trace::Json> counts;
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})

@@ -167,6 +167,24 @@ TEST(EvaluatorGpu, AStreamOrderedUseAfterFreeIsNeverACleanPassWithTargetsCredite
   }
 }
 
+// The same kernel where no memcheck runs (`eval` without --sanitize, the service by default):
+// the child saw its cudaFreeAsync, so its targets are unknown rather than credited; the honest
+// wgmma kernel, which frees nothing, keeps its executed verdict.
+TEST(EvaluatorGpu, AStreamOrderedFreeWithoutMemcheckLeavesTheTargetsUnknown) {
+  const Evaluation ev = evaluate(read_kernel("sm90_wgmma_use_after_free.cu"), quick());
+  EXPECT_GE(ev.launches.stream_ordered_frees, 1u);
+  if (ev.status == Status::passed) {
+    ASSERT_TRUE(ev.dynamic);
+    EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown);
+    EXPECT_NE(ev.dynamic->reason.find("cudaFreeAsync"), std::string::npos) << ev.dynamic->reason;
+  }
+  const Evaluation honest = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), quick());
+  ASSERT_EQ(honest.status, Status::passed) << honest.message;
+  EXPECT_EQ(honest.launches.stream_ordered_frees, 0u);
+  ASSERT_TRUE(honest.dynamic);
+  EXPECT_EQ(honest.dynamic->verdict, DynamicState::present) << honest.dynamic->reason;
+}
+
 // Catalogue rows 21 and 23: a candidate that counts its calls and computes 60 % of C's rows on
 // calls 21 to 149 — the paper's protocol's timed calls but the last — passed when only the last
 // timed output was compared. Each timed call is now compared with probability 0.6, chosen from

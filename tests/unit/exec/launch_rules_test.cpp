@@ -223,6 +223,36 @@ TEST(DynamicReport, RangesAreMatchedToKernelsByLaunchOrder) {
       << other.dynamic->reason;
 }
 
+// The paper's undefined behaviour (§A.2): a use after cudaFreeAsync can compute the right result,
+// so without a memcheck pass a candidate that freed stream-ordered memory keeps its verdict but
+// not its executed targets; a clean memcheck pass gives them back.
+TEST(DynamicReport, AStreamOrderedFreeWithoutMemcheckLeavesTheTargetsUnknown) {
+  Evaluation ev = gemm_evaluation(counts({{kGemm, 512.0}}), 12);
+  ev.launches.stream_ordered_frees = 2;
+  derive_dynamic(ev, two_gflop_problem());
+  ASSERT_EQ(ev.dynamic->verdict, DynamicState::present);
+  mark_undefined_behaviour(ev);
+  EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown);
+  EXPECT_NE(ev.dynamic->reason.find("2 cudaFreeAsync"), std::string::npos) << ev.dynamic->reason;
+  EXPECT_EQ(ev.dynamic->families[0].executed, 512.0); // the counts stay, unclassified
+
+  Evaluation checked = gemm_evaluation(counts({{kGemm, 512.0}}), 12);
+  checked.launches.stream_ordered_frees = 2;
+  checked.sanitizer = SanitizerPass{};
+  checked.sanitizer->ran = true; // clean: no stream-ordered race
+  derive_dynamic(checked, two_gflop_problem());
+  mark_undefined_behaviour(checked);
+  EXPECT_EQ(checked.dynamic->verdict, DynamicState::present);
+
+  Evaluation skipped = gemm_evaluation(counts({{kGemm, 512.0}}), 12);
+  skipped.launches.stream_ordered_frees = 1;
+  skipped.sanitizer = SanitizerPass{}; // asked for, but compute-sanitizer did not run
+  skipped.sanitizer->reason = "compute-sanitizer not found";
+  derive_dynamic(skipped, two_gflop_problem());
+  mark_undefined_behaviour(skipped);
+  EXPECT_EQ(skipped.dynamic->verdict, DynamicState::unknown);
+}
+
 TEST(LaunchRules, ACountingPassThatLaunchesAnotherNumberOfKernelsIsInconsistentWork) {
   const auto own = own_functions({kGemm});
   LaunchEvidence e = honest({kGemm});

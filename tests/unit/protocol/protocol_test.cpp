@@ -241,6 +241,22 @@ TEST(Protocol, EveryReplyCarriesTheModulesLoadedInTheChild) {
   }
 }
 
+TEST(Protocol, EveryReplyCarriesTheStreamOrderedFreesSoFar) {
+  Reply reply;
+  reply.stream_ordered_frees = 3;
+  auto decoded = decode_reply(encode(reply));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->stream_ordered_frees, 3u);
+  auto none = decode_reply(encode(Reply{}));
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->stream_ordered_frees, 0u);
+  auto bad = decode_reply(
+      R"({"ok":true,"error":"none","message":"","invoke_status":0,"cuda_error":"","stream_ordered_frees":-1})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("$.stream_ordered_frees"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(Protocol, MalformedRepliesAreBadResponses) {
   for (
       const char* line :
