@@ -149,7 +149,8 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
     for (std::size_t m = std::min(modules_sent, loaded.size()); m < loaded.size(); ++m)
       reply.modules.push_back({std::move(loaded[m].sha256), std::move(loaded[m].functions)});
     modules_sent = loaded.size();
-    reply.stream_ordered_frees = measure::cupti_stream_ordered_frees();
+    reply.stream_ordered_frees =
+        measure::cupti_stream_ordered_frees() - m_own_stream_ordered_frees;
     if (request)
       reply.id = request->id;
     if (!write_line(reply_fd, encode(reply)))
@@ -233,7 +234,18 @@ protocol::Reply CandidateServer::load(const protocol::Request& request) {
 // From here on the candidate runs with the allow-list of system_call_filter.hpp: a kernel.so
 // from before its first instruction (its static constructors run inside dlopen), a host from
 // after the warm-up call (Triton's JIT compiles with ptxas and writes its cache).
+//
+// The stream-ordered allocator opens the driver's device files for writing the first time a
+// process uses it, which the filter refuses; so one allocation and its free come first, and the
+// frees the candidate is charged with (Reply::stream_ordered_frees) start after it.
 protocol::Reply CandidateServer::filter_system_calls() {
+  void* warm = nullptr;
+  if (cudaMallocAsync(&warm, 256, nullptr) == cudaSuccess) {
+    (void)cudaFreeAsync(warm, nullptr);
+    (void)cudaStreamSynchronize(nullptr);
+  }
+  (void)cudaGetLastError();
+  m_own_stream_ordered_frees = measure::cupti_stream_ordered_frees();
   if (auto filtered = install_system_call_filter(); !filtered)
     return protocol::Reply::failure(protocol::ChildError::protocol, filtered.error().message);
   return protocol::Reply{};

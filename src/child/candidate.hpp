@@ -35,6 +35,7 @@
 #include "protocol/single_call.hpp"
 #include "trace/schema.hpp"
 
+#include <cstdint>
 #include <cuda_runtime.h>
 #include <filesystem>
 #include <memory>
@@ -108,6 +109,7 @@ private:
   std::unique_ptr<measure::L2Flusher> m_flusher;
   std::unique_ptr<measure::InstructionCounter> m_counter;
   std::string m_counter_error;                   // why there is no counter (start_host), or empty
+  std::uint64_t m_own_stream_ordered_frees = 0; // the allocator's warm-up (filter_system_calls)
   trace::Json m_startup = trace::Json::object(); // start-up step -> wall ms
 };
 
