@@ -1,7 +1,8 @@
 // Reasoning-teacher replies (untrusted text from a remote model): <think> stripping and the
 // <my_reasoning> extraction with its checks. Invariants beyond "no crash": an accepted monologue
-// is within the limits and names none of the shown-kernel phrases (checked here independently
-// of the extractor); a refusal says why.
+// is within the limits, trimmed, holds no <think> tag (every block is stripped before the
+// extraction) nor the closing </my_reasoning>, and names none of the shown-kernel phrases
+// (checked here independently of the extractor); a refusal is a bad_response that says why.
 #include "adapt/rationale_prompt.hpp"
 
 #include <algorithm>
@@ -41,12 +42,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (rationale->reasoning.size() < limits.min_chars ||
         rationale->reasoning.size() > limits.max_chars)
       std::abort();
-    if (rationale->reasoning.find("<think>") != std::string::npos &&
-        reply.find("<think>") == std::string_view::npos)
+    const std::string& text = rationale->reasoning;
+    if (text.find("<think>") != std::string::npos ||
+        text.find("</my_reasoning>") != std::string::npos)
+      std::abort();
+    if (std::isspace(static_cast<unsigned char>(text.front())) ||
+        std::isspace(static_cast<unsigned char>(text.back())))
       std::abort();
     if (names_the_shown_kernel(rationale->reasoning))
       std::abort();
-  } else if (rationale.error().message.empty()) {
+  } else if (rationale.error().kind != ptxbench::util::ErrorKind::bad_response ||
+             rationale.error().message.empty()) {
     std::abort();
   }
   return 0;

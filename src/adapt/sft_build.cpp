@@ -74,7 +74,8 @@ std::string joined(const std::vector<SftMessage>& messages) {
 
 struct Filtered {
   std::vector<Draft> kept;
-  Json dropped = Json::array();
+  Json dropped = Json::array(); // {id, reason} per dropped draft, for the manifest
+  std::string first_reason;     // why the first dropped draft was dropped
   std::vector<std::int64_t> tokens;
 };
 
@@ -101,6 +102,8 @@ util::Expected<Filtered> filter(std::vector<Draft> drafts, const BuildOptions& o
     auto reason = drop_reason(draft, options, tokenizer, tokens);
     PTXBENCH_TRY(reason);
     if (!reason->empty()) {
+      if (out.dropped.empty())
+        out.first_reason = *reason;
       out.dropped.push_back(Json{{"id", draft.id}, {"reason", *reason}});
       continue;
     }
@@ -203,8 +206,7 @@ util::Expected<BuildResult> write_build(const fs::path& dir, DatasetKind kind,
         util::ErrorKind::invalid_input,
         fmt::format("every one of {} records was dropped (the first: {}); nothing written",
                     filtered->dropped.size(),
-                    filtered->dropped.empty() ? "none"
-                                              : filtered->dropped[0]["reason"].get<std::string>()));
+                    filtered->dropped.empty() ? "none" : filtered->first_reason));
   shuffle(filtered->kept, options.seed);
   Composition counts;
   for (const Draft& row : filtered->kept)

@@ -1,6 +1,7 @@
 #include "agent/remote_executor.hpp"
 
 #include "agent/feedback.hpp"
+#include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <fmt/core.h>
@@ -23,10 +24,21 @@ std::string base_of(std::string url) {
 
 // The service's {"error": "..."} text, or the start of whatever it sent.
 std::string error_text(const std::string& body) {
-  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_object() && json.contains("error") && json["error"].is_string())
-    return clip(json["error"].get<std::string>(), kMaxErrorChars);
-  return clip(body, kMaxErrorChars);
+  const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  util::JsonReader in("");
+  const auto error = in.optional_string(json, "$", "error", util::Emptiness::allowed);
+  return clip(error && in.ok() ? *error : body, kMaxErrorChars);
+}
+
+// The queue length GET /health reports, or nullopt for a service that is stopping.
+util::Expected<std::optional<std::int64_t>> read_health(const Json& health,
+                                                        const std::string& origin) {
+  util::JsonReader in(origin, util::ErrorKind::bad_response);
+  if (!in.expect_object(health, "$"))
+    return in.finish(std::optional<std::int64_t>());
+  const auto status = in.optional_string(health, "$", "status", util::Emptiness::allowed);
+  const std::int64_t queue = in.integer(health, "$", "queue_size");
+  return in.finish(status == "stopping" ? std::nullopt : std::optional(queue));
 }
 
 } // namespace
@@ -88,18 +100,16 @@ util::Expected<std::string> RemoteExecutor::pick_service() {
   std::string failures;
   for (const std::string& url : m_options.urls) {
     auto health = exchange(model::HttpMethod::get, url + "/health", "", m_options.request_timeout);
-    const bool usable = health && health->is_object() &&
-                        health->value("status", "") != "stopping" &&
-                        (*health)["queue_size"].is_number_integer();
-    if (!usable) {
+    auto queue = health ? read_health(*health, "GET " + model::redact_url(url) + "/health")
+                        : util::Expected<std::optional<std::int64_t>>(health.error());
+    if (!queue || !*queue) {
       failures += fmt::format("; {}: {}", model::redact_url(url),
-                              health ? "not taking tasks" : health.error().message);
+                              queue ? "not taking tasks" : queue.error().message);
       continue;
     }
-    const auto queue = (*health)["queue_size"].get<std::int64_t>();
-    if (queue < best_queue) {
+    if (**queue < best_queue) {
       best = url;
-      best_queue = queue;
+      best_queue = **queue;
     }
   }
   if (!best)
@@ -122,14 +132,30 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
                             .dump(-1, ' ', false, Json::error_handler_t::replace),
                         m_options.request_timeout);
   PTXBENCH_TRY(reply);
-  if (!reply->is_object() || !(*reply)["task_id"].is_string())
-    return util::make_error(util::ErrorKind::bad_response, "POST " + model::redact_url(url) +
-                                                               endpoint +
-                                                               ": no task_id in the answer");
-  return (*reply)["task_id"].get<std::string>();
+  util::JsonReader in("POST " + model::redact_url(url) + endpoint, util::ErrorKind::bad_response);
+  std::string task_id;
+  if (in.expect_object(*reply, "$"))
+    task_id = in.string(*reply, "$", "task_id", util::Emptiness::rejected);
+  return in.finish(std::move(task_id));
 }
 
-util::Expected<Json> RemoteExecutor::wait(const std::string& url, const std::string& task_id) {
+util::Expected<TaskAnswer> read_task_answer(const Json& task, const std::string& origin) {
+  util::JsonReader in(origin, util::ErrorKind::bad_response);
+  TaskAnswer answer;
+  if (!in.expect_object(task, "$"))
+    return in.finish(std::move(answer));
+  answer.status = in.string(task, "$", "status", util::Emptiness::allowed);
+  answer.error =
+      in.optional_string(task, "$", "error", util::Emptiness::allowed).value_or("no reason given");
+  answer.needs_gpu =
+      in.optional_string(task, "$", "needs_gpu", util::Emptiness::allowed).value_or("");
+  if (const Json* result = util::JsonReader::optional(task, "result"))
+    answer.result = *result;
+  return in.finish(std::move(answer));
+}
+
+util::Expected<TaskAnswer> RemoteExecutor::wait(const std::string& url,
+                                                const std::string& task_id) {
   const auto deadline = Clock::now() + m_options.max_wait;
   for (;;) {
     const auto left =
@@ -145,9 +171,12 @@ util::Expected<Json> RemoteExecutor::wait(const std::string& url, const std::str
                                      static_cast<double>(poll.count()) / 1000.0),
                          "", poll + m_options.request_timeout);
     PTXBENCH_TRY(task);
-    const std::string status = task->is_object() ? task->value("status", "") : "";
+    auto answer =
+        read_task_answer(*task, fmt::format("task {} on {}", task_id, model::redact_url(url)));
+    PTXBENCH_TRY(answer);
+    const std::string& status = answer->status;
     if (status == "completed" || status == "failed")
-      return task;
+      return answer;
     if (status != "queued" && status != "running")
       return util::make_error(util::ErrorKind::bad_response,
                               fmt::format("task {}: unknown status \"{}\"", task_id, status));
@@ -167,13 +196,12 @@ util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
   PTXBENCH_TRY(task_id);
   auto task = wait(*url, *task_id);
   PTXBENCH_TRY(task);
-  if ((*task)["status"] == "failed")
-    return util::make_error(
-        util::ErrorKind::unsupported,
-        fmt::format("the evaluation service {} failed task {}: {}", model::redact_url(*url),
-                    *task_id, clip(task->value("error", "no reason given"), kMaxErrorChars)));
-  auto result = read_result(task->value("result", Json()), task->value("needs_gpu", ""),
-                            std::move(checked->report));
+  if (task->status == "failed")
+    return util::make_error(util::ErrorKind::unsupported,
+                            fmt::format("the evaluation service {} failed task {}: {}",
+                                        model::redact_url(*url), *task_id,
+                                        clip(task->error, kMaxErrorChars)));
+  auto result = read_result(task->result, task->needs_gpu, std::move(checked->report));
   PTXBENCH_TRY(result);
   return evaluation_turn(result->evaluation, std::move(result->trace), source);
 }

@@ -42,6 +42,19 @@ struct RemoteOptions {
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)}; // health, submit
 };
 
+// A task as GET /tasks/{id} answers it (docs/service.md); `result` is null until completed.
+struct TaskAnswer {
+  std::string status;    // "queued", "running", "completed" or "failed"
+  std::string error;     // why a failed task failed
+  std::string needs_gpu; // the task's note when the GPU step did not run
+  nlohmann::ordered_json result;
+};
+
+// `task` read; a missing status or a field of the wrong type is a bad_response naming `origin`
+// and the JSON path ("task 3f…: $.error: expected a string, got integer").
+util::Expected<TaskAnswer> read_task_answer(const nlohmann::ordered_json& task,
+                                            const std::string& origin);
+
 // Thread-safe: each turn is its own sequence of HTTP requests.
 class RemoteExecutor final : public Executor {
 public:
@@ -56,7 +69,7 @@ private:
   util::Expected<std::string> pick_service();
   util::Expected<std::string> submit(const std::string& url, const std::string& source,
                                      const suite::Problem& problem, compile::Arch arch);
-  util::Expected<Json> wait(const std::string& url, const std::string& task_id);
+  util::Expected<TaskAnswer> wait(const std::string& url, const std::string& task_id);
   util::Expected<Json> exchange(model::HttpMethod method, const std::string& url, std::string body,
                                 std::chrono::milliseconds timeout);
 

@@ -17,6 +17,7 @@
 
 #include "util/fs.hpp"
 #include "util/hash.hpp"
+#include "util/json_reader.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -38,34 +39,24 @@ void add_part(std::string& buffer, std::string_view part) {
   buffer += '\n';
 }
 
-nlohmann::json result_json(const CompileResult& result) {
-  return {{"format", kEntryFormat},
-          {"ok", result.ok},
-          {"diagnostic", result.diagnostic},
-          {"first_errors", result.first_errors},
-          {"compile_time_ms", result.compile_time.count()}};
-}
-
-std::optional<CompileResult> read_entry(const fs::path& dir) {
+util::Expected<CompileResult> read_entry(const fs::path& dir) {
   auto meta = util::read_file(dir / "result.json");
+  PTXBENCH_TRY(meta);
   auto log = util::read_file(dir / "compile.log");
+  PTXBENCH_TRY(log);
   auto ptxas = util::read_file(dir / "ptxas.json");
-  if (!meta || !log || !ptxas)
-    return std::nullopt;
-  nlohmann::json json = nlohmann::json::parse(*meta);
-  if (json.at("format").get<int>() != kEntryFormat)
-    return std::nullopt;
-  CompileResult result;
-  result.ok = json.at("ok").get<bool>();
-  result.diagnostic = json.at("diagnostic").get<std::string>();
-  result.first_errors = json.at("first_errors").get<std::vector<std::string>>();
-  result.compile_time = std::chrono::milliseconds(json.at("compile_time_ms").get<std::int64_t>());
-  result.log = std::move(*log);
-  result.kernels = kernels_from_json(nlohmann::json::parse(*ptxas));
-  if (result.ok)
-    result.library = dir / "kernel.so";
-  if (result.ok && !fs::exists(result.library))
-    return std::nullopt;
+  PTXBENCH_TRY(ptxas);
+  auto result = parse_cache_result(*meta, (dir / "result.json").string());
+  PTXBENCH_TRY(result);
+  const util::Json kernels = util::Json::parse(*ptxas, nullptr, false);
+  auto read = kernels_from_json(kernels, (dir / "ptxas.json").string());
+  PTXBENCH_TRY(read);
+  result->kernels = std::move(*read);
+  result->log = std::move(*log);
+  if (result->ok)
+    result->library = dir / "kernel.so";
+  if (result->ok && !fs::exists(result->library))
+    return util::make_error(util::ErrorKind::not_found, result->library.string() + ": missing");
   return result;
 }
 
@@ -80,7 +71,7 @@ util::Status write_entry_files(const fs::path& dir, const CompileResult& result)
       !s)
     return s;
   return util::write_file_atomic(dir / "result.json",
-                                 result_json(result).dump(2, ' ', false, kReplaceInvalid));
+                                 cache_result_json(result).dump(2, ' ', false, kReplaceInvalid));
 }
 
 } // namespace
@@ -99,18 +90,38 @@ std::string compile_cache_key(const CompileKeyParts& parts) {
   return util::sha256_hex(buffer);
 }
 
+util::Json cache_result_json(const CompileResult& result) {
+  return {{"format", kEntryFormat},
+          {"ok", result.ok},
+          {"diagnostic", result.diagnostic},
+          {"first_errors", result.first_errors},
+          {"compile_time_ms", result.compile_time.count()}};
+}
+
+util::Expected<CompileResult> parse_cache_result(std::string_view text, const std::string& origin) {
+  const util::Json json = util::Json::parse(text, nullptr, false);
+  util::JsonReader in(origin);
+  if (json.is_discarded())
+    in.fail("$", "not JSON");
+  CompileResult result;
+  if (!in.expect_object(json, "$"))
+    return in.finish(std::move(result));
+  if (const auto format = in.integer(json, "$", "format"); in.ok() && format != kEntryFormat)
+    in.fail("$.format", fmt::format("format {}, not this build's {}", format, kEntryFormat));
+  result.ok = in.boolean(json, "$", "ok");
+  result.diagnostic = in.string(json, "$", "diagnostic", util::Emptiness::allowed);
+  result.first_errors = in.strings(json, "$", "first_errors", util::Emptiness::allowed);
+  result.compile_time = std::chrono::milliseconds(in.integer(json, "$", "compile_time_ms"));
+  return in.finish(std::move(result));
+}
+
 std::optional<CompileResult> CompileCache::lookup(const std::string& key) const {
-  std::optional<CompileResult> result;
-  try {
-    result = read_entry(entry_dir(key));
-  } catch (const nlohmann::json::exception&) {
+  auto result = read_entry(entry_dir(key));
+  if (!result)
     return std::nullopt;
-  }
-  if (result) {
-    result->cache_key = key;
-    result->cache_hit = true;
-  }
-  return result;
+  result->cache_key = key;
+  result->cache_hit = true;
+  return std::move(*result);
 }
 
 util::Expected<fs::path> CompileCache::make_staging_dir() const {

@@ -3,6 +3,7 @@
 
 #include "compile/nvcc.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -22,6 +23,13 @@ struct CompileKeyParts {
 
 // sha256 over the length-prefixed parts; any change to any part changes the key.
 std::string compile_cache_key(const CompileKeyParts& parts);
+
+// An entry's result.json as written by publish() and its reading: ok, diagnostic, first_errors
+// and compile_time (log, kernels and library live in the entry's other files). A missing or
+// wrong-typed field, or another build's format, is an invalid_input error naming `origin` and
+// the JSON path; lookup() counts such an entry as a miss.
+util::Json cache_result_json(const CompileResult& result);
+util::Expected<CompileResult> parse_cache_result(std::string_view text, const std::string& origin);
 
 class CompileCache {
 public:

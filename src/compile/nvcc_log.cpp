@@ -1,6 +1,7 @@
 #include "compile/nvcc_log.hpp"
 
 #include "compile/source_text.hpp"
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -204,14 +205,29 @@ nlohmann::json to_json(const std::vector<KernelResources>& kernels) {
   return out;
 }
 
-std::vector<KernelResources> kernels_from_json(const nlohmann::json& json) {
+util::Expected<std::vector<KernelResources>> kernels_from_json(const util::Json& json,
+                                                               const std::string& origin) {
+  constexpr auto kInt = util::IntegerRange::of<int>();
+  constexpr auto kText = util::Emptiness::allowed;
+  util::JsonReader in(origin);
   std::vector<KernelResources> kernels;
-  for (const auto& k : json)
-    kernels.push_back({k.at("mangled_name"), k.at("demangled_name"), k.at("arch"),
-                       k.at("registers"), k.at("barriers"), k.at("stack_frame_bytes"),
-                       k.at("spill_store_bytes"), k.at("spill_load_bytes"), k.at("smem_bytes"),
-                       k.at("cmem_bytes")});
-  return kernels;
+  if (!in.expect_array(json, "$"))
+    return in.finish(std::move(kernels));
+  for (std::size_t i = 0; in.ok() && i < json.size(); ++i) {
+    const util::Json& k = json[i];
+    const std::string path = util::index_path("$", i);
+    if (!in.expect_object(k, path))
+      break;
+    kernels.push_back(
+        {in.string(k, path, "mangled_name", kText), in.string(k, path, "demangled_name", kText),
+         in.string(k, path, "arch", kText),
+         static_cast<int>(in.integer(k, path, "registers", kInt)),
+         static_cast<int>(in.integer(k, path, "barriers", kInt)),
+         in.integer(k, path, "stack_frame_bytes"), in.integer(k, path, "spill_store_bytes"),
+         in.integer(k, path, "spill_load_bytes"), in.integer(k, path, "smem_bytes"),
+         in.integer(k, path, "cmem_bytes")});
+  }
+  return in.finish(std::move(kernels));
 }
 
 } // namespace ptxbench::compile

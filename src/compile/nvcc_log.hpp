@@ -2,6 +2,9 @@
 // matter, and the link error that means `run` has the wrong signature.
 #pragma once
 
+#include "util/error.hpp"
+#include "util/json.hpp"
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,6 +43,9 @@ std::optional<std::string> run_link_diagnostic(std::string_view log,
                                                std::string_view expected_signature);
 
 nlohmann::json to_json(const std::vector<KernelResources>& kernels);
-std::vector<KernelResources> kernels_from_json(const nlohmann::json& json);
+// The records to_json wrote; a missing or wrong-typed field is an invalid_input error naming
+// `origin` and its JSON path ("ptxas.json: $[0].registers: expected an integer ...").
+util::Expected<std::vector<KernelResources>> kernels_from_json(const util::Json& json,
+                                                               const std::string& origin);
 
 } // namespace ptxbench::compile

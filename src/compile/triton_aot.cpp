@@ -41,9 +41,7 @@ TritonAotLaunch parse_launch(util::JsonReader& reader, const util::Json& item,
   launch.function = reader.string(item, path, "function", util::Emptiness::rejected);
   launch.cubin = reader.string(item, path, "cubin", util::Emptiness::rejected);
   if (const util::Json* grid = util::JsonReader::optional(item, "grid")) {
-    if (!grid->is_array())
-      reader.fail(util::key_path(path, "grid"), "expected an array");
-    else
+    if (reader.expect_array(*grid, util::key_path(path, "grid")))
       for (std::size_t i = 0; i < grid->size(); ++i)
         launch.grid.push_back(
             reader.integer_at((*grid)[i], util::index_path(util::key_path(path, "grid"), i)));
@@ -94,13 +92,16 @@ std::vector<std::filesystem::path> TritonAotResult::cubins() const {
 }
 
 util::Expected<TritonAotResult> parse_aot_output(std::string_view json) {
-  util::Json parsed = util::Json::parse(json, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("ok") ||
-      !parsed["ok"].is_boolean())
+  const util::Json parsed = util::Json::parse(json, nullptr, false);
+  if (parsed.is_discarded())
     return aot_bad_output("with something that is not its JSON");
   util::JsonReader reader("aot.py output");
+  const bool ok = reader.expect_object(parsed, "$") && reader.boolean(parsed, "$", "ok");
+  if (!reader.ok())
+    return aot_bad_output("with something that is not its JSON: " +
+                          reader.finish(0).error().message);
   TritonAotResult result;
-  if (!parsed["ok"].get<bool>()) {
+  if (!ok) {
     const std::string stage =
         reader.optional_string(parsed, "$", "stage", util::Emptiness::allowed).value_or("");
     const std::string message =
@@ -123,8 +124,10 @@ util::Expected<TritonAotResult> parse_aot_output(std::string_view json) {
   result.triton_version =
       reader.optional_string(parsed, "$", "triton", util::Emptiness::allowed).value_or("");
   const util::Json* launches = util::JsonReader::optional(parsed, "launches");
-  if (launches == nullptr || !launches->is_array() || launches->empty())
+  if (launches == nullptr || (launches->is_array() && launches->empty()))
     return aot_bad_output("ok without launches");
+  if (!reader.expect_array(*launches, "$.launches"))
+    return aot_bad_output("with a malformed launch: " + reader.finish(0).error().message);
   for (std::size_t i = 0; i < launches->size(); ++i)
     result.launches.push_back(
         parse_launch(reader, (*launches)[i], util::index_path("$.launches", i)));

@@ -1,7 +1,7 @@
 #include "compile/triton_gate.hpp"
 
 #include "util/fs.hpp"
-#include "util/json.hpp"
+#include "util/json_reader.hpp"
 #include "util/paths.hpp"
 #include "util/temp_folder.hpp"
 
@@ -70,25 +70,28 @@ std::string render_text(const TritonGateReport& report) {
 }
 
 util::Expected<TritonGateReport> parse_gate_output(std::string_view json, std::string_view source) {
-  util::Json parsed = util::Json::parse(json, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("findings") ||
-      !parsed["findings"].is_array())
+  const util::Json parsed = util::Json::parse(json, nullptr, false);
+  if (parsed.is_discarded())
     return bad_output("with something that is not its JSON");
+  util::JsonReader in("gate.py output");
+  const util::Json* findings =
+      in.expect_object(parsed, "$") ? in.array_member(parsed, "$", "findings") : nullptr;
   TritonGateReport report;
-  for (const auto& item : parsed["findings"]) {
-    if (!item.is_object() || !item.value("rule", util::Json()).is_string() ||
-        !item.value("message", util::Json()).is_string() ||
-        !item.value("line", util::Json()).is_number_unsigned())
-      return bad_output("with a malformed finding");
+  for (std::size_t i = 0; findings && in.ok() && i < findings->size(); ++i) {
+    const util::Json& item = (*findings)[i];
+    const std::string path = util::index_path("$.findings", i);
+    if (!in.expect_object(item, path))
+      break;
     TritonFinding finding;
-    finding.rule = item["rule"].get<std::string>();
-    finding.message = item["message"].get<std::string>();
-    finding.line = item["line"].get<std::size_t>();
-    if (item.value("col", util::Json()).is_number_unsigned())
-      finding.col = item["col"].get<std::size_t>();
+    finding.rule = in.string(item, path, "rule", util::Emptiness::allowed);
+    finding.message = in.string(item, path, "message", util::Emptiness::allowed);
+    finding.line = in.unsigned_integer(item, path, "line");
+    finding.col = in.optional_unsigned(item, path, "col").value_or(finding.col);
     finding.quote = quote_line(source, finding.line);
     report.findings.push_back(std::move(finding));
   }
+  if (!in.ok())
+    return bad_output("with a malformed finding: " + in.finish(0).error().message);
   return report;
 }
 

@@ -2,6 +2,7 @@
 
 #include "measure/instruction_counter.hpp"
 #include "util/json_number.hpp"
+#include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,42 +40,63 @@ void add_value(OwnSums& out, const std::string& metric, const Json& value,
 
 // From the per-range values when the counts carry them, else from the totals. Ranges are
 // matched to kernels by launch order (launch_rules.hpp range_kernel).
-OwnSums own_sums(const Json& raw, const sass::ArchReport* arch,
+OwnSums own_sums(const Counts& counts, const sass::ArchReport* arch,
                  const std::vector<std::string>& launches) {
   OwnSums out;
-  if (raw.contains("metrics") && raw["metrics"].is_object())
-    for (const auto& [metric, value] : raw["metrics"].items())
+  if (counts.metrics)
+    for (const auto& [metric, value] : counts.metrics->items())
       out.accepted.push_back(metric);
-  const Json* ranges =
-      raw.contains("ranges") && raw["ranges"].is_array() ? &raw["ranges"] : nullptr;
-  if (ranges == nullptr) {
-    if (raw.contains("metrics") && raw["metrics"].is_object())
-      for (const auto& [metric, value] : raw["metrics"].items())
+  if (!counts.ranges) {
+    if (counts.metrics)
+      for (const auto& [metric, value] : counts.metrics->items())
         add_value(out, metric, value, "the call");
     return out;
   }
-  if (ranges->size() != launches.size()) {
+  const std::vector<CountedRange>& ranges = *counts.ranges;
+  if (ranges.size() != launches.size()) {
     out.unattributed = fmt::format("the counting pass launched {} kernel(s), the correctness calls "
                                    "{}: its counts cannot be matched to kernels",
-                                   ranges->size(), launches.size());
+                                   ranges.size(), launches.size());
     return out;
   }
-  for (std::size_t index = 0; index < ranges->size(); ++index) {
-    const Json& range = (*ranges)[index];
-    const std::string name = range.is_object() && range.value("kernel", Json()).is_string()
-                                 ? range["kernel"].get<std::string>()
-                                 : "";
-    const std::string kernel = range_kernel(name, index, launches);
+  for (std::size_t index = 0; index < ranges.size(); ++index) {
+    const std::string kernel = range_kernel(ranges[index].kernel, index, launches);
     if (!own_kernel(kernel, arch)) {
       ++out.foreign_ranges;
       continue;
     }
-    if (!range.contains("metrics") || !range["metrics"].is_object())
-      continue;
-    for (const auto& [metric, value] : range["metrics"].items())
-      add_value(out, metric, value, "kernel " + kernel);
+    if (ranges[index].metrics)
+      for (const auto& [metric, value] : ranges[index].metrics->items())
+        add_value(out, metric, value, "kernel " + kernel);
   }
   return out;
+}
+
+std::optional<std::vector<CountedRange>> read_ranges(util::JsonReader& in, const Json& raw) {
+  const Json* list = in.optional_array(raw, "$", "ranges");
+  if (!list)
+    return std::nullopt;
+  std::vector<CountedRange> ranges;
+  for (std::size_t i = 0; in.ok() && i < list->size(); ++i) {
+    const std::string path = util::index_path("$.ranges", i);
+    if (in.expect_object((*list)[i], path))
+      ranges.push_back(
+          {in.optional_string((*list)[i], path, "kernel", util::Emptiness::allowed).value_or(""),
+           in.optional_object((*list)[i], path, "metrics")});
+  }
+  return ranges;
+}
+
+// The counts of `dyn`, or none with the reason why they do not read.
+Counts counts_of(const DynamicReport& dyn) {
+  if (!dyn.raw)
+    return {};
+  auto counts = read_counts(*dyn.raw);
+  if (counts)
+    return std::move(*counts);
+  Counts none;
+  none.reason = counts.error().message;
+  return none;
 }
 
 // The executed count of `family`, or why it is unknown.
@@ -135,19 +157,31 @@ DynamicState overall(const std::vector<FamilyDynamic>& families) {
 
 } // namespace
 
+util::Expected<Counts> read_counts(const Json& raw) {
+  util::JsonReader in("instruction counts", util::ErrorKind::bad_response);
+  Counts counts;
+  if (!in.expect_object(raw, "$"))
+    return in.finish(std::move(counts));
+  counts.available = in.optional_boolean(raw, "$", "available").value_or(false);
+  counts.reason =
+      in.optional_string(raw, "$", "reason", util::Emptiness::allowed).value_or(counts.reason);
+  if (const Json* kernels = in.optional_array(raw, "$", "kernels"))
+    counts.kernels = in.strings_at(*kernels, "$.kernels", util::Emptiness::allowed);
+  counts.metrics = in.optional_object(raw, "$", "metrics");
+  counts.ranges = read_ranges(in, raw);
+  return in.finish(std::move(counts));
+}
+
 void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
   if (!ev.dynamic || !ev.check.sass)
     return;
   DynamicReport& dyn = *ev.dynamic;
   const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch));
-  const Json* raw = dyn.raw && dyn.raw->is_object() ? &*dyn.raw : nullptr;
-  const Json available = raw ? raw->value("available", Json(false)) : Json(false);
-  const bool counted = available.is_boolean() && available.get<bool>();
-  if (!counted && dyn.reason.empty()) {
-    const Json reason = raw ? raw->value("reason", Json("no counts")) : Json("no counts");
-    dyn.reason = reason.is_string() ? reason.get<std::string>() : "no counts";
-  }
-  const OwnSums own = counted ? own_sums(*raw, arch, reference_launches(ev.launches)) : OwnSums{};
+  const Counts counts = counts_of(dyn);
+  const bool counted = counts.available;
+  if (!counted && dyn.reason.empty())
+    dyn.reason = counts.reason;
+  const OwnSums own = counted ? own_sums(counts, arch, reference_launches(ev.launches)) : OwnSums{};
   dyn.foreign_ranges = own.foreign_ranges;
   for (sass::Family family : sass::target_families_for(compile::to_string(ev.check.arch))) {
     FamilyDynamic f{family, arch ? arch->totals[sass::index_of(family)] : 0, 0.0,

@@ -14,6 +14,26 @@
 
 namespace ptxbench::exec {
 
+// What the supervisor takes from the child's instruction counts (protocol::Reply::counts);
+// the other keys (passes, steps, ...) are shown as sent and not read. Metric values stay JSON:
+// a value that is not a finite number makes its family unknown (above), not the reply bad.
+struct CountedRange {
+  std::string kernel;                   // CUPTI's range name; "" when the child sent none
+  const trace::Json* metrics = nullptr; // metric -> value, or nullptr when the range has none
+};
+struct Counts {
+  bool available = false;
+  std::string reason = "no counts";                // why not available
+  std::optional<std::vector<std::string>> kernels; // the counted launches' kernels, when sent
+  const trace::Json* metrics = nullptr;            // the totals, metric -> value, or nullptr
+  std::optional<std::vector<CountedRange>> ranges; // per range, when the child sent them
+};
+
+// The counts in `raw` (the pointers point into it); a field of the wrong type is a bad_response
+// error naming its JSON path ("instruction counts: $.ranges[1].kernel: expected a string, got
+// integer"). Never throws.
+util::Expected<Counts> read_counts(const trace::Json& raw);
+
 // Fills evaluation.dynamic's families, verdict, tensor FLOPs and coverage from its raw counts
 // and the static report; a no-op without counts or a static report.
 void derive_dynamic(Evaluation& evaluation, const suite::Problem& problem);

@@ -27,14 +27,22 @@ std::string evaluation_log(const Evaluation& ev) {
   return log;
 }
 
+// The static count of each target family on the evaluation's architecture, in target order.
+std::vector<std::pair<sass::Family, std::size_t>> static_counts(const Evaluation& ev) {
+  std::vector<std::pair<sass::Family, std::size_t>> counts;
+  if (ev.check.sass)
+    if (const auto* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch)))
+      for (sass::Family family : arch->target_families)
+        counts.emplace_back(family, arch->totals[sass::index_of(family)]);
+  return counts;
+}
+
 Json static_json(const Evaluation& ev) {
   auto verdict = ev.check.verdict();
   Json out{{"verdict", verdict ? Json(sass::to_string(*verdict)) : Json(nullptr)}};
   Json families = Json::object();
-  if (ev.check.sass)
-    if (const auto* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch)))
-      for (sass::Family family : arch->target_families)
-        families[std::string(sass::to_string(family))] = arch->totals[sass::index_of(family)];
+  for (const auto& [family, count] : static_counts(ev))
+    families[std::string(sass::to_string(family))] = count;
   out["families"] = families;
   return out;
 }
@@ -139,10 +147,9 @@ std::string target_text(const Evaluation& ev) {
   if (!verdict)
     return "";
   std::string out = fmt::format("  target instructions: static {}", sass::to_string(*verdict));
-  const Json stat = static_json(ev)["families"];
   std::string counts;
-  for (const auto& [name, value] : stat.items())
-    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", name, value.get<std::size_t>());
+  for (const auto& [family, count] : static_counts(ev))
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", sass::to_string(family), count);
   out += " [" + counts + "]";
   if (ev.dynamic) {
     std::string dyn;

@@ -2,6 +2,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
+#include "exec/dynamic_report.hpp"
 #include "exec/matched_ratio.hpp"
 #include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
@@ -482,11 +483,13 @@ bool GpuEvaluation::counts() {
   m_result.dynamic->raw = reply->counts;
   if (!m_result.dynamic->raw)
     return true; // a reply without counts: unknown, and no call
-  record_counted_kernels();
-  const trace::Json& raw = *m_result.dynamic->raw;
-  const bool ran = raw.is_object() && raw.contains("available") && raw["available"].is_boolean() &&
-                   raw["available"].get<bool>();
-  if (!ran)
+  // Counts that do not read are unknown with the reason why (derive_dynamic), and no call.
+  const auto counts = read_counts(*m_result.dynamic->raw);
+  if (!counts)
+    return true;
+  if (counts->kernels)
+    record_counted_kernels(*counts->kernels);
+  if (!counts->available)
     return true; // no count, so no call
   // The counting pass called the candidate again on input set 0 (once per hardware pass), its
   // outputs reset before each: what it left must still be right.
@@ -494,18 +497,11 @@ bool GpuEvaluation::counts() {
   return outputs_match(0, "counting-pass call (again, after the correctness calls)");
 }
 
-void GpuEvaluation::record_counted_kernels() {
-  const auto& raw = m_result.dynamic->raw;
-  if (!raw || !raw->is_object() || !raw->contains("kernels") || !(*raw)["kernels"].is_array())
-    return;
+void GpuEvaluation::record_counted_kernels(const std::vector<std::string>& names) {
   LaunchEvidence& launches = m_result.launches;
-  launches.counted_launches = (*raw)["kernels"].size();
-  const auto& names = (*raw)["kernels"];
+  launches.counted_launches = names.size();
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!names[i].is_string())
-      continue;
-    const std::string kernel =
-        range_kernel(names[i].get<std::string>(), i, reference_launches(launches));
+    const std::string kernel = range_kernel(names[i], i, reference_launches(launches));
     if (!kernel.empty())
       launches.counted.push_back(kernel);
   }

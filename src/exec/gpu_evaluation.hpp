@@ -79,7 +79,7 @@ private:
   void check_late_cubins();
   bool correctness();
   bool correctness_call(int set, bool repeat);
-  void record_counted_kernels();
+  void record_counted_kernels(const std::vector<std::string>& names);
   bool timing();
   measure::L2Flusher& flusher();
   void preheat();

@@ -2,9 +2,28 @@
 
 #include "trace/schema.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 #include "util/paths.hpp"
 
 namespace ptxbench::exec {
+
+util::Expected<std::map<std::string, double>> parse_reference_latencies(std::string_view text,
+                                                                        const std::string& origin) {
+  const trace::Json json = trace::Json::parse(text, nullptr, false);
+  util::JsonReader in(origin);
+  std::map<std::string, double> entries;
+  if (json.is_discarded())
+    in.fail("$", "not JSON");
+  else if (in.expect_object(json, "$"))
+    for (const auto& [key, value] : json.items()) {
+      const std::string path = util::key_path("$", key);
+      const double latency_ms = in.number_at(value, path);
+      if (in.ok() && !(latency_ms > 0.0))
+        in.fail(path, "expected a latency > 0 ms, got " + value.dump());
+      entries[key] = latency_ms;
+    }
+  return in.finish(std::move(entries));
+}
 
 ReferenceLatencyCache::ReferenceLatencyCache(std::filesystem::path file)
     : m_file(std::move(file)) {}
@@ -26,12 +45,8 @@ void ReferenceLatencyCache::load() {
   if (!text)
     return;
   // A damaged cache file is as good as none: it is rewritten on the next put().
-  const trace::Json json = trace::Json::parse(*text, nullptr, false);
-  if (!json.is_object())
-    return;
-  for (const auto& [k, v] : json.items())
-    if (v.is_number() && v.get<double>() > 0.0)
-      m_entries[k] = v.get<double>();
+  if (auto entries = parse_reference_latencies(*text, m_file.string()))
+    m_entries = std::move(*entries);
 }
 
 std::optional<double> ReferenceLatencyCache::get(const std::string& problem, const std::string& gpu,

@@ -3,13 +3,22 @@
 // a baseline that cannot have changed. Entries are only ever written from a fresh measurement.
 #pragma once
 
+#include "util/error.hpp"
+
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ptxbench::exec {
+
+// The cache file's entries, key -> latency in ms; a value that is not a number > 0 is an
+// invalid_input error naming `origin` and the entry's JSON path. A file that does not read counts
+// as no file: it is rewritten on the next put().
+util::Expected<std::map<std::string, double>> parse_reference_latencies(std::string_view text,
+                                                                        const std::string& origin);
 
 class ReferenceLatencyCache {
 public:

@@ -12,8 +12,10 @@
 #include "model/utf8.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
+#include <limits>
 #include <mutex>
 #include <variant>
 
@@ -22,45 +24,56 @@ namespace {
 
 using Recorded = std::variant<ChatResponse, util::Error>;
 
-std::optional<util::ErrorKind> parse_kind(std::string_view name) {
-  for (const auto& info : util::kErrorKinds)
-    if (info.name == name)
-      return info.kind;
-  return std::nullopt;
+Recorded read_error_line(util::JsonReader& in, const Json& line) {
+  const Json* error = in.object_member(line, "$", "error");
+  if (!error)
+    return Recorded{};
+  const auto kind = in.enumerator<util::ErrorKind, util::kErrorKinds.size()>(
+      *error, "$.error", "kind", util::to_string);
+  const std::string message =
+      in.optional_string(*error, "$.error", "message", util::Emptiness::allowed).value_or("");
+  return util::make_error(kind.value_or(util::ErrorKind::invalid_input), "replay: " + message);
 }
 
-util::Expected<Recorded> parse_error_line(const Json& error, const std::string& where) {
-  auto kind = parse_kind(string_or_empty(error, "kind"));
-  if (!kind)
-    return util::make_error(util::ErrorKind::invalid_input,
-                            where + ": error.kind must name an error kind (timeout, ...)");
-  return Recorded{util::make_error(*kind, "replay: " + string_or_empty(error, "message"))};
+std::int64_t token_count(util::JsonReader& in, const Json* usage, std::string_view key) {
+  return usage ? in.optional_integer(*usage, "$.usage", key, 0).value_or(0) : 0;
 }
 
+ChatResponse read_reply_line(util::JsonReader& in, const Json& line) {
+  ChatResponse reply;
+  reply.text = sanitize_utf8(in.string(line, "$", "text", util::Emptiness::allowed));
+  if (auto reasoning = in.optional_string(line, "$", "reasoning", util::Emptiness::allowed);
+      reasoning && !reasoning->empty())
+    reply.reasoning = sanitize_utf8(*reasoning);
+  reply.finish_reason =
+      in.optional_string(line, "$", "finish_reason", util::Emptiness::allowed).value_or("stop");
+  reply.latency = std::chrono::duration<double, std::milli>(
+      in.optional_number(line, "$", "latency_ms", {0.0, std::numeric_limits<double>::max()})
+          .value_or(0.0));
+  const Json* usage = in.optional_object(line, "$", "usage");
+  reply.usage =
+      Usage{token_count(in, usage, "input_tokens"), token_count(in, usage, "output_tokens"),
+            token_count(in, usage, "reasoning_tokens")};
+  reply.raw = line;
+  return reply;
+}
+
+// One line of the file, read with its file:line as the origin of any error.
 util::Expected<Recorded> parse_line(const Json& line, const std::string& where,
                                     const std::optional<Prices>& prices) {
-  if (!line.is_object())
-    return util::make_error(util::ErrorKind::invalid_input, where + ": expected an object");
-  if (auto error = line.find("error"); error != line.end())
-    return parse_error_line(*error, where);
-  if (!line.contains("text") || !line["text"].is_string())
-    return util::make_error(util::ErrorKind::invalid_input, where + ": missing string \"text\"");
-  ChatResponse reply;
-  reply.text = sanitize_utf8(line["text"].get<std::string>());
-  if (std::string reasoning = string_or_empty(line, "reasoning"); !reasoning.empty())
-    reply.reasoning = sanitize_utf8(reasoning);
-  reply.finish_reason = line.value("finish_reason", std::string("stop"));
-  reply.latency = std::chrono::duration<double, std::milli>(line.value("latency_ms", 0.0));
-  Json usage = line.value("usage", Json::object());
-  reply.usage =
-      Usage{integer_or_zero(usage, "input_tokens"), integer_or_zero(usage, "output_tokens"),
-            integer_or_zero(usage, "reasoning_tokens")};
+  util::JsonReader in(where);
+  if (!in.expect_object(line, "$"))
+    return in.finish(Recorded{});
+  if (util::JsonReader::optional(line, "error")) {
+    Recorded error = read_error_line(in, line);
+    return in.finish(std::move(error));
+  }
+  ChatResponse reply = read_reply_line(in, line);
   if (prices) {
     reply.cost_usd = cost_usd(reply.usage, *prices);
     reply.cost_source = CostSource::registry_prices;
   }
-  reply.raw = line;
-  return Recorded{std::move(reply)};
+  return in.finish(Recorded{std::move(reply)});
 }
 
 util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {

@@ -1,18 +1,18 @@
 #include "pack/manifest.hpp"
 
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 #include "util/paths.hpp"
 
 #include <algorithm>
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 #include <set>
 
 namespace ptxbench::pack {
 
 using util::ErrorKind;
 using util::Expected;
-using Json = nlohmann::json;
+using Json = util::Json;
 
 const ComponentKindInfo& info(ComponentKind kind) {
   return kComponentKinds[static_cast<std::size_t>(kind) - 1];
@@ -65,7 +65,7 @@ std::vector<std::string> Manifest::arches_of(std::string_view name) const {
 }
 
 // Reads one packs.json; each method checks one part and returns the first error, phrased as
-// "<file>: <json path>: <problem>".
+// "<file>: <json path>: <problem>" (the fields' types through util::JsonReader).
 class ManifestParser {
 public:
   explicit ManifestParser(std::filesystem::path path) { m_manifest.m_path = std::move(path); }
@@ -97,44 +97,41 @@ private:
     return error(where, what);
   }
 
+  util::JsonReader reader() const { return util::JsonReader(m_manifest.m_path.string()); }
+
+  // A non-empty string, or when not `required` a string that may be absent (read as "").
   Expected<std::string> string_field(const Json& object, const std::string& where, const char* key,
                                      bool required = true) const {
-    const std::string path = where + "." + key;
-    if (!object.contains(key)) {
-      if (!required)
-        return std::string();
-      return fail(path, "missing");
-    }
-    if (!object[key].is_string())
-      return fail(path, "must be a string");
-    std::string value = object[key].get<std::string>();
-    if (required && value.empty())
-      return fail(path, "must not be empty");
-    return value;
+    util::JsonReader in = reader();
+    std::string value =
+        required ? in.string(object, where, key, util::Emptiness::rejected)
+                 : in.optional_string(object, where, key, util::Emptiness::allowed).value_or("");
+    return in.finish(std::move(value));
   }
 
+  // An array of non-empty strings, or when not `required` one that may be absent (read as []).
   Expected<std::vector<std::string>> string_list(const Json& object, const std::string& where,
                                                  const char* key, bool required) const {
-    const std::string path = where + "." + key;
+    util::JsonReader in = reader();
     std::vector<std::string> list;
-    if (!object.contains(key)) {
-      if (required)
-        return fail(path, "missing");
-      return list;
-    }
-    if (!object[key].is_array())
-      return fail(path, "must be an array of strings");
-    for (std::size_t i = 0; i < object[key].size(); ++i) {
-      if (!object[key][i].is_string() || object[key][i].get<std::string>().empty())
-        return fail(fmt::format("{}[{}]", path, i), "must be a non-empty string");
-      list.push_back(object[key][i].get<std::string>());
-    }
-    return list;
+    if (required || util::JsonReader::optional(object, key))
+      list = in.strings(object, where, key, util::Emptiness::rejected);
+    return in.finish(std::move(list));
+  }
+
+  // The array `key` of the document, or an error.
+  Expected<const Json*> array_of(const Json& doc, const char* key) const {
+    util::JsonReader in = reader();
+    const Json* list = in.array_member(doc, "$", key);
+    return in.finish(list);
   }
 
   util::Status header(const Json& doc) {
-    if (!doc.contains("schema") || !doc["schema"].is_number_integer() || doc["schema"] != 1)
-      return fail("$.schema", "must be 1");
+    util::JsonReader in = reader();
+    if (in.integer(doc, "$", "schema") != 1 && in.ok())
+      in.fail("$.schema", "must be 1");
+    if (auto schema = in.finish(0); !schema)
+      return schema.take_error();
     auto prefix = string_field(doc, "$", "include_prefix");
     PTXBENCH_TRY(prefix);
     m_manifest.m_include_prefix = *prefix;
@@ -151,10 +148,10 @@ private:
   }
 
   util::Status components(const Json& doc) {
-    if (!doc.contains("components") || !doc["components"].is_array())
-      return fail("$.components", "must be an array");
-    for (std::size_t i = 0; i < doc["components"].size(); ++i) {
-      auto parsed = component(doc["components"][i], fmt::format("$.components[{}]", i));
+    auto list = array_of(doc, "components");
+    PTXBENCH_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+      auto parsed = component((**list)[i], util::index_path("$.components", i));
       PTXBENCH_TRY(parsed);
       m_manifest.m_components.push_back(std::move(*parsed));
     }
@@ -162,8 +159,8 @@ private:
   }
 
   Expected<Component> component(const Json& entry, const std::string& where) const {
-    if (!entry.is_object())
-      return fail(where, "must be an object");
+    if (util::JsonReader in = reader(); !in.expect_object(entry, where))
+      return in.finish(Component{});
     auto id = string_field(entry, where, "id");
     PTXBENCH_TRY(id);
     if (m_manifest.component(*id) != nullptr)
@@ -193,10 +190,10 @@ private:
   }
 
   util::Status variants(const Json& doc) {
-    if (!doc.contains("variants") || !doc["variants"].is_array())
-      return fail("$.variants", "must be an array");
-    for (std::size_t i = 0; i < doc["variants"].size(); ++i) {
-      auto parsed = variant(doc["variants"][i], fmt::format("$.variants[{}]", i));
+    auto list = array_of(doc, "variants");
+    PTXBENCH_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+      auto parsed = variant((**list)[i], util::index_path("$.variants", i));
       PTXBENCH_TRY(parsed);
       m_manifest.m_variants.push_back(std::move(*parsed));
     }
@@ -204,8 +201,8 @@ private:
   }
 
   Expected<Variant> variant(const Json& entry, const std::string& where) const {
-    if (!entry.is_object())
-      return fail(where, "must be an object");
+    if (util::JsonReader in = reader(); !in.expect_object(entry, where))
+      return in.finish(Variant{});
     Variant v;
     for (auto [key, target] : {std::pair{"name", &v.name}, std::pair{"arch", &v.arch},
                                std::pair{"description", &v.description}}) {
@@ -286,19 +283,17 @@ private:
 
   util::Status kind_lists(const Json& doc, const char* key, std::string_view language,
                           bool required, KindVariants& out) const {
-    const std::string where = std::string("$.") + key;
-    if (!doc.contains(key)) {
-      if (required)
-        return fail(where, "missing");
-      return util::Ok{};
-    }
-    if (!doc[key].is_object())
-      return fail(where, "must be an object: problem kind -> variant names");
-    for (const auto& [kind, names] : doc[key].items()) {
-      auto list = string_list(doc[key], where, kind.c_str(), true);
+    const std::string where = util::key_path("$", key);
+    util::JsonReader in = reader();
+    const Json* lists =
+        required ? in.object_member(doc, "$", key) : in.optional_object(doc, "$", key);
+    if (!lists)
+      return in.finish(util::Ok{});
+    for (const auto& [kind, names] : lists->items()) {
+      auto list = string_list(*lists, where, kind.c_str(), true);
       PTXBENCH_TRY(list);
       for (std::size_t i = 0; i < list->size(); ++i) {
-        const std::string at = fmt::format("{}.{}[{}]", where, kind, i);
+        const std::string at = util::index_path(util::key_path(where, kind), i);
         if (auto s = defined_everywhere((*list)[i], at); !s)
           return s;
         if (auto s = of_language((*list)[i], language, at); !s)
@@ -306,6 +301,8 @@ private:
       }
       out.emplace_back(kind, *list);
     }
+    // In the order of the kinds' names, as before the document kept its keys' order.
+    std::ranges::sort(out, {}, &KindVariants::value_type::first);
     return util::Ok{};
   }
 
@@ -332,7 +329,11 @@ Expected<Manifest> Manifest::load(const std::filesystem::path& path) {
   if (!text)
     return util::make_error(text.error().kind, fmt::format("{}: cannot read the manifest: {}",
                                                            path.string(), text.error().message));
-  return ManifestParser(path).parse(*text);
+  return parse(*text, path);
+}
+
+Expected<Manifest> Manifest::parse(std::string_view text, const std::filesystem::path& path) {
+  return ManifestParser(path).parse(text);
 }
 
 } // namespace ptxbench::pack

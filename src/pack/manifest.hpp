@@ -81,6 +81,9 @@ struct Variant {
 class Manifest {
 public:
   static util::Expected<Manifest> load(const std::filesystem::path& path);
+  // The manifest `text` as if read from `path` (component files are looked up beside it); an
+  // error names `path` and the JSON path of what is wrong.
+  static util::Expected<Manifest> parse(std::string_view text, const std::filesystem::path& path);
   // util::data_root() / "knowledge" / "packs.json".
   static std::filesystem::path default_path();
 

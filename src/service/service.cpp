@@ -1,6 +1,7 @@
 #include "service/service.hpp"
 
 #include "exec/evaluation.hpp"
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -45,8 +46,11 @@ std::string outcome_text(const Task& task) {
     return "failed: " + task.error;
   if (!task.result)
     return std::string(to_string(task.state));
-  const Json& status = (*task.result)["status"];
-  return status.is_string() ? status.get<std::string>() : "not evaluated (" + task.needs_gpu + ")";
+  util::JsonReader in("result");
+  const auto status = in.optional_string(*task.result, "$", "status", util::Emptiness::allowed);
+  if (!in.ok())
+    return in.finish(0).error().message;
+  return status.value_or("not evaluated (" + task.needs_gpu + ")");
 }
 
 } // namespace

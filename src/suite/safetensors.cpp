@@ -1,16 +1,17 @@
 #include "suite/safetensors.hpp"
 
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 
 #include <cstring>
 #include <fmt/core.h>
+#include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
 
 namespace ptxbench::suite {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = util::Json;
 
 const std::map<std::string, std::size_t, std::less<>>& dtype_bytes() {
   static const std::map<std::string, std::size_t, std::less<>> kBytes{
@@ -39,20 +40,39 @@ std::string u64_le(std::uint64_t value) {
   return out;
 }
 
+// The tensor `name` of the header at `path`; a field of the wrong type is recorded in `in`.
+SafetensorsTensor read_entry(util::JsonReader& in, const std::string& name, const Json& entry,
+                             const std::string& path, std::vector<std::uint64_t>& offsets) {
+  SafetensorsTensor tensor{name, {}, {}, {}};
+  if (!in.expect_object(entry, path))
+    return tensor;
+  tensor.dtype = in.string(entry, path, "dtype", util::Emptiness::rejected);
+  if (const Json* shape = in.array_member(entry, path, "shape"))
+    for (std::size_t i = 0; in.ok() && i < shape->size(); ++i)
+      tensor.shape.push_back(
+          in.integer_at((*shape)[i], util::index_path(util::key_path(path, "shape"), i),
+                        util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()}));
+  if (const Json* range = in.array_member(entry, path, "data_offsets"))
+    for (std::size_t i = 0; in.ok() && i < range->size(); ++i)
+      offsets.push_back(
+          in.unsigned_at((*range)[i], util::index_path(util::key_path(path, "data_offsets"), i)));
+  return tensor;
+}
+
 util::Expected<SafetensorsTensor> decode_entry(const std::string& name, const Json& entry,
                                                std::string_view data, const std::string& origin) {
-  if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
-      !entry.contains("data_offsets"))
-    return bad(origin, fmt::format("entry {} lacks dtype, shape or data_offsets", name));
-  SafetensorsTensor tensor{
-      name, entry["dtype"].get<std::string>(), entry["shape"].get<std::vector<std::int64_t>>(), {}};
+  util::JsonReader in(origin);
+  std::vector<std::uint64_t> offsets;
+  SafetensorsTensor tensor = read_entry(in, name, entry, util::key_path("$", name), offsets);
+  if (!in.ok())
+    return in.finish(std::move(tensor));
   const auto size = dtype_bytes().find(tensor.dtype);
   if (size == dtype_bytes().end())
     return bad(origin, "unknown dtype " + tensor.dtype);
-  const auto offsets = entry["data_offsets"].get<std::vector<std::uint64_t>>();
   std::uint64_t expected_bytes = size->second;
   for (std::int64_t dim : tensor.shape)
-    expected_bytes *= static_cast<std::uint64_t>(dim);
+    if (__builtin_mul_overflow(expected_bytes, static_cast<std::uint64_t>(dim), &expected_bytes))
+      return bad(origin, fmt::format("entry {} has a shape too large", name));
   if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data.size() ||
       offsets[1] - offsets[0] != expected_bytes)
     return bad(origin, fmt::format("entry {} has data_offsets outside the data or not "
@@ -61,16 +81,6 @@ util::Expected<SafetensorsTensor> decode_entry(const std::string& name, const Js
   const auto* first = reinterpret_cast<const std::byte*>(data.data() + offsets[0]);
   tensor.data.assign(first, first + expected_bytes);
   return tensor;
-}
-
-util::Expected<SafetensorsTensor> decode_entry_checked(const std::string& name, const Json& entry,
-                                                       std::string_view data,
-                                                       const std::string& origin) {
-  try {
-    return decode_entry(name, entry, data, origin);
-  } catch (const nlohmann::json::exception& e) {
-    return bad(origin, fmt::format("entry {}: {}", name, e.what()));
-  }
 }
 
 } // namespace
@@ -132,7 +142,7 @@ util::Expected<std::vector<SafetensorsTensor>> decode_safetensors(std::string_vi
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__")
       continue;
-    auto tensor = decode_entry_checked(name, entry, data, origin);
+    auto tensor = decode_entry(name, entry, data, origin);
     PTXBENCH_TRY(tensor);
     tensors.push_back(std::move(*tensor));
   }

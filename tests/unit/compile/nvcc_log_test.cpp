@@ -1,3 +1,4 @@
+#include "compile/cache.hpp"
 #include "compile/nvcc_log.hpp"
 #include "util/fs.hpp"
 
@@ -31,11 +32,47 @@ TEST(NvccLog, PtxasInfoGivesOneRecordPerEntryFunction) {
 
 TEST(NvccLog, KernelRecordsRoundTripThroughJson) {
   std::vector<KernelResources> kernels{{"_Z1kv", "k()", "sm_90a", 32, 1, 8, 4, 4, 1024, 380}};
-  auto back = kernels_from_json(to_json(kernels));
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_EQ(back[0].demangled_name, "k()");
-  EXPECT_EQ(back[0].cmem_bytes, 380);
-  EXPECT_EQ(back[0].spill_store_bytes, 4);
+  auto back = kernels_from_json(util::Json::parse(to_json(kernels).dump()), "ptxas.json");
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].demangled_name, "k()");
+  EXPECT_EQ((*back)[0].cmem_bytes, 380);
+  EXPECT_EQ((*back)[0].spill_store_bytes, 4);
+}
+
+TEST(NvccLog, AWrongTypedKernelRecordFieldIsAnErrorNamingItsPath) {
+  util::Json records =
+      util::Json::parse(to_json({{"_Z1kv", "k()", "sm_90a", 32, 1, 8, 4, 4, 1024, 380}}).dump());
+  records[0]["registers"] = "32";
+  auto back = kernels_from_json(records, "entry/ptxas.json");
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(back.error().message, "entry/ptxas.json: $[0].registers: expected an integer in "
+                                  "[-2147483648, 2147483647], got string");
+}
+
+TEST(CompileCacheEntry, ResultJsonRoundTripsAndAWrongTypedFieldNamesItsPath) {
+  CompileResult result;
+  result.ok = false;
+  result.diagnostic = "Compilation failed:\nx";
+  result.first_errors = {"x"};
+  result.compile_time = std::chrono::milliseconds(1234);
+  auto back = parse_cache_result(cache_result_json(result).dump(), "result.json");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->diagnostic, result.diagnostic);
+  EXPECT_EQ(back->first_errors, result.first_errors);
+  EXPECT_EQ(back->compile_time, result.compile_time);
+
+  util::Json wrong = cache_result_json(result);
+  wrong["first_errors"] = util::Json::array({"x", 7});
+  auto refused = parse_cache_result(wrong.dump(), "cache/ab/result.json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(refused.error().message,
+            "cache/ab/result.json: $.first_errors[1]: expected a string, got integer");
+  wrong = cache_result_json(result);
+  wrong["format"] = 2;
+  EXPECT_FALSE(parse_cache_result(wrong.dump(), "result.json"));
 }
 
 TEST(NvccLog, NamesThatDoNotDemangleAreKept) {

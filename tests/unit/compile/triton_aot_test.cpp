@@ -90,6 +90,19 @@ TEST(TritonAotOutput, OutputThatIsNotItsJsonIsASubprocessError) {
   }
 }
 
+TEST(TritonAotOutput, AWrongTypedOkOrLaunchListNamesItsPath) {
+  auto ok = parse_aot_output(R"({"ok": "yes"})");
+  ASSERT_FALSE(ok);
+  EXPECT_NE(ok.error().message.find("aot.py output: $.ok: expected a boolean, got string"),
+            std::string::npos)
+      << ok.error().message;
+  auto launches = parse_aot_output(R"({"ok": true, "launches": {"kernel": "k"}})");
+  ASSERT_FALSE(launches);
+  EXPECT_NE(launches.error().message.find("$.launches: expected an array, got object"),
+            std::string::npos)
+      << launches.error().message;
+}
+
 TEST(TritonAotSpec, TensorsCarryDtypeAndDimsAndNumbersTheirValue) {
   const auto spec = make_aot_spec(Arch::sm_100a, gemm_args(256));
   EXPECT_EQ(spec["arch"], "sm_100a");

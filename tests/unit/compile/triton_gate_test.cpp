@@ -129,3 +129,15 @@ TEST(TritonGate, OutputThatIsNotTheGatesJsonIsAnError) {
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(render_text(*ok), "no top-level `def run(...)` [missing_run]\n");
 }
+
+TEST(TritonGate, AWrongTypedFindingFieldIsAnErrorNamingItsPath) {
+  auto col = parse_gate_output(
+      R"({"findings": [{"rule": "a", "message": "m", "line": 1}, {"rule": "b", "message": "m",
+      "line": 2, "col": "3"}]})",
+      "x = 1\ny = 2\n");
+  ASSERT_FALSE(col);
+  EXPECT_EQ(col.error().kind, util::ErrorKind::subprocess);
+  EXPECT_EQ(col.error().message,
+            "the Triton gate answered with a malformed finding: gate.py output: $.findings[1].col: "
+            "expected a non-negative 64-bit integer, got string");
+}

@@ -285,4 +285,22 @@ TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
   }
 }
 
+TEST(DynamicReport, AWrongTypedCountsFieldIsUnknownWithItsPathAsTheReason) {
+  trace::Json raw = counts({{kGemm, 512.0}});
+  raw["ranges"][0]["kernel"] = 2;
+  auto read = read_counts(raw);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().kind, util::ErrorKind::bad_response);
+  EXPECT_EQ(read.error().message,
+            "instruction counts: $.ranges[0].kernel: expected a string, got integer");
+  Evaluation ev = gemm_evaluation(raw, 12);
+  derive_dynamic(ev, two_gflop_problem());
+  EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown);
+  EXPECT_EQ(ev.dynamic->reason, read.error().message);
+  auto available = read_counts(trace::Json{{"available", "yes"}});
+  ASSERT_FALSE(available);
+  EXPECT_NE(available.error().message.find("$.available: expected a boolean, got string"),
+            std::string::npos);
+}
+
 } // namespace

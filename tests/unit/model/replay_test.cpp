@@ -56,8 +56,31 @@ TEST(Replay, ABadLineNamesFileAndLine) {
   spec.replay_file = dir.write("bad.jsonl", reply_line({{"text", "ok"}}) + "{\"text\": 3}\n");
   auto client = make_client(spec, ClientDeps{});
   ASSERT_FALSE(client);
-  EXPECT_NE(client.error().message.find("bad.jsonl:2: missing string \"text\""), std::string::npos)
+  EXPECT_NE(client.error().message.find("bad.jsonl:2: $.text: expected a string, got integer"),
+            std::string::npos)
       << client.error().message;
+}
+
+TEST(Replay, AWrongTypedFieldNamesFileLineAndPath) {
+  ScratchDir dir;
+  ModelSpec spec;
+  spec.name = "demo";
+  spec.provider = "replay";
+  spec.replay_file =
+      dir.write("usage.jsonl", reply_line({{"text", "ok"}, {"usage", {{"output_tokens", "20"}}}}) +
+                                   R"({"error": {"kind": "rate_limited", "message": 429}})" + "\n");
+  auto client = make_client(spec, ClientDeps{});
+  ASSERT_FALSE(client);
+  EXPECT_EQ(client.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_NE(client.error().message.find(
+                "usage.jsonl:1: $.usage.output_tokens: expected an integer >= 0, got string"),
+            std::string::npos)
+      << client.error().message;
+  spec.replay_file = dir.write("kind.jsonl", R"({"error": {"kind": "slow", "message": "m"}})");
+  auto kind = make_client(spec, ClientDeps{});
+  ASSERT_FALSE(kind);
+  EXPECT_NE(kind.error().message.find("kind.jsonl:1: $.error.kind: "), std::string::npos)
+      << kind.error().message;
 }
 
 TEST(Utf8, SanitizeReplacesEachInvalidRunAndKeepsValidText) {

@@ -162,6 +162,18 @@ TEST_F(BadManifest, InvalidJsonIsReported) {
             std::string::npos);
 }
 
+TEST_F(BadManifest, AWrongTypedFieldNamesItsJsonPath) {
+  EXPECT_NE(load_error("\"components\": [\"w\"]", "\"components\": [\"w\", 3]")
+                .find("$.variants[1].components[1]: expected a string, got integer"),
+            std::string::npos);
+  EXPECT_NE(load_error("\"schema\": 1", "\"schema\": \"1\"")
+                .find("$.schema: expected an integer, got string"),
+            std::string::npos);
+  EXPECT_NE(load_error("\"gemm\": [\"base\"]", "\"gemm\": \"base\"")
+                .find("$.problem_variants.gemm: expected an array, got string"),
+            std::string::npos);
+}
+
 TEST_F(BadManifest, UnknownComponentNamesTheJsonPath) {
   const std::string e = load_error("\"components\": [\"w\"]", "\"components\": [\"nope\"]");
   EXPECT_NE(e.find("$.variants[1].components[0]: unknown component 'nope'"), std::string::npos)
@@ -260,7 +272,8 @@ TEST_F(BadManifest, DuplicateComponentIdIsRejected) {
 }
 
 TEST_F(BadManifest, MissingGroupsAreRejected) {
-  EXPECT_NE(load_error("\"problem_variants\"", "\"problem_kinds\"").find("$.problem_variants"),
+  EXPECT_NE(load_error("\"problem_variants\"", "\"problem_kinds\"")
+                .find("$: missing required key \"problem_variants\""),
             std::string::npos);
 }
 

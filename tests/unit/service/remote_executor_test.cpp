@@ -264,6 +264,32 @@ TEST(RemoteExecutor, OfSeveralServicesTheOneWithTheShortestQueueGetsTheTask) {
             std::string::npos);
 }
 
+TEST(RemoteExecutor, AWrongTypedFieldInTheServicesAnswerNamesItsPath) {
+  auto answer = agent::read_task_answer(nlohmann::ordered_json{{"status", "failed"}, {"error", 7}},
+                                        "task c on http://h");
+  ASSERT_FALSE(answer);
+  EXPECT_EQ(answer.error().kind, util::ErrorKind::bad_response);
+  EXPECT_EQ(answer.error().message, "task c on http://h: $.error: expected a string, got integer");
+  auto read = agent::read_task_answer(nlohmann::ordered_json{{"status", "queued"}}, "t");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->error, "no reason given");
+
+  auto transport = model::make_curl_transport();
+  auto health = [](nlohmann::ordered_json queue) {
+    return [queue](const httplib::Request&, httplib::Response& response) {
+      json_reply(response, {{"status", "ok"}, {"queue_size", queue}});
+    };
+  };
+  StandIn garbled(health("5")), also(health(nullptr));
+  auto none = RemoteExecutor(*tools().checker, *transport, remote({garbled.url(), also.url()}))
+                  .evaluate(fill_kernel("remote turn"), gemm(), compile::Arch::sm_90a);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("GET " + garbled.url() +
+                                      "/health: $.queue_size: expected an integer, got string"),
+            std::string::npos)
+      << none.error().message;
+}
+
 TEST(RemoteExecutor, TheBearerTokenTravelsAndIsNeverEchoed) {
   ScratchDir state;
   service::HttpOptions http_options;

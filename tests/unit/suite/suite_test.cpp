@@ -276,5 +276,32 @@ TEST(Safetensors, RoundTripsAndRejectsTruncation) {
   EXPECT_NE(truncated.error().message.find("mem"), std::string::npos);
 }
 
+// A safetensors file whose 8-byte length prefix is followed by `header` and `data`.
+std::string safetensors_with_header(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  for (std::size_t i = 0; i < 8; ++i)
+    out[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  return out + header + data;
+}
+
+TEST(Safetensors, AWrongTypedHeaderFieldIsAnErrorNamingItsPath) {
+  const std::string data(8, '\0');
+  auto offsets = decode_safetensors(
+      safetensors_with_header(R"({"x": {"dtype": "I32", "shape": [2], "data_offsets": [0, "8"]}})",
+                              data),
+      "mem.safetensors");
+  ASSERT_FALSE(offsets);
+  EXPECT_EQ(offsets.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(
+      offsets.error().message,
+      "mem.safetensors: $.x.data_offsets[1]: expected a non-negative 64-bit integer, got string");
+  auto shape = decode_safetensors(
+      safetensors_with_header(R"({"x": {"dtype": "I32", "shape": {}, "data_offsets": [0, 8]}})",
+                              data),
+      "mem.safetensors");
+  ASSERT_FALSE(shape);
+  EXPECT_NE(shape.error().message.find("$.x.shape: expected an array"), std::string::npos);
+}
+
 } // namespace
 } // namespace ptxbench::suite
