@@ -1,5 +1,14 @@
 // Anticipated failures are values: an Error with a kind that code can switch on, and
 // Expected<T> that holds either a value or an Error. Bugs and broken set-up throw instead.
+//
+// One idiom propagates an error to the caller:
+//   PTXBENCH_TRY(write_file(path, text));               // a Status, or an Expected whose value
+//                                                       // is not needed
+//   PTXBENCH_TRY_ASSIGN(auto text, read_file(path));    // `text` is the value, a std::string
+// Each returns the error from the enclosing function when the expression holds one; that
+// function may return any Expected (or Status), since an Error converts to each. Code that
+// handles an error instead of passing it on (retries it, wraps it, inspects its kind) keeps the
+// Expected and says so: `if (!x) ... x.error() ...`.
 #pragma once
 
 #include "util/enum_table.hpp"
@@ -9,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -117,12 +127,44 @@ private:
 struct Ok {};
 using Status = Expected<Ok>;
 
-// Returns the error of `result` (an Expected or a Status variable) from the enclosing function
-// when it holds one: the two lines `if (!x) return x.take_error();` as one statement.
-#define PTXBENCH_TRY(result)                                                                       \
+namespace detail {
+
+// The error of a failed result, moved out unless the result is const.
+template <typename Result> Error propagated_error(Result&& result) {
+  if constexpr (std::is_const_v<std::remove_reference_t<Result>>)
+    return result.error();
+  else
+    return result.take_error();
+}
+
+} // namespace detail
+
+// NOLINTBEGIN(bugprone-macro-parentheses): `result` is a name and `decl` a declaration, neither
+// an expression that parentheses could group.
+#define PTXBENCH_CONCAT_INNER(a, b) a##b
+#define PTXBENCH_CONCAT(a, b) PTXBENCH_CONCAT_INNER(a, b)
+
+// Evaluates an expression yielding an Expected or a Status once and returns its error from the
+// enclosing function when it holds one.
+#define PTXBENCH_TRY(...)                                                                          \
+  PTXBENCH_TRY_IMPL(PTXBENCH_CONCAT(ptxbench_try_, __COUNTER__), __VA_ARGS__)
+#define PTXBENCH_TRY_IMPL(result, ...)                                                             \
   do {                                                                                             \
-    if (!(result))                                                                                 \
-      return (result).take_error();                                                                \
+    auto&& result = (__VA_ARGS__);                                                                 \
+    if (!result)                                                                                   \
+      return ::ptxbench::util::detail::propagated_error(std::forward<decltype(result)>(result));   \
   } while (false)
+
+// `PTXBENCH_TRY_ASSIGN(auto x, f());`: evaluates f() once, returns its error from the enclosing
+// function when it holds one, else declares (or assigns) `x` from its value, moved out. Several
+// statements, not one: it cannot be the body of an unbraced if or loop.
+#define PTXBENCH_TRY_ASSIGN(decl, ...)                                                             \
+  PTXBENCH_TRY_ASSIGN_IMPL(PTXBENCH_CONCAT(ptxbench_try_, __COUNTER__), decl, __VA_ARGS__)
+#define PTXBENCH_TRY_ASSIGN_IMPL(result, decl, ...)                                                \
+  auto&& result = (__VA_ARGS__);                                                                   \
+  if (!result)                                                                                     \
+    return ::ptxbench::util::detail::propagated_error(std::forward<decltype(result)>(result));     \
+  decl = std::move(*result)
+// NOLINTEND(bugprone-macro-parentheses)
 
 } // namespace ptxbench::util

@@ -1,7 +1,9 @@
-// PTXBENCH_TRY returns the error of a failed Expected or Status and falls through on success.
+// PTXBENCH_TRY and PTXBENCH_TRY_ASSIGN return the error of a failed Expected or Status and fall
+// through on success.
 #include "util/error.hpp"
 
 #include <gtest/gtest.h>
+#include <string>
 
 namespace ptxbench::util {
 namespace {
@@ -52,6 +54,76 @@ TEST(Try, CarriesTheErrorIntoAStatus) {
   const Status bad = all_digits("4?");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "not a digit: ?");
+}
+
+Expected<std::string> text_of(int n, int* calls) {
+  ++*calls;
+  if (n < 0)
+    return Error{ErrorKind::not_found, "no text " + std::to_string(n)};
+  return std::string(static_cast<std::size_t>(n), 'x');
+}
+
+// Another Expected type than the callee's: the Error converts.
+Expected<std::size_t> length_of(int n, int* calls) {
+  PTXBENCH_TRY_ASSIGN(std::string text, text_of(n, calls));
+  return text.size();
+}
+
+TEST(Try, AssignDeclaresTheValueNotTheExpected) {
+  int calls = 0;
+  const Expected<std::size_t> length = length_of(3, &calls);
+  ASSERT_TRUE(length);
+  EXPECT_EQ(*length, 3u);
+  EXPECT_EQ(calls, 1);
+  const Expected<std::size_t> missing = length_of(-1, &calls);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+  EXPECT_EQ(calls, 2);
+}
+
+Status touch_twice(int first, int second, int* calls) {
+  PTXBENCH_TRY(text_of(first, calls));
+  PTXBENCH_TRY(text_of(second, calls));
+  return Ok{};
+}
+
+TEST(Try, TakesAnExpressionAndEvaluatesItOnce) {
+  int calls = 0;
+  EXPECT_TRUE(touch_twice(1, 2, &calls));
+  EXPECT_EQ(calls, 2);
+  const Status bad = touch_twice(-4, 2, &calls);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "no text -4");
+  EXPECT_EQ(calls, 3);
+}
+
+Status from_const(const Expected<int>& held) {
+  PTXBENCH_TRY(held);
+  PTXBENCH_TRY_ASSIGN(const int value, held);
+  return value == 7 ? Status(Ok{}) : Status(Error{ErrorKind::invalid_input, "not 7"});
+}
+
+TEST(Try, CopiesTheErrorOfAConstExpected) {
+  const Expected<int> failed = Error{ErrorKind::io, "disk"};
+  const Status status = from_const(failed);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().message, "disk");
+  EXPECT_EQ(failed.error().message, "disk"); // left as it was
+  EXPECT_TRUE(from_const(7));
+}
+
+Status assign_existing(int n, std::string& out, int* calls) {
+  PTXBENCH_TRY_ASSIGN(out, text_of(n, calls));
+  return Ok{};
+}
+
+TEST(Try, AssignsToAVariableDeclaredBefore) {
+  int calls = 0;
+  std::string out = "kept";
+  EXPECT_FALSE(assign_existing(-1, out, &calls));
+  EXPECT_EQ(out, "kept");
+  EXPECT_TRUE(assign_existing(2, out, &calls));
+  EXPECT_EQ(out, "xx");
 }
 
 } // namespace
