@@ -120,11 +120,10 @@ std::optional<NotesRecord> NotesWriter::write_notes(model::ModelClient& client,
 
 util::Status write_manifest(const NotesOptions& options, const NotesPaths& paths,
                             const NotesResult& result) {
-  auto input = util::read_file(paths.input);
-  PTXBENCH_TRY(input);
+  PTXBENCH_TRY_ASSIGN(auto input, util::read_file(paths.input));
   const Json manifest{{"stage", "notes"},
                       {"input", paths.input.string()},
-                      {"input_sha256", util::sha256_hex(*input)},
+                      {"input_sha256", util::sha256_hex(input)},
                       {"notes_model", options.model},
                       {"prompt_version", std::string(kNotesPromptVersion)},
                       {"max_passes", options.max_passes},
@@ -153,18 +152,16 @@ util::Expected<NotesResult> run_notes(const NotesOptions& options, const NotesDe
                                                             "\" is not in the registry " +
                                                             deps.registry->origin.string());
   const NotesPaths paths = notes_paths(options.data_dir);
-  auto jobs = read_pairs(paths.input);
-  PTXBENCH_TRY(jobs);
-  auto done = keep_done(paths.output);
-  PTXBENCH_TRY(done);
-  auto result = run_pending(std::move(*jobs), *done,
-                            [&](std::vector<PairRecord> pending, ModelStageResult& counts) {
-                              NotesWriter writer(options, deps, *spec, paths, std::move(pending));
-                              return writer.run(counts);
-                            });
-  PTXBENCH_TRY(result);
-  if (auto status = write_manifest(options, paths, *result); !status)
-    return status.take_error();
+  PTXBENCH_TRY_ASSIGN(auto jobs, read_pairs(paths.input));
+  PTXBENCH_TRY_ASSIGN(auto done, keep_done(paths.output));
+  PTXBENCH_TRY_ASSIGN(auto result,
+                      run_pending(std::move(jobs), done,
+                                  [&](std::vector<PairRecord> pending, ModelStageResult& counts) {
+                                    NotesWriter writer(options, deps, *spec, paths,
+                                                       std::move(pending));
+                                    return writer.run(counts);
+                                  }));
+  PTXBENCH_TRY(write_manifest(options, paths, result));
   return result;
 }
 

@@ -20,11 +20,10 @@ template <class Record>
 util::Expected<std::vector<Job>> read_jobs(const std::filesystem::path& path,
                                            util::Expected<Record> (*parse)(const Json&),
                                            RationalePrompt (*prompt)(const Record&)) {
-  auto records = read_jsonl<Record>(path, parse);
-  PTXBENCH_TRY(records);
+  PTXBENCH_TRY_ASSIGN(auto records, read_jsonl<Record>(path, parse));
   std::vector<Job> jobs;
   std::set<std::string> seen;
-  for (const Record& record : *records) {
+  for (const Record& record : records) {
     if (seen.insert(record.id).second)
       jobs.push_back({record.id, prompt(record)});
   }
@@ -117,12 +116,11 @@ std::optional<RationaleRecord> Synthesizer::synthesize(model::ModelClient& clien
 
 util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePaths& paths,
                             const SynthesizeResult& result) {
-  auto input = util::read_file(paths.input);
-  PTXBENCH_TRY(input);
+  PTXBENCH_TRY_ASSIGN(auto input, util::read_file(paths.input));
   const Json manifest{{"stage", "synthesize"},
                       {"kind", std::string(to_string(options.kind))},
                       {"input", paths.input.string()},
-                      {"input_sha256", util::sha256_hex(*input)},
+                      {"input_sha256", util::sha256_hex(input)},
                       {"reasoning_model", options.reasoner},
                       {"prompt_version",
                        std::string(options.kind == RationaleKind::fixit ? kFixitPromptVersion
@@ -158,18 +156,15 @@ util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options
                                                             "\" is not in the registry " +
                                                             deps.registry->origin.string());
   const SynthesizePaths paths = synthesize_paths(options.data_dir, options.kind);
-  auto jobs = read_inputs(paths, options.kind);
-  PTXBENCH_TRY(jobs);
-  auto done = keep_done(paths.output);
-  PTXBENCH_TRY(done);
-  auto result =
-      run_pending(std::move(*jobs), *done, [&](std::vector<Job> pending, ModelStageResult& counts) {
+  PTXBENCH_TRY_ASSIGN(auto jobs, read_inputs(paths, options.kind));
+  PTXBENCH_TRY_ASSIGN(auto done, keep_done(paths.output));
+  PTXBENCH_TRY_ASSIGN(
+      auto result,
+      run_pending(std::move(jobs), done, [&](std::vector<Job> pending, ModelStageResult& counts) {
         Synthesizer synthesizer(options, deps, *spec, paths, std::move(pending));
         return synthesizer.run(counts);
-      });
-  PTXBENCH_TRY(result);
-  if (auto status = write_manifest(options, paths, *result); !status)
-    return status.take_error();
+      }));
+  PTXBENCH_TRY(write_manifest(options, paths, result));
   return result;
 }
 

@@ -70,15 +70,12 @@ std::optional<CompileResult> read_entry(const fs::path& dir) {
 }
 
 util::Status write_entry_files(const fs::path& dir, const CompileResult& result) {
-  if (auto s = util::write_file_atomic(dir / "compile.log", result.log); !s)
-    return s;
+  PTXBENCH_TRY(util::write_file_atomic(dir / "compile.log", result.log));
   // nvcc echoes source lines byte for byte: invalid UTF-8 in them is stored as U+FFFD (the raw
   // log is compile.log).
   constexpr auto kReplaceInvalid = nlohmann::json::error_handler_t::replace;
-  if (auto s = util::write_file_atomic(
-          dir / "ptxas.json", to_json(result.kernels).dump(2, ' ', false, kReplaceInvalid));
-      !s)
-    return s;
+  PTXBENCH_TRY(util::write_file_atomic(
+      dir / "ptxas.json", to_json(result.kernels).dump(2, ' ', false, kReplaceInvalid)));
   return util::write_file_atomic(dir / "result.json",
                                  result_json(result).dump(2, ' ', false, kReplaceInvalid));
 }

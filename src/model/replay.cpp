@@ -64,10 +64,9 @@ util::Expected<Recorded> parse_line(const Json& line, const std::string& where,
 }
 
 util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
-  auto text = util::read_file(*spec.replay_file);
-  PTXBENCH_TRY(text);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(*spec.replay_file));
   std::vector<Recorded> replies;
-  auto lines = util::split_lines(*text);
+  auto lines = util::split_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (util::trim(lines[i]).empty())
       continue;
@@ -75,9 +74,8 @@ util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
     Json json = Json::parse(sanitize_utf8(lines[i]), nullptr, false);
     if (json.is_discarded())
       return util::make_error(util::ErrorKind::invalid_input, where + ": not valid JSON");
-    auto recorded = parse_line(json, where, spec.prices);
-    PTXBENCH_TRY(recorded);
-    replies.push_back(std::move(*recorded));
+    PTXBENCH_TRY_ASSIGN(auto recorded, parse_line(json, where, spec.prices));
+    replies.push_back(std::move(recorded));
   }
   return replies;
 }
@@ -143,9 +141,8 @@ util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec, 
   if (!spec.replay_file)
     return util::make_error(util::ErrorKind::invalid_input,
                             "model " + spec.name + ": replay provider needs replay_file");
-  auto replies = load_replies(spec);
-  PTXBENCH_TRY(replies);
-  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(*replies), start));
+  PTXBENCH_TRY_ASSIGN(auto replies, load_replies(spec));
+  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(replies), start));
 }
 
 } // namespace ptxbench::model

@@ -17,18 +17,16 @@ Expected<int> parse_digit(char c) {
 Expected<int> sum_of_digits(std::string_view text, int* steps) {
   int sum = 0;
   for (char c : text) {
-    Expected<int> digit = parse_digit(c);
-    PTXBENCH_TRY(digit);
+    PTXBENCH_TRY_ASSIGN(int digit, parse_digit(c));
     ++*steps;
-    sum += *digit;
+    sum += digit;
   }
   return sum;
 }
 
 Status all_digits(std::string_view text) {
   int steps = 0;
-  Expected<int> sum = sum_of_digits(text, &steps);
-  PTXBENCH_TRY(sum);
+  PTXBENCH_TRY(sum_of_digits(text, &steps));
   return Ok{};
 }
 
