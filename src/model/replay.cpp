@@ -22,15 +22,8 @@ namespace {
 
 using Recorded = std::variant<ChatResponse, util::Error>;
 
-std::optional<util::ErrorKind> parse_kind(std::string_view name) {
-  for (const auto& info : util::kErrorKinds)
-    if (info.name == name)
-      return info.kind;
-  return std::nullopt;
-}
-
 util::Expected<Recorded> parse_error_line(const Json& error, const std::string& where) {
-  auto kind = parse_kind(string_or_empty(error, "kind"));
+  auto kind = util::error_kind_from_name(string_or_empty(error, "kind"));
   if (!kind)
     return util::make_error(util::ErrorKind::invalid_input,
                             where + ": error.kind must name an error kind (timeout, ...)");

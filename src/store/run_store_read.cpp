@@ -58,7 +58,7 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
   return turn;
 }
 
-ModelCallRecord read_model_call(const detail::Statement& row) {
+util::Expected<ModelCallRecord> read_model_call(const detail::Statement& row) {
   ModelCallRecord call;
   call.attempt = row.int64(0);
   call.provider = row.text(1);
@@ -71,9 +71,12 @@ ModelCallRecord read_model_call(const detail::Statement& row) {
   call.reasoning_tokens = row.int64(8);
   call.cost_usd = row.real(9);
   call.http_status = row.optional_int64(10);
-  if (auto kind = row.optional_int64(11);
-      kind && *kind >= 1 && *kind <= static_cast<std::int64_t>(util::kErrorKinds.size()))
-    call.error_kind = static_cast<util::ErrorKind>(*kind);
+  if (auto raw_kind = row.optional_int64(11)) {
+    call.error_kind = util::error_kind_from_value(*raw_kind);
+    if (!call.error_kind) // a retired kind (util::kRetiredErrorKinds) or one from a newer build
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "model_call.error_kind: unknown value " + std::to_string(*raw_kind));
+  }
   call.error_message = row.text(12);
   call.finish_reason = row.text(13);
   call.reply = row.optional_text(14);

@@ -143,6 +143,8 @@ util::Status mirror(Connection& db, std::string_view name,
 }
 
 util::Status mirror_enums(Connection& db) {
+  // Rewritten whole, so that a retired kind (util::kRetiredErrorKinds) leaves the mirror.
+  PTXBENCH_TRY(db.exec("DELETE FROM enum_value WHERE enum = 'error_kind'"));
   for (const auto& row : util::kErrorKinds)
     PTXBENCH_TRY(put_enum_row(db, "error_kind", static_cast<std::int64_t>(row.kind), row.name));
   PTXBENCH_TRY(mirror(db, "turn_category", kTurnCategories));

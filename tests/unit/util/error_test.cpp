@@ -1,5 +1,5 @@
 // PTXBENCH_TRY and PTXBENCH_TRY_ASSIGN return the error of a failed Expected or Status and fall
-// through on success.
+// through on success; the ErrorKind table reads persisted values without indexing by them.
 #include "util/error.hpp"
 
 #include <gtest/gtest.h>
@@ -122,6 +122,25 @@ TEST(Try, AssignsToAVariableDeclaredBefore) {
   EXPECT_EQ(out, "kept");
   EXPECT_TRUE(assign_existing(2, out, &calls));
   EXPECT_EQ(out, "xx");
+}
+
+TEST(ErrorKinds, ARetiredValueNamesNoKind) {
+  EXPECT_EQ(error_kind_from_value(5), ErrorKind::subprocess);
+  EXPECT_EQ(error_kind_from_value(6), std::nullopt); // compile_error, retired
+  EXPECT_EQ(error_kind_from_value(7), ErrorKind::banned_library);
+  EXPECT_EQ(error_kind_from_value(0), std::nullopt);
+  EXPECT_EQ(error_kind_from_value(14), std::nullopt);
+  EXPECT_EQ(error_kind_from_name("compile_error"), std::nullopt);
+  EXPECT_EQ(error_kind_from_name("rate_limited"), ErrorKind::rate_limited);
+}
+
+TEST(ErrorKinds, NamesRoundTripPastTheRetiredValue) {
+  for (const ErrorKindInfo& info : kErrorKinds) {
+    EXPECT_EQ(to_string(info.kind), info.name);
+    EXPECT_EQ(error_kind_from_name(info.name), info.kind);
+    EXPECT_EQ(error_kind_from_value(static_cast<std::int64_t>(info.kind)), info.kind);
+  }
+  EXPECT_EQ(to_string(ErrorKind::bad_response), "bad_response");
 }
 
 } // namespace
