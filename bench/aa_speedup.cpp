@@ -162,20 +162,18 @@ util::Expected<exec::Evaluation> evaluate_once(bench::BenchEvaluator& bench,
                                                const suite::Problem& problem,
                                                const std::string& source, int repeat,
                                                const exec::EvalOptions& options) {
-  auto ev = bench.evaluator->evaluate(source, problem, options);
-  if (!ev)
-    return ev;
-  if (ev->status != trace::EvaluationStatus::passed || !ev->timing) {
+  PTXBENCH_TRY_ASSIGN(auto ev, bench.evaluator->evaluate(source, problem, options));
+  if (ev.status != trace::EvaluationStatus::passed || !ev.timing) {
     fmt::print("| {} | {} | {} | {} | | | | | | | |\n", problem.name(), repeat,
-               trace::to_string(ev->status), ev->message);
+               trace::to_string(ev.status), ev.message);
     return ev;
   }
-  const exec::TimingReport& t = *ev->timing;
+  const exec::TimingReport& t = *ev.timing;
   std::vector<double> ratios;
   for (std::size_t i = 0; i < t.candidate_trial_ms.size() && i < t.reference_trial_ms.size(); ++i)
     ratios.push_back(t.reference_trial_ms[i] / t.candidate_trial_ms[i]);
   double timing_ms = 0.0, counts_ms = 0.0;
-  for (const util::Phase& phase : ev->phases) {
+  for (const util::Phase& phase : ev.phases) {
     const double ms = static_cast<double>(phase.elapsed.count()) / 1000.0;
     if (phase.name == "timing")
       timing_ms = ms;

@@ -118,41 +118,37 @@ util::Expected<BalanceResult> balance_failures(const fs::path& dir, const Balanc
   if (options.cap < 1)
     return util::make_error(util::ErrorKind::invalid_input, "--cap must be at least 1");
   const fs::path input = stage_dir(dir, DatasetKind::fixit, "collect") / "failures.jsonl";
-  auto records = read_jsonl<FailureRecord>(input, failure_from_json);
-  PTXBENCH_TRY(records);
-  if (records->empty())
+  PTXBENCH_TRY_ASSIGN(auto records, read_jsonl<FailureRecord>(input, failure_from_json));
+  if (records.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             input.string() + ": no failures to balance; nothing written");
-  const std::vector<Decision> decisions = decide(*records, options);
+  const std::vector<Decision> decisions = decide(records, options);
   std::vector<FailureRecord> selected;
   Composition pre, post;
-  for (std::size_t i = 0; i < records->size(); ++i) {
-    ++pre[composition_key((*records)[i])];
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    ++pre[composition_key(records[i])];
     if (!decisions[i].kept)
       continue;
-    ++post[composition_key((*records)[i])];
-    selected.push_back((*records)[i]);
+    ++post[composition_key(records[i])];
+    selected.push_back(records[i]);
   }
-  auto input_sha = file_sha256(input);
-  PTXBENCH_TRY(input_sha);
+  PTXBENCH_TRY_ASSIGN(auto input_sha, file_sha256(input));
   const std::string text = to_jsonl(selected);
   const Json manifest{{"stage", "balance"},
                       {"strategy", kBalanceStrategy},
                       {"cap", options.cap},
                       {"seed", options.seed},
-                      {"inputs", Json{{"failures.jsonl", *input_sha}}},
-                      {"before", records->size()},
+                      {"inputs", Json{{"failures.jsonl", input_sha}}},
+                      {"before", records.size()},
                       {"after", selected.size()},
                       {"counts", composition_json(pre, post)},
-                      {"kept", decisions_json(*records, decisions, true)},
-                      {"dropped", decisions_json(*records, decisions, false)},
+                      {"kept", decisions_json(records, decisions, true)},
+                      {"dropped", decisions_json(records, decisions, false)},
                       {"files", Json{{"selected.jsonl", util::sha256_hex(text)}}}};
   const fs::path out = stage_dir(dir, DatasetKind::fixit, "balance");
-  if (auto status = write_if_changed(out / "selected.jsonl", text); !status)
-    return status.take_error();
-  if (auto status = write_if_changed(out / "manifest.json", manifest_text(manifest)); !status)
-    return status.take_error();
-  return BalanceResult{static_cast<std::int64_t>(records->size()),
+  PTXBENCH_TRY(write_if_changed(out / "selected.jsonl", text));
+  PTXBENCH_TRY(write_if_changed(out / "manifest.json", manifest_text(manifest)));
+  return BalanceResult{static_cast<std::int64_t>(records.size()),
                        static_cast<std::int64_t>(selected.size()), out / "selected.jsonl"};
 }
 

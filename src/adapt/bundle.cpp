@@ -83,10 +83,9 @@ util::Expected<std::vector<BundleEntry>> dataset_entries(const fs::path& dir, Da
   std::sort(files.begin(), files.end());
   std::vector<BundleEntry> entries;
   for (const fs::path& file : files) {
-    auto content = util::read_file(file);
-    PTXBENCH_TRY(content);
+    PTXBENCH_TRY_ASSIGN(auto content, util::read_file(file));
     entries.push_back(BundleEntry{"ptxbench-data/" + fs::relative(file, dir).generic_string(),
-                                  std::move(*content)});
+                                  std::move(content)});
   }
   return entries;
 }
@@ -105,9 +104,8 @@ BundleEntry bundle_manifest(const std::vector<BundleEntry>& entries, DatasetKind
 util::Expected<std::string> ustar_archive(const std::vector<BundleEntry>& entries) {
   std::string out;
   for (const BundleEntry& entry : entries) {
-    auto header = ustar_header(entry);
-    PTXBENCH_TRY(header);
-    out += *header;
+    PTXBENCH_TRY_ASSIGN(auto header, ustar_header(entry));
+    out += header;
     out += entry.content;
     out.append((kBlock - entry.content.size() % kBlock) % kBlock, '\0');
   }
@@ -135,19 +133,15 @@ util::Expected<std::string> gzip_bytes(const std::string& data) {
 
 util::Expected<BundleResult> write_bundle(const fs::path& dir, DatasetKind kind,
                                           const fs::path& out) {
-  auto entries = dataset_entries(dir, kind);
-  PTXBENCH_TRY(entries);
-  if (entries->empty())
+  PTXBENCH_TRY_ASSIGN(auto entries, dataset_entries(dir, kind));
+  if (entries.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             (dir / std::string(to_string(kind))).string() + ": no files to bundle");
-  entries->push_back(bundle_manifest(*entries, kind));
-  auto tar = ustar_archive(*entries);
-  PTXBENCH_TRY(tar);
-  auto gz = gzip_bytes(*tar);
-  PTXBENCH_TRY(gz);
-  if (auto status = write_if_changed(out, *gz); !status)
-    return status.take_error();
-  return BundleResult{static_cast<std::int64_t>(entries->size()), util::sha256_hex(*gz)};
+  entries.push_back(bundle_manifest(entries, kind));
+  PTXBENCH_TRY_ASSIGN(auto tar, ustar_archive(entries));
+  PTXBENCH_TRY_ASSIGN(auto gz, gzip_bytes(tar));
+  PTXBENCH_TRY(write_if_changed(out, gz));
+  return BundleResult{static_cast<std::int64_t>(entries.size()), util::sha256_hex(gz)};
 }
 
 } // namespace ptxbench::adapt

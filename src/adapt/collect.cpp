@@ -42,25 +42,23 @@ bool selected(const std::vector<std::string>& allowed, const std::string& value)
 util::Expected<std::string> configured_arch(const fs::path& run_dir,
                                             const std::string& config_json) {
   const std::string origin = run_dir.string() + ": stored run config";
-  auto config = trace::parse_json_text(config_json, origin);
-  PTXBENCH_TRY(config);
+  PTXBENCH_TRY_ASSIGN(auto config, trace::parse_json_text(config_json, origin));
   util::JsonReader in(origin);
   std::string arch;
-  if (in.expect_object(*config, "$"))
-    arch = in.optional_string(*config, "$", "arch", util::Emptiness::allowed).value_or("");
+  if (in.expect_object(config, "$"))
+    arch = in.optional_string(config, "$", "arch", util::Emptiness::allowed).value_or("");
   return in.finish(std::move(arch));
 }
 
 util::Status check_schema(const fs::path& run_dir) {
-  auto version = store::stored_schema_version(run_dir);
-  PTXBENCH_TRY(version);
-  if (*version == store::RunStore::kSchemaVersion)
+  PTXBENCH_TRY_ASSIGN(auto version, store::stored_schema_version(run_dir));
+  if (version == store::RunStore::kSchemaVersion)
     return util::Ok{};
   return util::make_error(
       util::ErrorKind::invalid_input,
       fmt::format("{}: run store schema version {}, this build reads version {} (collect never "
                   "migrates a run; open it with the matching ptxbench build)",
-                  run_dir.string(), *version, store::RunStore::kSchemaVersion));
+                  run_dir.string(), version, store::RunStore::kSchemaVersion));
 }
 
 // nullopt when the trajectory is finished; otherwise why it is not.
@@ -68,9 +66,8 @@ util::Expected<std::optional<std::string>> unfinished_reason(store::RunStore& ru
                                                              const store::TrajectoryRecord& t) {
   if (t.status == store::TrajectoryStatus::running)
     return std::optional<std::string>("running");
-  auto open = run.count_turns(t.id, store::TurnState::open);
-  PTXBENCH_TRY(open);
-  if (*open > 0)
+  PTXBENCH_TRY_ASSIGN(auto open, run.count_turns(t.id, store::TurnState::open));
+  if (open > 0)
     return std::optional<std::string>("has an open turn");
   return std::optional<std::string>();
 }
@@ -78,52 +75,44 @@ util::Expected<std::optional<std::string>> unfinished_reason(store::RunStore& ru
 util::Status visit_trajectory(store::RunStore& run, const fs::path& run_dir,
                               const std::string& arch, const store::TrajectoryRecord& t,
                               const SourceFilter& filter, const TrajectoryVisitor& visit) {
-  auto prompts = run.prompts(t.id);
-  PTXBENCH_TRY(prompts);
-  auto turns = run.finished_turns(t.id);
-  PTXBENCH_TRY(turns);
-  std::erase_if(*turns, [&](const store::FinishedTurn& turn) {
+  PTXBENCH_TRY_ASSIGN(auto prompts, run.prompts(t.id));
+  PTXBENCH_TRY_ASSIGN(auto turns, run.finished_turns(t.id));
+  std::erase_if(turns, [&](const store::FinishedTurn& turn) {
     return filter.max_turn && turn.index >= *filter.max_turn;
   });
   const store::TrajectoryPrompts none;
-  visit(TrajectoryView{run_dir, arch, t, *prompts ? **prompts : none, std::move(*turns)});
+  visit(TrajectoryView{run_dir, arch, t, prompts ? *prompts : none, std::move(turns)});
   return util::Ok{};
 }
 
 util::Status walk_run(const fs::path& run_dir, const SourceFilter& filter,
                       const TrajectoryVisitor& visit, Walk& walk) {
-  if (auto status = check_schema(run_dir); !status)
-    return status;
-  auto run = store::RunStore::open_existing(run_dir);
-  PTXBENCH_TRY(run);
-  auto trajectories = (*run)->trajectories();
-  PTXBENCH_TRY(trajectories);
-  auto configured = configured_arch(run_dir, (*run)->info().config_json);
-  PTXBENCH_TRY(configured);
-  const std::string& arch = *configured;
+  PTXBENCH_TRY(check_schema(run_dir));
+  PTXBENCH_TRY_ASSIGN(auto run, store::RunStore::open_existing(run_dir));
+  PTXBENCH_TRY_ASSIGN(auto trajectories, run->trajectories());
+  PTXBENCH_TRY_ASSIGN(auto configured, configured_arch(run_dir, run->info().config_json));
+  const std::string& arch = configured;
   std::int64_t used = 0;
   Json skipped = Json::array();
-  for (const store::TrajectoryRecord& t : *trajectories) {
+  for (const store::TrajectoryRecord& t : trajectories) {
     if (!selected(filter.problems, t.key.problem) ||
         !selected(filter.variants, t.key.prompt_variant))
       continue;
-    auto reason = unfinished_reason(**run, t);
-    PTXBENCH_TRY(reason);
-    if (*reason) {
+    PTXBENCH_TRY_ASSIGN(auto reason, unfinished_reason(*run, t));
+    if (reason) {
       std::string what = fmt::format("{}: trajectory {} {} (the run is still being written)",
-                                     run_dir.string(), store::to_string(t.key), **reason);
+                                     run_dir.string(), store::to_string(t.key), *reason);
       if (filter.unfinished == Unfinished::refuse)
         return util::make_error(util::ErrorKind::invalid_input, what + "; --strict refuses it");
       walk.warnings.push_back(what + "; skipped");
       skipped.push_back(to_json(t.key));
       continue;
     }
-    if (auto status = visit_trajectory(**run, run_dir, arch, t, filter, visit); !status)
-      return status;
+    PTXBENCH_TRY(visit_trajectory(*run, run_dir, arch, t, filter, visit));
     ++used;
   }
   walk.sources.push_back(Json{{"run_dir", run_dir.string()},
-                              {"config_sha256", util::sha256_hex((*run)->info().config_json)},
+                              {"config_sha256", util::sha256_hex(run->info().config_json)},
                               {"schema_version", store::RunStore::kSchemaVersion},
                               {"arch", arch},
                               {"trajectories", used},
@@ -136,8 +125,7 @@ util::Expected<Walk> walk_runs(const SourceFilter& filter, const TrajectoryVisit
     return util::make_error(util::ErrorKind::invalid_input, "no run directory given");
   Walk walk;
   for (const fs::path& run_dir : filter.run_dirs)
-    if (auto status = walk_run(run_dir, filter, visit, walk); !status)
-      return status.take_error();
+    PTXBENCH_TRY(walk_run(run_dir, filter, visit, walk));
   return walk;
 }
 
@@ -241,10 +229,8 @@ util::Expected<CollectResult> write_collection(const Distinct<Record>& records, 
   const std::string text = to_jsonl(records.records());
   manifest["sources"] = std::move(walk.sources);
   manifest["files"] = Json{{std::string(file), util::sha256_hex(text)}};
-  if (auto status = write_if_changed(out / file, text); !status)
-    return status.take_error();
-  if (auto status = write_if_changed(out / "manifest.json", manifest_text(manifest)); !status)
-    return status.take_error();
+  PTXBENCH_TRY(write_if_changed(out / file, text));
+  PTXBENCH_TRY(write_if_changed(out / "manifest.json", manifest_text(manifest)));
   return CollectResult{static_cast<std::int64_t>(records.records().size()), records.occurrences(),
                        std::move(walk.warnings), out / file};
 }
@@ -269,20 +255,20 @@ util::Expected<CollectResult> collect_failures(const FixitCollectOptions& option
                                                const fs::path& dir) {
   Distinct<FailureRecord> failures;
   Composition counts;
-  auto walk = walk_runs(options.source, [&](const TrajectoryView& view) {
-    for (const store::FinishedTurn& turn : view.turns) {
-      if (turn.counting != store::Counting::counted ||
-          !selected(options.categories, std::string(store::to_string(turn.category))))
-        continue;
-      auto source = failing_source(turn);
-      if (!source)
-        continue;
-      FailureRecord record = make_failure(view, turn, std::move(*source));
-      ++counts[composition_key(record)];
-      failures.add(std::move(record));
-    }
-  });
-  PTXBENCH_TRY(walk);
+  PTXBENCH_TRY_ASSIGN(
+      auto walk, walk_runs(options.source, [&](const TrajectoryView& view) {
+        for (const store::FinishedTurn& turn : view.turns) {
+          if (turn.counting != store::Counting::counted ||
+              !selected(options.categories, std::string(store::to_string(turn.category))))
+            continue;
+          auto source = failing_source(turn);
+          if (!source)
+            continue;
+          FailureRecord record = make_failure(view, turn, std::move(*source));
+          ++counts[composition_key(record)];
+          failures.add(std::move(record));
+        }
+      }));
   Json manifest{{"stage", "collect"},
                 {"kind", "fixit"},
                 {"filters", filter_json(options.source)},
@@ -291,7 +277,7 @@ util::Expected<CollectResult> collect_failures(const FixitCollectOptions& option
                 {"occurrences", failures.occurrences()},
                 {"counts", composition_json(record_counts(failures.records()))},
                 {"occurrences_by_problem_category_turn", composition_json(counts)}};
-  return write_collection(failures, std::move(*walk), std::move(manifest),
+  return write_collection(failures, std::move(walk), std::move(manifest),
                           stage_dir(dir, DatasetKind::fixit, "collect"), "failures.jsonl",
                           "failed counted turns");
 }
@@ -299,23 +285,23 @@ util::Expected<CollectResult> collect_failures(const FixitCollectOptions& option
 util::Expected<CollectResult> collect_correct(const KernelGenCollectOptions& options,
                                               const fs::path& dir) {
   Distinct<CorrectRecord> correct;
-  auto walk = walk_runs(options.source, [&](const TrajectoryView& view) {
-    std::vector<CorrectRecord> kept;
-    for (const store::FinishedTurn& turn : view.turns) {
-      if (turn.counting != store::Counting::counted ||
-          turn.category != store::TurnCategory::correct || !turn.kernel_source)
-        continue;
-      CorrectRecord record = make_correct(view, turn);
-      if (options.target == TargetFilter::executed_only && record.target_executed != true)
-        continue;
-      kept.push_back(std::move(record));
-    }
-    if (options.per_trajectory == PerTrajectory::best && !kept.empty())
-      kept = {*std::min_element(kept.begin(), kept.end(), better)};
-    for (CorrectRecord& record : kept)
-      correct.add(std::move(record));
-  });
-  PTXBENCH_TRY(walk);
+  PTXBENCH_TRY_ASSIGN(auto walk, walk_runs(options.source, [&](const TrajectoryView& view) {
+                        std::vector<CorrectRecord> kept;
+                        for (const store::FinishedTurn& turn : view.turns) {
+                          if (turn.counting != store::Counting::counted ||
+                              turn.category != store::TurnCategory::correct || !turn.kernel_source)
+                            continue;
+                          CorrectRecord record = make_correct(view, turn);
+                          if (options.target == TargetFilter::executed_only &&
+                              record.target_executed != true)
+                            continue;
+                          kept.push_back(std::move(record));
+                        }
+                        if (options.per_trajectory == PerTrajectory::best && !kept.empty())
+                          kept = {*std::min_element(kept.begin(), kept.end(), better)};
+                        for (CorrectRecord& record : kept)
+                          correct.add(std::move(record));
+                      }));
   Json manifest{{"stage", "collect"},
                 {"kind", "kernelgen"},
                 {"filters", filter_json(options.source)},
@@ -323,7 +309,7 @@ util::Expected<CollectResult> collect_correct(const KernelGenCollectOptions& opt
                 {"best_per_trajectory", options.per_trajectory == PerTrajectory::best},
                 {"records", correct.records().size()},
                 {"occurrences", correct.occurrences()}};
-  return write_collection(correct, std::move(*walk), std::move(manifest),
+  return write_collection(correct, std::move(walk), std::move(manifest),
                           stage_dir(dir, DatasetKind::kernelgen, "collect"), "correct.jsonl",
                           "correct counted turns");
 }

@@ -27,9 +27,8 @@ util::Status write_if_changed(const std::filesystem::path& path, std::string_vie
 }
 
 util::Expected<std::string> file_sha256(const std::filesystem::path& path) {
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  return util::sha256_hex(*text);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  return util::sha256_hex(text);
 }
 
 std::string manifest_text(const Json& manifest) {

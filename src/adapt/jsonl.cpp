@@ -35,10 +35,9 @@ util::Expected<std::vector<JsonlLine>> read_jsonl_lines(const std::filesystem::p
                                                         std::FILE* warnings) {
   if (!std::filesystem::exists(path))
     return util::make_error(util::ErrorKind::not_found, path.string() + ": no such file");
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  const bool ends_clean = text->empty() || text->back() == '\n';
-  const auto lines = util::split_lines(*text);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  const bool ends_clean = text.empty() || text.back() == '\n';
+  const auto lines = util::split_lines(text);
   std::vector<JsonlLine> out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (util::trim(lines[i]).empty())
@@ -100,11 +99,9 @@ util::Expected<std::set<std::string>> keep_done_lines(const std::filesystem::pat
     if (id && done.insert(*id).second)
       kept.push_back(line.json);
   }
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  if (*text != to_jsonl(kept))
-    if (auto status = util::write_file_atomic(path, to_jsonl(kept)); !status)
-      return status.take_error();
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  if (text != to_jsonl(kept))
+    PTXBENCH_TRY(util::write_file_atomic(path, to_jsonl(kept)));
   return done;
 }
 

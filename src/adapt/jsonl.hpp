@@ -39,11 +39,10 @@ template <typename T>
 util::Expected<std::vector<T>> read_jsonl(const std::filesystem::path& path,
                                           const RecordParser<T>& parse,
                                           std::FILE* warnings = stderr) {
-  auto lines = read_jsonl_lines(path, warnings);
-  PTXBENCH_TRY(lines);
+  PTXBENCH_TRY_ASSIGN(auto lines, read_jsonl_lines(path, warnings));
   std::vector<T> records;
-  records.reserve(lines->size());
-  for (const JsonlLine& line : *lines) {
+  records.reserve(lines.size());
+  for (const JsonlLine& line : lines) {
     auto record = parse(line.json);
     if (!record)
       return util::make_error(

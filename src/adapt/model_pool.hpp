@@ -52,9 +52,8 @@ public:
     const int count = std::max(1, std::min<int>(concurrency, static_cast<int>(m_jobs.size())));
     std::vector<std::unique_ptr<model::ModelClient>> clients;
     for (int i = 0; i < count; ++i) {
-      auto client = model::make_client(spec, deps);
-      PTXBENCH_TRY(client);
-      clients.push_back(std::move(*client));
+      PTXBENCH_TRY_ASSIGN(auto client, model::make_client(spec, deps));
+      clients.push_back(std::move(client));
     }
     std::vector<std::thread> threads;
     for (auto& client : clients)

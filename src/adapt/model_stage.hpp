@@ -69,8 +69,7 @@ util::Expected<ModelStageResult> run_pending(std::vector<Job> jobs,
   std::erase_if(jobs, [&](const Job& job) { return done.contains(job.id); });
   result.already_done = result.inputs - jobs.size();
   if (!jobs.empty())
-    if (util::Status status = run(std::move(jobs), result); !status)
-      return status.take_error();
+    PTXBENCH_TRY(run(std::move(jobs), result));
   return result;
 }
 

@@ -15,12 +15,11 @@ RetrievalOptions retrieval_options(const agent::NotesSettings& settings) {
 }
 
 util::Expected<agent::FeedbackHook> notes_feedback_hook(const agent::NotesSettings& settings) {
-  auto index = NotesIndex::load(settings.file);
-  PTXBENCH_TRY(index);
-  if (index->size() == 0)
+  PTXBENCH_TRY_ASSIGN(auto index, NotesIndex::load(settings.file));
+  if (index.size() == 0)
     return util::make_error(util::ErrorKind::invalid_input,
                             settings.file.string() + ": no done repair notes to retrieve from");
-  return notes_feedback_hook(std::make_shared<const NotesIndex>(std::move(*index)),
+  return notes_feedback_hook(std::make_shared<const NotesIndex>(std::move(index)),
                              retrieval_options(settings));
 }
 

@@ -159,10 +159,9 @@ std::vector<double> bm25_scores(const std::vector<std::vector<std::string>>& doc
 }
 
 util::Expected<NotesIndex> NotesIndex::load(const std::filesystem::path& path) {
-  auto records = read_jsonl<NotesRecord>(path, notes_record_from_json);
-  PTXBENCH_TRY(records);
-  std::erase_if(*records, [](const NotesRecord& r) { return r.status != "done"; });
-  return NotesIndex(std::move(*records));
+  PTXBENCH_TRY_ASSIGN(auto records, read_jsonl<NotesRecord>(path, notes_record_from_json));
+  std::erase_if(records, [](const NotesRecord& r) { return r.status != "done"; });
+  return NotesIndex(std::move(records));
 }
 
 NotesIndex::NotesIndex(std::vector<NotesRecord> records) : m_records(std::move(records)) {

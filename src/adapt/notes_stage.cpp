@@ -90,11 +90,10 @@ std::optional<NotesRecord> write_notes(const NotesOptions& options, const NotesD
 
 util::Status write_manifest(const NotesOptions& options, const NotesPaths& paths,
                             const NotesResult& result) {
-  auto input = util::read_file(paths.input);
-  PTXBENCH_TRY(input);
+  PTXBENCH_TRY_ASSIGN(auto input, util::read_file(paths.input));
   const Json manifest{{"stage", "notes"},
                       {"input", paths.input.string()},
-                      {"input_sha256", util::sha256_hex(*input)},
+                      {"input_sha256", util::sha256_hex(input)},
                       {"notes_model", options.model},
                       {"prompt_version", std::string(kNotesPromptVersion)},
                       {"max_passes", options.max_passes},
@@ -111,24 +110,20 @@ NotesPaths notes_paths(const std::filesystem::path& data_dir) {
 }
 
 util::Expected<NotesResult> run_notes(const NotesOptions& options, const NotesDeps& deps) {
-  auto spec = stage_model(deps, options.model, "notes model");
-  PTXBENCH_TRY(spec);
+  PTXBENCH_TRY_ASSIGN(auto spec, stage_model(deps, options.model, "notes model"));
   const NotesPaths paths = notes_paths(options.data_dir);
-  auto jobs = read_pairs(paths.input);
-  PTXBENCH_TRY(jobs);
-  auto done = keep_done(paths.output);
-  PTXBENCH_TRY(done);
-  auto result = run_model_round<PairRecord, NotesRecord>(
-      std::move(*jobs), *done, **spec, deps, options.concurrency, paths.output,
-      [](const NotesRecord& r) {
-        return fmt::format(" ({} notes)", r.notes.instruction_notes.size());
-      },
-      [&](model::ModelClient& client, const PairRecord& pair) {
-        return write_notes(options, deps, **spec, client, pair);
-      });
-  PTXBENCH_TRY(result);
-  if (auto status = write_manifest(options, paths, *result); !status)
-    return status.take_error();
+  PTXBENCH_TRY_ASSIGN(auto jobs, read_pairs(paths.input));
+  PTXBENCH_TRY_ASSIGN(auto done, keep_done(paths.output));
+  PTXBENCH_TRY_ASSIGN(auto result,
+                      run_model_round<PairRecord, NotesRecord>(
+                          std::move(jobs), done, *spec, deps, options.concurrency, paths.output,
+                          [](const NotesRecord& r) {
+                            return fmt::format(" ({} notes)", r.notes.instruction_notes.size());
+                          },
+                          [&](model::ModelClient& client, const PairRecord& pair) {
+                            return write_notes(options, deps, *spec, client, pair);
+                          }));
+  PTXBENCH_TRY(write_manifest(options, paths, result));
   return result;
 }
 

@@ -87,23 +87,20 @@ PairRecord make_pair(const FailureRecord& failure, const Candidate& c, const fs:
 util::Expected<std::vector<Candidate>> task_candidates(store::RunStore& run, const RepairTask& task,
                                                        const PairsOptions& options,
                                                        std::vector<std::string>& warnings) {
-  auto trajectory = run.find_trajectory(task.trajectory_key);
-  PTXBENCH_TRY(trajectory);
-  if (!*trajectory)
+  PTXBENCH_TRY_ASSIGN(auto trajectory, run.find_trajectory(task.trajectory_key));
+  if (!trajectory)
     return util::make_error(util::ErrorKind::not_found,
                             fmt::format("repair trajectory {} (failure {}) is not in {}",
                                         store::to_string(task.trajectory_key), task.failure_id,
                                         run.path().string()));
-  auto open = run.count_turns((*trajectory)->id, store::TurnState::open);
-  PTXBENCH_TRY(open);
-  if ((*trajectory)->status == store::TrajectoryStatus::running || *open > 0) {
+  PTXBENCH_TRY_ASSIGN(auto open, run.count_turns(trajectory->id, store::TurnState::open));
+  if (trajectory->status == store::TrajectoryStatus::running || open > 0) {
     warnings.push_back(fmt::format("repair trajectory {} is still being written; skipped",
                                    store::to_string(task.trajectory_key)));
     return std::vector<Candidate>{};
   }
-  auto turns = run.finished_turns((*trajectory)->id);
-  PTXBENCH_TRY(turns);
-  return choose(candidates(*turns, options), options.mode);
+  PTXBENCH_TRY_ASSIGN(auto turns, run.finished_turns(trajectory->id));
+  return choose(candidates(turns, options), options.mode);
 }
 
 Json options_json(const PairsOptions& options) {
@@ -122,12 +119,12 @@ struct PairsInput {
 
 util::Expected<PairsInput> read_input(const fs::path& dir) {
   PairsInput input{stage_dir(dir, DatasetKind::fixit, "repair"), failures_file(dir), {}, {}};
-  auto failures = read_jsonl<FailureRecord>(input.failures_path, failure_from_json);
-  PTXBENCH_TRY(failures);
-  auto tasks = read_jsonl<RepairTask>(input.repair / "tasks.jsonl", repair_task_from_json);
-  PTXBENCH_TRY(tasks);
-  input.failures = std::move(*failures);
-  input.tasks = std::move(*tasks);
+  PTXBENCH_TRY_ASSIGN(auto failures,
+                      read_jsonl<FailureRecord>(input.failures_path, failure_from_json));
+  PTXBENCH_TRY_ASSIGN(auto tasks,
+                      read_jsonl<RepairTask>(input.repair / "tasks.jsonl", repair_task_from_json));
+  input.failures = std::move(failures);
+  input.tasks = std::move(tasks);
   return input;
 }
 
@@ -147,12 +144,11 @@ util::Expected<std::vector<PairRecord>> pair_tasks(store::RunStore& run, const P
                               fmt::format("{}: failure {} is not in {}",
                                           (input.repair / "tasks.jsonl").string(), task.failure_id,
                                           input.failures_path.string()));
-    auto found = task_candidates(run, task, options, result.warnings);
-    PTXBENCH_TRY(found);
+    PTXBENCH_TRY_ASSIGN(auto found, task_candidates(run, task, options, result.warnings));
     ++result.tasks;
-    if (!found->empty())
+    if (!found.empty())
       ++result.repaired;
-    for (const Candidate& c : *found) {
+    for (const Candidate& c : found) {
       PairRecord pair = make_pair(*failure->second, c, input.repair / "run", task.trajectory_key);
       if (seen.insert(pair.id).second)
         pairs.push_back(std::move(pair));
@@ -163,28 +159,24 @@ util::Expected<std::vector<PairRecord>> pair_tasks(store::RunStore& run, const P
 
 util::Status write_pairs(const fs::path& dir, const PairsInput& input, const PairsOptions& options,
                          const std::vector<PairRecord>& pairs, PairsResult& result) {
-  auto tasks_sha = file_sha256(input.repair / "tasks.jsonl");
-  PTXBENCH_TRY(tasks_sha);
-  auto failures_sha = file_sha256(input.failures_path);
-  PTXBENCH_TRY(failures_sha);
+  PTXBENCH_TRY_ASSIGN(auto tasks_sha, file_sha256(input.repair / "tasks.jsonl"));
+  PTXBENCH_TRY_ASSIGN(auto failures_sha, file_sha256(input.failures_path));
   Composition counts;
   for (const PairRecord& pair : pairs)
     ++counts[composition_key(pair.failure)];
   const std::string text = to_jsonl(pairs);
   const Json manifest{{"stage", "pairs"},
                       {"options", options_json(options)},
-                      {"inputs", Json{{"tasks.jsonl", *tasks_sha},
-                                      {input.failures_path.filename().string(), *failures_sha}}},
+                      {"inputs", Json{{"tasks.jsonl", tasks_sha},
+                                      {input.failures_path.filename().string(), failures_sha}}},
                       {"tasks", result.tasks},
                       {"repaired_failures", result.repaired},
                       {"pairs", pairs.size()},
                       {"counts", composition_json(counts)},
                       {"files", Json{{"pairs.jsonl", util::sha256_hex(text)}}}};
   const fs::path out = stage_dir(dir, DatasetKind::fixit, "pairs");
-  if (auto status = write_if_changed(out / "pairs.jsonl", text); !status)
-    return status;
-  if (auto status = write_if_changed(out / "manifest.json", manifest_text(manifest)); !status)
-    return status;
+  PTXBENCH_TRY(write_if_changed(out / "pairs.jsonl", text));
+  PTXBENCH_TRY(write_if_changed(out / "manifest.json", manifest_text(manifest)));
   result.pairs = static_cast<std::int64_t>(pairs.size());
   result.pairs_file = out / "pairs.jsonl";
   return util::Ok{};
@@ -212,20 +204,16 @@ std::optional<PairMode> pair_mode_from_string(std::string_view name) {
 }
 
 util::Expected<PairsResult> build_pairs(const fs::path& dir, const PairsOptions& options) {
-  auto input = read_input(dir);
-  PTXBENCH_TRY(input);
-  auto run = store::RunStore::open_existing(input->repair / "run");
-  PTXBENCH_TRY(run);
+  PTXBENCH_TRY_ASSIGN(auto input, read_input(dir));
+  PTXBENCH_TRY_ASSIGN(auto run, store::RunStore::open_existing(input.repair / "run"));
   PairsResult result;
-  auto pairs = pair_tasks(**run, *input, options, result);
-  PTXBENCH_TRY(pairs);
-  if (pairs->empty())
+  PTXBENCH_TRY_ASSIGN(auto pairs, pair_tasks(*run, input, options, result));
+  if (pairs.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("none of {} repair tasks has a repaired kernel that "
                                         "passes the options; nothing written",
                                         result.tasks));
-  if (auto status = write_pairs(dir, *input, options, *pairs, result); !status)
-    return status.take_error();
+  PTXBENCH_TRY(write_pairs(dir, input, options, pairs, result));
   return result;
 }
 

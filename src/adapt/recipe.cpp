@@ -153,14 +153,12 @@ util::Status run_fixit_collect(const Recipe& recipe, const fs::path& dir, Recipe
   FixitCollectOptions options{recipe.source, {}};
   for (const std::string& name : recipe.include)
     options.categories.push_back(name);
-  auto collected = collect_failures(options, dir);
-  PTXBENCH_TRY(collected);
-  run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
+  PTXBENCH_TRY_ASSIGN(auto collected, collect_failures(options, dir));
+  run.notes.insert(run.notes.end(), collected.warnings.begin(), collected.warnings.end());
   run.ran.emplace_back("collect");
   if (!recipe.balance)
     return util::Ok{};
-  auto balanced = balance_failures(dir, *recipe.balance);
-  PTXBENCH_TRY(balanced);
+  PTXBENCH_TRY(balance_failures(dir, *recipe.balance));
   run.ran.emplace_back("balance");
   return util::Ok{};
 }
@@ -180,8 +178,7 @@ util::Status run_fixit_repair(const Recipe& recipe, const fs::path& dir, const M
   options.teacher = recipe.repair->teacher;
   options.turns = recipe.repair->turns;
   options.target_speedup = recipe.repair->target_speedup;
-  if (auto status = stages.repair(options); !status)
-    return status;
+  PTXBENCH_TRY(stages.repair(options));
   run.ran.emplace_back("repair");
   return util::Ok{};
 }
@@ -195,51 +192,43 @@ util::Status run_fixit_synthesize(const Recipe& recipe, const fs::path& dir,
   options.data_dir = dir;
   options.kind = RationaleKind::fixit;
   options.reasoner = recipe.reasoning_model;
-  if (auto status = stages.synthesize(options); !status)
-    return status;
+  PTXBENCH_TRY(stages.synthesize(options));
   run.ran.emplace_back("synthesize");
   return util::Ok{};
 }
 
 util::Status run_fixit(const Recipe& recipe, const fs::path& dir, Tokenizer& tokenizer,
                        const ModelStages& stages, RecipeRun& run) {
-  if (auto status = run_fixit_collect(recipe, dir, run); !status)
-    return status;
-  if (auto status = run_fixit_repair(recipe, dir, stages, run); !status)
-    return status;
+  PTXBENCH_TRY(run_fixit_collect(recipe, dir, run));
+  PTXBENCH_TRY(run_fixit_repair(recipe, dir, stages, run));
   const fs::path repair = stage_dir(dir, DatasetKind::fixit, "repair");
   if (!present(repair / "tasks.jsonl") || !present(repair / "run")) {
     run.waiting_for = "repair";
     return util::Ok{};
   }
-  auto pairs = build_pairs(dir, recipe.pairs);
-  PTXBENCH_TRY(pairs);
-  run.notes.insert(run.notes.end(), pairs->warnings.begin(), pairs->warnings.end());
+  PTXBENCH_TRY_ASSIGN(auto pairs, build_pairs(dir, recipe.pairs));
+  run.notes.insert(run.notes.end(), pairs.warnings.begin(), pairs.warnings.end());
   run.ran.emplace_back("pairs");
-  if (auto status = run_fixit_synthesize(recipe, dir, stages, run); !status)
-    return status;
+  PTXBENCH_TRY(run_fixit_synthesize(recipe, dir, stages, run));
   if (!present(stage_dir(dir, DatasetKind::fixit, "synthesize") / "rationales.jsonl")) {
     run.waiting_for = "synthesize";
     return util::Ok{};
   }
-  auto built = build_fixit(dir, recipe.build, tokenizer);
-  PTXBENCH_TRY(built);
+  PTXBENCH_TRY(build_fixit(dir, recipe.build, tokenizer));
   run.ran.emplace_back("build");
   return util::Ok{};
 }
 
 util::Status run_kernelgen(const Recipe& recipe, const fs::path& dir, Tokenizer& tokenizer,
                            RecipeRun& run) {
-  auto collected = collect_correct(KernelGenCollectOptions{recipe.source}, dir);
-  PTXBENCH_TRY(collected);
-  run.notes.insert(run.notes.end(), collected->warnings.begin(), collected->warnings.end());
+  PTXBENCH_TRY_ASSIGN(auto collected, collect_correct(KernelGenCollectOptions{recipe.source}, dir));
+  run.notes.insert(run.notes.end(), collected.warnings.begin(), collected.warnings.end());
   run.ran.emplace_back("collect");
   if (!present(stage_dir(dir, DatasetKind::kernelgen, "synthesize") / "rationales.jsonl")) {
     run.waiting_for = "synthesize";
     return util::Ok{};
   }
-  auto built = build_kernelgen(dir, recipe.build, tokenizer);
-  PTXBENCH_TRY(built);
+  PTXBENCH_TRY(build_kernelgen(dir, recipe.build, tokenizer));
   run.ran.emplace_back("build");
   return util::Ok{};
 }
@@ -297,9 +286,8 @@ util::Expected<Recipe> parse_recipe(const Json& json, const std::string& origin)
 }
 
 util::Expected<Recipe> load_recipe(const fs::path& path) {
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  const Json json = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  const Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded())
     return util::make_error(util::ErrorKind::invalid_input, path.string() + ": not JSON");
   return parse_recipe(json, path.string());
@@ -322,12 +310,10 @@ Json to_json(const Recipe& r) {
 
 util::Expected<RecipeRun> run_recipe(const Recipe& recipe, const fs::path& dir,
                                      Tokenizer& tokenizer, const ModelStages& stages) {
-  if (auto status = check_sources(recipe); !status)
-    return status.take_error();
+  PTXBENCH_TRY(check_sources(recipe));
   RecipeRun run;
-  auto status = recipe.kind == DatasetKind::fixit ? run_fixit(recipe, dir, tokenizer, stages, run)
-                                                  : run_kernelgen(recipe, dir, tokenizer, run);
-  PTXBENCH_TRY(status);
+  PTXBENCH_TRY(recipe.kind == DatasetKind::fixit ? run_fixit(recipe, dir, tokenizer, stages, run)
+                                                 : run_kernelgen(recipe, dir, tokenizer, run));
   return run;
 }
 

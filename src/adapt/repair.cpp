@@ -59,17 +59,15 @@ util::Expected<compile::Language> failures_language(const std::vector<FailureRec
 
 util::Expected<agent::RunPlan> new_plan(const RepairOptions& options,
                                         const std::vector<FailureRecord>& failures) {
-  auto arch = failures_arch(failures, options);
-  PTXBENCH_TRY(arch);
-  auto language = failures_language(failures);
-  PTXBENCH_TRY(language);
+  PTXBENCH_TRY_ASSIGN(auto arch, failures_arch(failures, options));
+  PTXBENCH_TRY_ASSIGN(auto language, failures_language(failures));
   agent::RunPlan plan;
   plan.models = {options.teacher};
   plan.jobs = options.jobs;
   plan.registry = options.registry;
   plan.eval = options.eval;
-  plan.loop.arch = *arch;
-  plan.loop.language = *language;
+  plan.loop.arch = arch;
+  plan.loop.language = language;
   plan.loop.max_turns = options.turns;
   plan.loop.target_speedup =
       options.target_speedup > 0 ? std::optional<double>(options.target_speedup) : std::nullopt;
@@ -128,20 +126,16 @@ util::Expected<agent::RunPlan> repair_plan(const RepairOptions& options) {
   if (options.teacher.empty())
     return invalid("name the teacher model (--teacher NAME, see config/models.json)");
   const RepairPaths paths = repair_paths(options.data_dir);
-  auto failures = read_failures(paths.selected);
-  PTXBENCH_TRY(failures);
-  auto wanted = new_plan(options, *failures);
+  PTXBENCH_TRY_ASSIGN(auto failures, read_failures(paths.selected));
+  auto wanted = new_plan(options, failures);
   if (!wanted || !run_exists(paths))
     return wanted;
-  auto store = store::RunStore::open_existing(paths.run_dir);
-  PTXBENCH_TRY(store);
-  auto stored = stored_plan(**store);
-  PTXBENCH_TRY(stored);
-  if (auto same = check_same_run(*stored, *wanted, paths.run_dir); !same)
-    return same.take_error();
-  stored->jobs = options.jobs;
+  PTXBENCH_TRY_ASSIGN(auto store, store::RunStore::open_existing(paths.run_dir));
+  PTXBENCH_TRY_ASSIGN(auto stored, stored_plan(*store));
+  PTXBENCH_TRY(check_same_run(stored, *wanted, paths.run_dir));
+  stored.jobs = options.jobs;
   if (!options.eval.service.empty())
-    stored->eval.service = options.eval.service;
+    stored.eval.service = options.eval.service;
   return stored;
 }
 
@@ -149,21 +143,15 @@ util::Expected<RepairResult> run_repair(const RepairOptions& options, agent::Run
   const RepairPaths paths = repair_paths(options.data_dir);
   RepairResult result;
   result.start = run_exists(paths) ? RepairStart::resumed : RepairStart::fresh;
-  auto plan = repair_plan(options);
-  PTXBENCH_TRY(plan);
-  auto planned = agent::expand(*plan, *deps.suite, *deps.manifest);
-  PTXBENCH_TRY(planned);
-  if (auto status = agent::check_plan(*plan, *deps.suite, *deps.manifest, *deps.registry); !status)
-    return status.take_error();
-  auto store = open_run(paths, *plan);
-  PTXBENCH_TRY(store);
-  if (auto status = write_tasks(paths.tasks, *planned); !status)
-    return status.take_error();
-  deps.store = store->get();
-  auto summary = agent::run_plan(*plan, deps);
-  PTXBENCH_TRY(summary);
-  result.repairs = plan->repairs.size();
-  result.summary = std::move(*summary);
+  PTXBENCH_TRY_ASSIGN(auto plan, repair_plan(options));
+  PTXBENCH_TRY_ASSIGN(auto planned, agent::expand(plan, *deps.suite, *deps.manifest));
+  PTXBENCH_TRY(agent::check_plan(plan, *deps.suite, *deps.manifest, *deps.registry));
+  PTXBENCH_TRY_ASSIGN(auto store, open_run(paths, plan));
+  PTXBENCH_TRY(write_tasks(paths.tasks, planned));
+  deps.store = store.get();
+  PTXBENCH_TRY_ASSIGN(auto summary, agent::run_plan(plan, deps));
+  result.repairs = plan.repairs.size();
+  result.summary = std::move(summary);
   return result;
 }
 

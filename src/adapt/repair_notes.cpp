@@ -193,11 +193,10 @@ NotesPrompt notes_prompt(const PairRecord& pair) {
 }
 
 util::Expected<RepairNotes> parse_repair_notes(std::string_view reply) {
-  auto json = reply_json(reply);
-  PTXBENCH_TRY(json);
+  PTXBENCH_TRY_ASSIGN(auto json, reply_json(reply));
   JsonReader in("", util::ErrorKind::bad_response);
   RepairNotes notes;
-  read_notes(in, *json, "$", notes);
+  read_notes(in, json, "$", notes);
   return in.finish(std::move(notes));
 }
 

@@ -36,10 +36,9 @@ std::string think(const std::string& reasoning) {
 
 util::Expected<std::map<std::string, RationaleRecord>> load_rationales(const fs::path& path,
                                                                        DatasetKind kind) {
-  auto records = read_jsonl<RationaleRecord>(path, rationale_from_json);
-  PTXBENCH_TRY(records);
+  PTXBENCH_TRY_ASSIGN(auto records, read_jsonl<RationaleRecord>(path, rationale_from_json));
   std::map<std::string, RationaleRecord> done;
-  for (RationaleRecord& r : *records)
+  for (RationaleRecord& r : records)
     if (r.status == "done" && r.kind == to_string(kind))
       done[r.id] = std::move(r);
   return done;
@@ -86,9 +85,8 @@ util::Expected<std::string> drop_reason(Draft& draft, const BuildOptions& option
     return std::string("no rationale with status done");
   if (draft.rationale->reasoning.find("my_reasoning>") != std::string::npos)
     return std::string("rationale still holds <my_reasoning> tags");
-  auto count = tokenizer.count(joined(draft.messages));
-  PTXBENCH_TRY(count);
-  tokens = *count;
+  PTXBENCH_TRY_ASSIGN(auto count, tokenizer.count(joined(draft.messages)));
+  tokens = count;
   if (options.max_tokens && tokens > *options.max_tokens)
     return fmt::format("{} tokens > --max-tokens {}", tokens, *options.max_tokens);
   return std::string();
@@ -99,12 +97,11 @@ util::Expected<Filtered> filter(std::vector<Draft> drafts, const BuildOptions& o
   Filtered out;
   for (Draft& draft : drafts) {
     std::int64_t tokens = 0;
-    auto reason = drop_reason(draft, options, tokenizer, tokens);
-    PTXBENCH_TRY(reason);
-    if (!reason->empty()) {
+    PTXBENCH_TRY_ASSIGN(auto reason, drop_reason(draft, options, tokenizer, tokens));
+    if (!reason.empty()) {
       if (out.dropped.empty())
-        out.first_reason = *reason;
-      out.dropped.push_back(Json{{"id", draft.id}, {"reason", *reason}});
+        out.first_reason = reason;
+      out.dropped.push_back(Json{{"id", draft.id}, {"reason", reason}});
       continue;
     }
     draft.metadata["tokens"] = tokens;
@@ -166,24 +163,22 @@ util::Expected<std::optional<BuildResult>> up_to_date(const fs::path& out, const
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return std::optional<BuildResult>();
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  auto manifest = trace::parse_json_text(*text, path.string());
-  PTXBENCH_TRY(manifest);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  PTXBENCH_TRY_ASSIGN(auto manifest, trace::parse_json_text(text, path.string()));
   util::JsonReader in(path.string());
-  if (!in.expect_object(*manifest, "$"))
+  if (!in.expect_object(manifest, "$"))
     return in.finish(std::optional<BuildResult>());
   for (const auto& [key, value] : settings.items())
-    if (manifest->value(key, Json()) != value)
+    if (manifest.value(key, Json()) != value)
       return std::optional<BuildResult>();
   std::vector<std::pair<std::string, std::string>> hashes;
-  if (const Json* files = in.object_member(*manifest, "$", "files"))
+  if (const Json* files = in.object_member(manifest, "$", "files"))
     for (const auto& [name, sha] : files->items())
       hashes.emplace_back(
           name, in.string_at(sha, util::key_path("$.files", name), util::Emptiness::rejected));
   const std::int64_t rows = in.integer(
-      *manifest, "$", "rows", util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()});
-  const Json* dropped = in.array_member(*manifest, "$", "dropped");
+      manifest, "$", "rows", util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()});
+  const Json* dropped = in.array_member(manifest, "$", "dropped");
   if (!in.ok())
     return in.finish(std::optional<BuildResult>());
   for (const auto& [name, sha] : hashes) {
@@ -199,38 +194,35 @@ util::Expected<std::optional<BuildResult>> up_to_date(const fs::path& out, const
 util::Expected<BuildResult> write_build(const fs::path& dir, DatasetKind kind,
                                         std::vector<Draft> drafts, const Json& settings,
                                         const BuildOptions& options, Tokenizer& tokenizer) {
-  auto filtered = filter(std::move(drafts), options, tokenizer);
-  PTXBENCH_TRY(filtered);
-  if (filtered->kept.empty())
+  PTXBENCH_TRY_ASSIGN(auto filtered, filter(std::move(drafts), options, tokenizer));
+  if (filtered.kept.empty())
     return util::make_error(
         util::ErrorKind::invalid_input,
         fmt::format("every one of {} records was dropped (the first: {}); nothing written",
-                    filtered->dropped.size(),
-                    filtered->dropped.empty() ? "none" : filtered->first_reason));
-  shuffle(filtered->kept, options.seed);
+                    filtered.dropped.size(),
+                    filtered.dropped.empty() ? "none" : filtered.first_reason));
+  shuffle(filtered.kept, options.seed);
   Composition counts;
-  for (const Draft& row : filtered->kept)
+  for (const Draft& row : filtered.kept)
     ++counts[row.key];
-  const std::string sft = rows_text(filtered->kept, true);
-  const std::string messages = rows_text(filtered->kept, false);
+  const std::string sft = rows_text(filtered.kept, true);
+  const std::string messages = rows_text(filtered.kept, false);
   Json manifest{{"stage", "build"}, {"kind", to_string(kind)}};
   manifest.update(settings);
   manifest["shuffle"] = "rows ordered by sha256(\"<seed>:<id>\")";
-  manifest["rows"] = filtered->kept.size();
+  manifest["rows"] = filtered.kept.size();
   manifest["counts"] = composition_json(counts);
-  manifest["tokens"] = token_stats(filtered->tokens);
-  manifest["dropped"] = filtered->dropped;
+  manifest["tokens"] = token_stats(filtered.tokens);
+  manifest["dropped"] = filtered.dropped;
   manifest["files"] =
       Json{{"sft.jsonl", util::sha256_hex(sft)}, {"messages.jsonl", util::sha256_hex(messages)}};
   const fs::path out = stage_dir(dir, kind, "build");
   for (const auto& [name, text] :
        {std::pair<const char*, const std::string&>{"sft.jsonl", sft}, {"messages.jsonl", messages}})
-    if (auto status = write_if_changed(out / name, text); !status)
-      return status.take_error();
-  if (auto status = write_if_changed(out / "manifest.json", manifest_text(manifest)); !status)
-    return status.take_error();
-  return BuildResult{static_cast<std::int64_t>(filtered->kept.size()),
-                     static_cast<std::int64_t>(filtered->dropped.size()), tokenizer.approximate(),
+    PTXBENCH_TRY(write_if_changed(out / name, text));
+  PTXBENCH_TRY(write_if_changed(out / "manifest.json", manifest_text(manifest)));
+  return BuildResult{static_cast<std::int64_t>(filtered.kept.size()),
+                     static_cast<std::int64_t>(filtered.dropped.size()), tokenizer.approximate(),
                      out / "sft.jsonl"};
 }
 
@@ -239,17 +231,15 @@ util::Expected<BuildResult> build_once(const fs::path& dir, DatasetKind kind,
                                        std::vector<Draft> drafts, const std::vector<Input>& inputs,
                                        const BuildOptions& options, Tokenizer& tokenizer) {
   const Json settings = build_settings(inputs, options, tokenizer);
-  auto done = up_to_date(stage_dir(dir, kind, "build"), settings);
-  PTXBENCH_TRY(done);
-  if (*done)
-    return **done;
+  PTXBENCH_TRY_ASSIGN(auto done, up_to_date(stage_dir(dir, kind, "build"), settings));
+  if (done)
+    return *done;
   return write_build(dir, kind, std::move(drafts), settings, options, tokenizer);
 }
 
 util::Expected<Input> hashed(const fs::path& path) {
-  auto sha = file_sha256(path);
-  PTXBENCH_TRY(sha);
-  return Input{path, *sha};
+  PTXBENCH_TRY_ASSIGN(auto sha, file_sha256(path));
+  return Input{path, sha};
 }
 
 const RationaleRecord* find(const std::map<std::string, RationaleRecord>& done,
@@ -290,13 +280,11 @@ util::Expected<BuildResult> build_fixit(const fs::path& dir, const BuildOptions&
   const fs::path pairs_path = stage_dir(dir, DatasetKind::fixit, "pairs") / "pairs.jsonl";
   const fs::path rationales_path =
       stage_dir(dir, DatasetKind::fixit, "synthesize") / "rationales.jsonl";
-  auto pairs = read_jsonl<PairRecord>(pairs_path, pair_from_json);
-  PTXBENCH_TRY(pairs);
-  auto done = load_rationales(rationales_path, DatasetKind::fixit);
-  PTXBENCH_TRY(done);
+  PTXBENCH_TRY_ASSIGN(auto pairs, read_jsonl<PairRecord>(pairs_path, pair_from_json));
+  PTXBENCH_TRY_ASSIGN(auto done, load_rationales(rationales_path, DatasetKind::fixit));
   std::vector<Draft> drafts;
-  for (const PairRecord& pair : *pairs) {
-    const RationaleRecord* r = find(*done, pair.id);
+  for (const PairRecord& pair : pairs) {
+    const RationaleRecord* r = find(done, pair.id);
     const FailureRecord& f = pair.failure;
     Json metadata{{"kind", "fixit"},
                   {"pair_id", pair.id},
@@ -315,9 +303,8 @@ util::Expected<BuildResult> build_fixit(const fs::path& dir, const BuildOptions&
   }
   std::vector<Input> inputs;
   for (const fs::path& path : {pairs_path, rationales_path}) {
-    auto input = hashed(path);
-    PTXBENCH_TRY(input);
-    inputs.push_back(std::move(*input));
+    PTXBENCH_TRY_ASSIGN(auto input, hashed(path));
+    inputs.push_back(std::move(input));
   }
   return build_once(dir, DatasetKind::fixit, std::move(drafts), inputs, options, tokenizer);
 }
@@ -327,13 +314,11 @@ util::Expected<BuildResult> build_kernelgen(const fs::path& dir, const BuildOpti
   const fs::path correct_path = stage_dir(dir, DatasetKind::kernelgen, "collect") / "correct.jsonl";
   const fs::path rationales_path =
       stage_dir(dir, DatasetKind::kernelgen, "synthesize") / "rationales.jsonl";
-  auto records = read_jsonl<CorrectRecord>(correct_path, correct_from_json);
-  PTXBENCH_TRY(records);
-  auto done = load_rationales(rationales_path, DatasetKind::kernelgen);
-  PTXBENCH_TRY(done);
+  PTXBENCH_TRY_ASSIGN(auto records, read_jsonl<CorrectRecord>(correct_path, correct_from_json));
+  PTXBENCH_TRY_ASSIGN(auto done, load_rationales(rationales_path, DatasetKind::kernelgen));
   std::vector<Draft> drafts;
-  for (const CorrectRecord& c : *records) {
-    const RationaleRecord* r = find(*done, c.id);
+  for (const CorrectRecord& c : records) {
+    const RationaleRecord* r = find(done, c.id);
     Json metadata{{"kind", "kernelgen"},
                   {"record_id", c.id},
                   {"problem", c.trajectory_key.problem},
@@ -349,9 +334,8 @@ util::Expected<BuildResult> build_kernelgen(const fs::path& dir, const BuildOpti
   }
   std::vector<Input> inputs;
   for (const fs::path& path : {correct_path, rationales_path}) {
-    auto input = hashed(path);
-    PTXBENCH_TRY(input);
-    inputs.push_back(std::move(*input));
+    PTXBENCH_TRY_ASSIGN(auto input, hashed(path));
+    inputs.push_back(std::move(input));
   }
   return build_once(dir, DatasetKind::kernelgen, std::move(drafts), inputs, options, tokenizer);
 }

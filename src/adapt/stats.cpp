@@ -45,10 +45,9 @@ std::string composition_tables(const Composition& counts) {
 }
 
 util::Expected<std::set<std::string>> built_ids(const fs::path& sft) {
-  auto lines = read_jsonl_lines(sft);
-  PTXBENCH_TRY(lines);
+  PTXBENCH_TRY_ASSIGN(auto lines, read_jsonl_lines(sft));
   std::set<std::string> ids;
-  for (const JsonlLine& line : *lines) {
+  for (const JsonlLine& line : lines) {
     util::JsonReader in(fmt::format("{}:{}", sft.string(), line.number));
     if (in.expect_object(line.json, "$"))
       ids.insert(in.string(line.json, "$", "id", util::Emptiness::allowed));
@@ -59,14 +58,13 @@ util::Expected<std::set<std::string>> built_ids(const fs::path& sft) {
 }
 
 util::Expected<std::vector<std::int64_t>> rationale_lengths(const fs::path& dir, DatasetKind kind) {
-  auto ids = built_ids(stage_dir(dir, kind, "build") / "sft.jsonl");
-  PTXBENCH_TRY(ids);
-  auto rationales = read_jsonl<RationaleRecord>(
-      stage_dir(dir, kind, "synthesize") / "rationales.jsonl", rationale_from_json);
-  PTXBENCH_TRY(rationales);
+  PTXBENCH_TRY_ASSIGN(auto ids, built_ids(stage_dir(dir, kind, "build") / "sft.jsonl"));
+  PTXBENCH_TRY_ASSIGN(auto rationales, read_jsonl<RationaleRecord>(
+                                           stage_dir(dir, kind, "synthesize") / "rationales.jsonl",
+                                           rationale_from_json));
   std::map<std::string, std::int64_t> lengths; // the last done one per id, as build reads them
-  for (const RationaleRecord& r : *rationales)
-    if (r.status == "done" && ids->contains(r.id))
+  for (const RationaleRecord& r : rationales)
+    if (r.status == "done" && ids.contains(r.id))
       lengths[r.id] = static_cast<std::int64_t>(r.reasoning.size());
   std::vector<std::int64_t> values;
   for (const auto& [id, length] : lengths)
@@ -139,38 +137,33 @@ std::optional<TokenStats> read_tokens(util::JsonReader& in, const Json& manifest
 
 util::Expected<BuildManifest> build_manifest(const fs::path& dir, DatasetKind kind) {
   const fs::path manifest_path = stage_dir(dir, kind, "build") / "manifest.json";
-  auto text = util::read_file(manifest_path);
-  PTXBENCH_TRY(text);
-  auto manifest = trace::parse_json_text(*text, manifest_path.string());
-  PTXBENCH_TRY(manifest);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(manifest_path));
+  PTXBENCH_TRY_ASSIGN(auto manifest, trace::parse_json_text(text, manifest_path.string()));
   util::JsonReader in(manifest_path.string());
   BuildManifest out;
-  if (!in.expect_object(*manifest, "$"))
+  if (!in.expect_object(manifest, "$"))
     return in.finish(std::move(out));
-  if (const Json* counts = in.required(*manifest, "$", "counts"))
+  if (const Json* counts = in.required(manifest, "$", "counts"))
     out.counts = read_composition(in, *counts, "$.counts");
-  out.rows = in.integer(*manifest, "$", "rows",
+  out.rows = in.integer(manifest, "$", "rows",
                         util::IntegerRange{0, std::numeric_limits<std::int64_t>::max()});
-  out.tokens = read_tokens(in, *manifest);
+  out.tokens = read_tokens(in, manifest);
   return in.finish(std::move(out));
 }
 
 } // namespace
 
 util::Expected<Composition> build_composition(const fs::path& dir, DatasetKind kind) {
-  auto manifest = build_manifest(dir, kind);
-  PTXBENCH_TRY(manifest);
-  return std::move(manifest->counts);
+  PTXBENCH_TRY_ASSIGN(auto manifest, build_manifest(dir, kind));
+  return std::move(manifest.counts);
 }
 
 util::Expected<std::string> render_stats(const fs::path& dir, DatasetKind kind) {
-  auto manifest = build_manifest(dir, kind);
-  PTXBENCH_TRY(manifest);
-  auto lengths = rationale_lengths(dir, kind);
-  PTXBENCH_TRY(lengths);
-  return fmt::format("# {} data set: {} rows\n\n", to_string(kind), manifest->rows) +
-         tokens_line(manifest->tokens) + composition_tables(manifest->counts) +
-         lengths_table(length_stats(std::move(*lengths)));
+  PTXBENCH_TRY_ASSIGN(auto manifest, build_manifest(dir, kind));
+  PTXBENCH_TRY_ASSIGN(auto lengths, rationale_lengths(dir, kind));
+  return fmt::format("# {} data set: {} rows\n\n", to_string(kind), manifest.rows) +
+         tokens_line(manifest.tokens) + composition_tables(manifest.counts) +
+         lengths_table(length_stats(std::move(lengths)));
 }
 
 } // namespace ptxbench::adapt

@@ -148,35 +148,33 @@ util::Expected<report::Figure> draw_composition(const Composition& counts, Datas
   const double height = kHeader + rows_height + kLegend;
   const std::string title =
       fmt::format("{} data set composition: {} rows", to_string(kind), l.total);
-  auto picture = report::render(
-      width, height, title,
-      [&](Canvas& canvas) {
-        canvas.text({kMargin, 28}, title,
-                    {16, Weight::bold, Align::start, Anchor::baseline, 0, kInk});
-        canvas.text({kMargin, 50}, "Rows of sft.jsonl (build manifest) · bars stacked by category",
-                    {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kMuted});
-        for (std::size_t k = 0; k < l.panels.size(); ++k)
-          draw_panel(canvas, l, l.panels[k], kMargin + static_cast<double>(k) * kPanel);
-        draw_legend(canvas, l, kHeader + rows_height + 24);
-      },
-      description(l));
-  PTXBENCH_TRY(picture);
-  return report::Figure{"composition", title, std::move(picture->png), std::move(picture->svg)};
+  PTXBENCH_TRY_ASSIGN(
+      auto picture,
+      report::render(
+          width, height, title,
+          [&](Canvas& canvas) {
+            canvas.text({kMargin, 28}, title,
+                        {16, Weight::bold, Align::start, Anchor::baseline, 0, kInk});
+            canvas.text({kMargin, 50},
+                        "Rows of sft.jsonl (build manifest) · bars stacked by category",
+                        {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kMuted});
+            for (std::size_t k = 0; k < l.panels.size(); ++k)
+              draw_panel(canvas, l, l.panels[k], kMargin + static_cast<double>(k) * kPanel);
+            draw_legend(canvas, l, kHeader + rows_height + 24);
+          },
+          description(l)));
+  return report::Figure{"composition", title, std::move(picture.png), std::move(picture.svg)};
 }
 
 util::Expected<std::vector<std::filesystem::path>>
 write_composition_figure(const std::filesystem::path& dir, DatasetKind kind) {
-  auto counts = build_composition(dir, kind);
-  PTXBENCH_TRY(counts);
-  auto figure = draw_composition(*counts, kind);
-  PTXBENCH_TRY(figure);
+  PTXBENCH_TRY_ASSIGN(auto counts, build_composition(dir, kind));
+  PTXBENCH_TRY_ASSIGN(auto figure, draw_composition(counts, kind));
   const std::filesystem::path stats = stage_dir(dir, kind, "stats");
   const std::vector<std::filesystem::path> paths{stats / "composition.png",
                                                  stats / "composition.svg"};
-  if (auto status = write_if_changed(paths[0], figure->png); !status)
-    return status.take_error();
-  if (auto status = write_if_changed(paths[1], figure->svg); !status)
-    return status.take_error();
+  PTXBENCH_TRY(write_if_changed(paths[0], figure.png));
+  PTXBENCH_TRY(write_if_changed(paths[1], figure.svg));
   return paths;
 }
 

@@ -20,11 +20,10 @@ template <class Record>
 util::Expected<std::vector<Job>> read_jobs(const std::filesystem::path& path,
                                            util::Expected<Record> (*parse)(const Json&),
                                            RationalePrompt (*prompt)(const Record&)) {
-  auto records = read_jsonl<Record>(path, parse);
-  PTXBENCH_TRY(records);
+  PTXBENCH_TRY_ASSIGN(auto records, read_jsonl<Record>(path, parse));
   std::vector<Job> jobs;
   std::set<std::string> seen;
-  for (const Record& record : *records) {
+  for (const Record& record : records) {
     if (seen.insert(record.id).second)
       jobs.push_back({record.id, prompt(record)});
   }
@@ -91,12 +90,11 @@ std::optional<RationaleRecord> synthesize(const SynthesizeOptions& options,
 
 util::Status write_manifest(const SynthesizeOptions& options, const SynthesizePaths& paths,
                             const SynthesizeResult& result) {
-  auto input = util::read_file(paths.input);
-  PTXBENCH_TRY(input);
+  PTXBENCH_TRY_ASSIGN(auto input, util::read_file(paths.input));
   const Json manifest{{"stage", "synthesize"},
                       {"kind", std::string(to_string(options.kind))},
                       {"input", paths.input.string()},
-                      {"input_sha256", util::sha256_hex(*input)},
+                      {"input_sha256", util::sha256_hex(input)},
                       {"reasoning_model", options.reasoner},
                       {"prompt_version",
                        std::string(options.kind == RationaleKind::fixit ? kFixitPromptVersion
@@ -120,22 +118,19 @@ SynthesizePaths synthesize_paths(const std::filesystem::path& data_dir, Rational
 
 util::Expected<SynthesizeResult> run_synthesize(const SynthesizeOptions& options,
                                                 const SynthesizeDeps& deps) {
-  auto spec = stage_model(deps, options.reasoner, "reasoning model");
-  PTXBENCH_TRY(spec);
+  PTXBENCH_TRY_ASSIGN(auto spec, stage_model(deps, options.reasoner, "reasoning model"));
   const SynthesizePaths paths = synthesize_paths(options.data_dir, options.kind);
-  auto jobs = read_inputs(paths, options.kind);
-  PTXBENCH_TRY(jobs);
-  auto done = keep_done(paths.output);
-  PTXBENCH_TRY(done);
-  auto result = run_model_round<Job, RationaleRecord>(
-      std::move(*jobs), *done, **spec, deps, options.concurrency, paths.output,
-      [](const RationaleRecord& r) { return fmt::format(" ({} chars)", r.reasoning.size()); },
-      [&](model::ModelClient& client, const Job& job) {
-        return synthesize(options, deps, **spec, client, job);
-      });
-  PTXBENCH_TRY(result);
-  if (auto status = write_manifest(options, paths, *result); !status)
-    return status.take_error();
+  PTXBENCH_TRY_ASSIGN(auto jobs, read_inputs(paths, options.kind));
+  PTXBENCH_TRY_ASSIGN(auto done, keep_done(paths.output));
+  PTXBENCH_TRY_ASSIGN(
+      auto result,
+      run_model_round<Job, RationaleRecord>(
+          std::move(jobs), done, *spec, deps, options.concurrency, paths.output,
+          [](const RationaleRecord& r) { return fmt::format(" ({} chars)", r.reasoning.size()); },
+          [&](model::ModelClient& client, const Job& job) {
+            return synthesize(options, deps, *spec, client, job);
+          }));
+  PTXBENCH_TRY(write_manifest(options, paths, result));
   return result;
 }
 

@@ -58,13 +58,12 @@ util::Expected<std::int64_t> EndpointTokenizer::count(std::string_view text) {
   request.headers.push_back({"Content-Type", "application/json"});
   request.body = body(text);
   request.timeout = std::chrono::minutes(2);
-  auto response = m_transport.send(request);
-  PTXBENCH_TRY(response);
-  if (response->status != 200)
+  PTXBENCH_TRY_ASSIGN(auto response, m_transport.send(request));
+  if (response.status != 200)
     return util::make_error(
         util::ErrorKind::http_status,
-        fmt::format("{}: HTTP {}: {}", m_url, response->status, response->body.substr(0, 200)));
-  auto count = parse_tokenize_reply(response->body);
+        fmt::format("{}: HTTP {}: {}", m_url, response.status, response.body.substr(0, 200)));
+  auto count = parse_tokenize_reply(response.body);
   if (!count)
     return util::make_error(count.error().kind, m_url + ": " + count.error().message);
   return count;

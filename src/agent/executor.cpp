@@ -47,9 +47,8 @@ util::Expected<PreGpuCheck> check_before_gpu(const exec::Checker& checker,
                                              const frontend::Frontend& language,
                                              const std::string& source,
                                              const suite::Problem& problem, compile::Arch arch) {
-  auto report = checker.check(language, source, problem, arch);
-  PTXBENCH_TRY(report);
-  PreGpuCheck checked{std::move(report->report), std::nullopt};
+  PTXBENCH_TRY_ASSIGN(auto report, checker.check(language, source, problem, arch));
+  PreGpuCheck checked{std::move(report.report), std::nullopt};
   if (checked.report.outcome != exec::CheckOutcome::ok)
     checked.stopped = check_turn(checked.report, source);
   return checked;
@@ -94,9 +93,8 @@ store::TurnCategory category_of(const exec::Evaluation& evaluation) {
 util::Expected<TurnResult> StaticExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
-  auto checked = m_checker.check(m_language, source, problem, arch);
-  PTXBENCH_TRY(checked);
-  TurnResult result = check_turn(checked->report, source);
+  PTXBENCH_TRY_ASSIGN(auto checked, m_checker.check(m_language, source, problem, arch));
+  TurnResult result = check_turn(checked.report, source);
   if (result.category == store::TurnCategory::static_only)
     result.feedback += m_language.no_gpu_note();
   return result;
@@ -110,16 +108,14 @@ util::Expected<TurnResult> GpuExecutor::evaluate(const std::string& source,
   // carries it.
   const frontend::Frontend& language = frontend::of(m_options.language);
   if (language.check_is_cached()) {
-    auto checked = check_before_gpu(m_checker, language, source, problem, arch);
-    PTXBENCH_TRY(checked);
-    if (checked->stopped)
-      return std::move(*checked->stopped);
+    PTXBENCH_TRY_ASSIGN(auto checked, check_before_gpu(m_checker, language, source, problem, arch));
+    if (checked.stopped)
+      return std::move(*checked.stopped);
   }
   exec::EvalOptions options = m_options;
   options.arch = arch;
-  auto evaluation = m_evaluator.evaluate(source, problem, options);
-  PTXBENCH_TRY(evaluation);
-  return evaluation_turn(*evaluation, exec::to_trace(*evaluation, problem), source);
+  PTXBENCH_TRY_ASSIGN(auto evaluation, m_evaluator.evaluate(source, problem, options));
+  return evaluation_turn(evaluation, exec::to_trace(evaluation, problem), source);
 }
 
 } // namespace ptxbench::agent

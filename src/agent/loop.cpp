@@ -193,9 +193,8 @@ private:
 };
 
 util::Status Trajectory::refresh() {
-  auto finished = m_store.finished_turns(m_id);
-  PTXBENCH_TRY(finished);
-  m_finished = std::move(*finished);
+  PTXBENCH_TRY_ASSIGN(auto finished, m_store.finished_turns(m_id));
+  m_finished = std::move(finished);
   m_result.counted_turns = 0;
   m_result.correct_turns = 0;
   m_result.best_speedup.reset();
@@ -213,62 +212,52 @@ util::Status Trajectory::refresh() {
 }
 
 util::Expected<bool> Trajectory::already_finished() {
-  auto record = m_store.find_trajectory(m_task.key);
-  PTXBENCH_TRY(record);
-  if (!*record || (*record)->status != store::TrajectoryStatus::finished)
+  PTXBENCH_TRY_ASSIGN(auto record, m_store.find_trajectory(m_task.key));
+  if (!record || record->status != store::TrajectoryStatus::finished)
     return false;
-  m_result.exit = (*record)->exit_reason;
+  m_result.exit = record->exit_reason;
   return true;
 }
 
 util::Expected<TrajectoryResult> Trajectory::run() {
-  auto id = m_store.open_trajectory(m_task.key);
-  PTXBENCH_TRY(id);
-  m_id = m_result.id = *id;
-  if (auto status = refresh(); !status)
-    return status.take_error();
-  auto finished = already_finished();
-  PTXBENCH_TRY(finished);
-  if (*finished)
+  PTXBENCH_TRY_ASSIGN(auto id, m_store.open_trajectory(m_task.key));
+  m_id = m_result.id = id;
+  PTXBENCH_TRY(refresh());
+  PTXBENCH_TRY_ASSIGN(auto finished, already_finished());
+  if (finished)
     return m_result;
-  auto prompts = m_store.set_prompts(m_id, {m_task.prompts.system, m_task.prompts.task});
-  PTXBENCH_TRY(prompts);
-  m_prompts = std::move(*prompts);
+  PTXBENCH_TRY_ASSIGN(auto prompts,
+                      m_store.set_prompts(m_id, {m_task.prompts.system, m_task.prompts.task}));
+  m_prompts = std::move(prompts);
   // A crash between a turn's commit and the trajectory's end: finish what the store shows.
   if (target_met(m_result.best_speedup))
     return finish(store::ExitReason::target_met);
-  auto usage = m_store.usage(m_id);
-  PTXBENCH_TRY(usage);
-  auto client = m_deps.make_client(usage->calls);
-  PTXBENCH_TRY(client);
-  m_client = std::move(*client);
+  PTXBENCH_TRY_ASSIGN(auto usage, m_store.usage(m_id));
+  PTXBENCH_TRY_ASSIGN(auto client, m_deps.make_client(usage.calls));
+  m_client = std::move(client);
 
   int infra_in_a_row = 0;
   while (m_result.counted_turns < m_options.max_turns) {
     if (cancelled())
       return stopped("cancelled");
-    auto turn = m_store.begin_turn(m_id);
-    PTXBENCH_TRY(turn);
-    auto work = next_turn(*turn);
-    PTXBENCH_TRY(work);
-    if (auto status = commit(*turn, *work); !status)
-      return status.take_error();
+    PTXBENCH_TRY_ASSIGN(auto turn, m_store.begin_turn(m_id));
+    PTXBENCH_TRY_ASSIGN(auto work, next_turn(turn));
+    PTXBENCH_TRY(commit(turn, work));
     ++m_result.turns_this_run;
-    if (auto status = refresh(); !status)
-      return status.take_error();
+    PTXBENCH_TRY(refresh());
     if (m_deps.on_turn)
-      m_deps.on_turn(TurnEvent{&m_task.key, turn->index, work->outcome.category, work->speedup});
-    if (work->ends)
-      return finish(*work->ends, work->error);
-    if (work->evaluator_failed)
-      return stopped(work->error);
-    if (work->outcome.category != TurnCategory::infra) {
+      m_deps.on_turn(TurnEvent{&m_task.key, turn.index, work.outcome.category, work.speedup});
+    if (work.ends)
+      return finish(*work.ends, work.error);
+    if (work.evaluator_failed)
+      return stopped(work.error);
+    if (work.outcome.category != TurnCategory::infra) {
       infra_in_a_row = 0;
     } else if (++infra_in_a_row > m_options.max_infra_retries) {
-      return stopped(fmt::format("{} infrastructure failures in a row; last: {}", infra_in_a_row,
-                                 work->error));
+      return stopped(
+          fmt::format("{} infrastructure failures in a row; last: {}", infra_in_a_row, work.error));
     }
-    if (work->outcome.category == TurnCategory::correct && target_met(work->speedup))
+    if (work.outcome.category == TurnCategory::correct && target_met(work.speedup))
       return finish(store::ExitReason::target_met);
   }
   return finish(store::ExitReason::turn_budget);
@@ -416,14 +405,12 @@ std::string Trajectory::hook_feedback(const std::string& code, store::TurnCatego
 
 util::Status Trajectory::commit(store::TurnHandle turn, const TurnWork& work) {
   if (work.evaluation)
-    if (auto status = m_store.record_evaluation(turn.id, *work.evaluation); !status)
-      return status;
+    PTXBENCH_TRY(m_store.record_evaluation(turn.id, *work.evaluation));
   return m_store.finish_turn(turn.id, work.outcome);
 }
 
 util::Expected<TrajectoryResult> Trajectory::finish(store::ExitReason reason, std::string why) {
-  if (auto status = m_store.finish_trajectory(m_id, reason); !status)
-    return status.take_error();
+  PTXBENCH_TRY(m_store.finish_trajectory(m_id, reason));
   m_result.exit = reason;
   m_result.stop_reason = std::move(why);
   return m_result;

@@ -139,8 +139,7 @@ util::Status check_variant(const RunPlan& plan, const std::string& name,
                            const pack::Manifest& manifest) {
   if (name == pack::kNoPackVariant)
     return util::Ok{};
-  auto found = find_variant(manifest, name, plan.loop.arch, frontend::of(plan.loop.language));
-  PTXBENCH_TRY(found);
+  PTXBENCH_TRY(find_variant(manifest, name, plan.loop.arch, frontend::of(plan.loop.language)));
   return util::Ok{};
 }
 
@@ -155,14 +154,12 @@ expand_repairs(const RunPlan& plan, const suite::Suite& suite, const pack::Manif
   for (const std::string& model : plan.models)
     for (std::size_t i = 0; i < plan.repairs.size(); ++i) {
       const RepairTask& repair = plan.repairs[i];
-      auto problem = suite.find(repair.problem);
-      PTXBENCH_TRY(problem);
-      if (auto status = check_variant(plan, repair.variant, manifest); !status)
-        return status.take_error();
+      PTXBENCH_TRY_ASSIGN(auto problem, suite.find(repair.problem));
+      PTXBENCH_TRY(check_variant(plan, repair.variant, manifest));
       out.push_back(
           {store::TrajectoryKey{model, repair.problem, repair.variant, static_cast<std::int64_t>(i),
                                 compile::to_trace(plan.loop.language)},
-           *problem, repair.variant, &repair});
+           problem, repair.variant, &repair});
     }
   return out;
 }
@@ -190,8 +187,7 @@ variants_for(const RunPlan& plan, const suite::Problem& problem, const pack::Man
     }
   }
   for (const std::string& name : out)
-    if (auto status = check_variant(plan, name, manifest); !status)
-      return status.take_error();
+    PTXBENCH_TRY(check_variant(plan, name, manifest));
   return out;
 }
 
@@ -205,9 +201,8 @@ util::Expected<std::vector<const suite::Problem*>> problems_for(const RunPlan& p
           out.push_back(&problem);
       continue;
     }
-    auto problem = suite.find(name);
-    PTXBENCH_TRY(problem);
-    out.push_back(*problem);
+    PTXBENCH_TRY_ASSIGN(auto problem, suite.find(name));
+    out.push_back(problem);
   }
   return out;
 }
@@ -244,9 +239,8 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
 }
 
 util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  return parse_plan(*text, path);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  return parse_plan(text, path);
 }
 
 util::Json plan_to_json(const RunPlan& plan) {
@@ -305,14 +299,12 @@ util::Expected<std::vector<PlannedTrajectory>>
 expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& manifest) {
   if (!plan.repairs.empty())
     return expand_repairs(plan, suite, manifest);
-  auto problems = problems_for(plan, suite);
-  PTXBENCH_TRY(problems);
+  PTXBENCH_TRY_ASSIGN(auto problems, problems_for(plan, suite));
   std::vector<PlannedTrajectory> out;
   for (const std::string& model : plan.models)
-    for (const suite::Problem* problem : *problems) {
-      auto variants = variants_for(plan, *problem, manifest);
-      PTXBENCH_TRY(variants);
-      for (const std::string& variant : *variants)
+    for (const suite::Problem* problem : problems) {
+      PTXBENCH_TRY_ASSIGN(auto variants, variants_for(plan, *problem, manifest));
+      for (const std::string& variant : variants)
         for (int sample = 0; sample < plan.trajectories; ++sample)
           out.push_back({store::TrajectoryKey{model, problem->name(), variant, sample,
                                               compile::to_trace(plan.loop.language)},

@@ -68,14 +68,13 @@ std::string default_variant(const pack::Manifest& manifest, const suite::Problem
 util::Expected<const pack::Variant*> find_variant(const pack::Manifest& manifest,
                                                   std::string_view variant, compile::Arch arch,
                                                   const frontend::Frontend& language) {
-  auto found = manifest.variant(variant, compile::to_string(arch));
-  PTXBENCH_TRY(found);
-  if ((*found)->language != language.name())
+  PTXBENCH_TRY_ASSIGN(auto found, manifest.variant(variant, compile::to_string(arch)));
+  if (found->language != language.name())
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("prompt variant '{}' is for {} candidates, not {} (see "
                                         "knowledge/packs.json)",
-                                        variant, (*found)->language, language.name()));
-  return *found;
+                                        variant, found->language, language.name()));
+  return found;
 }
 
 util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Arch arch,
@@ -84,17 +83,14 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
                                       const frontend::Frontend& language) {
   std::string pack_text;
   if (variant != pack::kNoPackVariant) {
-    auto found = find_variant(manifest, variant, arch, language);
-    PTXBENCH_TRY(found);
-    auto composed = pack::compose(manifest, **found);
-    PTXBENCH_TRY(composed);
-    pack_text = std::move(composed->text);
+    PTXBENCH_TRY_ASSIGN(auto found, find_variant(manifest, variant, arch, language));
+    PTXBENCH_TRY_ASSIGN(auto composed, pack::compose(manifest, *found));
+    pack_text = std::move(composed.text);
     if (!live_device.empty())
       pack_text += "\n\n" + std::string(live_device);
   }
-  auto system = language.system_prompt(problem, pack_text, arch);
-  PTXBENCH_TRY(system);
-  return Prompts{std::move(*system), task_prompt(problem), std::string(variant)};
+  PTXBENCH_TRY_ASSIGN(auto system, language.system_prompt(problem, pack_text, arch));
+  return Prompts{std::move(system), task_prompt(problem), std::string(variant)};
 }
 
 } // namespace ptxbench::agent

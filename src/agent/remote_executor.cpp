@@ -78,15 +78,14 @@ util::Expected<Json> RemoteExecutor::exchange(model::HttpMethod method, const st
   if (!m_options.token.empty())
     request.headers.push_back(
         {"Authorization", "Bearer " + m_options.token.reveal(), model::Sensitivity::secret});
-  auto response = m_transport.send(request);
-  PTXBENCH_TRY(response);
+  PTXBENCH_TRY_ASSIGN(auto response, m_transport.send(request));
   const std::string where = fmt::format("{} {}", method == model::HttpMethod::get ? "GET" : "POST",
                                         model::redact_url(url));
-  if (response->status != 200)
+  if (response.status != 200)
     return util::make_error(
         util::ErrorKind::http_status,
-        fmt::format("{}: HTTP {}: {}", where, response->status, error_text(response->body)));
-  Json json = Json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+        fmt::format("{}: HTTP {}: {}", where, response.status, error_text(response.body)));
+  Json json = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded())
     return util::make_error(util::ErrorKind::bad_response, where + ": the answer is not JSON");
   return json;
@@ -127,15 +126,15 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
   // Memory checking (the run's default) is the service's /sanitize: /evaluate plus memcheck.
   const std::string endpoint =
       options.sanitize == exec::Sanitize::memcheck ? "/sanitize" : "/evaluate";
-  auto reply = exchange(model::HttpMethod::post, url + endpoint,
-                        evaluate_request(source, problem, options)
-                            .dump(-1, ' ', false, Json::error_handler_t::replace),
-                        m_options.request_timeout);
-  PTXBENCH_TRY(reply);
+  PTXBENCH_TRY_ASSIGN(auto reply,
+                      exchange(model::HttpMethod::post, url + endpoint,
+                               evaluate_request(source, problem, options)
+                                   .dump(-1, ' ', false, Json::error_handler_t::replace),
+                               m_options.request_timeout));
   util::JsonReader in("POST " + model::redact_url(url) + endpoint, util::ErrorKind::bad_response);
   std::string task_id;
-  if (in.expect_object(*reply, "$"))
-    task_id = in.string(*reply, "$", "task_id", util::Emptiness::rejected);
+  if (in.expect_object(reply, "$"))
+    task_id = in.string(reply, "$", "task_id", util::Emptiness::rejected);
   return in.finish(std::move(task_id));
 }
 
@@ -166,15 +165,13 @@ util::Expected<TaskAnswer> RemoteExecutor::wait(const std::string& url,
                                           model::redact_url(url),
                                           m_options.max_wait.count() / 1000));
     const auto poll = std::min<std::chrono::milliseconds>(m_options.poll, left);
-    auto task = exchange(model::HttpMethod::get,
-                         fmt::format("{}/tasks/{}?timeout={:.3f}", url, task_id,
-                                     static_cast<double>(poll.count()) / 1000.0),
-                         "", poll + m_options.request_timeout);
-    PTXBENCH_TRY(task);
-    auto answer =
-        read_task_answer(*task, fmt::format("task {} on {}", task_id, model::redact_url(url)));
-    PTXBENCH_TRY(answer);
-    const std::string& status = answer->status;
+    PTXBENCH_TRY_ASSIGN(auto task, exchange(model::HttpMethod::get,
+                                            fmt::format("{}/tasks/{}?timeout={:.3f}", url, task_id,
+                                                        static_cast<double>(poll.count()) / 1000.0),
+                                            "", poll + m_options.request_timeout));
+    PTXBENCH_TRY_ASSIGN(auto answer, read_task_answer(task, fmt::format("task {} on {}", task_id,
+                                                                        model::redact_url(url))));
+    const std::string& status = answer.status;
     if (status == "completed" || status == "failed")
       return answer;
     if (status != "queued" && status != "running")
@@ -186,24 +183,21 @@ util::Expected<TaskAnswer> RemoteExecutor::wait(const std::string& url,
 util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
-  auto checked = check_before_gpu(m_checker, frontend::of(kServiceLanguage), source, problem, arch);
-  PTXBENCH_TRY(checked);
-  if (checked->stopped)
-    return std::move(*checked->stopped);
-  auto url = pick_service();
-  PTXBENCH_TRY(url);
-  auto task_id = submit(*url, source, problem, arch);
-  PTXBENCH_TRY(task_id);
-  auto task = wait(*url, *task_id);
-  PTXBENCH_TRY(task);
-  if (task->status == "failed")
+  PTXBENCH_TRY_ASSIGN(auto checked, check_before_gpu(m_checker, frontend::of(kServiceLanguage),
+                                                     source, problem, arch));
+  if (checked.stopped)
+    return std::move(*checked.stopped);
+  PTXBENCH_TRY_ASSIGN(auto url, pick_service());
+  PTXBENCH_TRY_ASSIGN(auto task_id, submit(url, source, problem, arch));
+  PTXBENCH_TRY_ASSIGN(auto task, wait(url, task_id));
+  if (task.status == "failed")
     return util::make_error(util::ErrorKind::unsupported,
                             fmt::format("the evaluation service {} failed task {}: {}",
-                                        model::redact_url(*url), *task_id,
-                                        clip(task->error, kMaxErrorChars)));
-  auto result = read_result(task->result, task->needs_gpu, std::move(checked->report));
-  PTXBENCH_TRY(result);
-  return evaluation_turn(result->evaluation, std::move(result->trace), source);
+                                        model::redact_url(url), task_id,
+                                        clip(task.error, kMaxErrorChars)));
+  PTXBENCH_TRY_ASSIGN(auto result,
+                      read_result(task.result, task.needs_gpu, std::move(checked.report)));
+  return evaluation_turn(result.evaluation, std::move(result.trace), source);
 }
 
 } // namespace ptxbench::agent

@@ -30,10 +30,10 @@ build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& 
     PromptKey key{item.problem->name(), item.variant};
     if (prompts.contains(key))
       continue;
-    auto built = build_prompts(*item.problem, plan.loop.arch, manifest, item.variant, live_device,
-                               frontend::of(plan.loop.language));
-    PTXBENCH_TRY(built);
-    prompts.emplace(std::move(key), std::move(*built));
+    PTXBENCH_TRY_ASSIGN(auto built,
+                        build_prompts(*item.problem, plan.loop.arch, manifest, item.variant,
+                                      live_device, frontend::of(plan.loop.language)));
+    prompts.emplace(std::move(key), std::move(built));
   }
   return prompts;
 }
@@ -47,10 +47,9 @@ util::Expected<std::vector<std::string>> repair_tasks(const std::vector<PlannedT
     const PlannedTrajectory& item = planned[i];
     if (item.repair == nullptr)
       continue;
-    auto prompt = repair_prompt(frontend::of(plan.loop.language), *item.problem,
-                                item.repair->kernel, item.repair->error);
-    PTXBENCH_TRY(prompt);
-    tasks[i] = std::move(*prompt);
+    PTXBENCH_TRY_ASSIGN(auto prompt, repair_prompt(frontend::of(plan.loop.language), *item.problem,
+                                                   item.repair->kernel, item.repair->error));
+    tasks[i] = std::move(prompt);
   }
   return tasks;
 }
@@ -61,13 +60,11 @@ util::Expected<std::int64_t> remaining_budget(const std::vector<PlannedTrajector
   std::int64_t budget = 0;
   for (const auto& item : planned) {
     budget += plan.loop.max_turns;
-    auto record = store.find_trajectory(item.key);
-    PTXBENCH_TRY(record);
-    if (!*record)
+    PTXBENCH_TRY_ASSIGN(auto record, store.find_trajectory(item.key));
+    if (!record)
       continue;
-    auto point = store.resume_point((*record)->id);
-    PTXBENCH_TRY(point);
-    budget -= std::min<std::int64_t>(point->counted_turns, plan.loop.max_turns);
+    PTXBENCH_TRY_ASSIGN(auto point, store.resume_point(record->id));
+    budget -= std::min<std::int64_t>(point.counted_turns, plan.loop.max_turns);
   }
   return budget;
 }
@@ -170,15 +167,13 @@ std::int64_t RunSummary::unfinished() const {
 
 util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
                         const pack::Manifest& manifest, const model::ModelRegistry& registry) {
-  if (auto status = check_models(plan, registry); !status)
-    return status;
+  PTXBENCH_TRY(check_models(plan, registry));
   if (plan.loop.language != kServiceLanguage && !plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "the evaluation service takes CUDA candidates only: a Triton run is "
                             "evaluated on this machine's GPU (leave out --eval-service), or by "
                             "the Triton gate alone where there is none");
-  if (auto planned = expand(plan, suite, manifest); !planned)
-    return planned.take_error();
+  PTXBENCH_TRY(expand(plan, suite, manifest));
   return util::Ok{};
 }
 
@@ -186,21 +181,17 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
   if (deps.store == nullptr || deps.executor == nullptr || deps.suite == nullptr ||
       deps.manifest == nullptr || deps.registry == nullptr)
     throw util::Fatal("run_plan: missing store, executor, suite, manifest or registry");
-  if (auto status = check_models(plan, *deps.registry); !status)
-    return status.take_error();
-  auto planned = expand(plan, *deps.suite, *deps.manifest);
-  PTXBENCH_TRY(planned);
-  auto prompts = build_all_prompts(*planned, plan, *deps.manifest, deps.live_device);
-  PTXBENCH_TRY(prompts);
-  auto repairs = repair_tasks(*planned, plan);
-  PTXBENCH_TRY(repairs);
-  auto budget = remaining_budget(*planned, plan, *deps.store);
-  PTXBENCH_TRY(budget);
-  Progress progress(static_cast<std::int64_t>(planned->size()), *budget, deps.progress_out,
+  PTXBENCH_TRY(check_models(plan, *deps.registry));
+  PTXBENCH_TRY_ASSIGN(auto planned, expand(plan, *deps.suite, *deps.manifest));
+  PTXBENCH_TRY_ASSIGN(auto prompts,
+                      build_all_prompts(planned, plan, *deps.manifest, deps.live_device));
+  PTXBENCH_TRY_ASSIGN(auto repairs, repair_tasks(planned, plan));
+  PTXBENCH_TRY_ASSIGN(auto budget, remaining_budget(planned, plan, *deps.store));
+  Progress progress(static_cast<std::int64_t>(planned.size()), budget, deps.progress_out,
                     deps.display, deps.notice_out);
   progress.watch(deps.cancel);
   RunSummary summary;
-  summary.trajectories = Workers(plan, deps, *planned, *prompts, *repairs, progress).run();
+  summary.trajectories = Workers(plan, deps, planned, prompts, repairs, progress).run();
   progress.finish();
   summary.counts = progress.counts();
   return summary;

@@ -149,8 +149,7 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
     for (std::size_t m = std::min(modules_sent, loaded.size()); m < loaded.size(); ++m)
       reply.modules.push_back({std::move(loaded[m].sha256), std::move(loaded[m].functions)});
     modules_sent = loaded.size();
-    reply.stream_ordered_frees =
-        measure::cupti_stream_ordered_frees() - m_own_stream_ordered_frees;
+    reply.stream_ordered_frees = measure::cupti_stream_ordered_frees() - m_own_stream_ordered_frees;
     if (request)
       reply.id = request->id;
     if (!write_line(reply_fd, encode(reply)))

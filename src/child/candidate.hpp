@@ -109,7 +109,7 @@ private:
   std::unique_ptr<measure::L2Flusher> m_flusher;
   std::unique_ptr<measure::InstructionCounter> m_counter;
   std::string m_counter_error;                   // why there is no counter (start_host), or empty
-  std::uint64_t m_own_stream_ordered_frees = 0; // the allocator's warm-up (filter_system_calls)
+  std::uint64_t m_own_stream_ordered_frees = 0;  // the allocator's warm-up (filter_system_calls)
   trace::Json m_startup = trace::Json::object(); // start-up step -> wall ms
 };
 

@@ -390,8 +390,7 @@ util::Status install_system_call_filter() {
   if (::sigaction(SIGSYS, &action, nullptr) != 0)
     return util::make_error(util::ErrorKind::io,
                             std::string("cannot handle SIGSYS: ") + std::strerror(errno));
-  if (auto dropped = drop_ptrace_capability(); !dropped)
-    return dropped;
+  PTXBENCH_TRY(drop_ptrace_capability());
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return util::make_error(util::ErrorKind::io,
                             std::string("cannot set no_new_privs: ") + std::strerror(errno));

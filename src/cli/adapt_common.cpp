@@ -162,29 +162,28 @@ adapt::ModelStages model_stages(const RecipeCliOptions& o, std::string_view comm
       options.registry = std::filesystem::absolute(o.registry);
     options.eval.service = o.service;
     StopSignals signals;
-    auto result = run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
-                                   !o.quiet, command, signals);
-    PTXBENCH_TRY(result);
+    PTXBENCH_TRY_ASSIGN(
+        auto result, run_repair_stage(options, o.static_only ? GpuUse::never : GpuUse::when_present,
+                                      !o.quiet, command, signals));
     if (signals.stopped_code())
       return stopped_stage(signals, stopped, "repair");
-    if (result->summary.unfinished() > 0)
+    if (result.summary.unfinished() > 0)
       return util::make_error(util::ErrorKind::transport, // model or evaluator kept failing
                               fmt::format("{} repairs stopped unfinished; run this again to "
                                           "resume them",
-                                          result->summary.unfinished()));
+                                          result.summary.unfinished()));
     return util::Ok{};
   };
   stages.synthesize = [&o, &stopped](const adapt::SynthesizeOptions& options) -> util::Status {
     StopSignals signals;
-    auto result = run_synthesize_stage(options, o.registry, !o.quiet, signals);
-    PTXBENCH_TRY(result);
+    PTXBENCH_TRY_ASSIGN(auto result, run_synthesize_stage(options, o.registry, !o.quiet, signals));
     if (signals.stopped_code())
       return stopped_stage(signals, stopped, "synthesize");
-    if (result->failed + result->left > 0)
+    if (result.failed + result.left > 0)
       return util::make_error(util::ErrorKind::bad_response,
                               fmt::format("{} rationales failed or were not attempted; run this "
                                           "again to retry them",
-                                          result->failed + result->left));
+                                          result.failed + result.left));
     return util::Ok{};
   };
   return stages;

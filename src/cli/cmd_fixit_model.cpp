@@ -44,8 +44,7 @@ util::Expected<adapt::RepairOptions> repair_options(const RepairCliOptions& o) {
   if (o.static_only && !o.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and --service exclude each other");
-  if (auto urls = agent::check_service_urls(o.service); !urls)
-    return urls.take_error();
+  PTXBENCH_TRY(agent::check_service_urls(o.service));
   options.eval.service = o.service;
   options.eval.memcheck = !o.no_memcheck;
   if (!o.arch.empty()) {
@@ -156,46 +155,41 @@ util::Expected<adapt::RepairResult> run_repair_stage(const adapt::RepairOptions&
                                                      GpuUse gpu, bool progress,
                                                      std::string_view command,
                                                      const StopSignals& signals) {
-  auto plan = adapt::repair_plan(options);
-  PTXBENCH_TRY(plan);
-  auto environment = RunEnvironment::make(*plan, gpu, command);
-  PTXBENCH_TRY(environment);
+  PTXBENCH_TRY_ASSIGN(auto plan, adapt::repair_plan(options));
+  PTXBENCH_TRY_ASSIGN(auto environment, RunEnvironment::make(plan, gpu, command));
   const adapt::RepairPaths paths = adapt::repair_paths(options.data_dir);
   fmt::print("Repair run: {} ({} on {}), tasks {}\n", paths.run_dir.string(),
-             (*environment)->executor().name(), compile::to_string(plan->loop.arch),
+             environment->executor().name(), compile::to_string(plan.loop.arch),
              paths.tasks.string());
   std::fflush(stdout);
-  auto result = adapt::run_repair(options, (*environment)->deps(progress, signals.flag()));
-  PTXBENCH_TRY(result);
-  fmt::print("{}{} repairs ({})\n", agent::render_summary(result->summary), result->repairs,
-             result->start == adapt::RepairStart::resumed ? "resumed" : "new run");
-  auto store = store::RunStore::open_existing(paths.run_dir);
-  PTXBENCH_TRY(store);
-  auto files = report::export_run(**store, paths.run_dir / "exports");
-  PTXBENCH_TRY(files);
+  PTXBENCH_TRY_ASSIGN(auto result,
+                      adapt::run_repair(options, environment->deps(progress, signals.flag())));
+  fmt::print("{}{} repairs ({})\n", agent::render_summary(result.summary), result.repairs,
+             result.start == adapt::RepairStart::resumed ? "resumed" : "new run");
+  PTXBENCH_TRY_ASSIGN(auto store, store::RunStore::open_existing(paths.run_dir));
+  PTXBENCH_TRY(report::export_run(*store, paths.run_dir / "exports"));
   return result;
 }
 
 util::Expected<adapt::SynthesizeResult>
 run_synthesize_stage(const adapt::SynthesizeOptions& options, const std::string& registry_file,
                      bool progress, const StopSignals& signals) {
-  auto registry =
-      model::load_registry(registry_file.empty() ? model::default_registry_path()
-                                                 : std::filesystem::path(registry_file));
-  PTXBENCH_TRY(registry);
+  PTXBENCH_TRY_ASSIGN(auto registry,
+                      model::load_registry(registry_file.empty()
+                                               ? model::default_registry_path()
+                                               : std::filesystem::path(registry_file)));
   auto transport = model::make_curl_transport();
   adapt::SynthesizeDeps deps;
-  deps.registry = &*registry;
+  deps.registry = &registry;
   deps.client.transport = transport.get();
   deps.progress_out = progress ? stderr : nullptr;
   deps.cancel = signals.flag();
-  auto result = adapt::run_synthesize(options, deps);
-  PTXBENCH_TRY(result);
+  PTXBENCH_TRY_ASSIGN(auto result, adapt::run_synthesize(options, deps));
   const adapt::SynthesizePaths paths = adapt::synthesize_paths(options.data_dir, options.kind);
   fmt::print("{}: {} inputs, {} done before, {} done now, {} failed, {} left; ${:.4f}\n",
-             paths.output.string(), result->inputs, result->already_done, result->done,
-             result->failed, result->left, result->cost_usd);
-  if (result->failed + result->left > 0)
+             paths.output.string(), result.inputs, result.already_done, result.done, result.failed,
+             result.left, result.cost_usd);
+  if (result.failed + result.left > 0)
     fmt::print("Failed and unattempted ones run again with the same command.\n");
   return result;
 }

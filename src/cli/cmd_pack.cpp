@@ -36,9 +36,8 @@ util::Expected<pack::Manifest> load(const PackOptions& options) {
 util::Expected<std::optional<pack::ExactTokens>> exact_tokens(PackOptions& options) {
   if (options.tokenizer.tokenizer == "approx")
     return std::optional<pack::ExactTokens>();
-  auto made = make_tokenizer(options.tokenizer, options.transport);
-  PTXBENCH_TRY(made);
-  options.counter = std::move(*made);
+  PTXBENCH_TRY_ASSIGN(auto made, make_tokenizer(options.tokenizer, options.transport));
+  options.counter = std::move(made);
   adapt::Tokenizer* counter = options.counter.get();
   return std::optional<pack::ExactTokens>(
       pack::ExactTokens{[counter](std::string_view text) { return counter->count(text); },

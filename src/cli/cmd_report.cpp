@@ -28,8 +28,7 @@ util::Status write_files(const std::filesystem::path& dir,
     return util::make_error(util::ErrorKind::io,
                             fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   for (const report::OutputFile& file : files) {
-    if (auto written = util::write_file_atomic(dir / file.name, file.text); !written)
-      return written;
+    PTXBENCH_TRY(util::write_file_atomic(dir / file.name, file.text));
     fmt::print("wrote {}\n", (dir / file.name).string());
   }
   return util::Ok{};

@@ -119,8 +119,7 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   if (o.static_only && !o.eval_service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and --eval-service exclude each other");
-  if (auto urls = agent::check_service_urls(o.eval_service); !urls)
-    return urls.take_error();
+  PTXBENCH_TRY(agent::check_service_urls(o.eval_service));
   job.plan.eval.service = o.eval_service;
   if (!o.resume.empty()) {
     job.mode = RunMode::resume;
@@ -131,17 +130,15 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
     return job;
   }
   if (!o.plan_file.empty()) {
-    auto plan = agent::load_plan(o.plan_file);
-    PTXBENCH_TRY(plan);
-    job.plan = std::move(*plan);
+    PTXBENCH_TRY_ASSIGN(auto plan, agent::load_plan(o.plan_file));
+    job.plan = std::move(plan);
     if (!o.eval_service.empty())
       job.plan.eval.service = o.eval_service;
   }
   if (o.static_only && !job.plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and the plan's eval.service exclude each other");
-  if (auto status = apply_flags(o, job.plan); !status)
-    return status.take_error();
+  PTXBENCH_TRY(apply_flags(o, job.plan));
   if (!job.plan.registry.empty())
     job.plan.registry = std::filesystem::absolute(job.plan.registry);
   job.dir = o.out.empty() ? default_run_dir("run") : std::filesystem::path(o.out);

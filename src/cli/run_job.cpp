@@ -65,13 +65,12 @@ util::Expected<std::unique_ptr<store::RunStore>> open_store(const RunJob& job) {
 
 // The plan a resumed run continues: the one stored when it started (jobs may change).
 util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const RunJob& job) {
-  auto plan = agent::parse_plan(store.info().config_json, store.path());
-  PTXBENCH_TRY(plan);
-  plan->jobs = job.plan.jobs;
+  PTXBENCH_TRY_ASSIGN(auto plan, agent::parse_plan(store.info().config_json, store.path()));
+  plan.jobs = job.plan.jobs;
   if (!job.plan.registry.empty())
-    plan->registry = job.plan.registry;
+    plan.registry = job.plan.registry;
   if (!job.plan.eval.service.empty())
-    plan->eval.service = job.plan.eval.service;
+    plan.eval.service = job.plan.eval.service;
   return plan;
 }
 
@@ -108,14 +107,12 @@ void print_exports(const report::ExportedFiles& files, const std::filesystem::pa
 
 // Each finished turn: index, category and the first lines of the feedback the model got.
 util::Status print_turns(store::RunStore& store) {
-  auto trajectories = store.trajectories();
-  PTXBENCH_TRY(trajectories);
-  for (const auto& trajectory : *trajectories) {
-    auto turns = store.finished_turns(trajectory.id);
-    PTXBENCH_TRY(turns);
+  PTXBENCH_TRY_ASSIGN(auto trajectories, store.trajectories());
+  for (const auto& trajectory : trajectories) {
+    PTXBENCH_TRY_ASSIGN(auto turns, store.finished_turns(trajectory.id));
     fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
                trajectory.key.prompt_variant, trajectory.key.sample);
-    for (const auto& turn : *turns) {
+    for (const auto& turn : turns) {
       const bool cut = turn.reply_end && *turn.reply_end != store::ReplyEnd::complete;
       fmt::print(
           "  turn {}: {}{}{}\n", turn.index + 1,
@@ -158,13 +155,12 @@ util::Status settle_model_settings(store::RunStore& store, const model::ModelReg
                                    const RunJob& job, std::string_view command) {
   for (const std::string& name : job.plan.models) {
     const nlohmann::ordered_json current = model::settings_json(*registry.find(name));
-    auto stored = store.model_settings(name);
-    PTXBENCH_TRY(stored);
+    PTXBENCH_TRY_ASSIGN(auto stored, store.model_settings(name));
     std::string reason = job.mode == RunMode::fresh ? "run started" : "";
-    if (job.mode == RunMode::resume && !*stored)
+    if (job.mode == RunMode::resume && !stored)
       reason = "first recorded on resume (the run began before settings were stored)";
-    if (job.mode == RunMode::resume && *stored) {
-      auto before = nlohmann::ordered_json::parse((*stored)->settings_json, nullptr, false);
+    if (job.mode == RunMode::resume && stored) {
+      auto before = nlohmann::ordered_json::parse(stored->settings_json, nullptr, false);
       const std::string change = settings_change(before, current);
       if (change.empty())
         continue;
@@ -174,12 +170,11 @@ util::Status settle_model_settings(store::RunStore& store, const model::ModelReg
             fmt::format("the settings of model \"{}\" changed since they were recorded ({}): {}; "
                         "restore the registry entry, or resume with --override to continue with "
                         "the new settings (recorded in the run)",
-                        name, (*stored)->recorded_at, change));
+                        name, stored->recorded_at, change));
       reason = "override on resume: " + change;
       fmt::print(stderr, "ptxbench {}: model \"{}\": {}\n", command, name, reason);
     }
-    if (auto status = store.record_model_settings(name, current.dump(), reason); !status)
-      return status;
+    PTXBENCH_TRY(store.record_model_settings(name, current.dump(), reason));
   }
   return util::Ok{};
 }
@@ -292,31 +287,23 @@ std::optional<ExitCode> StopSignals::stopped_code() const {
 
 util::Expected<std::unique_ptr<RunEnvironment>>
 RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command) {
-  auto registry =
-      model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry);
-  PTXBENCH_TRY(registry);
-  auto manifest = pack::Manifest::load(pack::Manifest::default_path());
-  PTXBENCH_TRY(manifest);
-  std::unique_ptr<RunEnvironment> env(
-      new RunEnvironment(std::move(*registry), std::move(*manifest)));
-  auto suite = env->m_tools.suite();
-  PTXBENCH_TRY(suite);
-  env->m_suite = *suite;
-  auto checker = env->m_tools.checker();
-  PTXBENCH_TRY(checker);
-  if (auto checked = agent::check_plan(plan, **suite, env->m_manifest, env->m_registry); !checked)
-    return checked.take_error();
+  PTXBENCH_TRY_ASSIGN(
+      auto registry,
+      model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry));
+  PTXBENCH_TRY_ASSIGN(auto manifest, pack::Manifest::load(pack::Manifest::default_path()));
+  std::unique_ptr<RunEnvironment> env(new RunEnvironment(std::move(registry), std::move(manifest)));
+  PTXBENCH_TRY_ASSIGN(auto suite, env->m_tools.suite());
+  env->m_suite = suite;
+  PTXBENCH_TRY_ASSIGN(auto checker, env->m_tools.checker());
+  PTXBENCH_TRY(agent::check_plan(plan, *suite, env->m_manifest, env->m_registry));
   for (const std::string& name : plan.models)
-    if (auto status =
-            model::check_client_setup(*env->m_registry.find(name), model::process_environment());
-        !status)
-      return status.take_error();
+    PTXBENCH_TRY(
+        model::check_client_setup(*env->m_registry.find(name), model::process_environment()));
   if (!plan.notes.file.empty()) {
-    auto hook = adapt::notes_feedback_hook(plan.notes);
-    PTXBENCH_TRY(hook);
-    env->m_notes = std::move(*hook);
+    PTXBENCH_TRY_ASSIGN(auto hook, adapt::notes_feedback_hook(plan.notes));
+    env->m_notes = std::move(hook);
   }
-  env->start_executor(plan, gpu, command, **checker);
+  env->start_executor(plan, gpu, command, *checker);
   return env;
 }
 

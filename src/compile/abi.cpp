@@ -265,8 +265,7 @@ std::size_t Signature::count(ParamRole role) const {
 
 util::Expected<Signature> make_signature(const trace::Definition& definition) {
   std::vector<AbiParam> params = collect_params(definition);
-  if (auto names = check_names(params, definition.name); !names)
-    return names.take_error();
+  PTXBENCH_TRY(check_names(params, definition.name));
   return Signature(std::move(params));
 }
 

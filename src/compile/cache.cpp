@@ -40,36 +40,28 @@ void add_part(std::string& buffer, std::string_view part) {
 }
 
 util::Expected<CompileResult> read_entry(const fs::path& dir) {
-  auto meta = util::read_file(dir / "result.json");
-  PTXBENCH_TRY(meta);
-  auto log = util::read_file(dir / "compile.log");
-  PTXBENCH_TRY(log);
-  auto ptxas = util::read_file(dir / "ptxas.json");
-  PTXBENCH_TRY(ptxas);
-  auto result = parse_cache_result(*meta, (dir / "result.json").string());
-  PTXBENCH_TRY(result);
-  const util::Json kernels = util::Json::parse(*ptxas, nullptr, false);
-  auto read = kernels_from_json(kernels, (dir / "ptxas.json").string());
-  PTXBENCH_TRY(read);
-  result->kernels = std::move(*read);
-  result->log = std::move(*log);
-  if (result->ok)
-    result->library = dir / "kernel.so";
-  if (result->ok && !fs::exists(result->library))
-    return util::make_error(util::ErrorKind::not_found, result->library.string() + ": missing");
+  PTXBENCH_TRY_ASSIGN(auto meta, util::read_file(dir / "result.json"));
+  PTXBENCH_TRY_ASSIGN(auto log, util::read_file(dir / "compile.log"));
+  PTXBENCH_TRY_ASSIGN(auto ptxas, util::read_file(dir / "ptxas.json"));
+  PTXBENCH_TRY_ASSIGN(auto result, parse_cache_result(meta, (dir / "result.json").string()));
+  const util::Json kernels = util::Json::parse(ptxas, nullptr, false);
+  PTXBENCH_TRY_ASSIGN(auto read, kernels_from_json(kernels, (dir / "ptxas.json").string()));
+  result.kernels = std::move(read);
+  result.log = std::move(log);
+  if (result.ok)
+    result.library = dir / "kernel.so";
+  if (result.ok && !fs::exists(result.library))
+    return util::make_error(util::ErrorKind::not_found, result.library.string() + ": missing");
   return result;
 }
 
 util::Status write_entry_files(const fs::path& dir, const CompileResult& result) {
-  if (auto s = util::write_file_atomic(dir / "compile.log", result.log); !s)
-    return s;
+  PTXBENCH_TRY(util::write_file_atomic(dir / "compile.log", result.log));
   // nvcc echoes source lines byte for byte: invalid UTF-8 in them is stored as U+FFFD (the raw
   // log is compile.log).
   constexpr auto kReplaceInvalid = nlohmann::json::error_handler_t::replace;
-  if (auto s = util::write_file_atomic(
-          dir / "ptxas.json", to_json(result.kernels).dump(2, ' ', false, kReplaceInvalid));
-      !s)
-    return s;
+  PTXBENCH_TRY(util::write_file_atomic(
+      dir / "ptxas.json", to_json(result.kernels).dump(2, ' ', false, kReplaceInvalid)));
   return util::write_file_atomic(dir / "result.json",
                                  cache_result_json(result).dump(2, ' ', false, kReplaceInvalid));
 }

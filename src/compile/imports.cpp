@@ -92,8 +92,7 @@ util::Expected<Elf64_Shdr> linked_strings(const std::vector<Elf64_Shdr>& section
 
 util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sections,
                          const Elf64_Shdr& table, BinaryImports& out) {
-  auto strings = linked_strings(sections, table);
-  PTXBENCH_TRY(strings);
+  PTXBENCH_TRY_ASSIGN(auto strings, linked_strings(sections, table));
   if (table.sh_entsize != sizeof(Elf64_Sym) || !image.holds(table.sh_offset, table.sh_size))
     return malformed("dynamic symbol table outside the file");
   for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table.sh_size;
@@ -102,7 +101,7 @@ util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sect
     image.read(table.sh_offset + offset, symbol);
     if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0)
       continue;
-    auto name = image.string_at(strings->sh_offset, strings->sh_size, symbol.st_name);
+    auto name = image.string_at(strings.sh_offset, strings.sh_size, symbol.st_name);
     if (!name)
       return malformed("a symbol name outside its string table");
     out.undefined_symbols.push_back(std::move(*name));
@@ -112,8 +111,7 @@ util::Status read_dynsym(const Image& image, const std::vector<Elf64_Shdr>& sect
 
 util::Status read_dynamic(const Image& image, const std::vector<Elf64_Shdr>& sections,
                           const Elf64_Shdr& dynamic, BinaryImports& out) {
-  auto strings = linked_strings(sections, dynamic);
-  PTXBENCH_TRY(strings);
+  PTXBENCH_TRY_ASSIGN(auto strings, linked_strings(sections, dynamic));
   if (!image.holds(dynamic.sh_offset, dynamic.sh_size))
     return malformed("dynamic section outside the file");
   for (std::uint64_t offset = 0; offset + sizeof(Elf64_Dyn) <= dynamic.sh_size;
@@ -124,7 +122,7 @@ util::Status read_dynamic(const Image& image, const std::vector<Elf64_Shdr>& sec
       break;
     if (entry.d_tag != DT_NEEDED)
       continue;
-    auto name = image.string_at(strings->sh_offset, strings->sh_size, entry.d_un.d_val);
+    auto name = image.string_at(strings.sh_offset, strings.sh_size, entry.d_un.d_val);
     if (!name)
       return malformed("a needed library's name outside its string table");
     out.needed.push_back(std::move(*name));
@@ -268,18 +266,15 @@ std::size_t index_of(ImportRule rule) {
 
 util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
   const Image image(elf);
-  auto sections = section_headers(image);
-  PTXBENCH_TRY(sections);
+  PTXBENCH_TRY_ASSIGN(auto sections, section_headers(image));
   BinaryImports imports;
   bool has_dynsym = false;
-  for (const Elf64_Shdr& section : *sections) {
+  for (const Elf64_Shdr& section : sections) {
     if (section.sh_type == SHT_DYNSYM) {
-      if (auto read = read_dynsym(image, *sections, section, imports); !read)
-        return read.take_error();
+      PTXBENCH_TRY(read_dynsym(image, sections, section, imports));
       has_dynsym = true;
     } else if (section.sh_type == SHT_DYNAMIC) {
-      if (auto read = read_dynamic(image, *sections, section, imports); !read)
-        return read.take_error();
+      PTXBENCH_TRY(read_dynamic(image, sections, section, imports));
     }
   }
   if (!has_dynsym)
@@ -288,9 +283,8 @@ util::Expected<BinaryImports> read_imports(std::span<const std::byte> elf) {
 }
 
 util::Expected<BinaryImports> read_imports(const std::filesystem::path& file) {
-  auto bytes = util::read_file(file);
-  PTXBENCH_TRY(bytes);
-  auto imports = read_imports(std::as_bytes(std::span(bytes->data(), bytes->size())));
+  PTXBENCH_TRY_ASSIGN(auto bytes, util::read_file(file));
+  auto imports = read_imports(std::as_bytes(std::span(bytes.data(), bytes.size())));
   if (!imports)
     return util::make_error(imports.error().kind,
                             fmt::format("{}: {}", file.string(), imports.error().message));

@@ -68,8 +68,7 @@ CompileResult make_result(const util::ProcessResult& process, std::string_view e
 }
 
 util::Status write_sources(const CompileRequest& request, const fs::path& dir) {
-  if (auto s = util::write_file_atomic(dir / "kernel.cu", request.source); !s)
-    return s;
+  PTXBENCH_TRY(util::write_file_atomic(dir / "kernel.cu", request.source));
   return util::write_file_atomic(dir / "ptxbench_shim.cu", request.shim);
 }
 
@@ -160,21 +159,18 @@ util::Expected<std::string> NvccCompiler::version() {
                             "CUDA_HOME");
   util::ProcessOptions options;
   options.timeout = kVersionTimeout;
-  auto process = m_runner.run({m_nvcc.string(), "--version"}, options);
-  PTXBENCH_TRY(process);
-  if (!process->succeeded())
-    return util::make_error(
-        util::ErrorKind::subprocess,
-        fmt::format("'{} --version' failed: {}", m_nvcc.string(), process->err));
-  m_version = process->out;
+  PTXBENCH_TRY_ASSIGN(auto process, m_runner.run({m_nvcc.string(), "--version"}, options));
+  if (!process.succeeded())
+    return util::make_error(util::ErrorKind::subprocess,
+                            fmt::format("'{} --version' failed: {}", m_nvcc.string(), process.err));
+  m_version = process.out;
   return *m_version;
 }
 
 util::Expected<CompileResult> NvccCompiler::compile(const CompileRequest& request) {
-  auto toolchain = version();
-  PTXBENCH_TRY(toolchain);
+  PTXBENCH_TRY_ASSIGN(auto toolchain, version());
   std::vector<std::string> flags = nvcc_flags(request.arch);
-  const std::string toolchain_and_packs = *toolchain + "\nknowledge " + knowledge_digest();
+  const std::string toolchain_and_packs = toolchain + "\nknowledge " + knowledge_digest();
   std::string key =
       compile_cache_key({request.source, request.shim, flags, request.arch, toolchain_and_packs});
   if (auto hit = CompileCache(m_cache_dir).lookup(key))
@@ -185,20 +181,18 @@ util::Expected<CompileResult> NvccCompiler::compile(const CompileRequest& reques
 util::Expected<CompileResult> NvccCompiler::build(const CompileRequest& request,
                                                   const std::string& key) {
   CompileCache cache(m_cache_dir);
-  auto staging = cache.make_staging_dir();
-  PTXBENCH_TRY(staging);
-  auto result = run_nvcc(request, *staging);
+  PTXBENCH_TRY_ASSIGN(auto staging, cache.make_staging_dir());
+  auto result = run_nvcc(request, staging);
   if (!result) {
-    cache.discard(*staging);
+    cache.discard(staging);
     return result.take_error();
   }
-  return cache.publish(key, *staging, std::move(*result));
+  return cache.publish(key, staging, std::move(*result));
 }
 
 util::Expected<CompileResult> NvccCompiler::run_nvcc(const CompileRequest& request,
                                                      const fs::path& dir) {
-  if (auto written = write_sources(request, dir); !written)
-    return written.take_error();
+  PTXBENCH_TRY(write_sources(request, dir));
   std::vector<std::string> argv{m_nvcc.string()};
   for (auto& flag : nvcc_flags(request.arch))
     argv.push_back(std::move(flag));
@@ -207,16 +201,15 @@ util::Expected<CompileResult> NvccCompiler::run_nvcc(const CompileRequest& reque
   options.timeout = request.timeout;
   options.working_dir = dir;
   options.extra_env = {"TMPDIR=" + dir.string()};
-  auto process = m_runner.run(argv, options);
-  PTXBENCH_TRY(process);
-  if (process->timed_out)
+  PTXBENCH_TRY_ASSIGN(auto process, m_runner.run(argv, options));
+  if (process.timed_out)
     return util::make_error(util::ErrorKind::timeout,
                             fmt::format("nvcc did not finish within the compile timeout ({:.1f} s)",
                                         static_cast<double>(request.timeout.count()) / 1000.0));
-  if (process->signaled)
+  if (process.signaled)
     return util::make_error(util::ErrorKind::subprocess,
-                            fmt::format("nvcc was killed by signal {}", process->term_signal));
-  return make_result(*process, request.expected_signature);
+                            fmt::format("nvcc was killed by signal {}", process.term_signal));
+  return make_result(process, request.expected_signature);
 }
 
 } // namespace ptxbench::compile

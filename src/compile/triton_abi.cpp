@@ -134,8 +134,7 @@ std::string TritonSignature::pretty() const {
 
 util::Expected<TritonSignature> make_triton_signature(const trace::Definition& definition) {
   auto params = collect_triton_params(definition);
-  if (auto status = check_triton_names(params, definition.name); !status)
-    return status.take_error();
+  PTXBENCH_TRY(check_triton_names(params, definition.name));
   return TritonSignature(std::move(params));
 }
 

@@ -177,32 +177,31 @@ util::Expected<TritonAotResult> TritonAotCompiler::compile(std::string_view sour
   const std::filesystem::path cubins = out.path() / "cubins";
   std::error_code ec;
   std::filesystem::create_directories(cubins, ec);
-  auto kernel_written = util::write_file_atomic(kernel, source);
-  PTXBENCH_TRY(kernel_written);
-  auto spec_written = util::write_file_atomic(spec, make_aot_spec(arch, args).dump());
-  PTXBENCH_TRY(spec_written);
+  PTXBENCH_TRY(util::write_file_atomic(kernel, source));
+  PTXBENCH_TRY(util::write_file_atomic(spec, make_aot_spec(arch, args).dump()));
   util::ProcessOptions options;
   options.timeout = kAotTimeout;
   options.extra_env = {"TRITON_CACHE_DIR=" + (out.path() / "triton-cache").string(),
                        "TRITON_HOME=" + out.path().string()};
-  auto result = m_runner.run(
-      {m_python.string(), "-I", "-B", "-c",
-       "import sys; sys.path[:0] = [p for p in sys.argv[1:3] if p]; del sys.argv[1:3]; "
-       "from ptxbench_triton.aot import main; sys.exit(main())",
-       m_package_root.string(), m_triton_path.string(), kernel.string(), "--spec", spec.string(),
-       "--out", cubins.string()},
-      options);
-  PTXBENCH_TRY(result);
-  if (result->timed_out)
+  PTXBENCH_TRY_ASSIGN(
+      auto result,
+      m_runner.run(
+          {m_python.string(), "-I", "-B", "-c",
+           "import sys; sys.path[:0] = [p for p in sys.argv[1:3] if p]; del sys.argv[1:3]; "
+           "from ptxbench_triton.aot import main; sys.exit(main())",
+           m_package_root.string(), m_triton_path.string(), kernel.string(), "--spec",
+           spec.string(), "--out", cubins.string()},
+          options));
+  if (result.timed_out)
     return util::make_error(util::ErrorKind::timeout,
                             fmt::format("the Triton AOT compile did not finish in {} s",
                                         std::chrono::seconds(kAotTimeout).count()));
-  if (!result->succeeded())
+  if (!result.succeeded())
     return util::make_error(util::ErrorKind::subprocess,
                             fmt::format("the Triton AOT compile ({} ptxbench_triton/aot.py) "
                                         "failed: {}",
-                                        m_python.string(), result->err));
-  return parse_aot_output(result->out);
+                                        m_python.string(), result.err));
+  return parse_aot_output(result.out);
 }
 
 } // namespace ptxbench::compile

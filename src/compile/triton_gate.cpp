@@ -103,11 +103,9 @@ TritonGate::TritonGate(util::ProcessRunner& runner, std::filesystem::path python
 
 util::Expected<TritonGateReport> TritonGate::check(std::string_view source,
                                                    const TritonSignature& signature) const {
-  auto scratch = util::TempFolder::make("ptxbench-gate", "the Triton gate");
-  PTXBENCH_TRY(scratch);
-  const std::filesystem::path kernel = scratch->path() / "kernel.py";
-  if (auto written = util::write_file_atomic(kernel, source); !written)
-    return written.take_error();
+  PTXBENCH_TRY_ASSIGN(auto scratch, util::TempFolder::make("ptxbench-gate", "the Triton gate"));
+  const std::filesystem::path kernel = scratch.path() / "kernel.py";
+  PTXBENCH_TRY(util::write_file_atomic(kernel, source));
   return check_file(kernel, source, signature);
 }
 
@@ -116,17 +114,17 @@ util::Expected<TritonGateReport> TritonGate::check_file(const std::filesystem::p
                                                         const TritonSignature& signature) const {
   util::ProcessOptions options;
   options.timeout = std::chrono::seconds(30);
-  auto result = m_runner.run({m_python.string(), "-I", "-B", "-c", std::string(kGateMain),
-                              m_package_root.string(), kernel.string(), "--params",
-                              fmt::format("{}", fmt::join(signature.names(), ","))},
-                             options);
-  PTXBENCH_TRY(result);
-  if (!result->succeeded())
+  PTXBENCH_TRY_ASSIGN(auto result,
+                      m_runner.run({m_python.string(), "-I", "-B", "-c", std::string(kGateMain),
+                                    m_package_root.string(), kernel.string(), "--params",
+                                    fmt::format("{}", fmt::join(signature.names(), ","))},
+                                   options));
+  if (!result.succeeded())
     return util::make_error(util::ErrorKind::subprocess,
                             fmt::format("the Triton gate ({} -m ptxbench_triton.gate) failed{}: {}",
-                                        m_python.string(), result->timed_out ? " (timed out)" : "",
-                                        result->err));
-  return parse_gate_output(result->out, source);
+                                        m_python.string(), result.timed_out ? " (timed out)" : "",
+                                        result.err));
+  return parse_gate_output(result.out, source);
 }
 
 } // namespace ptxbench::compile

@@ -57,9 +57,8 @@ util::Expected<PtxbenchScalar> scalar_value(const suite::ResolvedTensor& tensor,
 // The forward problem of a backward one, resized to the backward workload's shapes.
 util::Expected<suite::Problem> forward_problem(const suite::Suite& suite,
                                                const suite::Problem& backward) {
-  auto found = suite.find(suite::forward_definition_of(backward.name()));
-  PTXBENCH_TRY(found);
-  suite::Problem forward = **found;
+  PTXBENCH_TRY_ASSIGN(auto found, suite.find(suite::forward_definition_of(backward.name())));
+  suite::Problem forward = *found;
   forward.workload.axes = backward.workload.axes;
   forward.var_axes = backward.var_axes;
   auto dims_of = [&](const std::string& name) -> const std::vector<std::int64_t>* {
@@ -96,19 +95,12 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   const suite::CorrectnessRule rule = suite::correctness_rule(problem);
   buffers.m_tolerance = {static_cast<float>(rule.atol), static_cast<float>(rule.rtol)};
   buffers.m_seed = seed;
-  if (auto s = buffers.allocate(problem, sets + 1); !s) // the correctness sets and the fresh one
-    return s.take_error();
-  if (auto s = buffers.fill_inputs(suite, problem, seed, stream); !s)
-    return s.take_error();
-  if (auto s = buffers.prepare_forward(suite, problem); !s)
-    return s.take_error();
+  PTXBENCH_TRY(buffers.allocate(problem, sets + 1)); // the correctness sets and the fresh one
+  PTXBENCH_TRY(buffers.fill_inputs(suite, problem, seed, stream));
+  PTXBENCH_TRY(buffers.prepare_forward(suite, problem));
   for (int s = 0; s < sets; ++s)
-    if (auto filled =
-            buffers.fill_from_forward(buffers.m_sets[static_cast<std::size_t>(s)], stream);
-        !filled)
-      return filled.take_error();
-  if (auto s = buffers.compute_reference(reference, stream); !s)
-    return s.take_error();
+    PTXBENCH_TRY(buffers.fill_from_forward(buffers.m_sets[static_cast<std::size_t>(s)], stream));
+  PTXBENCH_TRY(buffers.compute_reference(reference, stream));
   for (int s = 0; s < sets; ++s) {
     Set& set = buffers.m_sets[static_cast<std::size_t>(s)];
     set.digest = buffers.inputs_checksum(set.buffers, stream);
@@ -135,48 +127,42 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     const auto* scalar = spec ? std::get_if<trace::ScalarInput>(spec) : nullptr;
     if (scalar == nullptr)
       return invalid("scalar input " + t.name + " has no workload value");
-    auto value = scalar_value(t, *scalar);
-    PTXBENCH_TRY(value);
-    m_scalars.push_back(*value);
+    PTXBENCH_TRY_ASSIGN(auto value, scalar_value(t, *scalar));
+    m_scalars.push_back(value);
   }
   for (const TensorSlot& slot : m_slots) {
     if (!slot.output)
       continue;
-    auto scratch = protocol::DeviceBuffer::allocate(slot.bytes);
-    PTXBENCH_TRY(scratch);
-    m_scratch_outputs.push_back(std::move(*scratch));
+    PTXBENCH_TRY_ASSIGN(auto scratch, protocol::DeviceBuffer::allocate(slot.bytes));
+    m_scratch_outputs.push_back(std::move(scratch));
   }
   std::size_t scratch = 0;
   for (const TensorSlot& slot : m_slots) {
-    auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
-    PTXBENCH_TRY(buffer);
-    m_call_slot.pointers.push_back(buffer->data());
-    m_call_slot.buffers.push_back(std::move(*buffer));
+    PTXBENCH_TRY_ASSIGN(auto buffer, protocol::DeviceBuffer::allocate(slot.bytes));
+    m_call_slot.pointers.push_back(buffer.data());
+    m_call_slot.buffers.push_back(std::move(buffer));
     if (slot.output) {
       m_reference_slot.pointers.push_back(m_scratch_outputs[scratch++].data());
       m_reference_slot.buffers.emplace_back();
       continue;
     }
-    auto input = protocol::DeviceBuffer::allocate(slot.bytes);
-    PTXBENCH_TRY(input);
-    m_reference_slot.pointers.push_back(input->data());
-    m_reference_slot.buffers.push_back(std::move(*input));
+    PTXBENCH_TRY_ASSIGN(auto input, protocol::DeviceBuffer::allocate(slot.bytes));
+    m_reference_slot.pointers.push_back(input.data());
+    m_reference_slot.buffers.push_back(std::move(input));
   }
   for (int s = 0; s < sets; ++s) {
     Set& set = m_sets.emplace_back();
     for (const TensorSlot& slot : m_slots) {
       if (slot.output) {
-        auto expected = protocol::DeviceBuffer::allocate(slot.bytes);
-        PTXBENCH_TRY(expected);
-        set.reference_pointers.push_back(expected->data());
-        set.reference_outputs.push_back(std::move(*expected));
+        PTXBENCH_TRY_ASSIGN(auto expected, protocol::DeviceBuffer::allocate(slot.bytes));
+        set.reference_pointers.push_back(expected.data());
+        set.reference_outputs.push_back(std::move(expected));
         set.buffers.emplace_back();
         continue;
       }
-      auto buffer = protocol::DeviceBuffer::allocate(slot.bytes);
-      PTXBENCH_TRY(buffer);
-      set.reference_pointers.push_back(buffer->data());
-      set.buffers.push_back(std::move(*buffer));
+      PTXBENCH_TRY_ASSIGN(auto buffer, protocol::DeviceBuffer::allocate(slot.bytes));
+      set.reference_pointers.push_back(buffer.data());
+      set.buffers.push_back(std::move(buffer));
     }
   }
   return util::Ok{};
@@ -188,34 +174,32 @@ util::Status EvalBuffers::fill_inputs(const suite::Suite& suite, const suite::Pr
     const TensorSlot& slot = m_slots[i];
     if (slot.output)
       continue;
-    auto recipe = suite::recipe_for(problem.definition, problem.workload, slot.name);
-    PTXBENCH_TRY(recipe);
-    if (recipe->distribution == suite::Distribution::from_forward)
+    PTXBENCH_TRY_ASSIGN(auto recipe,
+                        suite::recipe_for(problem.definition, problem.workload, slot.name));
+    if (recipe.distribution == suite::Distribution::from_forward)
       continue;
-    if (recipe->distribution == suite::Distribution::blob) {
+    if (recipe.distribution == suite::Distribution::blob) {
       const auto* blob =
           std::get_if<trace::SafetensorsInput>(workload_input(problem.workload, slot.name));
       if (blob == nullptr)
         return invalid(slot.name + ": no safetensors input in the workload");
-      auto tensor = suite::read_safetensors_tensor(suite.root() / blob->path, blob->tensor_key);
-      PTXBENCH_TRY(tensor);
-      if (tensor->data.size() != slot.bytes)
-        return invalid(slot.name + ": blob has " + std::to_string(tensor->data.size()) +
+      PTXBENCH_TRY_ASSIGN(
+          auto tensor, suite::read_safetensors_tensor(suite.root() / blob->path, blob->tensor_key));
+      if (tensor.data.size() != slot.bytes)
+        return invalid(slot.name + ": blob has " + std::to_string(tensor.data.size()) +
                        " bytes, the workload needs " + std::to_string(slot.bytes));
       for (Set& set : m_sets)
-        PTXBENCH_CUDA_TRY(cudaMemcpyAsync(set.buffers[i].data(), tensor->data.data(), slot.bytes,
+        PTXBENCH_CUDA_TRY(cudaMemcpyAsync(set.buffers[i].data(), tensor.data.data(), slot.bytes,
                                           cudaMemcpyHostToDevice, stream),
                           util::ErrorKind::unsupported);
       PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
       continue;
     }
-    m_random.push_back({i, recipe->distribution, recipe->tensor_index});
+    m_random.push_back({i, recipe.distribution, recipe.tensor_index});
   }
   for (int s = 0; s < set_count(); ++s)
-    if (auto status =
-            fill_random_inputs(m_sets[static_cast<std::size_t>(s)], set_seed(seed, s), stream);
-        !status)
-      return status;
+    PTXBENCH_TRY(
+        fill_random_inputs(m_sets[static_cast<std::size_t>(s)], set_seed(seed, s), stream));
   return util::Ok{};
 }
 
@@ -223,8 +207,7 @@ util::Status EvalBuffers::fill_random_inputs(Set& set, std::uint64_t seed, cudaS
   for (const RandomInput& input : m_random) {
     const TensorSlot& slot = m_slots[input.slot];
     const RandomFill fill{input.distribution, slot.dtype, seed, input.tensor_index, slot.elements};
-    if (auto status = fill_random(set.buffers[input.slot].data(), fill, stream); !status)
-      return status;
+    PTXBENCH_TRY(fill_random(set.buffers[input.slot].data(), fill, stream));
   }
   return util::Ok{};
 }
@@ -241,16 +224,15 @@ util::Status EvalBuffers::prepare_forward(const suite::Suite& suite,
   }
   if (from_forward.empty())
     return util::Ok{};
-  auto forward = forward_problem(suite, problem);
-  PTXBENCH_TRY(forward);
-  auto reference = reference::make_library_reference(*forward);
+  PTXBENCH_TRY_ASSIGN(auto forward, forward_problem(suite, problem));
+  auto reference = reference::make_library_reference(forward);
   if (!reference)
-    reference = reference::make_naive_reference(*forward);
+    reference = reference::make_naive_reference(forward);
   PTXBENCH_TRY(reference);
-  for (const auto& t : forward->outputs)
+  for (const auto& t : forward.outputs)
     if (!from_forward.contains(t.name))
       return invalid("forward output " + t.name + " feeds no backward input");
-  m_forward = Forward{std::move(*forward), std::move(*reference), std::move(from_forward)};
+  m_forward = Forward{std::move(forward), std::move(*reference), std::move(from_forward)};
   return util::Ok{};
 }
 
@@ -282,8 +264,7 @@ util::Status EvalBuffers::fill_from_forward(Set& set, cudaStream_t stream) {
                     nullptr,
                     axes.data(),
                     stream};
-  if (auto status = m_forward->reference->run(call); !status)
-    return status;
+  PTXBENCH_TRY(m_forward->reference->run(call));
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return util::Ok{};
 }
@@ -292,10 +273,8 @@ util::Expected<int> EvalBuffers::draw(cudaStream_t stream) {
   Set& fresh = m_sets.back();
   // Past the correctness sets' own derivations (set_seed(seed, 0 .. sets - 1)).
   const std::uint64_t seed = set_seed(m_seed, set_count() + static_cast<int>(++m_draws));
-  if (auto filled = fill_random_inputs(fresh, seed, stream); !filled)
-    return filled.take_error();
-  if (auto filled = fill_from_forward(fresh, stream); !filled)
-    return filled.take_error();
+  PTXBENCH_TRY(fill_random_inputs(fresh, seed, stream));
+  PTXBENCH_TRY(fill_from_forward(fresh, stream));
   fresh.digest.reset();
   m_fresh_has_reference = false;
   return fresh_set();
@@ -304,8 +283,7 @@ util::Expected<int> EvalBuffers::draw(cudaStream_t stream) {
 util::Status EvalBuffers::fresh_reference(reference::Reference& reference, cudaStream_t stream) {
   if (m_fresh_has_reference)
     return util::Ok{};
-  if (auto status = reference.run(reference_call(fresh_set(), stream)); !status)
-    return status;
+  PTXBENCH_TRY(reference.run(reference_call(fresh_set(), stream)));
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   m_fresh_has_reference = true;
   return util::Ok{};
@@ -313,8 +291,7 @@ util::Status EvalBuffers::fresh_reference(reference::Reference& reference, cudaS
 
 util::Status EvalBuffers::compute_reference(reference::Reference& reference, cudaStream_t stream) {
   for (int s = 0; s < set_count(); ++s)
-    if (auto status = reference.run(reference_call(s, stream)); !status)
-      return status;
+    PTXBENCH_TRY(reference.run(reference_call(s, stream)));
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
   return util::Ok{};
 }
@@ -341,8 +318,7 @@ util::Status EvalBuffers::copy_inputs(int set, Slot& slot, cudaStream_t stream) 
 }
 
 util::Status EvalBuffers::stage(int set, cudaStream_t stream) {
-  auto copied = copy_inputs(set, m_call_slot, stream);
-  PTXBENCH_TRY(copied);
+  PTXBENCH_TRY(copy_inputs(set, m_call_slot, stream));
   m_staged = set;
   return util::Ok{};
 }

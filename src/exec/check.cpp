@@ -11,9 +11,9 @@ util::Expected<frontend::Checked> Checker::check(const frontend::Frontend& langu
 
 util::Expected<CheckReport> Checker::check(const std::string& source, const suite::Problem& problem,
                                            compile::Arch arch) const {
-  auto checked = check(frontend::of(compile::Language::cuda), source, problem, arch);
-  PTXBENCH_TRY(checked);
-  return std::move(checked->report);
+  PTXBENCH_TRY_ASSIGN(auto checked,
+                      check(frontend::of(compile::Language::cuda), source, problem, arch));
+  return std::move(checked.report);
 }
 
 frontend::CheckTools Checker::tools(util::ProcessRunner& runner, std::filesystem::path python,

@@ -75,22 +75,19 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
 
 util::Expected<CandidateProcess> CandidateProcess::start(const ChildLaunch& launch, int device,
                                                          const std::filesystem::path& log_path) {
-  auto requests = util::make_pipe();
-  PTXBENCH_TRY(requests);
-  auto replies = util::make_pipe();
-  PTXBENCH_TRY(replies);
+  PTXBENCH_TRY_ASSIGN(auto requests, util::make_pipe());
+  PTXBENCH_TRY_ASSIGN(auto replies, util::make_pipe());
   auto log = util::open_fd(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!log)
     return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
-  auto input = util::open_fd("/dev/null", O_RDONLY);
-  PTXBENCH_TRY(input);
-  auto pid = util::spawn(child_options(launch, device, log->get(), input->get(),
-                                       requests->read.get(), replies->write.get()));
-  PTXBENCH_TRY(pid);
+  PTXBENCH_TRY_ASSIGN(auto input, util::open_fd("/dev/null", O_RDONLY));
+  PTXBENCH_TRY_ASSIGN(auto pid,
+                      util::spawn(child_options(launch, device, log->get(), input.get(),
+                                                requests.read.get(), replies.write.get())));
   CandidateProcess process;
-  process.m_pid = *pid;
-  process.m_requests = std::move(requests->write);
-  process.m_replies = util::LineReader(std::move(replies->read), kMaxReplyBytes);
+  process.m_pid = pid;
+  process.m_requests = std::move(requests.write);
+  process.m_replies = util::LineReader(std::move(replies.read), kMaxReplyBytes);
   process.m_log_path = log_path;
   return process;
 }

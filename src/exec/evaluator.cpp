@@ -47,8 +47,7 @@ std::string version_text(int version) {
 
 // The name of CUDA device `device`, or why it cannot run the GPU part for `arch`.
 util::Expected<std::string> usable_gpu(compile::Arch arch, int device) {
-  if (auto count = cuda::require_device(); !count)
-    return count.take_error();
+  PTXBENCH_TRY(cuda::require_device());
   cudaDeviceProp props{};
   if (cudaGetDeviceProperties(&props, device) != cudaSuccess)
     return util::make_error(util::ErrorKind::unsupported,
@@ -188,10 +187,9 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const frontend::Frontend& lan
     PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm->device)); // the calling thread's, for its phases
     detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
                               m_tool_runner);
-    auto binding = candidate.binding();
-    PTXBENCH_TRY(binding);
+    PTXBENCH_TRY_ASSIGN(auto binding, candidate.binding());
     const detail::CandidateRun candidate_run{&candidate, ChildLaunch{m_child_paths, &candidate},
-                                             !language.uses_candidate_binary(), std::move(*binding),
+                                             !language.uses_candidate_binary(), std::move(binding),
                                              &m_checker.disassembler()};
     // The identities of kernel.so's cubins, read beside the GPU phases (launch_rules.hpp); a
     // candidate compiled in its warm-up has its cubins read after it (gpu_warm_up.cpp).
@@ -200,8 +198,7 @@ util::Status Evaluator::gpu_phases(Evaluation& ev, const frontend::Frontend& lan
       cubins = std::async(std::launch::async, [&] {
         return m_checker.disassembler().cubin_hashes(candidate.library());
       });
-    if (auto status = run.run(candidate_run); !status)
-      return status;
+    PTXBENCH_TRY(run.run(candidate_run));
     if (cubins.valid()) {
       auto hashes = cubins.get();
       if (hashes)
@@ -234,13 +231,12 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
   ev.timestamp = now_iso();
   ev.sets = options.sets;
   const frontend::Frontend& language = frontend::of(options.language);
-  auto checked = phases.time("check", [&] {
+  PTXBENCH_TRY_ASSIGN(auto checked, phases.time("check", [&] {
     return language.check(
         m_checker.tools(m_tool_runner, m_child_paths.python, m_child_paths.python_root), source,
         problem, options.arch);
-  });
-  PTXBENCH_TRY(checked);
-  ev.check = std::move(checked->report);
+  }));
+  ev.check = std::move(checked.report);
   verdict_from_check(ev);
   if (ev.check.outcome == CheckOutcome::ok) {
     auto gpu = phases.time("gpu", [&] { return usable_gpu(options.arch, m_warm->device); });
@@ -259,12 +255,10 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
       ev.seed = options.seed
                     ? *options.seed
                     : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-      if (!checked->candidate)
+      if (!checked.candidate)
         throw util::Fatal("the " + std::string(language.name()) +
                           " check passed a candidate without making it");
-      if (auto status = gpu_phases(ev, language, *checked->candidate, problem, options, phases);
-          !status)
-        return status.take_error();
+      PTXBENCH_TRY(gpu_phases(ev, language, *checked.candidate, problem, options, phases));
     }
   }
   fill_libs(ev);

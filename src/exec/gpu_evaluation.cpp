@@ -171,9 +171,8 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
 util::Status GpuEvaluation::prepare() {
   PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm.device)); // a thread of its own starts on device 0
   std::shared_lock gpu(m_warm.lock);
-  auto stream = cuda::create_stream();
-  PTXBENCH_TRY(stream);
-  m_stream = std::move(*stream);
+  PTXBENCH_TRY_ASSIGN(auto stream, cuda::create_stream());
+  m_stream = std::move(stream);
   m_reference = m_warm.references.take(m_problem.name());
   if (!m_reference) {
     m_reference = std::make_unique<WarmReference>();
@@ -203,10 +202,10 @@ util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
     m_inputs.reset();
   const bool warm = m_inputs != nullptr;
   if (!m_inputs) {
-    auto buffers = EvalBuffers::create(m_suite, m_problem, *m_reference->reference, m_result.sets,
-                                       m_result.seed, stream);
-    PTXBENCH_TRY(buffers);
-    m_inputs = std::make_unique<WarmInputs>(WarmInputs{std::move(*buffers), 0, 0});
+    PTXBENCH_TRY_ASSIGN(auto buffers,
+                        EvalBuffers::create(m_suite, m_problem, *m_reference->reference,
+                                            m_result.sets, m_result.seed, stream));
+    m_inputs = std::make_unique<WarmInputs>(WarmInputs{std::move(buffers), 0, 0});
     m_inputs->digest = m_inputs->buffers.input_checksum(stream);
     m_inputs->bytes = m_inputs->buffers.device_bytes();
   }

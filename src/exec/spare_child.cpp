@@ -74,16 +74,14 @@ void SpareChildren::release_counter_session() {
 
 util::Expected<StartedChild> SpareChildren::start() const {
   std::filesystem::path log = fresh_child_log_path();
-  auto process = CandidateProcess::start(m_binary, m_device, log);
-  PTXBENCH_TRY(process);
-  return StartedChild{std::move(*process), std::move(log), std::nullopt};
+  PTXBENCH_TRY_ASSIGN(auto process, CandidateProcess::start(m_binary, m_device, log));
+  return StartedChild{std::move(process), std::move(log), std::nullopt};
 }
 
 util::Expected<StartedChild> SpareChildren::start_own(const ChildLaunch& launch) const {
   std::filesystem::path log = fresh_child_log_path();
-  auto process = CandidateProcess::start(launch, m_device, log);
-  PTXBENCH_TRY(process);
-  return StartedChild{std::move(*process), std::move(log), std::nullopt};
+  PTXBENCH_TRY_ASSIGN(auto process, CandidateProcess::start(launch, m_device, log));
+  return StartedChild{std::move(process), std::move(log), std::nullopt};
 }
 
 void SpareChildren::stop(StartedChild& child) {
@@ -257,9 +255,8 @@ util::Expected<StartedChild> SpareChildren::take() {
     discard(taken);
   }
   if (!taken) {
-    auto started = start();
-    PTXBENCH_TRY(started);
-    taken = std::move(*started);
+    PTXBENCH_TRY_ASSIGN(auto started, start());
+    taken = std::move(started);
   }
   return std::move(*taken);
 }

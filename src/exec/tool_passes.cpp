@@ -63,8 +63,7 @@ util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffer
   spec.var_axes = buffers.var_axes();
   std::ofstream(files.m_dir / "spec.json") << encode(spec) << "\n";
   std::ofstream inputs(files.m_dir / "inputs.bin", std::ios::binary);
-  if (auto written = buffers.write_inputs(0, inputs); !written)
-    return written.take_error();
+  PTXBENCH_TRY(buffers.write_inputs(0, inputs));
   if (!inputs.flush())
     return util::make_error(util::ErrorKind::io, "cannot write inputs.bin");
   return files;

@@ -36,9 +36,8 @@ util::Expected<CommandCheck> Frontend::command_check(const CheckTools& tools,
                                                      std::string_view /*file*/) const {
   CommandCheck out{nlohmann::ordered_json::array(), "", CommandVerdict::pass};
   for (const compile::Arch arch : arches) {
-    auto checked = check(tools, source, problem, arch);
-    PTXBENCH_TRY(checked);
-    const CheckReport& report = checked->report;
+    PTXBENCH_TRY_ASSIGN(auto checked, check(tools, source, problem, arch));
+    const CheckReport& report = checked.report;
     if (report.outcome != CheckOutcome::ok || report.verdict() == sass::Verdict::absent)
       out.verdict = CommandVerdict::fail;
     out.json.push_back(to_json(report, *this));

@@ -435,8 +435,7 @@ util::Expected<CallTimer*> cupti_call_timer() {
   std::lock_guard lock(creation);
   if (CuptiCallTimer* timer = g_timer.load())
     return static_cast<CallTimer*>(timer);
-  if (auto device = cuda::require_device(); !device)
-    return device.take_error();
+  PTXBENCH_TRY(cuda::require_device());
   static CuptiCallTimer timer; // process lifetime: CUPTI may call back until exit
   g_timer.store(&timer);
   return static_cast<CallTimer*>(&timer);

@@ -209,9 +209,8 @@ bool InstructionCounter::Impl::host_accepts(const std::vector<std::string>& name
 
 util::Status InstructionCounter::Impl::build_config() {
   auto since = Clock::now();
-  auto made = new_host();
-  PTXBENCH_TRY(made);
-  host = *made;
+  PTXBENCH_TRY_ASSIGN(auto made, new_host());
+  host = made;
   if (!add_metrics(host, metrics)) { // find the rejected ones, keep the rest
     auto done = make_params<CUpti_Profiler_Host_Deinitialize_Params>(
         CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
@@ -223,9 +222,8 @@ util::Status InstructionCounter::Impl::build_config() {
     metrics = std::move(accepted);
     if (metrics.empty())
       return util::make_error(kFailure, fmt::format("chip {} accepts none of the metrics", chip));
-    auto again = new_host();
-    PTXBENCH_TRY(again);
-    host = *again;
+    PTXBENCH_TRY_ASSIGN(auto again, new_host());
+    host = again;
     if (!add_metrics(host, metrics))
       return util::make_error(kFailure, "the accepted metrics were rejected together");
   }
@@ -263,16 +261,13 @@ util::Expected<InstructionCounter> InstructionCounter::create(int device,
 
 util::Expected<InstructionCounter> InstructionCounter::create_with(int device,
                                                                    CounterOptions options) {
-  if (auto available = cuda::require_device(); !available)
-    return available.take_error();
+  PTXBENCH_TRY(cuda::require_device());
   auto impl = std::make_unique<Impl>();
   impl->device = device;
   impl->metrics = options.metrics.empty() ? default_metrics() : std::move(options.metrics);
   impl->replay = options.replay;
-  if (auto ready = impl->initialise_profiler(options.availability); !ready)
-    return ready.take_error();
-  if (auto built = impl->build_config(); !built)
-    return built.take_error();
+  PTXBENCH_TRY(impl->initialise_profiler(options.availability));
+  PTXBENCH_TRY(impl->build_config());
   return InstructionCounter(std::move(impl));
 }
 
@@ -449,27 +444,22 @@ InstructionCounter::count(const CallFn& call, cudaStream_t stream,
   ProfilerSession own;
   ProfilerSession& session = m_impl->kept.object != nullptr ? m_impl->kept : own;
   if (session.object == nullptr) {
-    auto enabled = enable_session(own);
-    PTXBENCH_TRY(enabled);
+    PTXBENCH_TRY(enable_session(own));
     step(counts.steps, "enable", since);
   }
   std::vector<std::uint8_t> image = std::exchange(m_impl->next_image, {});
   if (image.empty()) {
-    auto made = counter_data_image(session, c_strings(m_impl->metrics));
-    PTXBENCH_TRY(made);
-    image = std::move(*made);
+    PTXBENCH_TRY_ASSIGN(auto made, counter_data_image(session, c_strings(m_impl->metrics)));
+    image = std::move(made);
     step(counts.steps, "counter_data_image", since);
   }
-  if (auto ran = m_impl->run_passes(call, stream, before_pass, session, image, counts); !ran)
-    return ran.take_error();
+  PTXBENCH_TRY(m_impl->run_passes(call, stream, before_pass, session, image, counts));
   since = Clock::now();
   if (counts.call_status != 0)
     return counts;
-  if (auto decoded = decode(session); !decoded)
-    return decoded.take_error();
+  PTXBENCH_TRY(decode(session));
   step(counts.steps, "decode", since);
-  if (auto evaluated = m_impl->evaluate(image, counts); !evaluated)
-    return evaluated.take_error();
+  PTXBENCH_TRY(m_impl->evaluate(image, counts));
   fill_families(counts);
   step(counts.steps, "evaluate", since);
   if (own.object != nullptr) {
@@ -489,8 +479,7 @@ util::Expected<std::vector<util::Phase>> InstructionCounter::open_session(const 
   ActivityTracingPause pause;
   PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
   PTXBENCH_CUDA_TRY(cudaDeviceSynchronize(), util::ErrorKind::invalid_input);
-  if (auto enabled = enable_session(m_impl->kept); !enabled)
-    return enabled.take_error();
+  PTXBENCH_TRY(enable_session(m_impl->kept));
   step(counts.steps, "enable", since);
   if (auto warmed = m_impl->warm_session(warm, stream, counts); !warmed) {
     m_impl->kept.disable(); // no half-open session is left behind
@@ -503,22 +492,18 @@ util::Expected<std::vector<util::Phase>> InstructionCounter::open_session(const 
 util::Status InstructionCounter::Impl::warm_session(const CallFn& warm, cudaStream_t stream,
                                                     InstructionCounts& counts) {
   auto since = Clock::now();
-  auto image = counter_data_image(kept, c_strings(metrics));
-  PTXBENCH_TRY(image);
+  PTXBENCH_TRY_ASSIGN(auto image, counter_data_image(kept, c_strings(metrics)));
   step(counts.steps, "counter_data_image", since);
-  if (auto ran = run_passes(warm, stream, {}, kept, *image, counts); !ran)
-    return ran;
+  PTXBENCH_TRY(run_passes(warm, stream, {}, kept, image, counts));
   since = Clock::now();
   if (counts.call_status != 0)
     return util::make_error(kFailure,
                             fmt::format("the warm-up call failed: {}",
                                         cudaGetErrorString(cudaError_t(counts.call_status))));
-  if (auto decoded = decode(kept); !decoded)
-    return decoded;
+  PTXBENCH_TRY(decode(kept));
   step(counts.steps, "decode", since);
-  auto next = counter_data_image(kept, c_strings(metrics));
-  PTXBENCH_TRY(next);
-  next_image = std::move(*next);
+  PTXBENCH_TRY_ASSIGN(auto next, counter_data_image(kept, c_strings(metrics)));
+  next_image = std::move(next);
   step(counts.steps, "next_counter_data_image", since);
   return util::Ok{};
 }

@@ -11,8 +11,7 @@
 namespace ptxbench::measure {
 
 util::Expected<L2Flusher> L2Flusher::create(int device) {
-  if (auto available = cuda::require_device(); !available)
-    return available.take_error();
+  PTXBENCH_TRY(cuda::require_device());
   int l2_bytes = 0;
   PTXBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
   if (l2_bytes <= 0)

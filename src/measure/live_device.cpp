@@ -65,13 +65,12 @@ util::Expected<LiveDevice> read_live_device(int cuda_device) {
   d.l2_bytes = prop.l2CacheSize;
   d.global_memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
   d.memory_bus_bits = prop.memoryBusWidth;
-  auto memory_khz = attribute(cudaDevAttrMemoryClockRate, cuda_device, "MemoryClockRate");
-  PTXBENCH_TRY(memory_khz);
-  d.memory_clock_mhz = *memory_khz / 1000;
+  PTXBENCH_TRY_ASSIGN(auto memory_khz,
+                      attribute(cudaDevAttrMemoryClockRate, cuda_device, "MemoryClockRate"));
+  d.memory_clock_mhz = memory_khz / 1000;
   d.clock_source = "cuda";
-  auto clock_khz = attribute(cudaDevAttrClockRate, cuda_device, "ClockRate");
-  PTXBENCH_TRY(clock_khz);
-  d.max_sm_clock_mhz = *clock_khz / 1000;
+  PTXBENCH_TRY_ASSIGN(auto clock_khz, attribute(cudaDevAttrClockRate, cuda_device, "ClockRate"));
+  d.max_sm_clock_mhz = clock_khz / 1000;
   if (auto monitor = GpuMonitor::create(cuda_device))
     if (auto snapshot = monitor->snapshot(); snapshot && snapshot->max_sm_clock_mhz > 0) {
       d.max_sm_clock_mhz = static_cast<int>(snapshot->max_sm_clock_mhz);

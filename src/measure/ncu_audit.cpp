@@ -168,17 +168,16 @@ util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
                                        const NcuAuditOptions& options) {
   util::ProcessOptions process;
   process.timeout = options.timeout;
-  auto result = runner.run(ncu_audit_command(app_argv, options), process);
-  PTXBENCH_TRY(result);
-  if (result->timed_out)
+  PTXBENCH_TRY_ASSIGN(auto result, runner.run(ncu_audit_command(app_argv, options), process));
+  if (result.timed_out)
     return util::make_error(util::ErrorKind::timeout, "ncu audit passed its deadline");
-  if (!result->succeeded())
+  if (!result.succeeded())
     return util::make_error(util::ErrorKind::subprocess,
-                            fmt::format("ncu exited with {}: {}", result->exit_code,
-                                        util::head_lines(result->err + result->out, 20)));
-  auto audit = parse_ncu_source_csv(result->out);
+                            fmt::format("ncu exited with {}: {}", result.exit_code,
+                                        util::head_lines(result.err + result.out, 20)));
+  auto audit = parse_ncu_source_csv(result.out);
   if (audit)
-    audit->wall_ms = static_cast<double>(result->elapsed.count());
+    audit->wall_ms = static_cast<double>(result.elapsed.count());
   return audit;
 }
 

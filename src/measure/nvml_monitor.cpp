@@ -130,10 +130,8 @@ util::Expected<GpuMonitor> GpuMonitor::create(int cuda_device) {
   if (lib->handle == nullptr)
     return util::make_error(util::ErrorKind::unsupported,
                             fmt::format("NVML is not available: {}", dlerror()));
-  if (auto resolved = resolve_all(*lib); !resolved)
-    return resolved.take_error();
-  if (auto opened = open_device(*lib, cuda_device); !opened)
-    return opened.take_error();
+  PTXBENCH_TRY(resolve_all(*lib));
+  PTXBENCH_TRY(open_device(*lib, cuda_device));
   return GpuMonitor(std::move(lib));
 }
 

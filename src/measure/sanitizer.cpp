@@ -176,14 +176,13 @@ util::Expected<SanitizerReport> run_sanitizer(util::ProcessRunner& runner,
                                               const SanitizerOptions& options) {
   util::ProcessOptions process;
   process.timeout = options.timeout;
-  auto result = runner.run(sanitizer_command(app_argv, options), process);
-  PTXBENCH_TRY(result);
-  if (result->timed_out)
+  PTXBENCH_TRY_ASSIGN(auto result, runner.run(sanitizer_command(app_argv, options), process));
+  if (result.timed_out)
     return util::make_error(util::ErrorKind::timeout, "compute-sanitizer passed its deadline");
-  SanitizerReport report = parse_sanitizer_output(result->out + "\n" + result->err);
-  report.exit_code = result->signaled ? -result->term_signal : result->exit_code;
+  SanitizerReport report = parse_sanitizer_output(result.out + "\n" + result.err);
+  report.exit_code = result.signaled ? -result.term_signal : result.exit_code;
   report.clean = report.clean && report.exit_code == 0;
-  report.wall_ms = static_cast<double>(result->elapsed.count());
+  report.wall_ms = static_cast<double>(result.elapsed.count());
   return report;
 }
 

@@ -34,15 +34,14 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
       before_each(index);
     flusher.flush(stream);
   };
-  auto timed = timer.time_batch(batch, stream);
-  PTXBENCH_TRY(timed);
+  PTXBENCH_TRY_ASSIGN(auto timed, timer.time_batch(batch, stream));
   Trial trial;
   trial.mode = TimingMode::batched;
-  trial.call_status = timed->call_status;
+  trial.call_status = timed.call_status;
   if (trial.call_status != 0)
     return std::optional<Trial>(std::move(trial));
-  if (!timed->unattributable.empty()) {
-    reason = std::move(timed->unattributable);
+  if (!timed.unattributable.empty()) {
+    reason = std::move(timed.unattributable);
     return std::optional<Trial>();
   }
   if (const std::size_t carve_out = flusher.persisting_bytes(); carve_out != 0) {
@@ -51,14 +50,14 @@ util::Expected<std::optional<Trial>> batched_trial(CallTimer& timer, L2Flusher& 
                          carve_out);
     return std::optional<Trial>();
   }
-  trial.min_gap_ns = timed->min_gap_ns;
-  for (CallTiming& timing : timed->timed) {
+  trial.min_gap_ns = timed.min_gap_ns;
+  for (CallTiming& timing : timed.timed) {
     trial.latencies_ms.push_back(timing.latency_ms);
     trial.event_ms.push_back(timing.event_ms);
     trial.call_kernels.push_back(kernel_names(timing.activities));
   }
-  if (!timed->timed.empty())
-    trial.last_call_activities = std::move(timed->timed.back().activities);
+  if (!timed.timed.empty())
+    trial.last_call_activities = std::move(timed.timed.back().activities);
   trial.median_ms = util::median(trial.latencies_ms);
   return std::optional<Trial>(std::move(trial));
 }
@@ -79,10 +78,10 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
                                 cudaStream_t stream, const TrialOptions& options) {
   std::string strict_reason;
   if (options.mode == TimingMode::batched && options.warmup + options.iterations > 0) {
-    auto batched = batched_trial(timer, flusher, call, before_each, stream, options, strict_reason);
-    PTXBENCH_TRY(batched);
-    if (*batched)
-      return std::move(**batched);
+    PTXBENCH_TRY_ASSIGN(auto batched, batched_trial(timer, flusher, call, before_each, stream,
+                                                    options, strict_reason));
+    if (batched)
+      return std::move(*batched);
   }
   Trial trial;
   trial.strict_reason = std::move(strict_reason);
@@ -100,16 +99,15 @@ util::Expected<Trial> run_trial(CallTimer& timer, L2Flusher& flusher, const Call
         return trial;
       continue;
     }
-    auto timing = timer.time_call(call, stream);
-    PTXBENCH_TRY(timing);
-    trial.call_status = timing->call_status;
+    PTXBENCH_TRY_ASSIGN(auto timing, timer.time_call(call, stream));
+    trial.call_status = timing.call_status;
     if (trial.call_status != 0)
       return trial;
-    trial.latencies_ms.push_back(timing->latency_ms);
-    trial.event_ms.push_back(timing->event_ms);
-    trial.late_work = trial.late_work || timing->late_work;
-    trial.call_kernels.push_back(kernel_names(timing->activities));
-    trial.last_call_activities = std::move(timing->activities);
+    trial.latencies_ms.push_back(timing.latency_ms);
+    trial.event_ms.push_back(timing.event_ms);
+    trial.late_work = trial.late_work || timing.late_work;
+    trial.call_kernels.push_back(kernel_names(timing.activities));
+    trial.last_call_activities = std::move(timing.activities);
   }
   trial.median_ms = util::median(trial.latencies_ms);
   return trial;

@@ -59,8 +59,7 @@ util::Status check_client_setup(const ModelSpec& spec, const EnvLookup& env) {
     return util::make_error(util::ErrorKind::invalid_input,
                             "model " + spec.name + ": base_url \"" + redact_url(spec.base_url) +
                                 "\" is not an http:// or https:// URL with a host");
-  if (auto key = api_key(spec, env ? env : process_environment()); !key)
-    return key.take_error();
+  PTXBENCH_TRY(api_key(spec, env ? env : process_environment()));
   return util::Ok{};
 }
 
@@ -82,14 +81,13 @@ util::Expected<std::unique_ptr<ModelClient>> make_client(const ModelSpec& spec,
       continue;
     if (deps.transport == nullptr)
       throw util::Fatal("make_client: no HTTP transport");
-    auto key = api_key(spec, deps.env ? deps.env : process_environment());
-    PTXBENCH_TRY(key);
+    PTXBENCH_TRY_ASSIGN(auto key, api_key(spec, deps.env ? deps.env : process_environment()));
     HttpClientOptions options{deps.retry, deps.max_response_bytes};
     options.retry.max_attempts = spec.max_attempts;
     Sleeper& sleeper = deps.sleeper != nullptr ? *deps.sleeper : real_sleeper();
-    auto protocol = provider.make(spec, *key);
+    auto protocol = provider.make(spec, key);
     return std::unique_ptr<ModelClient>(new HttpModelClient(
-        spec, std::move(protocol), *deps.transport, sleeper, std::move(*key), options));
+        spec, std::move(protocol), *deps.transport, sleeper, std::move(key), options));
   }
   return util::make_error(util::ErrorKind::invalid_input,
                           "model " + spec.name + ": unknown provider \"" + spec.provider + "\"");

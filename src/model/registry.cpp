@@ -208,21 +208,18 @@ util::Expected<ModelRegistry> parse_registry(std::string_view text,
                             origin.string() + ": $.models: expected an object of models");
   JsonReader top(origin.string());
   top.allow_only(json, "$", kTopKeys);
-  if (auto checked = top.finish(util::Ok{}); !checked)
-    return checked.take_error();
+  PTXBENCH_TRY(top.finish(util::Ok{}));
   ModelRegistry registry{origin, {}};
   for (const auto& [name, model] : json["models"].items()) {
-    auto spec = read_model(name, model, origin);
-    PTXBENCH_TRY(spec);
-    registry.models.push_back(std::move(*spec));
+    PTXBENCH_TRY_ASSIGN(auto spec, read_model(name, model, origin));
+    registry.models.push_back(std::move(spec));
   }
   return registry;
 }
 
 util::Expected<ModelRegistry> load_registry(const std::filesystem::path& path) {
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  return parse_registry(*text, path);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  return parse_registry(text, path);
 }
 
 std::filesystem::path default_registry_path() {

@@ -17,6 +17,7 @@
 
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <variant>
 
 namespace ptxbench::model {
@@ -28,8 +29,14 @@ Recorded read_error_line(util::JsonReader& in, const Json& line) {
   const Json* error = in.object_member(line, "$", "error");
   if (!error)
     return Recorded{};
-  const auto kind = in.enumerator<util::ErrorKind, util::kErrorKinds.size()>(
-      *error, "$.error", "kind", util::to_string);
+  // Read by name against the table: ErrorKind has a retired value, so it is not valued 1..N.
+  std::optional<util::ErrorKind> kind;
+  if (const Json* name = in.required(*error, "$.error", "kind")) {
+    const std::string text = in.string_at(*name, "$.error.kind", util::Emptiness::rejected);
+    kind = util::error_kind_from_name(text);
+    if (in.ok() && !kind)
+      in.fail("$.error.kind", "unknown error kind \"" + text + "\"");
+  }
   const std::string message =
       in.optional_string(*error, "$.error", "message", util::Emptiness::allowed).value_or("");
   return util::make_error(kind.value_or(util::ErrorKind::invalid_input), "replay: " + message);
@@ -77,10 +84,9 @@ util::Expected<Recorded> parse_line(const Json& line, const std::string& where,
 }
 
 util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
-  auto text = util::read_file(*spec.replay_file);
-  PTXBENCH_TRY(text);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(*spec.replay_file));
   std::vector<Recorded> replies;
-  auto lines = util::split_lines(*text);
+  auto lines = util::split_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (util::trim(lines[i]).empty())
       continue;
@@ -88,9 +94,8 @@ util::Expected<std::vector<Recorded>> load_replies(const ModelSpec& spec) {
     Json json = Json::parse(sanitize_utf8(lines[i]), nullptr, false);
     if (json.is_discarded())
       return util::make_error(util::ErrorKind::invalid_input, where + ": not valid JSON");
-    auto recorded = parse_line(json, where, spec.prices);
-    PTXBENCH_TRY(recorded);
-    replies.push_back(std::move(*recorded));
+    PTXBENCH_TRY_ASSIGN(auto recorded, parse_line(json, where, spec.prices));
+    replies.push_back(std::move(recorded));
   }
   return replies;
 }
@@ -156,9 +161,8 @@ util::Expected<std::unique_ptr<ModelClient>> make_replay(const ModelSpec& spec, 
   if (!spec.replay_file)
     return util::make_error(util::ErrorKind::invalid_input,
                             "model " + spec.name + ": replay provider needs replay_file");
-  auto replies = load_replies(spec);
-  PTXBENCH_TRY(replies);
-  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(*replies), start));
+  PTXBENCH_TRY_ASSIGN(auto replies, load_replies(spec));
+  return std::unique_ptr<ModelClient>(new ReplayClient(spec, std::move(replies), start));
 }
 
 } // namespace ptxbench::model

@@ -58,9 +58,8 @@ util::Expected<std::string> section_text(const Manifest& manifest, const Compone
 } // namespace
 
 util::Expected<TextSize> component_size(const Manifest& manifest, const Component& component) {
-  auto text = section_text(manifest, component);
-  PTXBENCH_TRY(text);
-  return measure(*text + "\n");
+  PTXBENCH_TRY_ASSIGN(auto text, section_text(manifest, component));
+  return measure(text + "\n");
 }
 
 util::Expected<Composition> compose(const Manifest& manifest, const Variant& variant) {
@@ -70,11 +69,10 @@ util::Expected<Composition> compose(const Manifest& manifest, const Variant& var
     const Component* component = manifest.component(id);
     if (component == nullptr)
       throw util::Fatal("variant '" + variant.name + "' names unvalidated component " + id);
-    auto text = section_text(manifest, *component);
-    PTXBENCH_TRY(text);
-    *text += "\n";
-    composition.text += *text;
-    composition.sections.push_back(Section{component, *text, measure(*text)});
+    PTXBENCH_TRY_ASSIGN(auto text, section_text(manifest, *component));
+    text += "\n";
+    composition.text += text;
+    composition.sections.push_back(Section{component, text, measure(text)});
   }
   composition.size = measure(composition.text);
   return composition;

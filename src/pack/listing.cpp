@@ -47,9 +47,8 @@ std::string group(std::size_t n) {
 Expected<std::string> exact_cell(const ExactTokens* exact, const Composition& composed) {
   if (exact == nullptr)
     return std::string();
-  auto counted = exact->count(composed.text);
-  PTXBENCH_TRY(counted);
-  return fmt::format(" {:>8}", group(static_cast<std::size_t>(*counted)));
+  PTXBENCH_TRY_ASSIGN(auto counted, exact->count(composed.text));
+  return fmt::format(" {:>8}", group(static_cast<std::size_t>(counted)));
 }
 
 Expected<std::string> arch_text(const Manifest& manifest, const std::string& arch,
@@ -59,22 +58,19 @@ Expected<std::string> arch_text(const Manifest& manifest, const std::string& arc
   for (const Component& c : manifest.components()) {
     if (!in_arch(c, arch))
       continue;
-    auto size = component_size(manifest, c);
-    PTXBENCH_TRY(size);
+    PTXBENCH_TRY_ASSIGN(auto size, component_size(manifest, c));
     out += fmt::format("  {:<30} {:<9} {:>8} {:>8}  {}\n", c.id, info(c.kind).name,
-                       group(size->approx_tokens), group(size->words), c.file.generic_string());
+                       group(size.approx_tokens), group(size.words), c.file.generic_string());
   }
   out += fmt::format("\n{} variants\n  {:<30} {:>8}{} {:>8}  {}\n", arch, "name", "~tokens",
                      exact ? fmt::format(" {:>8}", "tokens") : "", "words", "components");
   for (const Variant& v : manifest.variants()) {
     if (v.arch != arch)
       continue;
-    auto composed = compose(manifest, v);
-    PTXBENCH_TRY(composed);
-    auto cell = exact_cell(exact, *composed);
-    PTXBENCH_TRY(cell);
-    out += fmt::format("  {:<30} {:>8}{} {:>8}  {}\n", v.name, group(composed->size.approx_tokens),
-                       *cell, group(composed->size.words), recipe(v));
+    PTXBENCH_TRY_ASSIGN(auto composed, compose(manifest, v));
+    PTXBENCH_TRY_ASSIGN(auto cell, exact_cell(exact, composed));
+    out += fmt::format("  {:<30} {:>8}{} {:>8}  {}\n", v.name, group(composed.size.approx_tokens),
+                       cell, group(composed.size.words), recipe(v));
   }
   return out;
 }
@@ -83,60 +79,54 @@ Expected<std::string> arch_text(const Manifest& manifest, const std::string& arc
 
 Expected<std::string> render_list_text(const Manifest& manifest, std::string_view arch,
                                        const ExactTokens* exact) {
-  auto arches = selected_arches(manifest, arch);
-  PTXBENCH_TRY(arches);
+  PTXBENCH_TRY_ASSIGN(auto arches, selected_arches(manifest, arch));
   std::string out = fmt::format("Knowledge-pack variants ({}).\n", kTokenNote);
   if (exact != nullptr)
     out += fmt::format("Column `tokens`: the variant's text counted by {}.\n", exact->source);
-  for (const std::string& a : *arches) {
-    auto text = arch_text(manifest, a, exact);
-    PTXBENCH_TRY(text);
-    out += "\n" + *text;
+  for (const std::string& a : arches) {
+    PTXBENCH_TRY_ASSIGN(auto text, arch_text(manifest, a, exact));
+    out += "\n" + text;
   }
   return out;
 }
 
 Expected<std::string> render_list_json(const Manifest& manifest, std::string_view arch,
                                        const ExactTokens* exact) {
-  auto arches = selected_arches(manifest, arch);
-  PTXBENCH_TRY(arches);
+  PTXBENCH_TRY_ASSIGN(auto arches, selected_arches(manifest, arch));
   nlohmann::ordered_json doc;
   doc["token_estimate"] = kTokenNote;
   if (exact != nullptr)
     doc["tokens_from"] = exact->source;
   doc["arches"] = nlohmann::ordered_json::array();
-  for (const std::string& a : *arches) {
+  for (const std::string& a : arches) {
     nlohmann::ordered_json entry{{"arch", a},
                                  {"components", nlohmann::ordered_json::array()},
                                  {"variants", nlohmann::ordered_json::array()}};
     for (const Component& c : manifest.components()) {
       if (!in_arch(c, a))
         continue;
-      auto size = component_size(manifest, c);
-      PTXBENCH_TRY(size);
+      PTXBENCH_TRY_ASSIGN(auto size, component_size(manifest, c));
       entry["components"].push_back({{"id", c.id},
                                      {"kind", info(c.kind).name},
                                      {"file", c.file.generic_string()},
-                                     {"approx_tokens", size->approx_tokens},
-                                     {"words", size->words},
-                                     {"bytes", size->bytes}});
+                                     {"approx_tokens", size.approx_tokens},
+                                     {"words", size.words},
+                                     {"bytes", size.bytes}});
     }
     for (const Variant& v : manifest.variants()) {
       if (v.arch != a)
         continue;
-      auto composed = compose(manifest, v);
-      PTXBENCH_TRY(composed);
+      PTXBENCH_TRY_ASSIGN(auto composed, compose(manifest, v));
       nlohmann::ordered_json row{{"name", v.name},
                                  {"description", v.description},
                                  {"extends", v.extends},
                                  {"components", v.components},
-                                 {"approx_tokens", composed->size.approx_tokens},
-                                 {"words", composed->size.words},
-                                 {"bytes", composed->size.bytes}};
+                                 {"approx_tokens", composed.size.approx_tokens},
+                                 {"words", composed.size.words},
+                                 {"bytes", composed.size.bytes}};
       if (exact != nullptr) {
-        auto counted = exact->count(composed->text);
-        PTXBENCH_TRY(counted);
-        row["tokens"] = *counted;
+        PTXBENCH_TRY_ASSIGN(auto counted, exact->count(composed.text));
+        row["tokens"] = counted;
       }
       entry["variants"].push_back(std::move(row));
     }

@@ -76,14 +76,10 @@ public:
       return fail("$", "not valid JSON");
     if (!doc.is_object())
       return fail("$", "must be an object");
-    if (auto status = header(doc); !status)
-      return status.take_error();
-    if (auto status = components(doc); !status)
-      return status.take_error();
-    if (auto status = variants(doc); !status)
-      return status.take_error();
-    if (auto status = groups(doc); !status)
-      return status.take_error();
+    PTXBENCH_TRY(header(doc));
+    PTXBENCH_TRY(components(doc));
+    PTXBENCH_TRY(variants(doc));
+    PTXBENCH_TRY(groups(doc));
     return std::move(m_manifest);
   }
 
@@ -130,16 +126,13 @@ private:
     util::JsonReader in = reader();
     if (in.integer(doc, "$", "schema") != 1 && in.ok())
       in.fail("$.schema", "must be 1");
-    if (auto schema = in.finish(0); !schema)
-      return schema.take_error();
-    auto prefix = string_field(doc, "$", "include_prefix");
-    PTXBENCH_TRY(prefix);
-    m_manifest.m_include_prefix = *prefix;
-    auto arches = string_list(doc, "$", "arches", true);
-    PTXBENCH_TRY(arches);
-    if (arches->empty())
+    PTXBENCH_TRY(in.finish(0));
+    PTXBENCH_TRY_ASSIGN(auto prefix, string_field(doc, "$", "include_prefix"));
+    m_manifest.m_include_prefix = prefix;
+    PTXBENCH_TRY_ASSIGN(auto arches, string_list(doc, "$", "arches", true));
+    if (arches.empty())
       return fail("$.arches", "must name at least one architecture");
-    m_manifest.m_arches = *arches;
+    m_manifest.m_arches = arches;
     return util::Ok{};
   }
 
@@ -148,12 +141,10 @@ private:
   }
 
   util::Status components(const Json& doc) {
-    auto list = array_of(doc, "components");
-    PTXBENCH_TRY(list);
-    for (std::size_t i = 0; i < (*list)->size(); ++i) {
-      auto parsed = component((**list)[i], util::index_path("$.components", i));
-      PTXBENCH_TRY(parsed);
-      m_manifest.m_components.push_back(std::move(*parsed));
+    PTXBENCH_TRY_ASSIGN(auto list, array_of(doc, "components"));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      PTXBENCH_TRY_ASSIGN(auto parsed, component((*list)[i], util::index_path("$.components", i)));
+      m_manifest.m_components.push_back(std::move(parsed));
     }
     return util::Ok{};
   }
@@ -161,41 +152,35 @@ private:
   Expected<Component> component(const Json& entry, const std::string& where) const {
     if (util::JsonReader in = reader(); !in.expect_object(entry, where))
       return in.finish(Component{});
-    auto id = string_field(entry, where, "id");
-    PTXBENCH_TRY(id);
-    if (m_manifest.component(*id) != nullptr)
-      return fail(where + ".id", fmt::format("duplicate component id '{}'", *id));
-    auto file = string_field(entry, where, "file");
-    PTXBENCH_TRY(file);
-    const std::filesystem::path relative(*file);
-    if (relative.is_absolute() || *file.value().begin() == '.')
+    PTXBENCH_TRY_ASSIGN(auto id, string_field(entry, where, "id"));
+    if (m_manifest.component(id) != nullptr)
+      return fail(where + ".id", fmt::format("duplicate component id '{}'", id));
+    PTXBENCH_TRY_ASSIGN(auto file, string_field(entry, where, "file"));
+    const std::filesystem::path relative(file);
+    if (relative.is_absolute() || *file.begin() == '.')
       return fail(where + ".file", "must be a path inside the manifest's folder");
     if (!std::filesystem::is_regular_file(m_manifest.root() / relative))
       return error(where + ".file",
                    fmt::format("'{}' does not exist", (m_manifest.root() / relative).string()),
                    ErrorKind::not_found);
-    auto kind_name = string_field(entry, where, "kind");
-    PTXBENCH_TRY(kind_name);
-    const std::optional<ComponentKind> kind = parse_component_kind(*kind_name);
+    PTXBENCH_TRY_ASSIGN(auto kind_name, string_field(entry, where, "kind"));
+    const std::optional<ComponentKind> kind = parse_component_kind(kind_name);
     if (!kind)
       return fail(
           where + ".kind",
-          fmt::format("unknown kind '{}' (params, wrappers, contract, pattern)", *kind_name));
-    auto arch = string_field(entry, where, "arch");
-    PTXBENCH_TRY(arch);
-    if (*arch != kAnyArch && !known_arch(*arch))
+          fmt::format("unknown kind '{}' (params, wrappers, contract, pattern)", kind_name));
+    PTXBENCH_TRY_ASSIGN(auto arch, string_field(entry, where, "arch"));
+    if (arch != kAnyArch && !known_arch(arch))
       return fail(where + ".arch",
-                  fmt::format("unknown arch '{}' (not in $.arches, not '{}')", *arch, kAnyArch));
-    return Component{*id, relative, *kind, *arch};
+                  fmt::format("unknown arch '{}' (not in $.arches, not '{}')", arch, kAnyArch));
+    return Component{id, relative, *kind, arch};
   }
 
   util::Status variants(const Json& doc) {
-    auto list = array_of(doc, "variants");
-    PTXBENCH_TRY(list);
-    for (std::size_t i = 0; i < (*list)->size(); ++i) {
-      auto parsed = variant((**list)[i], util::index_path("$.variants", i));
-      PTXBENCH_TRY(parsed);
-      m_manifest.m_variants.push_back(std::move(*parsed));
+    PTXBENCH_TRY_ASSIGN(auto list, array_of(doc, "variants"));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      PTXBENCH_TRY_ASSIGN(auto parsed, variant((*list)[i], util::index_path("$.variants", i)));
+      m_manifest.m_variants.push_back(std::move(parsed));
     }
     return util::Ok{};
   }
@@ -206,24 +191,21 @@ private:
     Variant v;
     for (auto [key, target] : {std::pair{"name", &v.name}, std::pair{"arch", &v.arch},
                                std::pair{"description", &v.description}}) {
-      auto value = string_field(entry, where, key);
-      PTXBENCH_TRY(value);
-      *target = *value;
+      PTXBENCH_TRY_ASSIGN(auto value, string_field(entry, where, key));
+      *target = value;
     }
     if (!known_arch(v.arch))
       return fail(where + ".arch", fmt::format("unknown arch '{}' (not in $.arches)", v.arch));
     if (m_manifest.variant(v.name, v.arch))
       return fail(where + ".name", fmt::format("duplicate variant '{}' for {}", v.name, v.arch));
-    auto language = string_field(entry, where, "language", false);
-    PTXBENCH_TRY(language);
-    if (!language->empty())
-      v.language = *language;
+    PTXBENCH_TRY_ASSIGN(auto language, string_field(entry, where, "language", false));
+    if (!language.empty())
+      v.language = language;
     if (v.language != kCudaLanguage && v.language != kTritonLanguage)
       return fail(where + ".language",
                   fmt::format("unknown language '{}' (cuda, triton)", v.language));
-    auto extends = string_field(entry, where, "extends", false);
-    PTXBENCH_TRY(extends);
-    v.extends = *extends;
+    PTXBENCH_TRY_ASSIGN(auto extends, string_field(entry, where, "extends", false));
+    v.extends = extends;
     if (!v.extends.empty()) {
       auto parent = m_manifest.variant(v.extends, v.arch);
       if (!parent)
@@ -235,11 +217,9 @@ private:
                                 v.extends, (*parent)->language));
       v.components = (*parent)->components;
     }
-    auto own = string_list(entry, where, "components", v.extends.empty());
-    PTXBENCH_TRY(own);
-    v.own = *own;
-    if (auto status = append_components(v, where); !status)
-      return status.take_error();
+    PTXBENCH_TRY_ASSIGN(auto own, string_list(entry, where, "components", v.extends.empty()));
+    v.own = own;
+    PTXBENCH_TRY(append_components(v, where));
     if (v.components.empty())
       return fail(where + ".components", "a variant needs components");
     return v;
@@ -290,16 +270,13 @@ private:
     if (!lists)
       return in.finish(util::Ok{});
     for (const auto& [kind, names] : lists->items()) {
-      auto list = string_list(*lists, where, kind.c_str(), true);
-      PTXBENCH_TRY(list);
-      for (std::size_t i = 0; i < list->size(); ++i) {
+      PTXBENCH_TRY_ASSIGN(auto list, string_list(*lists, where, kind.c_str(), true));
+      for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string at = util::index_path(util::key_path(where, kind), i);
-        if (auto s = defined_everywhere((*list)[i], at); !s)
-          return s;
-        if (auto s = of_language((*list)[i], language, at); !s)
-          return s;
+        PTXBENCH_TRY(defined_everywhere(list[i], at));
+        PTXBENCH_TRY(of_language(list[i], language, at));
       }
-      out.emplace_back(kind, *list);
+      out.emplace_back(kind, list);
     }
     // In the order of the kinds' names, as before the document kept its keys' order.
     std::ranges::sort(out, {}, &KindVariants::value_type::first);
@@ -307,16 +284,12 @@ private:
   }
 
   util::Status groups(const Json& doc) {
-    auto ablations = string_list(doc, "$", "ablations", true);
-    PTXBENCH_TRY(ablations);
-    for (std::size_t i = 0; i < ablations->size(); ++i)
-      if (auto s = defined_everywhere((*ablations)[i], fmt::format("$.ablations[{}]", i)); !s)
-        return s;
-    m_manifest.m_ablations = *ablations;
-    if (auto s =
-            kind_lists(doc, "problem_variants", kCudaLanguage, true, m_manifest.m_problem_variants);
-        !s)
-      return s;
+    PTXBENCH_TRY_ASSIGN(auto ablations, string_list(doc, "$", "ablations", true));
+    for (std::size_t i = 0; i < ablations.size(); ++i)
+      PTXBENCH_TRY(defined_everywhere(ablations[i], fmt::format("$.ablations[{}]", i)));
+    m_manifest.m_ablations = ablations;
+    PTXBENCH_TRY(
+        kind_lists(doc, "problem_variants", kCudaLanguage, true, m_manifest.m_problem_variants));
     return kind_lists(doc, "triton_problem_variants", kTritonLanguage, false,
                       m_manifest.m_triton_problem_variants);
   }

@@ -97,13 +97,11 @@ util::Expected<ChildArguments> parse_child_arguments(std::span<const std::string
   for (std::size_t i = 0; i < args.size(); i += 2) {
     if (i + 1 >= args.size())
       return bad(fmt::format("{} needs a value", args[i]));
-    auto known = apply(out, args[i], args[i + 1]);
-    PTXBENCH_TRY(known);
-    if (!*known)
+    PTXBENCH_TRY_ASSIGN(auto known, apply(out, args[i], args[i + 1]));
+    if (!known)
       return bad(fmt::format("unknown argument \"{}\"", args[i]));
   }
-  if (auto status = complete(out); !status)
-    return status.take_error();
+  PTXBENCH_TRY(complete(out));
   return out;
 }
 

@@ -351,20 +351,18 @@ std::string encode(const Reply& reply) {
 }
 
 util::Expected<Request> decode_request(std::string_view line) {
-  auto j = parse_line(line, kMalformedRequest);
-  PTXBENCH_TRY(j);
+  PTXBENCH_TRY_ASSIGN(auto j, parse_line(line, kMalformedRequest));
   JsonReader in(std::string(kMalformedRequest), util::ErrorKind::bad_response);
   Request r;
-  read_request(in, *j, r);
+  read_request(in, j, r);
   return in.finish(std::move(r));
 }
 
 util::Expected<Reply> decode_reply(std::string_view line) {
-  auto j = parse_line(line, kMalformedReply);
-  PTXBENCH_TRY(j);
+  PTXBENCH_TRY_ASSIGN(auto j, parse_line(line, kMalformedReply));
   JsonReader in(std::string(kMalformedReply), util::ErrorKind::bad_response);
   Reply r;
-  read_reply(in, *j, r);
+  read_reply(in, j, r);
   return in.finish(std::move(r));
 }
 

@@ -73,8 +73,7 @@ public:
   Kind kind() const override { return Kind::library; }
 
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 3, 0); !ok)
-      return ok;
+    PTXBENCH_TRY(check_call(call, 3, 0));
     const float alpha = 1.0f;
     const float beta = 0.0f;
     void* const* buffers = call.buffers; // A, B, C in ABI order

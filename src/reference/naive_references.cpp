@@ -23,8 +23,7 @@ public:
   std::string library() const override { return "naive GEMM (fp32 SIMT)"; }
   Kind kind() const override { return Kind::naive; }
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 3, 0); !ok)
-      return ok;
+    PTXBENCH_TRY(check_call(call, 3, 0));
     PTXBENCH_CUDA_CHECK(launch_naive_gemm(m_shape, call.buffers[0], call.buffers[1],
                                           call.buffers[2], stream_of(call)));
     return util::Ok{};
@@ -40,8 +39,7 @@ public:
   std::string library() const override { return "naive MHA forward (fp32 online softmax)"; }
   Kind kind() const override { return Kind::naive; }
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 5, 0); !ok)
-      return ok;
+    PTXBENCH_TRY(check_call(call, 5, 0));
     void* const* b = call.buffers; // Q, K, V, O, LSE
     const MhaForwardArgs args{b[0], b[1], b[2], b[3], static_cast<float*>(b[4])};
     PTXBENCH_CUDA_CHECK(
@@ -60,8 +58,7 @@ public:
   std::string library() const override { return "naive MHA backward (fp32, P from L)"; }
   Kind kind() const override { return Kind::naive; }
   util::Status run(const PtxbenchCall& call) override {
-    if (auto ok = check_call(call, 9, 0); !ok)
-      return ok;
+    PTXBENCH_TRY(check_call(call, 9, 0));
     void* const* b = call.buffers; // Q, K, V, O, dO, L, dQ, dK, dV
     const MhaBackwardArgs args{b[0], b[1],
                                b[2], b[3],
@@ -97,8 +94,7 @@ private:
 // paged decode: q, k_cache, v_cache, kv_indptr, kv_indices, output, lse. Scalar: sm_scale.
 util::Status NaiveGqa::run(const PtxbenchCall& call) {
   const unsigned buffers = m_shape.layout == GqaLayout::paged_prefill ? 8 : 7;
-  if (auto ok = check_call(call, buffers, 1); !ok)
-    return ok;
+  PTXBENCH_TRY(check_call(call, buffers, 1));
   void* const* b = call.buffers;
   const auto index = [&](unsigned i) { return static_cast<const int*>(b[i]); };
   GqaArgs args{b[0],

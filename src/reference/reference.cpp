@@ -16,8 +16,7 @@ namespace {
 template <typename Shape, typename Make>
 ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
   PTXBENCH_TRY(shape);
-  if (auto device = cuda::require_device(); !device)
-    return device.take_error();
+  PTXBENCH_TRY(cuda::require_device());
   return make(*shape);
 }
 
@@ -25,9 +24,8 @@ ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
 // in, planned for the workload's index layout; where cuDNN refuses the layout on this device
 // the naive kernel stands in, and library() records which and why.
 ReferencePtr make_gqa_baseline(const suite::Problem& problem, const GqaShape& shape) {
-  auto plan = gqa_plan(problem, shape);
-  PTXBENCH_TRY(plan);
-  auto cudnn = make_cudnn_gqa(shape, *plan);
+  PTXBENCH_TRY_ASSIGN(auto plan, gqa_plan(problem, shape));
+  auto cudnn = make_cudnn_gqa(shape, plan);
   if (cudnn || cudnn.error().kind != util::ErrorKind::unsupported)
     return cudnn;
   return make_naive_gqa(shape, fmt::format("{}{})", kGqaNaiveStandIn, cudnn.error().message),

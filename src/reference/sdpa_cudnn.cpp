@@ -165,8 +165,7 @@ public:
   util::Status run(const PtxbenchCall& call) override {
     const std::int64_t count =
         m_direction == Direction::forward ? std::int64_t{kFwdCount} : std::int64_t{kBwdCount};
-    if (auto ok = check_call(call, static_cast<unsigned>(count), 0); !ok)
-      return ok;
+    PTXBENCH_TRY(check_call(call, static_cast<unsigned>(count), 0));
     for (std::size_t slot = 0; slot < m_slot_buffer.size(); ++slot)
       m_pointers[slot] = call.buffers[m_slot_buffer[slot]];
     PTXBENCH_CUDNN_CHECK(cudnnSetStream(m_handle.get(), static_cast<cudaStream_t>(call.stream)));
@@ -187,8 +186,7 @@ private:
 
 ReferencePtr make_sdpa(const MhaShape& shape, Direction direction) {
   auto sdpa = std::make_unique<CudnnSdpa>(shape, direction);
-  if (auto built = sdpa->build(); !built)
-    return built.take_error();
+  PTXBENCH_TRY(sdpa->build());
   return std::unique_ptr<Reference>(std::move(sdpa));
 }
 

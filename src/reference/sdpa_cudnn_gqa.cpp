@@ -269,22 +269,14 @@ template <typename Status> util::Status accepted(std::string_view step, const St
 }
 
 util::Status CudnnGqa::build() {
-  if (auto ok = accepted("validate", m_graph.validate()); !ok)
-    return ok;
-  if (auto ok = accepted("build_operation_graph", m_graph.build_operation_graph(m_handle.get()));
-      !ok)
-    return ok;
-  if (auto ok =
-          accepted("create_execution_plans",
-                   m_graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
-      !ok)
-    return ok;
-  if (auto ok = accepted("check_support", m_graph.check_support(m_handle.get())); !ok)
-    return ok;
-  if (auto ok =
-          accepted("build_plans", m_graph.build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
-      !ok)
-    return ok;
+  PTXBENCH_TRY(accepted("validate", m_graph.validate()));
+  PTXBENCH_TRY(accepted("build_operation_graph", m_graph.build_operation_graph(m_handle.get())));
+  PTXBENCH_TRY(
+      accepted("create_execution_plans",
+               m_graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK})));
+  PTXBENCH_TRY(accepted("check_support", m_graph.check_support(m_handle.get())));
+  PTXBENCH_TRY(
+      accepted("build_plans", m_graph.build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE)));
   std::int64_t workspace_bytes = 0;
   PTXBENCH_CUDNN_FE_CHECK(m_graph.get_workspace_size(workspace_bytes));
   m_workspace = DeviceBuffer(static_cast<std::size_t>(workspace_bytes));
@@ -407,18 +399,15 @@ util::Expected<cudaGraphExec_t> CudnnGqa::captured(const PtxbenchCall& call) {
   for (const CapturedCall& known : m_captured)
     if (known.buffers == buffers && known.scale == m_scale)
       return known.exec.get();
-  auto exec = capture(call);
-  if (!exec)
-    return exec;
+  PTXBENCH_TRY_ASSIGN(auto exec, capture(call));
   if (m_captured.size() == kMaxCaptured)
     m_captured.erase(m_captured.begin());
-  m_captured.push_back(CapturedCall{std::move(buffers), m_scale, CudaGraphExec(*exec)});
+  m_captured.push_back(CapturedCall{std::move(buffers), m_scale, CudaGraphExec(exec)});
   return exec;
 }
 
 util::Status CudnnGqa::run(const PtxbenchCall& call) {
-  if (auto ok = check_call(call, m_shape.layout == GqaLayout::paged_prefill ? 8 : 7, 1); !ok)
-    return ok;
+  PTXBENCH_TRY(check_call(call, m_shape.layout == GqaLayout::paged_prefill ? 8 : 7, 1));
   const auto stream = static_cast<cudaStream_t>(call.stream);
   m_scale = call.scalars[0].f32;
   if (m_launch == GqaLaunch::graph) {

@@ -179,25 +179,22 @@ util::Expected<GqaPlan> gqa_plan(const GqaShape& shape, const std::vector<std::i
     return bad_indptr("qo_indptr", decode ? "must be absent for decode" : "is missing");
   GqaPlan plan{1, 0};
   if (!decode) {
-    auto q = longest("qo_indptr", qo_indptr, shape.sequences, shape.q_tokens);
-    PTXBENCH_TRY(q);
-    plan.max_q_len = *q;
+    PTXBENCH_TRY_ASSIGN(auto q, longest("qo_indptr", qo_indptr, shape.sequences, shape.q_tokens));
+    plan.max_q_len = q;
   }
   const std::int64_t kv_total =
       shape.layout == GqaLayout::ragged_prefill ? shape.kv_rows : shape.page_indices;
-  auto kv = longest("kv_indptr", kv_indptr, shape.sequences, kv_total);
-  PTXBENCH_TRY(kv);
-  plan.max_kv_len = *kv;
+  PTXBENCH_TRY_ASSIGN(auto kv, longest("kv_indptr", kv_indptr, shape.sequences, kv_total));
+  plan.max_kv_len = kv;
   return plan;
 }
 
 util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape) {
-  auto layout = suite::build_index_layout(problem.definition, problem.workload);
-  PTXBENCH_TRY(layout);
-  const auto* kv = named(*layout, "kv_indptr");
+  PTXBENCH_TRY_ASSIGN(auto layout, suite::build_index_layout(problem.definition, problem.workload));
+  const auto* kv = named(layout, "kv_indptr");
   if (kv == nullptr)
     return bad_indptr("kv_indptr", "the workload layout has none");
-  const auto* qo = named(*layout, "qo_indptr");
+  const auto* qo = named(layout, "qo_indptr");
   return gqa_plan(shape, qo != nullptr ? *qo : std::vector<std::int32_t>{}, *kv);
 }
 

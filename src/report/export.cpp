@@ -42,10 +42,9 @@ Json optional_json(const std::optional<double>& value) {
 }
 
 util::Expected<store::UsageTotals> turn_usage(store::RunStore& store, const FinishedTurn& turn) {
-  auto calls = store.model_calls(turn.id);
-  PTXBENCH_TRY(calls);
+  PTXBENCH_TRY_ASSIGN(auto calls, store.model_calls(turn.id));
   store::UsageTotals usage;
-  for (const auto& call : *calls) {
+  for (const auto& call : calls) {
     ++usage.calls;
     usage.input_tokens += call.input_tokens;
     usage.output_tokens += call.output_tokens;
@@ -109,17 +108,15 @@ std::optional<std::string> submission(const std::vector<FinishedTurn>& turns) {
 util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item) {
   const TrajectoryRecord& record = item.record;
   const std::vector<FinishedTurn>& turns = item.turns;
-  auto prompts = store.prompts(record.id);
-  PTXBENCH_TRY(prompts);
-  auto usage = store.usage(record.id);
-  PTXBENCH_TRY(usage);
+  PTXBENCH_TRY_ASSIGN(auto prompts, store.prompts(record.id));
+  PTXBENCH_TRY_ASSIGN(auto usage, store.usage(record.id));
   std::string exit = record.exit_reason
                          ? std::string(store::enum_name(store::kExitReasons, *record.exit_reason))
                          : "running";
   Json messages = Json::array();
-  if (*prompts) {
-    messages.push_back({{"role", "system"}, {"content", (*prompts)->system}});
-    messages.push_back({{"role", "user"}, {"content", (*prompts)->task}});
+  if (prompts) {
+    messages.push_back({{"role", "system"}, {"content", prompts->system}});
+    messages.push_back({{"role", "user"}, {"content", prompts->task}});
   }
   for (std::size_t i = 0; i < turns.size(); ++i)
     for (auto& message : turn_messages(turns[i], item.usage[i]))
@@ -130,11 +127,11 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
   Json info;
   info["exit_status"] = exit;
   info["submission"] = submitted.value_or("");
-  info["model_stats"] = {{"instance_cost", usage->cost_usd},
-                         {"api_calls", usage->calls},
-                         {"input_tokens", usage->input_tokens},
-                         {"output_tokens", usage->output_tokens},
-                         {"reasoning_tokens", usage->reasoning_tokens}};
+  info["model_stats"] = {{"instance_cost", usage.cost_usd},
+                         {"api_calls", usage.calls},
+                         {"input_tokens", usage.input_tokens},
+                         {"output_tokens", usage.output_tokens},
+                         {"reasoning_tokens", usage.reasoning_tokens}};
   info["config"] = {{"model", {{"model_name", record.key.model}}},
                     {"problem", record.key.problem},
                     {"prompt_variant", record.key.prompt_variant},
@@ -148,19 +145,16 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
 }
 
 util::Expected<std::vector<Loaded>> load_all(store::RunStore& store) {
-  auto records = store.trajectories();
-  PTXBENCH_TRY(records);
+  PTXBENCH_TRY_ASSIGN(auto records, store.trajectories());
   std::vector<Loaded> out;
-  for (auto& record : *records) {
-    auto turns = store.finished_turns(record.id);
-    PTXBENCH_TRY(turns);
+  for (auto& record : records) {
+    PTXBENCH_TRY_ASSIGN(auto turns, store.finished_turns(record.id));
     std::vector<store::UsageTotals> usage;
-    for (const auto& turn : *turns) {
-      auto totals = turn_usage(store, turn);
-      PTXBENCH_TRY(totals);
-      usage.push_back(*totals);
+    for (const auto& turn : turns) {
+      PTXBENCH_TRY_ASSIGN(auto totals, turn_usage(store, turn));
+      usage.push_back(totals);
     }
-    out.push_back({std::move(record), std::move(*turns), std::move(usage)});
+    out.push_back({std::move(record), std::move(turns), std::move(usage)});
   }
   return out;
 }
@@ -234,32 +228,26 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
 } // namespace
 
 util::Expected<std::string> turns_csv(store::RunStore& store) {
-  auto all = load_all(store);
-  PTXBENCH_TRY(all);
-  return turns_csv_of(*all);
+  PTXBENCH_TRY_ASSIGN(auto all, load_all(store));
+  return turns_csv_of(all);
 }
 
 util::Expected<ExportedFiles> export_run(store::RunStore& store,
                                          const std::filesystem::path& out_dir) {
-  auto all = load_all(store);
-  PTXBENCH_TRY(all);
+  PTXBENCH_TRY_ASSIGN(auto all, load_all(store));
   ExportedFiles files;
-  for (const auto& item : *all) {
-    auto json = trajectory_json(store, item);
-    PTXBENCH_TRY(json);
+  for (const auto& item : all) {
+    PTXBENCH_TRY_ASSIGN(auto json, trajectory_json(store, item));
     auto path = out_dir / "trajectories" / (file_stem(item.record.key) + ".json");
     const std::string text =
-        json->dump(2, ' ', false, std::decay_t<decltype(*json)>::error_handler_t::replace);
-    if (auto status = util::write_file_atomic(path, text + "\n"); !status)
-      return status.take_error();
+        json.dump(2, ' ', false, std::decay_t<decltype(json)>::error_handler_t::replace);
+    PTXBENCH_TRY(util::write_file_atomic(path, text + "\n"));
     files.trajectories.push_back(path);
   }
   files.traces = out_dir / "traces.jsonl";
-  if (auto status = util::write_file_atomic(files.traces, traces_jsonl(*all)); !status)
-    return status.take_error();
+  PTXBENCH_TRY(util::write_file_atomic(files.traces, traces_jsonl(all)));
   files.turns_csv = out_dir / "turns.csv";
-  if (auto status = util::write_file_atomic(files.turns_csv, turns_csv_of(*all)); !status)
-    return status.take_error();
+  PTXBENCH_TRY(util::write_file_atomic(files.turns_csv, turns_csv_of(all)));
   return files;
 }
 

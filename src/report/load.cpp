@@ -38,9 +38,8 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
 // The model-call attempts of one finished turn.
 util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::TurnId turn,
                         RunModel& model) {
-  auto calls = run.model_calls(turn);
-  PTXBENCH_TRY(calls);
-  for (const store::ModelCallRecord& call : *calls)
+  PTXBENCH_TRY_ASSIGN(auto calls, run.model_calls(turn));
+  for (const store::ModelCallRecord& call : calls)
     model.calls.push_back(CallRecord{record.model, record.gpu, record.trajectory,
                                      call.error_kind ? CallOutcome::failed : CallOutcome::replied,
                                      call.reasoning_tokens});
@@ -50,17 +49,14 @@ util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::T
 // One trajectory's finished turns, their model calls and its spending, numbered `number`.
 util::Status load_trajectory(store::RunStore& run, const store::TrajectoryRecord& trajectory,
                              std::int64_t number, std::string_view configured, RunModel& model) {
-  auto turns = run.finished_turns(trajectory.id);
-  PTXBENCH_TRY(turns);
-  const std::string gpu = trajectory_gpu(*turns, configured);
-  for (const store::FinishedTurn& turn : *turns) {
+  PTXBENCH_TRY_ASSIGN(auto turns, run.finished_turns(trajectory.id));
+  const std::string gpu = trajectory_gpu(turns, configured);
+  for (const store::FinishedTurn& turn : turns) {
     model.turns.push_back(make_record(trajectory, number, turn, gpu));
-    if (auto loaded = load_calls(run, model.turns.back(), turn.id, model); !loaded)
-      return loaded;
+    PTXBENCH_TRY(load_calls(run, model.turns.back(), turn.id, model));
   }
-  auto usage = run.usage(trajectory.id);
-  PTXBENCH_TRY(usage);
-  model.spend.push_back(SpendRecord{trajectory.key.model, gpu, number, *usage});
+  PTXBENCH_TRY_ASSIGN(auto usage, run.usage(trajectory.id));
+  model.spend.push_back(SpendRecord{trajectory.key.model, gpu, number, usage});
   return util::Ok{};
 }
 
@@ -120,18 +116,15 @@ std::string trajectory_gpu(std::span<const store::FinishedTurn> turns,
 }
 
 util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_trajectory) {
-  auto run = open_run(run_dir);
-  PTXBENCH_TRY(run);
-  auto trajectories = (*run)->trajectories();
-  PTXBENCH_TRY(trajectories);
+  PTXBENCH_TRY_ASSIGN(auto run, open_run(run_dir));
+  PTXBENCH_TRY_ASSIGN(auto trajectories, run->trajectories());
   RunModel model;
   model.sources.push_back(run_dir.string());
-  model.n_trajectories = static_cast<std::int64_t>(trajectories->size());
-  const std::string configured = configured_gpu((*run)->info().config_json);
+  model.n_trajectories = static_cast<std::int64_t>(trajectories.size());
+  const std::string configured = configured_gpu(run->info().config_json);
   std::int64_t number = first_trajectory;
-  for (const store::TrajectoryRecord& trajectory : *trajectories) {
-    if (auto loaded = load_trajectory(**run, trajectory, number++, configured, model); !loaded)
-      return loaded.take_error();
+  for (const store::TrajectoryRecord& trajectory : trajectories) {
+    PTXBENCH_TRY(load_trajectory(*run, trajectory, number++, configured, model));
     model.ends.push_back(EndRecord{trajectory.key.model, trajectory.key.problem,
                                    trajectory.key.prompt_variant, trajectory.exit_reason});
   }
@@ -151,14 +144,13 @@ util::Expected<RunModel> load_runs(std::span<const fs::path> run_dirs) {
       continue;
     }
     seen.push_back(std::move(folder));
-    auto one = load_run(dir, merged.n_trajectories);
-    PTXBENCH_TRY(one);
-    merged.sources.push_back(one->sources.front());
-    merged.n_trajectories += one->n_trajectories;
-    merged.turns.insert(merged.turns.end(), one->turns.begin(), one->turns.end());
-    merged.calls.insert(merged.calls.end(), one->calls.begin(), one->calls.end());
-    merged.spend.insert(merged.spend.end(), one->spend.begin(), one->spend.end());
-    merged.ends.insert(merged.ends.end(), one->ends.begin(), one->ends.end());
+    PTXBENCH_TRY_ASSIGN(auto one, load_run(dir, merged.n_trajectories));
+    merged.sources.push_back(one.sources.front());
+    merged.n_trajectories += one.n_trajectories;
+    merged.turns.insert(merged.turns.end(), one.turns.begin(), one.turns.end());
+    merged.calls.insert(merged.calls.end(), one.calls.begin(), one.calls.end());
+    merged.spend.insert(merged.spend.end(), one.spend.begin(), one.spend.end());
+    merged.ends.insert(merged.ends.end(), one.ends.begin(), one.ends.end());
   }
   return merged;
 }

@@ -224,11 +224,10 @@ void Canvas::pop_clip() {
 
 util::Expected<Picture> render(double width, double height, std::string_view title,
                                const Painter& paint, std::string_view description) {
-  auto api = cairo_api();
-  PTXBENCH_TRY(api);
+  PTXBENCH_TRY_ASSIGN(auto api, cairo_api());
   Picture picture;
-  picture.png = draw_png(**api, width, height, paint);
-  picture.svg = with_title(draw_svg(**api, width, height, paint), title, description);
+  picture.png = draw_png(*api, width, height, paint);
+  picture.svg = with_title(draw_svg(*api, width, height, paint), title, description);
   return picture;
 }
 

@@ -262,20 +262,20 @@ util::Expected<Figure> draw_fast_p(const FastPFigure& figure) {
   const double legend_top = kFigureHeaderHeight + static_cast<double>(rows) * kPanelHeight;
   const double height = legend_top + legend_rows(figure, width) * kLegendRow + kFigureMargin;
   const std::string title = figure_title(figure);
-  auto picture = render(width, height, title, [&](Canvas& canvas) {
-    draw_title(canvas, figure, {kFigureMargin, 28});
-    for (std::size_t r = 0; r < figure.gpus.size(); ++r)
-      for (std::size_t c = 0; c < figure.problems.size(); ++c) {
-        const Rect frame{kFigureMargin + static_cast<double>(c) * kPanelWidth,
-                         kFigureHeaderHeight + static_cast<double>(r) * kPanelHeight, kPanelWidth,
-                         kPanelHeight};
-        draw_panel(canvas, figure, find_panel(figure, figure.gpus[r], figure.problems[c]),
-                   figure.gpus[r], figure.problems[c], frame);
-      }
-    draw_legend(canvas, figure, legend_top, width);
-  });
-  PTXBENCH_TRY(picture);
-  return Figure{figure_name(figure), title, std::move(picture->png), std::move(picture->svg)};
+  PTXBENCH_TRY_ASSIGN(
+      auto picture, render(width, height, title, [&](Canvas& canvas) {
+        draw_title(canvas, figure, {kFigureMargin, 28});
+        for (std::size_t r = 0; r < figure.gpus.size(); ++r)
+          for (std::size_t c = 0; c < figure.problems.size(); ++c) {
+            const Rect frame{kFigureMargin + static_cast<double>(c) * kPanelWidth,
+                             kFigureHeaderHeight + static_cast<double>(r) * kPanelHeight,
+                             kPanelWidth, kPanelHeight};
+            draw_panel(canvas, figure, find_panel(figure, figure.gpus[r], figure.problems[c]),
+                       figure.gpus[r], figure.problems[c], frame);
+          }
+        draw_legend(canvas, figure, legend_top, width);
+      }));
+  return Figure{figure_name(figure), title, std::move(picture.png), std::move(picture.svg)};
 }
 
 } // namespace ptxbench::report

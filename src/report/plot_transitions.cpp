@@ -90,42 +90,39 @@ util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matric
   const double height =
       kFigureHeaderHeight + static_cast<double>(rows) * cell_height + kFigureMargin;
   const std::string title = "Error-state transitions between consecutive counted turns";
-  auto picture = render(width, height, title, [&](Canvas& canvas) {
-    canvas.text({kFigureMargin, 28}, title,
-                {16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
-    canvas.text({kFigureMargin, 50},
-                "All problems and prompt variants · infra turns excluded · shade: share of the "
-                "model's largest cell",
-                {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
-    for (std::size_t k = 0; k < matrices.size(); ++k) {
-      const std::size_t row = k / columns;
-      const std::size_t column = k % columns;
-      draw_matrix(canvas, matrices[k],
-                  {kFigureMargin + static_cast<double>(column) * cell_width,
-                   kFigureHeaderHeight + static_cast<double>(row) * cell_height});
-    }
-  });
-  PTXBENCH_TRY(picture);
-  return Figure{"transitions", title, std::move(picture->png), std::move(picture->svg)};
+  PTXBENCH_TRY_ASSIGN(
+      auto picture, render(width, height, title, [&](Canvas& canvas) {
+        canvas.text({kFigureMargin, 28}, title,
+                    {16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
+        canvas.text({kFigureMargin, 50},
+                    "All problems and prompt variants · infra turns excluded · shade: share of the "
+                    "model's largest cell",
+                    {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
+        for (std::size_t k = 0; k < matrices.size(); ++k) {
+          const std::size_t row = k / columns;
+          const std::size_t column = k % columns;
+          draw_matrix(canvas, matrices[k],
+                      {kFigureMargin + static_cast<double>(column) * cell_width,
+                       kFigureHeaderHeight + static_cast<double>(row) * cell_height});
+        }
+      }));
+  return Figure{"transitions", title, std::move(picture.png), std::move(picture.svg)};
 }
 
 util::Expected<std::vector<Figure>> draw_figures(const Report& report) {
   std::vector<Figure> figures;
   for (const Restriction restriction :
        {Restriction::target_instruction, Restriction::any_correct}) {
-    auto figure = draw_fast_p(fast_p_figure(report, restriction));
-    PTXBENCH_TRY(figure);
-    figures.push_back(std::move(*figure));
+    PTXBENCH_TRY_ASSIGN(auto figure, draw_fast_p(fast_p_figure(report, restriction)));
+    figures.push_back(std::move(figure));
   }
   if (holds_both_languages(report)) {
-    auto languages = draw_fast_p(language_fast_p_figure(report));
-    PTXBENCH_TRY(languages);
-    figures.push_back(std::move(*languages));
+    PTXBENCH_TRY_ASSIGN(auto languages, draw_fast_p(language_fast_p_figure(report)));
+    figures.push_back(std::move(languages));
   }
   const std::vector<TransitionMatrix> matrices = transition_matrices(report);
-  auto transitions = draw_transitions(matrices);
-  PTXBENCH_TRY(transitions);
-  figures.push_back(std::move(*transitions));
+  PTXBENCH_TRY_ASSIGN(auto transitions, draw_transitions(matrices));
+  figures.push_back(std::move(transitions));
   return figures;
 }
 

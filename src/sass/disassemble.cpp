@@ -173,41 +173,40 @@ Disassembler::Disassembler(util::ProcessRunner& runner, std::filesystem::path cu
 util::Expected<std::string> Disassembler::dump(const std::filesystem::path& binary) const {
   util::ProcessOptions options;
   options.timeout = m_timeout;
-  util::Expected<util::ProcessResult> result =
-      m_runner.run({m_cuobjdump.string(), "--dump-sass", binary.string()}, options);
-  PTXBENCH_TRY(result);
-  if (result->timed_out)
+  PTXBENCH_TRY_ASSIGN(
+      util::ProcessResult result,
+      m_runner.run({m_cuobjdump.string(), "--dump-sass", binary.string()}, options));
+  if (result.timed_out)
     return util::make_error(util::ErrorKind::timeout, "cuobjdump timed out on " + binary.string());
-  if (result->err.find("does not contain device code") != std::string::npos)
+  if (result.err.find("does not contain device code") != std::string::npos)
     return std::string();
-  if (!result->succeeded())
+  if (!result.succeeded())
     return util::make_error(util::ErrorKind::subprocess,
                             "cuobjdump --dump-sass " + binary.string() +
-                                " failed: " + util::head_lines(result->err, 20));
-  return std::move(result->out);
+                                " failed: " + util::head_lines(result.err, 20));
+  return std::move(result.out);
 }
 
 util::Expected<std::vector<std::string>>
 Disassembler::cubin_hashes(const std::filesystem::path& binary) const {
-  auto folder = util::TempFolder::make("ptxbench-cubins", "the cubins of " + binary.string());
-  PTXBENCH_TRY(folder);
+  PTXBENCH_TRY_ASSIGN(
+      auto folder, util::TempFolder::make("ptxbench-cubins", "the cubins of " + binary.string()));
   util::ProcessOptions options;
   options.timeout = m_timeout;
-  options.working_dir = folder->path();
-  auto result = m_runner.run(
-      {m_cuobjdump.string(), "-xelf", "all", std::filesystem::absolute(binary).string()}, options);
-  PTXBENCH_TRY(result);
-  if (!result->succeeded())
+  options.working_dir = folder.path();
+  PTXBENCH_TRY_ASSIGN(auto result, m_runner.run({m_cuobjdump.string(), "-xelf", "all",
+                                                 std::filesystem::absolute(binary).string()},
+                                                options));
+  if (!result.succeeded())
     return util::make_error(util::ErrorKind::subprocess,
                             "cuobjdump -xelf all " + binary.string() +
-                                " failed: " + util::head_lines(result->err, 20));
+                                " failed: " + util::head_lines(result.err, 20));
   std::vector<std::string> hashes;
-  for (const auto& entry : std::filesystem::directory_iterator(folder->path())) {
+  for (const auto& entry : std::filesystem::directory_iterator(folder.path())) {
     if (entry.path().extension() != ".cubin")
       continue;
-    auto image = util::read_file(entry.path());
-    PTXBENCH_TRY(image);
-    hashes.push_back(util::sha256_hex(*image));
+    PTXBENCH_TRY_ASSIGN(auto image, util::read_file(entry.path()));
+    hashes.push_back(util::sha256_hex(image));
   }
   std::sort(hashes.begin(), hashes.end());
   return hashes;
@@ -217,24 +216,21 @@ util::Expected<Disassembly> Disassembler::disassemble(const std::filesystem::pat
   if (!std::filesystem::is_regular_file(binary))
     return util::make_error(util::ErrorKind::not_found, "no such binary: " + binary.string());
   if (m_cache_dir.empty()) {
-    auto text = dump(binary);
-    PTXBENCH_TRY(text);
-    return parse_cuobjdump_sass(*text);
+    PTXBENCH_TRY_ASSIGN(auto text, dump(binary));
+    return parse_cuobjdump_sass(text);
   }
-  auto content = util::read_file(binary);
-  PTXBENCH_TRY(content);
+  PTXBENCH_TRY_ASSIGN(auto content, util::read_file(binary));
   std::error_code ec;
   // The key: what was disassembled and which cuobjdump build did it.
   std::string key =
-      util::sha256_hex(util::sha256_hex(*content) + "\n" + m_cuobjdump.string() + "\n" +
+      util::sha256_hex(util::sha256_hex(content) + "\n" + m_cuobjdump.string() + "\n" +
                        std::to_string(std::filesystem::file_size(m_cuobjdump, ec)));
   std::filesystem::path cached = m_cache_dir / (key + ".sass");
   if (auto hit = util::read_file(cached))
     return parse_cuobjdump_sass(*hit);
-  auto text = dump(binary);
-  PTXBENCH_TRY(text);
-  (void)util::write_file_atomic(cached, *text); // a cache that cannot be written only costs time
-  return parse_cuobjdump_sass(*text);
+  PTXBENCH_TRY_ASSIGN(auto text, dump(binary));
+  (void)util::write_file_atomic(cached, text); // a cache that cannot be written only costs time
+  return parse_cuobjdump_sass(text);
 }
 
 } // namespace ptxbench::sass

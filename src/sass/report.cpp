@@ -131,11 +131,9 @@ StaticReport build_report(const Disassembly& disassembly, std::string binary_sha
 
 util::Expected<StaticReport> analyze_binary(const Disassembler& disassembler,
                                             const std::filesystem::path& binary) {
-  util::Expected<Disassembly> disassembly = disassembler.disassemble(binary);
-  PTXBENCH_TRY(disassembly);
-  util::Expected<std::string> content = util::read_file(binary);
-  PTXBENCH_TRY(content);
-  return build_report(*disassembly, util::sha256_hex(*content));
+  PTXBENCH_TRY_ASSIGN(Disassembly disassembly, disassembler.disassemble(binary));
+  PTXBENCH_TRY_ASSIGN(std::string content, util::read_file(binary));
+  return build_report(disassembly, util::sha256_hex(content));
 }
 
 Disassembly merge_disassemblies(std::vector<Disassembly> parts) {
@@ -155,12 +153,10 @@ util::Expected<StaticReport> analyze_binaries(const Disassembler& disassembler,
   std::vector<Disassembly> parts;
   std::string hashes;
   for (const std::filesystem::path& binary : binaries) {
-    util::Expected<Disassembly> disassembly = disassembler.disassemble(binary);
-    PTXBENCH_TRY(disassembly);
-    util::Expected<std::string> content = util::read_file(binary);
-    PTXBENCH_TRY(content);
-    parts.push_back(std::move(*disassembly));
-    hashes += util::sha256_hex(*content);
+    PTXBENCH_TRY_ASSIGN(Disassembly disassembly, disassembler.disassemble(binary));
+    PTXBENCH_TRY_ASSIGN(std::string content, util::read_file(binary));
+    parts.push_back(std::move(disassembly));
+    hashes += util::sha256_hex(content);
   }
   return build_report(merge_disassemblies(std::move(parts)), util::sha256_hex(hashes));
 }

@@ -94,21 +94,18 @@ Service::start(const exec::Checker& checker, const suite::Suite& suite, ServiceO
     return util::make_error(util::ErrorKind::invalid_input,
                             "the finished-task retention must be >= 0 hours and its pruning "
                             "interval positive");
-  auto store = TaskStore::open(options.state_dir);
-  PTXBENCH_TRY(store);
-  auto queued = (*store)->recover();
-  PTXBENCH_TRY(queued);
+  PTXBENCH_TRY_ASSIGN(auto store, TaskStore::open(options.state_dir));
+  PTXBENCH_TRY_ASSIGN(auto queued, store->recover());
   std::unique_ptr<Service> service(
-      new Service(checker, suite, std::move(options), std::move(*store)));
-  for (const std::string& id : *queued) {
+      new Service(checker, suite, std::move(options), std::move(store)));
+  for (const std::string& id : queued) {
     service->m_queue.push_back(id);
     service->m_unfinished.insert(id);
   }
-  if (!queued->empty())
-    service->log(fmt::format("re-queued {} unfinished task(s) from {}", queued->size(),
+  if (!queued.empty())
+    service->log(fmt::format("re-queued {} unfinished task(s) from {}", queued.size(),
                              service->m_store->dir().string()));
-  if (auto pruned = service->prune(); !pruned)
-    return pruned.take_error();
+  PTXBENCH_TRY(service->prune());
   if (service->m_options.keep_finished > std::chrono::hours::zero())
     service->m_pruner = std::thread([raw = service.get()] { raw->run_pruner(); });
   for (auto& worker : service->m_workers)
@@ -211,8 +208,7 @@ util::Expected<Submitted> Service::submit(const TaskRequest& request) {
     if (m_stopping)
       return util::make_error(util::ErrorKind::unsupported, "the service is shutting down");
     // Under the lock: the queue order is the store's submission order.
-    if (auto stored = m_store->insert(task, request.canonical); !stored)
-      return stored.take_error();
+    PTXBENCH_TRY(m_store->insert(task, request.canonical));
     m_queue.push_back(task.id);
     m_unfinished.insert(task.id);
   }
@@ -225,9 +221,8 @@ util::Status Service::wait_for(const std::vector<std::string>& ids,
   for (const std::string& id : ids) {
     if (!is_task_id(id))
       return util::make_error(util::ErrorKind::not_found, "unknown task id " + id);
-    auto found = m_store->find(id);
-    PTXBENCH_TRY(found);
-    if (!*found)
+    PTXBENCH_TRY_ASSIGN(auto found, m_store->find(id));
+    if (!found)
       return unknown_task(id);
   }
   std::unique_lock lock(m_mutex);
@@ -240,22 +235,19 @@ util::Status Service::wait_for(const std::vector<std::string>& ids,
 }
 
 util::Expected<Task> Service::task(const std::string& id, std::chrono::milliseconds wait) {
-  auto tasks = this->tasks({id}, wait);
-  PTXBENCH_TRY(tasks);
-  return std::move(tasks->front());
+  PTXBENCH_TRY_ASSIGN(auto tasks, this->tasks({id}, wait));
+  return std::move(tasks.front());
 }
 
 util::Expected<std::vector<Task>> Service::tasks(const std::vector<std::string>& ids,
                                                  std::chrono::milliseconds wait) {
-  if (auto waited = wait_for(ids, wait); !waited)
-    return waited.take_error();
+  PTXBENCH_TRY(wait_for(ids, wait));
   std::vector<Task> out;
   for (const std::string& id : ids) {
-    auto found = m_store->find(id);
-    PTXBENCH_TRY(found);
-    if (!*found)
+    PTXBENCH_TRY_ASSIGN(auto found, m_store->find(id));
+    if (!found)
       return unknown_task(id);
-    out.push_back(std::move(**found));
+    out.push_back(std::move(*found));
   }
   return out;
 }

@@ -186,15 +186,14 @@ Json canonical_json(const TaskRequest& request, const Json& body) {
 
 util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind kind,
                                                const suite::Suite& suite) {
-  auto json = trace::parse_json_text(body, "request body");
-  PTXBENCH_TRY(json);
+  PTXBENCH_TRY_ASSIGN(auto json, trace::parse_json_text(body, "request body"));
   util::JsonReader in("request body");
-  if (!json->is_object()) {
-    in.fail("$", "expected a JSON object, got " + std::string(json->type_name()));
+  if (!json.is_object()) {
+    in.fail("$", "expected a JSON object, got " + std::string(json.type_name()));
     return in.finish(TaskRequest{});
   }
-  only_keys(in, *json, "$", kRequestKeys);
-  const Json* solution = util::JsonReader::optional(*json, "solution");
+  only_keys(in, json, "$", kRequestKeys);
+  const Json* solution = util::JsonReader::optional(json, "solution");
   if (in.ok() && (solution == nullptr || !solution->is_object()))
     in.fail(solution == nullptr ? "$" : "$.solution",
             "\"solution\" must be an object: {\"definition\": PROBLEM, \"sources\": "
@@ -206,22 +205,20 @@ util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind k
   const std::string definition = definition_of(in, *solution);
   if (!in.ok())
     return in.finish(TaskRequest{});
-  auto problem = suite.find(definition);
-  PTXBENCH_TRY(problem);
-  const auto uuids = workload_uuids(in, *json);
+  PTXBENCH_TRY_ASSIGN(auto problem, suite.find(definition));
+  const auto uuids = workload_uuids(in, json);
   if (!in.ok())
     return in.finish(TaskRequest{});
-  if (auto workloads = check_workloads(uuids, **problem); !workloads)
-    return workloads.take_error();
+  PTXBENCH_TRY(check_workloads(uuids, *problem));
   TaskRequest request;
   request.kind = kind;
-  request.problem = (*problem)->name();
+  request.problem = problem->name();
   request.source = std::move(source);
-  request.solution_name = exec::solution_name(request.source, **problem);
-  read_options(in, *json, kind, request.options);
+  request.solution_name = exec::solution_name(request.source, *problem);
+  read_options(in, json, kind, request.options);
   if (!in.ok())
     return in.finish(TaskRequest{});
-  request.canonical = canonical_json(request, *json);
+  request.canonical = canonical_json(request, json);
   return request;
 }
 

@@ -108,16 +108,14 @@ util::Expected<std::unique_ptr<TaskStore>> TaskStore::open(const std::filesystem
   if (error)
     return util::make_error(util::ErrorKind::io,
                             fmt::format("cannot create {}: {}", dir.string(), error.message()));
-  auto lock = lock_folder(dir);
-  PTXBENCH_TRY(lock);
+  PTXBENCH_TRY_ASSIGN(auto lock, lock_folder(dir));
   auto db = store::detail::Connection::open(dir / kDatabaseName);
   if (!db) {
-    ::close(*lock);
+    ::close(lock);
     return db.take_error();
   }
-  std::unique_ptr<TaskStore> out(new TaskStore(dir, std::move(*db), *lock));
-  if (auto status = out->migrate(); !status)
-    return status.take_error();
+  std::unique_ptr<TaskStore> out(new TaskStore(dir, std::move(*db), lock));
+  PTXBENCH_TRY(out->migrate());
   return out;
 }
 
@@ -179,9 +177,8 @@ util::Status TaskStore::finish(const Task& task) {
 util::Expected<std::optional<Task>> TaskStore::find(const std::string& id) {
   std::lock_guard lock(m_mutex);
   auto& statement = m_db.prepared(kSelect).bind(1, id);
-  auto row = statement.step();
-  PTXBENCH_TRY(row);
-  if (!*row) {
+  PTXBENCH_TRY_ASSIGN(auto row, statement.step());
+  if (!row) {
     statement.reset();
     return std::optional<Task>();
   }
@@ -194,9 +191,8 @@ util::Expected<std::optional<Task>> TaskStore::find(const std::string& id) {
 util::Expected<Json> TaskStore::request(const std::string& id) {
   std::lock_guard lock(m_mutex);
   auto& statement = m_db.prepared("SELECT request FROM tasks WHERE id = ?1").bind(1, id);
-  auto row = statement.step();
-  PTXBENCH_TRY(row);
-  std::string text = *row ? statement.text(0) : std::string();
+  PTXBENCH_TRY_ASSIGN(auto row, statement.step());
+  std::string text = row ? statement.text(0) : std::string();
   statement.reset();
   if (text.empty())
     return util::make_error(util::ErrorKind::not_found, "unknown task " + id);
@@ -208,22 +204,20 @@ util::Expected<Json> TaskStore::request(const std::string& id) {
 
 util::Expected<std::vector<std::string>> TaskStore::recover() {
   std::lock_guard lock(m_mutex);
-  auto gave_up = m_db.prepared("UPDATE tasks SET state = ?1, finished_at = ?2, error = ?3 "
-                               "WHERE state = ?4 AND attempts >= ?5")
-                     .bind(1, value_of(TaskState::failed))
-                     .bind(2, utc_now())
-                     .bind(3, fmt::format("the server stopped while evaluating this task {} "
-                                          "times; it is not tried again",
-                                          kMaxAttempts))
-                     .bind(4, value_of(TaskState::running))
-                     .bind(5, std::int64_t{kMaxAttempts})
-                     .run();
-  PTXBENCH_TRY(gave_up);
-  auto requeued = m_db.prepared("UPDATE tasks SET state = ?1 WHERE state = ?2")
-                      .bind(1, value_of(TaskState::queued))
-                      .bind(2, value_of(TaskState::running))
-                      .run();
-  PTXBENCH_TRY(requeued);
+  PTXBENCH_TRY(m_db.prepared("UPDATE tasks SET state = ?1, finished_at = ?2, error = ?3 "
+                             "WHERE state = ?4 AND attempts >= ?5")
+                   .bind(1, value_of(TaskState::failed))
+                   .bind(2, utc_now())
+                   .bind(3, fmt::format("the server stopped while evaluating this task {} "
+                                        "times; it is not tried again",
+                                        kMaxAttempts))
+                   .bind(4, value_of(TaskState::running))
+                   .bind(5, std::int64_t{kMaxAttempts})
+                   .run());
+  PTXBENCH_TRY(m_db.prepared("UPDATE tasks SET state = ?1 WHERE state = ?2")
+                   .bind(1, value_of(TaskState::queued))
+                   .bind(2, value_of(TaskState::running))
+                   .run());
   return m_db.prepared("SELECT id FROM tasks WHERE state = ?1 ORDER BY seq")
       .bind(1, value_of(TaskState::queued))
       .collect<std::string>([](const store::detail::Statement& row) { return row.text(0); });
@@ -233,12 +227,11 @@ util::Expected<std::int64_t>
 TaskStore::prune_finished(std::chrono::system_clock::time_point cutoff) {
   std::lock_guard lock(m_mutex);
   // finished_at is utc_text(): fixed width, so comparing the texts compares the times.
-  auto deleted = m_db.prepared("DELETE FROM tasks WHERE state IN (?1, ?2) AND finished_at < ?3")
-                     .bind(1, value_of(TaskState::completed))
-                     .bind(2, value_of(TaskState::failed))
-                     .bind(3, utc_text(cutoff))
-                     .run();
-  PTXBENCH_TRY(deleted);
+  PTXBENCH_TRY(m_db.prepared("DELETE FROM tasks WHERE state IN (?1, ?2) AND finished_at < ?3")
+                   .bind(1, value_of(TaskState::completed))
+                   .bind(2, value_of(TaskState::failed))
+                   .bind(3, utc_text(cutoff))
+                   .run());
   return m_db.changes();
 }
 

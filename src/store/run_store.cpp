@@ -55,14 +55,12 @@ util::Expected<std::unique_ptr<RunStore>> RunStore::open(const std::filesystem::
     return util::make_error(util::ErrorKind::io,
                             run_dir.string() + ": cannot create run folder: " + ec.message());
   auto path = run_dir / kDatabaseName;
-  auto db = detail::Connection::open(path);
-  PTXBENCH_TRY(db);
-  auto connection = std::make_unique<detail::Connection>(std::move(*db));
+  PTXBENCH_TRY_ASSIGN(auto db, detail::Connection::open(path));
+  auto connection = std::make_unique<detail::Connection>(std::move(db));
   if (auto status = detail::migrate(*connection, kSchemaVersion); !status)
     return util::make_error(status.error().kind, path.string() + ": " + status.error().message);
   std::unique_ptr<RunStore> store(new RunStore(std::move(connection), path, clock));
-  if (auto status = store->load_or_create_run(info); !status)
-    return status.take_error();
+  PTXBENCH_TRY(store->load_or_create_run(info));
   return store;
 }
 
@@ -76,28 +74,24 @@ RunStore::open_existing(const std::filesystem::path& run_dir, const Clock& clock
 }
 
 util::Status RunStore::load_or_create_run(const RunInfo& info) {
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
   auto& select =
       m_db->prepared("SELECT config_json, ptxbench_version, created_at FROM run WHERE id = 1");
-  auto row = select.step();
-  PTXBENCH_TRY(row);
-  if (*row) {
+  PTXBENCH_TRY_ASSIGN(auto row, select.step());
+  if (row) {
     m_info = RunInfo{select.text(0), select.text(1), select.text(2)};
     select.reset();
-    return (*transaction)->commit();
+    return transaction->commit();
   }
   select.reset();
   m_info = RunInfo{info.config_json, info.ptxbench_version, now()};
   auto& insert = m_db->prepared(
       "INSERT INTO run(id, config_json, ptxbench_version, created_at) VALUES (1, ?1, ?2, ?3)");
-  auto status = insert.bind(1, m_info.config_json)
-                    .bind(2, m_info.ptxbench_version)
-                    .bind(3, m_info.created_at)
-                    .run();
-  if (!status)
-    return status;
-  return (*transaction)->commit();
+  PTXBENCH_TRY(insert.bind(1, m_info.config_json)
+                   .bind(2, m_info.ptxbench_version)
+                   .bind(3, m_info.created_at)
+                   .run());
+  return transaction->commit();
 }
 
 util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key) {
@@ -105,21 +99,19 @@ util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key)
   auto& insert = m_db->prepared(
       "INSERT INTO trajectory(model, problem, prompt_variant, sample, status, created_at, "
       "language) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING");
-  auto status = insert.bind(1, key.model)
-                    .bind(2, key.problem)
-                    .bind(3, key.prompt_variant)
-                    .bind(4, key.sample)
-                    .bind(5, detail::raw(TrajectoryStatus::running))
-                    .bind(6, now())
-                    .bind(7, trace::to_string(key.language))
-                    .run();
-  PTXBENCH_TRY(status);
+  PTXBENCH_TRY(insert.bind(1, key.model)
+                   .bind(2, key.problem)
+                   .bind(3, key.prompt_variant)
+                   .bind(4, key.sample)
+                   .bind(5, detail::raw(TrajectoryStatus::running))
+                   .bind(6, now())
+                   .bind(7, trace::to_string(key.language))
+                   .run());
   auto& select = m_db->prepared("SELECT id, language FROM trajectory WHERE model = ?1 AND "
                                 "problem = ?2 AND prompt_variant = ?3 AND sample = ?4");
   select.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
-  auto row = select.step();
-  PTXBENCH_TRY(row);
-  if (!*row)
+  PTXBENCH_TRY_ASSIGN(auto row, select.step());
+  if (!row)
     throw util::Fatal("trajectory row vanished after insert");
   TrajectoryId id{select.int64(0)};
   std::string stored = select.text(1);
@@ -143,13 +135,12 @@ util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
   TrajectoryRecord record;
   record.id = TrajectoryId{row.int64(0)};
   record.key = TrajectoryKey{row.text(1), row.text(2), row.text(3), row.int64(4)};
-  auto status = detail::decode(kTrajectoryStatuses, row.int64(5), "trajectory.status");
-  PTXBENCH_TRY(status);
-  record.status = *status;
+  PTXBENCH_TRY_ASSIGN(auto status,
+                      detail::decode(kTrajectoryStatuses, row.int64(5), "trajectory.status"));
+  record.status = status;
   if (auto raw = row.optional_int64(6)) {
-    auto reason = detail::decode(kExitReasons, *raw, "trajectory.exit_reason");
-    PTXBENCH_TRY(reason);
-    record.exit_reason = *reason;
+    PTXBENCH_TRY_ASSIGN(auto reason, detail::decode(kExitReasons, *raw, "trajectory.exit_reason"));
+    record.exit_reason = reason;
   }
   record.created_at = row.text(7);
   record.finished_at = row.optional_text(8);
@@ -178,11 +169,10 @@ RunStore::find_trajectory(const TrajectoryKey& key) {
       .bind(3, key.prompt_variant)
       .bind(4, key.sample)
       .bind(5, trace::to_string(key.language));
-  auto records = read_trajectories(stmt);
-  PTXBENCH_TRY(records);
-  if (records->empty())
+  PTXBENCH_TRY_ASSIGN(auto records, read_trajectories(stmt));
+  if (records.empty())
     return std::optional<TrajectoryRecord>{};
-  return std::optional<TrajectoryRecord>{std::move(records->front())};
+  return std::optional<TrajectoryRecord>{std::move(records.front())};
 }
 
 util::Expected<std::vector<TrajectoryRecord>> RunStore::trajectories() {
@@ -195,13 +185,11 @@ util::Status RunStore::finish_trajectory(TrajectoryId id, ExitReason reason) {
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared(
       "UPDATE trajectory SET status = ?1, exit_reason = ?2, finished_at = ?3 WHERE id = ?4");
-  auto status = stmt.bind(1, detail::raw(TrajectoryStatus::finished))
-                    .bind(2, detail::raw(reason))
-                    .bind(3, now())
-                    .bind(4, id.value)
-                    .run();
-  if (!status)
-    return status;
+  PTXBENCH_TRY(stmt.bind(1, detail::raw(TrajectoryStatus::finished))
+                   .bind(2, detail::raw(reason))
+                   .bind(3, now())
+                   .bind(4, id.value)
+                   .run());
   if (m_db->changes() != 1)
     throw util::Fatal("finish_trajectory: no trajectory " + std::to_string(id.value));
   return util::Ok{};
@@ -215,29 +203,22 @@ util::Expected<TrajectoryPrompts> RunStore::set_prompts(TrajectoryId id,
                                                         const TrajectoryPrompts& prompts) {
   {
     std::lock_guard lock(m_mutex);
-    auto transaction = detail::WriteTransaction::begin(*m_db);
-    PTXBENCH_TRY(transaction);
-    auto system = put_source(prompts.system);
-    PTXBENCH_TRY(system);
-    auto task = put_source(prompts.task);
-    PTXBENCH_TRY(task);
+    PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
+    PTXBENCH_TRY_ASSIGN(auto system, put_source(prompts.system));
+    PTXBENCH_TRY_ASSIGN(auto task, put_source(prompts.task));
     auto& update =
         m_db->prepared("UPDATE trajectory SET system_prompt_sha256 = ?1, task_prompt_sha256 = ?2 "
                        "WHERE id = ?3 AND system_prompt_sha256 IS NULL");
-    if (auto status = update.bind(1, std::string_view(*system))
-                          .bind(2, std::string_view(*task))
-                          .bind(3, id.value)
-                          .run();
-        !status)
-      return status.take_error();
-    if (auto status = (*transaction)->commit(); !status)
-      return status.take_error();
+    PTXBENCH_TRY(update.bind(1, std::string_view(system))
+                     .bind(2, std::string_view(task))
+                     .bind(3, id.value)
+                     .run());
+    PTXBENCH_TRY(transaction->commit());
   }
-  auto stored = this->prompts(id);
-  PTXBENCH_TRY(stored);
-  if (!*stored)
+  PTXBENCH_TRY_ASSIGN(auto stored, this->prompts(id));
+  if (!stored)
     throw util::Fatal("set_prompts: no trajectory " + std::to_string(id.value));
-  return std::move(**stored);
+  return std::move(*stored);
 }
 
 util::Expected<std::optional<TrajectoryPrompts>> RunStore::prompts(TrajectoryId id) {
@@ -245,10 +226,9 @@ util::Expected<std::optional<TrajectoryPrompts>> RunStore::prompts(TrajectoryId 
   auto& stmt = m_db->prepared(
       "SELECT s.text, t.text FROM trajectory j JOIN source s ON s.sha256 = j.system_prompt_sha256 "
       "JOIN source t ON t.sha256 = j.task_prompt_sha256 WHERE j.id = ?1");
-  auto row = stmt.bind(1, id.value).step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY_ASSIGN(auto row, stmt.bind(1, id.value).step());
   std::optional<TrajectoryPrompts> prompts;
-  if (*row)
+  if (row)
     prompts = TrajectoryPrompts{stmt.text(0), stmt.text(1)};
   stmt.reset();
   return prompts;

@@ -26,13 +26,11 @@ TimePoint parse_utc(const std::string& text) {
 
 util::Expected<std::vector<trace::Trace>> parse_traces(const std::string& json,
                                                        const std::string& origin) {
-  auto parsed = trace::parse_json_text(json, origin);
-  PTXBENCH_TRY(parsed);
+  PTXBENCH_TRY_ASSIGN(auto parsed, trace::parse_json_text(json, origin));
   std::vector<trace::Trace> traces;
-  for (const auto& item : *parsed) {
-    auto t = trace::trace_from_json(item, origin);
-    PTXBENCH_TRY(t);
-    traces.push_back(std::move(*t));
+  for (const auto& item : parsed) {
+    PTXBENCH_TRY_ASSIGN(auto t, trace::trace_from_json(item, origin));
+    traces.push_back(std::move(t));
   }
   return traces;
 }
@@ -41,12 +39,11 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
   FinishedTurn turn;
   turn.id = TurnId{row.int64(0)};
   turn.index = row.int64(1);
-  auto category = detail::decode(kTurnCategories, row.int64(2), "turn.category");
-  PTXBENCH_TRY(category);
-  auto counting = detail::decode(kCountings, row.int64(3), "turn.counting");
-  PTXBENCH_TRY(counting);
-  turn.category = *category;
-  turn.counting = *counting;
+  PTXBENCH_TRY_ASSIGN(auto category,
+                      detail::decode(kTurnCategories, row.int64(2), "turn.category"));
+  PTXBENCH_TRY_ASSIGN(auto counting, detail::decode(kCountings, row.int64(3), "turn.counting"));
+  turn.category = category;
+  turn.counting = counting;
   turn.reply = row.optional_text(4);
   turn.kernel_source = row.optional_text(5);
   turn.feedback = row.optional_text(6);
@@ -55,14 +52,13 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
   turn.infra_reason = row.optional_text(9);
   turn.model_settings_id = row.optional_int64(10);
   if (auto raw_end = row.optional_int64(11)) {
-    auto end = detail::decode(kReplyEnds, *raw_end, "turn.reply_end");
-    PTXBENCH_TRY(end);
-    turn.reply_end = *end;
+    PTXBENCH_TRY_ASSIGN(auto end, detail::decode(kReplyEnds, *raw_end, "turn.reply_end"));
+    turn.reply_end = end;
   }
   return turn;
 }
 
-ModelCallRecord read_model_call(const detail::Statement& row) {
+util::Expected<ModelCallRecord> read_model_call(const detail::Statement& row) {
   ModelCallRecord call;
   call.attempt = row.int64(0);
   call.provider = row.text(1);
@@ -75,9 +71,12 @@ ModelCallRecord read_model_call(const detail::Statement& row) {
   call.reasoning_tokens = row.int64(8);
   call.cost_usd = row.real(9);
   call.http_status = row.optional_int64(10);
-  if (auto kind = row.optional_int64(11);
-      kind && *kind >= 1 && *kind <= static_cast<std::int64_t>(util::kErrorKinds.size()))
-    call.error_kind = static_cast<util::ErrorKind>(*kind);
+  if (auto raw_kind = row.optional_int64(11)) {
+    call.error_kind = util::error_kind_from_value(*raw_kind);
+    if (!call.error_kind) // a retired kind (util::kRetiredErrorKinds) or one from a newer build
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "model_call.error_kind: unknown value " + std::to_string(*raw_kind));
+  }
   call.error_message = row.text(12);
   call.finish_reason = row.text(13);
   call.reply = row.optional_text(14);
@@ -98,9 +97,8 @@ util::Expected<std::vector<StoredEvaluation>> RunStore::evaluations_of(TurnId tu
   const std::string origin = m_path.string() + ": evaluation of turn " + std::to_string(turn.value);
   auto evaluations = stmt.collect<StoredEvaluation>(
       [&](detail::Statement& row) -> util::Expected<StoredEvaluation> {
-        auto traces = parse_traces(row.text(1), origin);
-        PTXBENCH_TRY(traces);
-        return StoredEvaluation{row.optional_text(0), std::move(*traces), row.optional_real(2),
+        PTXBENCH_TRY_ASSIGN(auto traces, parse_traces(row.text(1), origin));
+        return StoredEvaluation{row.optional_text(0), std::move(traces), row.optional_real(2),
                                 row.optional_text(3), row.optional_text(4)};
       });
   return evaluations;
@@ -116,26 +114,23 @@ util::Expected<std::vector<FinishedTurn>> RunStore::finished_turns(TrajectoryId 
       "LEFT JOIN source f ON f.sha256 = t.feedback_sha256 "
       "WHERE t.trajectory_id = ?1 AND t.state = ?2 ORDER BY t.idx");
   stmt.bind(1, id.value).bind(2, raw(TurnState::finished));
-  auto collected = stmt.collect<FinishedTurn>(read_finished_turn);
-  PTXBENCH_TRY(collected);
-  std::vector<FinishedTurn> turns = std::move(*collected);
+  PTXBENCH_TRY_ASSIGN(auto collected, stmt.collect<FinishedTurn>(read_finished_turn));
+  std::vector<FinishedTurn> turns = std::move(collected);
   for (auto& turn : turns) {
-    auto evaluations = evaluations_of(turn.id);
-    PTXBENCH_TRY(evaluations);
-    turn.evaluations = std::move(*evaluations);
+    PTXBENCH_TRY_ASSIGN(auto evaluations, evaluations_of(turn.id));
+    turn.evaluations = std::move(evaluations);
   }
   return turns;
 }
 
 util::Expected<ResumePoint> RunStore::resume_point(TrajectoryId id) {
-  auto turns = finished_turns(id);
-  PTXBENCH_TRY(turns);
+  PTXBENCH_TRY_ASSIGN(auto turns, finished_turns(id));
   ResumePoint point;
-  point.next_index = static_cast<std::int64_t>(turns->size());
-  for (const auto& turn : *turns)
+  point.next_index = static_cast<std::int64_t>(turns.size());
+  for (const auto& turn : turns)
     if (turn.counting == Counting::counted)
       ++point.counted_turns;
-  point.finished = std::move(*turns);
+  point.finished = std::move(turns);
   return point;
 }
 
@@ -155,8 +150,7 @@ util::Expected<std::vector<ModelCallRecord>> RunStore::model_calls(TurnId turn) 
 util::Expected<std::int64_t> RunStore::count_turns(TrajectoryId id, TurnState state) {
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared("SELECT count(*) FROM turn WHERE trajectory_id = ?1 AND state = ?2");
-  auto row = stmt.bind(1, id.value).bind(2, raw(state)).step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY(stmt.bind(1, id.value).bind(2, raw(state)).step());
   std::int64_t count = stmt.int64(0);
   stmt.reset();
   return count;
@@ -169,8 +163,7 @@ util::Expected<UsageTotals> RunStore::usage(TrajectoryId id) {
       "coalesce(sum(c.reasoning_tokens), 0), coalesce(sum(c.cost_usd), 0.0), "
       "coalesce(sum(c.state = 1), 0) FROM model_call c "
       "JOIN turn t ON t.id = c.turn_id WHERE t.trajectory_id = ?1");
-  auto row = stmt.bind(1, id.value).step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY(stmt.bind(1, id.value).step());
   UsageTotals totals{stmt.int64(0), stmt.int64(1), stmt.int64(2),
                      stmt.int64(3), stmt.real(4),  stmt.int64(5)};
   stmt.reset();

@@ -9,10 +9,9 @@ constexpr std::string_view kSettingsColumns =
     "SELECT id, model, settings_json, reason, recorded_at FROM model_settings ";
 
 util::Expected<std::optional<ModelSettingsRecord>> read_one(detail::Statement& stmt) {
-  auto row = stmt.step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY_ASSIGN(auto row, stmt.step());
   std::optional<ModelSettingsRecord> record;
-  if (*row)
+  if (row)
     record =
         ModelSettingsRecord{stmt.int64(0), stmt.text(1), stmt.text(2), stmt.text(3), stmt.text(4)};
   stmt.reset();
@@ -24,15 +23,11 @@ util::Expected<std::optional<ModelSettingsRecord>> read_one(detail::Statement& s
 util::Status RunStore::record_model_settings(std::string_view model, std::string_view settings_json,
                                              std::string_view reason) {
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
   auto& insert = m_db->prepared("INSERT INTO model_settings(model, settings_json, reason, "
                                 "recorded_at) VALUES (?1, ?2, ?3, ?4)");
-  if (auto status =
-          insert.bind(1, model).bind(2, settings_json).bind(3, reason).bind(4, now()).run();
-      !status)
-    return status;
-  return (*transaction)->commit();
+  PTXBENCH_TRY(insert.bind(1, model).bind(2, settings_json).bind(3, reason).bind(4, now()).run());
+  return transaction->commit();
 }
 
 util::Expected<std::optional<ModelSettingsRecord>>

@@ -13,9 +13,8 @@ using detail::raw;
 
 util::Expected<TrajectoryStatus> trajectory_status(detail::Connection& db, TrajectoryId id) {
   auto& stmt = db.prepared("SELECT status FROM trajectory WHERE id = ?1");
-  auto row = stmt.bind(1, id.value).step();
-  PTXBENCH_TRY(row);
-  if (!*row)
+  PTXBENCH_TRY_ASSIGN(auto row, stmt.bind(1, id.value).step());
+  if (!row)
     throw util::Fatal("begin_turn: no trajectory " + std::to_string(id.value));
   auto status = detail::decode(kTrajectoryStatuses, stmt.int64(0), "trajectory.status");
   stmt.reset();
@@ -34,8 +33,7 @@ util::Expected<std::int64_t> next_turn_index(detail::Connection& db, TrajectoryI
   auto& stmt =
       db.prepared("SELECT count(*), coalesce(max(idx) + 1, 0) FROM turn WHERE trajectory_id = ?1 "
                   "AND state = ?2");
-  auto row = stmt.bind(1, id.value).bind(2, raw(TurnState::finished)).step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY(stmt.bind(1, id.value).bind(2, raw(TurnState::finished)).step());
   std::int64_t count = stmt.int64(0);
   std::int64_t next = stmt.int64(1);
   stmt.reset();
@@ -64,8 +62,7 @@ std::string traces_json(const std::vector<trace::Trace>& traces) {
 util::Status check_traces(const std::vector<trace::Trace>& traces) {
   for (const auto& t : traces)
     if (t.evaluation)
-      if (auto status = trace::check_writable(*t.evaluation); !status)
-        return status;
+      PTXBENCH_TRY(trace::check_writable(*t.evaluation));
   return util::Ok{};
 }
 
@@ -73,36 +70,28 @@ util::Status check_traces(const std::vector<trace::Trace>& traces) {
 
 util::Expected<TurnHandle> RunStore::begin_turn(TrajectoryId id) {
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
-  auto status = trajectory_status(*m_db, id);
-  PTXBENCH_TRY(status);
-  if (*status != TrajectoryStatus::running)
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
+  PTXBENCH_TRY_ASSIGN(auto status, trajectory_status(*m_db, id));
+  if (status != TrajectoryStatus::running)
     throw util::Fatal("begin_turn: trajectory " + std::to_string(id.value) + " is finished");
-  if (auto abandoned = abandon_open_turns(*m_db, id); !abandoned)
-    return abandoned.take_error();
-  auto index = next_turn_index(*m_db, id);
-  PTXBENCH_TRY(index);
+  PTXBENCH_TRY(abandon_open_turns(*m_db, id));
+  PTXBENCH_TRY_ASSIGN(auto index, next_turn_index(*m_db, id));
   auto& insert = m_db->prepared(
       "INSERT INTO turn(trajectory_id, idx, state, started_at, model_settings_id) VALUES (?1, ?2, "
       "?3, ?4, (SELECT max(s.id) FROM model_settings s JOIN trajectory j ON j.model = s.model "
       "WHERE j.id = ?1))");
-  auto inserted =
-      insert.bind(1, id.value).bind(2, *index).bind(3, raw(TurnState::open)).bind(4, now()).run();
-  PTXBENCH_TRY(inserted);
-  TurnHandle handle{TurnId{m_db->last_insert_rowid()}, *index};
-  if (auto committed = (*transaction)->commit(); !committed)
-    return committed.take_error();
+  PTXBENCH_TRY(
+      insert.bind(1, id.value).bind(2, index).bind(3, raw(TurnState::open)).bind(4, now()).run());
+  TurnHandle handle{TurnId{m_db->last_insert_rowid()}, index};
+  PTXBENCH_TRY(transaction->commit());
   return handle;
 }
 
 util::Status RunStore::record_model_call(TurnId turn, const ModelCallRecord& call) {
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
-  if (auto status = write_call(std::nullopt, turn, call, CallState::ended); !status)
-    return status;
-  return (*transaction)->commit();
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
+  PTXBENCH_TRY(write_call(std::nullopt, turn, call, CallState::ended));
+  return transaction->commit();
 }
 
 util::Expected<ModelCallId> RunStore::begin_model_call(TurnId turn, const ModelCallRecord& call) {
@@ -113,35 +102,28 @@ util::Expected<ModelCallId> RunStore::begin_model_call(TurnId turn, const ModelC
   start.request_sha256 = call.request_sha256;
   start.started_at = call.started_at;
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
-  if (auto status = write_call(std::nullopt, turn, start, CallState::in_flight); !status)
-    return status.take_error();
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
+  PTXBENCH_TRY(write_call(std::nullopt, turn, start, CallState::in_flight));
   ModelCallId id{m_db->last_insert_rowid()};
-  if (auto status = (*transaction)->commit(); !status)
-    return status.take_error();
+  PTXBENCH_TRY(transaction->commit());
   return id;
 }
 
 util::Status RunStore::end_model_call(ModelCallId id, const ModelCallRecord& call) {
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
-  if (auto status = write_call(id, TurnId{}, call, CallState::ended); !status)
-    return status;
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
+  PTXBENCH_TRY(write_call(id, TurnId{}, call, CallState::ended));
   if (m_db->changes() != 1)
     throw util::Fatal("end_model_call: no model call " + std::to_string(id.value));
-  return (*transaction)->commit();
+  return transaction->commit();
 }
 
 // Inserts the attempt for `turn` (no id) or rewrites the row `id` with it; inside the caller's
 // lock and transaction.
 util::Status RunStore::write_call(std::optional<ModelCallId> id, TurnId turn,
                                   const ModelCallRecord& call, CallState state) {
-  auto reply = put_optional(call.reply);
-  PTXBENCH_TRY(reply);
-  auto reasoning = put_optional(call.reasoning);
-  PTXBENCH_TRY(reasoning);
+  PTXBENCH_TRY_ASSIGN(auto reply, put_optional(call.reply));
+  PTXBENCH_TRY_ASSIGN(auto reasoning, put_optional(call.reasoning));
   auto& stmt = m_db->prepared(
       id ? "UPDATE model_call SET attempt = ?2, provider = ?3, model = ?4, request_sha256 = ?5, "
            "started_at = ?6, latency_ms = ?7, input_tokens = ?8, output_tokens = ?9, "
@@ -171,8 +153,8 @@ util::Status RunStore::write_call(std::optional<ModelCallId> id, TurnId turn,
       .bind(13, error_kind)
       .bind(14, call.error_message)
       .bind(15, call.finish_reason)
-      .bind(16, *reply)
-      .bind(17, *reasoning)
+      .bind(16, reply)
+      .bind(17, reasoning)
       .bind(18, raw(state))
       .bind(19, call.server_prompt_ms)
       .bind(20, call.server_generation_ms)
@@ -180,42 +162,33 @@ util::Status RunStore::write_call(std::optional<ModelCallId> id, TurnId turn,
 }
 
 util::Status RunStore::record_evaluation(TurnId turn, const EvaluationRecord& evaluation) {
-  if (auto writable = check_traces(evaluation.traces); !writable)
-    return writable;
+  PTXBENCH_TRY(check_traces(evaluation.traces));
   std::string json = traces_json(evaluation.traces);
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
   require_open_turn(*m_db, turn, "record_evaluation");
-  auto kernel = put_source(evaluation.kernel_source);
-  PTXBENCH_TRY(kernel);
+  PTXBENCH_TRY_ASSIGN(auto kernel, put_source(evaluation.kernel_source));
   auto& insert = m_db->prepared(
       "INSERT INTO evaluation(turn_id, kernel_sha256, traces_json, speedup, static_verdict, "
       "dynamic_verdict, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7)");
-  auto status = insert.bind(1, turn.value)
-                    .bind(2, std::string_view(*kernel))
-                    .bind(3, std::string_view(json))
-                    .bind(4, evaluation.speedup)
-                    .bind(5, evaluation.static_verdict)
-                    .bind(6, evaluation.dynamic_verdict)
-                    .bind(7, now())
-                    .run();
-  if (!status)
-    return status;
-  return (*transaction)->commit();
+  PTXBENCH_TRY(insert.bind(1, turn.value)
+                   .bind(2, std::string_view(kernel))
+                   .bind(3, std::string_view(json))
+                   .bind(4, evaluation.speedup)
+                   .bind(5, evaluation.static_verdict)
+                   .bind(6, evaluation.dynamic_verdict)
+                   .bind(7, now())
+                   .run());
+  return transaction->commit();
 }
 
 util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
   require_open_turn(*m_db, turn, "finish_turn");
-  auto reply = put_optional(outcome.reply);
-  auto kernel = put_optional(outcome.kernel_source);
-  auto feedback = put_optional(outcome.feedback);
-  for (auto* text : {&reply, &kernel, &feedback})
-    if (!*text)
-      return text->take_error();
+  PTXBENCH_TRY_ASSIGN(auto reply, put_optional(outcome.reply));
+  PTXBENCH_TRY_ASSIGN(auto kernel, put_optional(outcome.kernel_source));
+  PTXBENCH_TRY_ASSIGN(auto feedback, put_optional(outcome.feedback));
   std::optional<std::int64_t> reply_end;
   if (outcome.reply_end)
     reply_end = raw(*outcome.reply_end);
@@ -223,31 +196,25 @@ util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
       "UPDATE turn SET state = ?1, category = ?2, counting = ?3, reply_sha256 = ?4, "
       "kernel_sha256 = ?5, feedback_sha256 = ?6, finished_at = ?7, infra_reason = ?9, "
       "reply_end = ?10 WHERE id = ?8");
-  auto status = update.bind(1, raw(TurnState::finished))
-                    .bind(2, raw(outcome.category))
-                    .bind(3, raw(outcome.counting))
-                    .bind(4, *reply)
-                    .bind(5, *kernel)
-                    .bind(6, *feedback)
-                    .bind(7, now())
-                    .bind(8, turn.value)
-                    .bind(9, outcome.infra_reason)
-                    .bind(10, reply_end)
-                    .run();
-  if (!status)
-    return status;
-  return (*transaction)->commit();
+  PTXBENCH_TRY(update.bind(1, raw(TurnState::finished))
+                   .bind(2, raw(outcome.category))
+                   .bind(3, raw(outcome.counting))
+                   .bind(4, reply)
+                   .bind(5, kernel)
+                   .bind(6, feedback)
+                   .bind(7, now())
+                   .bind(8, turn.value)
+                   .bind(9, outcome.infra_reason)
+                   .bind(10, reply_end)
+                   .run());
+  return transaction->commit();
 }
 
 util::Expected<std::string> RunStore::record_source(std::string_view text) {
   std::lock_guard lock(m_mutex);
-  auto transaction = detail::WriteTransaction::begin(*m_db);
-  PTXBENCH_TRY(transaction);
-  auto hash = put_source(text);
-  if (!hash)
-    return hash;
-  if (auto status = (*transaction)->commit(); !status)
-    return status.take_error();
+  PTXBENCH_TRY_ASSIGN(auto transaction, detail::WriteTransaction::begin(*m_db));
+  PTXBENCH_TRY_ASSIGN(auto hash, put_source(text));
+  PTXBENCH_TRY(transaction->commit());
   return hash;
 }
 
@@ -255,8 +222,7 @@ util::Expected<std::string> RunStore::put_source(std::string_view text) {
   std::string hash = util::sha256_hex(text);
   auto& insert =
       m_db->prepared("INSERT INTO source(sha256, text) VALUES (?1, ?2) ON CONFLICT DO NOTHING");
-  if (auto status = insert.bind(1, std::string_view(hash)).bind(2, text).run(); !status)
-    return status.take_error();
+  PTXBENCH_TRY(insert.bind(1, std::string_view(hash)).bind(2, text).run());
   return hash;
 }
 
@@ -264,18 +230,16 @@ util::Expected<std::optional<std::string>>
 RunStore::put_optional(const std::optional<std::string>& text) {
   if (!text)
     return std::optional<std::string>{};
-  auto hash = put_source(*text);
-  PTXBENCH_TRY(hash);
-  return std::optional<std::string>{std::move(*hash)};
+  PTXBENCH_TRY_ASSIGN(auto hash, put_source(*text));
+  return std::optional<std::string>{std::move(hash)};
 }
 
 util::Expected<std::optional<std::string>> RunStore::source(std::string_view sha256) {
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared("SELECT text FROM source WHERE sha256 = ?1");
-  auto row = stmt.bind(1, sha256).step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY_ASSIGN(auto row, stmt.bind(1, sha256).step());
   std::optional<std::string> text;
-  if (*row)
+  if (row)
     text = stmt.text(0);
   stmt.reset();
   return text;

@@ -138,54 +138,39 @@ template <typename Enum, std::size_t N>
 util::Status mirror(Connection& db, std::string_view name,
                     const std::array<EnumInfo<Enum>, N>& table) {
   for (const auto& row : table)
-    if (auto status = put_enum_row(db, name, static_cast<std::int64_t>(row.value), row.name);
-        !status)
-      return status;
+    PTXBENCH_TRY(put_enum_row(db, name, static_cast<std::int64_t>(row.value), row.name));
   return util::Ok{};
 }
 
 util::Status mirror_enums(Connection& db) {
+  // Rewritten whole, so that a retired kind (util::kRetiredErrorKinds) leaves the mirror.
+  PTXBENCH_TRY(db.exec("DELETE FROM enum_value WHERE enum = 'error_kind'"));
   for (const auto& row : util::kErrorKinds)
-    if (auto status = put_enum_row(db, "error_kind", static_cast<std::int64_t>(row.kind), row.name);
-        !status)
-      return status;
-  if (auto status = mirror(db, "turn_category", kTurnCategories); !status)
-    return status;
-  if (auto status = mirror(db, "turn_state", kTurnStates); !status)
-    return status;
-  if (auto status = mirror(db, "counting", kCountings); !status)
-    return status;
-  if (auto status = mirror(db, "trajectory_status", kTrajectoryStatuses); !status)
-    return status;
-  if (auto status = mirror(db, "reply_end", kReplyEnds); !status)
-    return status;
-  if (auto status = mirror(db, "call_state", kCallStates); !status)
-    return status;
+    PTXBENCH_TRY(put_enum_row(db, "error_kind", static_cast<std::int64_t>(row.kind), row.name));
+  PTXBENCH_TRY(mirror(db, "turn_category", kTurnCategories));
+  PTXBENCH_TRY(mirror(db, "turn_state", kTurnStates));
+  PTXBENCH_TRY(mirror(db, "counting", kCountings));
+  PTXBENCH_TRY(mirror(db, "trajectory_status", kTrajectoryStatuses));
+  PTXBENCH_TRY(mirror(db, "reply_end", kReplyEnds));
+  PTXBENCH_TRY(mirror(db, "call_state", kCallStates));
   return mirror(db, "exit_reason", kExitReasons);
 }
 
 util::Status apply(Connection& db, int version) {
-  auto transaction = WriteTransaction::begin(db);
-  PTXBENCH_TRY(transaction);
-  if (auto status = db.exec(kMigrations[static_cast<std::size_t>(version) - 1]); !status)
-    return status;
-  if (auto status = db.exec("DELETE FROM schema_version"); !status)
-    return status;
+  PTXBENCH_TRY_ASSIGN(auto transaction, WriteTransaction::begin(db));
+  PTXBENCH_TRY(db.exec(kMigrations[static_cast<std::size_t>(version) - 1]));
+  PTXBENCH_TRY(db.exec("DELETE FROM schema_version"));
   auto& stmt = db.prepared("INSERT INTO schema_version(version) VALUES (?1)");
-  if (auto status = stmt.bind(1, std::int64_t{version}).run(); !status)
-    return status;
-  return (*transaction)->commit();
+  PTXBENCH_TRY(stmt.bind(1, std::int64_t{version}).run());
+  return transaction->commit();
 }
 
 } // namespace
 
 util::Expected<int> schema_version(Connection& db) {
-  if (auto status = db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-      !status)
-    return status.take_error();
+  PTXBENCH_TRY(db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"));
   auto& stmt = db.prepared("SELECT max(version) FROM schema_version");
-  auto row = stmt.step();
-  PTXBENCH_TRY(row);
+  PTXBENCH_TRY(stmt.step());
   int version = static_cast<int>(stmt.is_null(0) ? 0 : stmt.int64(0));
   stmt.reset();
   return version;
@@ -195,20 +180,16 @@ util::Status migrate(Connection& db, int target) {
   static_assert(kMigrations.size() >= 1);
   if (target < 1 || target > static_cast<int>(kMigrations.size()))
     throw util::Fatal("no migration to schema version " + std::to_string(target));
-  auto current = schema_version(db);
-  PTXBENCH_TRY(current);
-  if (*current > target)
+  PTXBENCH_TRY_ASSIGN(auto current, schema_version(db));
+  if (current > target)
     return util::make_error(util::ErrorKind::unsupported,
-                            "database schema version " + std::to_string(*current) +
+                            "database schema version " + std::to_string(current) +
                                 " is newer than this build's (" + std::to_string(target) + ")");
-  for (int version = *current + 1; version <= target; ++version)
-    if (auto status = apply(db, version); !status)
-      return status;
-  auto transaction = WriteTransaction::begin(db);
-  PTXBENCH_TRY(transaction);
-  if (auto status = mirror_enums(db); !status)
-    return status;
-  return (*transaction)->commit();
+  for (int version = current + 1; version <= target; ++version)
+    PTXBENCH_TRY(apply(db, version));
+  PTXBENCH_TRY_ASSIGN(auto transaction, WriteTransaction::begin(db));
+  PTXBENCH_TRY(mirror_enums(db));
+  return transaction->commit();
 }
 
 } // namespace ptxbench::store::detail

@@ -79,9 +79,8 @@ util::Expected<bool> Statement::step() {
 
 util::Status Statement::run() {
   for (;;) {
-    auto more = step();
-    PTXBENCH_TRY(more);
-    if (!*more)
+    PTXBENCH_TRY_ASSIGN(auto more, step());
+    if (!more)
       break;
   }
   reset();
@@ -194,8 +193,7 @@ std::int64_t Connection::changes() const {
 }
 
 util::Expected<std::unique_ptr<WriteTransaction>> WriteTransaction::begin(Connection& db) {
-  auto status = db.exec("BEGIN IMMEDIATE");
-  PTXBENCH_TRY(status);
+  PTXBENCH_TRY(db.exec("BEGIN IMMEDIATE"));
   return std::unique_ptr<WriteTransaction>(new WriteTransaction(db));
 }
 

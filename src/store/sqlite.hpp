@@ -72,9 +72,8 @@ template <typename T, typename Read>
 util::Expected<std::vector<T>> Statement::collect(Read&& read) {
   std::vector<T> rows;
   for (;;) {
-    auto row = step();
-    PTXBENCH_TRY(row);
-    if (!*row)
+    PTXBENCH_TRY_ASSIGN(auto row, step());
+    if (!row)
       break;
     auto value = read(*this);
     if constexpr (std::is_same_v<decltype(value), T>) {

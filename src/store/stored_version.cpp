@@ -13,9 +13,8 @@ util::Expected<int> stored_schema_version(const std::filesystem::path& run_dir) 
     return util::make_error(util::ErrorKind::not_found, run_dir.string() + ": no run database (" +
                                                             std::string(RunStore::kDatabaseName) +
                                                             ")");
-  auto db = detail::Connection::open(path);
-  PTXBENCH_TRY(db);
-  return detail::schema_version(*db);
+  PTXBENCH_TRY_ASSIGN(auto db, detail::Connection::open(path));
+  return detail::schema_version(db);
 }
 
 } // namespace ptxbench::store

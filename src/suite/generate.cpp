@@ -63,8 +63,7 @@ util::Status check_request(const TensorRequest& request, std::size_t out_bytes) 
 
 util::Status generate_tensor(const TensorRequest& request, std::span<std::byte> out,
                              ThreadCount threads) {
-  if (auto status = check_request(request, out.size()); !status)
-    return status;
+  PTXBENCH_TRY(check_request(request, out.size()));
   const std::uint64_t blocks = (request.element_count + kBlockElements - 1) / kBlockElements;
   unsigned workers = threads.value != 0 ? threads.value : std::thread::hardware_concurrency();
   workers = static_cast<unsigned>(

@@ -105,39 +105,35 @@ std::vector<std::int32_t> distinct_pages(std::int64_t count, std::int64_t pool, 
 
 util::Expected<std::vector<NamedIndices>> build_index_layout(const trace::Definition& definition,
                                                              const trace::Workload& workload) {
-  auto axes = layout_axes(definition, workload);
-  PTXBENCH_TRY(axes);
+  PTXBENCH_TRY_ASSIGN(auto axes, layout_axes(definition, workload));
   const std::uint64_t seed = layout_seed(workload.uuid);
   std::vector<NamedIndices> out;
   std::vector<std::int32_t> kv_lengths;
   if (has_input(definition, "qo_indptr")) {
-    const auto q_lengths = split_total(axes->total_q, axes->sequences, 1, seed, kStepQueryLengths);
-    kv_lengths =
-        split_total(axes->total_kv - axes->total_q, axes->sequences, 0, seed, kStepExtraKv);
+    const auto q_lengths = split_total(axes.total_q, axes.sequences, 1, seed, kStepQueryLengths);
+    kv_lengths = split_total(axes.total_kv - axes.total_q, axes.sequences, 0, seed, kStepExtraKv);
     for (std::size_t i = 0; i < kv_lengths.size(); ++i)
       kv_lengths[i] += q_lengths[i];
     out.push_back({"qo_indptr", offsets_from_lengths(q_lengths)});
   } else {
-    kv_lengths = split_total(axes->total_kv, axes->sequences, 1, seed, kStepDecodeKv);
+    kv_lengths = split_total(axes.total_kv, axes.sequences, 1, seed, kStepDecodeKv);
   }
   out.push_back({"kv_indptr", offsets_from_lengths(kv_lengths)});
   if (has_input(definition, "kv_indices"))
-    out.push_back(
-        {"kv_indices", distinct_pages(axes->total_kv, axes->num_pages, seed, kStepPages)});
+    out.push_back({"kv_indices", distinct_pages(axes.total_kv, axes.num_pages, seed, kStepPages)});
   return out;
 }
 
 util::Expected<std::vector<BlobFile>> build_blob_files(const trace::Definition& definition,
                                                        const trace::Workload& workload) {
-  auto layout = build_index_layout(definition, workload);
-  PTXBENCH_TRY(layout);
+  PTXBENCH_TRY_ASSIGN(auto layout, build_index_layout(definition, workload));
   std::map<std::string, std::vector<SafetensorsTensor>> files;
   for (const auto& [input, spec] : workload.inputs) {
     const auto* blob = std::get_if<trace::SafetensorsInput>(&spec);
     if (blob == nullptr)
       continue;
     const NamedIndices* found = nullptr;
-    for (const NamedIndices& indices : *layout)
+    for (const NamedIndices& indices : layout)
       if (indices.name == input)
         found = &indices;
     if (found == nullptr)

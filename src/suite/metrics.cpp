@@ -34,22 +34,20 @@ load_indices(const Problem& problem, const std::filesystem::path& root, std::str
     const std::filesystem::path path = std::filesystem::path(blob->path).is_absolute()
                                            ? std::filesystem::path(blob->path)
                                            : root / blob->path;
-    auto tensor = read_safetensors_tensor(path.lexically_normal(), blob->tensor_key);
-    PTXBENCH_TRY(tensor);
-    return as_i32(*tensor);
+    PTXBENCH_TRY_ASSIGN(auto tensor,
+                        read_safetensors_tensor(path.lexically_normal(), blob->tensor_key));
+    return as_i32(tensor);
   }
   return std::vector<std::int32_t>{};
 }
 
 util::Expected<std::int64_t> gqa_flops(const Problem& problem, const std::filesystem::path& root) {
-  auto qo_indptr = load_indices(problem, root, "qo_indptr");
-  PTXBENCH_TRY(qo_indptr);
-  auto kv_indptr = load_indices(problem, root, "kv_indptr");
-  PTXBENCH_TRY(kv_indptr);
-  if (kv_indptr->empty())
+  PTXBENCH_TRY_ASSIGN(auto qo_indptr, load_indices(problem, root, "qo_indptr"));
+  PTXBENCH_TRY_ASSIGN(auto kv_indptr, load_indices(problem, root, "kv_indptr"));
+  if (kv_indptr.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             fmt::format("{}: workload has no kv_indptr blob", problem.name()));
-  const std::int64_t pairs = attended_pairs(*qo_indptr, *kv_indptr, problem.mask);
+  const std::int64_t pairs = attended_pairs(qo_indptr, kv_indptr, problem.mask);
   return 4 * axis_or_zero(problem, "num_qo_heads") * axis_or_zero(problem, "head_dim") * pairs;
 }
 
@@ -85,9 +83,8 @@ util::Status compute_metrics(Problem& problem, const std::filesystem::path& root
     problem.flops = dense_flops(problem);
     return util::Ok{};
   }
-  auto flops = gqa_flops(problem, root);
-  PTXBENCH_TRY(flops);
-  problem.flops = *flops;
+  PTXBENCH_TRY_ASSIGN(auto flops, gqa_flops(problem, root));
+  problem.flops = flops;
   return util::Ok{};
 }
 

@@ -142,24 +142,21 @@ util::Expected<std::vector<SafetensorsTensor>> decode_safetensors(std::string_vi
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__")
       continue;
-    auto tensor = decode_entry(name, entry, data, origin);
-    PTXBENCH_TRY(tensor);
-    tensors.push_back(std::move(*tensor));
+    PTXBENCH_TRY_ASSIGN(auto tensor, decode_entry(name, entry, data, origin));
+    tensors.push_back(std::move(tensor));
   }
   return tensors;
 }
 
 util::Expected<std::vector<SafetensorsTensor>> read_safetensors(const std::filesystem::path& path) {
-  auto bytes = util::read_file(path);
-  PTXBENCH_TRY(bytes);
-  return decode_safetensors(*bytes, path.string());
+  PTXBENCH_TRY_ASSIGN(auto bytes, util::read_file(path));
+  return decode_safetensors(bytes, path.string());
 }
 
 util::Expected<SafetensorsTensor> read_safetensors_tensor(const std::filesystem::path& path,
                                                           std::string_view key) {
-  auto tensors = read_safetensors(path);
-  PTXBENCH_TRY(tensors);
-  for (SafetensorsTensor& tensor : *tensors)
+  PTXBENCH_TRY_ASSIGN(auto tensors, read_safetensors(path));
+  for (SafetensorsTensor& tensor : tensors)
     if (tensor.name == key)
       return std::move(tensor);
   return util::make_error(util::ErrorKind::not_found,

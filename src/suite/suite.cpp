@@ -56,9 +56,8 @@ util::Expected<ResolvedTensor> resolve(const trace::TensorSpec& spec, const Prob
 util::Status resolve_all(const std::vector<trace::TensorSpec>& specs, Problem& problem,
                          std::vector<ResolvedTensor>& into) {
   for (const trace::TensorSpec& spec : specs) {
-    auto tensor = resolve(spec, problem);
-    PTXBENCH_TRY(tensor);
-    into.push_back(std::move(*tensor));
+    PTXBENCH_TRY_ASSIGN(auto tensor, resolve(spec, problem));
+    into.push_back(std::move(tensor));
   }
   return util::Ok{};
 }
@@ -87,19 +86,15 @@ util::Expected<Problem> make_problem(const trace::TraceSet& set, const trace::De
   for (const trace::Axis& axis : def.axes)
     if (axis.kind == trace::Axis::Kind::variable)
       problem.var_axes.emplace_back(axis.name, problem.workload.axis_value(axis.name).value_or(0));
-  if (auto s = resolve_all(def.inputs, problem, problem.inputs); !s)
-    return s.take_error();
-  if (auto s = resolve_all(def.outputs, problem, problem.outputs); !s)
-    return s.take_error();
-  if (auto s = compute_metrics(problem, set.root()); !s)
-    return s.take_error();
+  PTXBENCH_TRY(resolve_all(def.inputs, problem, problem.inputs));
+  PTXBENCH_TRY(resolve_all(def.outputs, problem, problem.outputs));
+  PTXBENCH_TRY(compute_metrics(problem, set.root()));
   return problem;
 }
 
 util::Expected<trace::TraceSet> load_valid_set(const std::filesystem::path& root) {
-  auto set = trace::TraceSet::load(root);
-  PTXBENCH_TRY(set);
-  const std::vector<util::Error> problems = set->validate();
+  PTXBENCH_TRY_ASSIGN(auto set, trace::TraceSet::load(root));
+  const std::vector<util::Error> problems = set.validate();
   if (problems.empty())
     return set;
   std::string message = problems.front().message;
@@ -136,14 +131,12 @@ bool has_blob_inputs(const trace::Workload& workload) {
 } // namespace
 
 util::Expected<Suite> Suite::load(const std::filesystem::path& root) {
-  auto set = load_valid_set(root);
-  PTXBENCH_TRY(set);
+  PTXBENCH_TRY_ASSIGN(auto set, load_valid_set(root));
   Suite suite;
   suite.m_root = root;
-  for (const trace::Definition& definition : set->definitions()) {
-    auto problem = make_problem(*set, definition);
-    PTXBENCH_TRY(problem);
-    suite.m_problems.push_back(std::move(*problem));
+  for (const trace::Definition& definition : set.definitions()) {
+    PTXBENCH_TRY_ASSIGN(auto problem, make_problem(set, definition));
+    suite.m_problems.push_back(std::move(problem));
   }
   std::sort(suite.m_problems.begin(), suite.m_problems.end(),
             [](const Problem& a, const Problem& b) {
@@ -204,19 +197,16 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
 
 util::Expected<std::vector<std::filesystem::path>>
 regenerate_blobs(const std::filesystem::path& root) {
-  auto set = trace::TraceSet::load(root);
-  PTXBENCH_TRY(set);
+  PTXBENCH_TRY_ASSIGN(auto set, trace::TraceSet::load(root));
   std::vector<std::filesystem::path> written;
-  for (const trace::Trace& line : set->workloads()) {
-    const trace::Definition* definition = set->find_definition(line.definition);
+  for (const trace::Trace& line : set.workloads()) {
+    const trace::Definition* definition = set.find_definition(line.definition);
     if (definition == nullptr || !has_blob_inputs(line.workload))
       continue;
-    auto files = build_blob_files(*definition, line.workload);
-    PTXBENCH_TRY(files);
-    for (const BlobFile& file : *files) {
+    PTXBENCH_TRY_ASSIGN(auto files, build_blob_files(*definition, line.workload));
+    for (const BlobFile& file : files) {
       const auto relative = file.relative_path.lexically_normal();
-      if (auto s = util::write_file_atomic(root / relative, file.bytes); !s)
-        return s.take_error();
+      PTXBENCH_TRY(util::write_file_atomic(root / relative, file.bytes));
       written.push_back(relative);
     }
   }

@@ -11,18 +11,15 @@ namespace {
 
 template <typename T, typename FromJson>
 util::Expected<T> load_object(const std::filesystem::path& path, FromJson from_json) {
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
-  auto json = parse_json_text(*text, path.string());
-  PTXBENCH_TRY(json);
-  return from_json(*json, path.string());
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
+  PTXBENCH_TRY_ASSIGN(auto json, parse_json_text(text, path.string()));
+  return from_json(json, path.string());
 }
 
 template <typename FromJson>
 util::Status check_readable(const Json& json, const std::filesystem::path& path,
                             FromJson from_json) {
-  auto read = from_json(json, path.string());
-  PTXBENCH_TRY(read);
+  PTXBENCH_TRY(from_json(json, path.string()));
   return util::Ok{};
 }
 
@@ -37,8 +34,7 @@ util::Expected<std::string> trace_line(const Trace& trace, const std::filesystem
                               path.string() + ": " + writable.error().message);
   }
   Json json = to_json(trace);
-  if (auto readable = check_readable(json, path, trace_from_json); !readable)
-    return readable.take_error();
+  PTXBENCH_TRY(check_readable(json, path, trace_from_json));
   return dump_compact(json);
 }
 
@@ -53,10 +49,9 @@ util::Expected<Solution> load_solution(const std::filesystem::path& path) {
 }
 
 util::Expected<std::vector<Trace>> load_traces_jsonl(const std::filesystem::path& path) {
-  auto text = util::read_file(path);
-  PTXBENCH_TRY(text);
+  PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
   std::vector<Trace> traces;
-  std::string_view rest = *text;
+  std::string_view rest = text;
   for (std::size_t line_number = 1; !rest.empty(); ++line_number) {
     std::size_t end = std::min(rest.find('\n'), rest.size());
     std::string_view line = rest.substr(0, end);
@@ -64,42 +59,36 @@ util::Expected<std::vector<Trace>> load_traces_jsonl(const std::filesystem::path
     if (is_blank(line))
       continue;
     std::string origin = path.string() + ":" + std::to_string(line_number);
-    auto json = parse_json_text(line, origin);
-    PTXBENCH_TRY(json);
-    auto trace = trace_from_json(*json, origin);
-    PTXBENCH_TRY(trace);
-    traces.push_back(std::move(*trace));
+    PTXBENCH_TRY_ASSIGN(auto json, parse_json_text(line, origin));
+    PTXBENCH_TRY_ASSIGN(auto trace, trace_from_json(json, origin));
+    traces.push_back(std::move(trace));
   }
   return traces;
 }
 
 util::Status save_definition(const std::filesystem::path& path, const Definition& def) {
   Json json = to_json(def);
-  if (auto readable = check_readable(json, path, definition_from_json); !readable)
-    return readable;
+  PTXBENCH_TRY(check_readable(json, path, definition_from_json));
   return util::write_file_atomic(path, dump_pretty(json) + "\n");
 }
 
 util::Status save_solution(const std::filesystem::path& path, const Solution& solution) {
   Json json = to_json(solution);
-  if (auto readable = check_readable(json, path, solution_from_json); !readable)
-    return readable;
+  PTXBENCH_TRY(check_readable(json, path, solution_from_json));
   return util::write_file_atomic(path, dump_pretty(json) + "\n");
 }
 
 util::Status append_trace(const std::filesystem::path& path, const Trace& trace) {
-  auto line = trace_line(trace, path);
-  PTXBENCH_TRY(line);
-  return util::append_line(path, *line);
+  PTXBENCH_TRY_ASSIGN(auto line, trace_line(trace, path));
+  return util::append_line(path, line);
 }
 
 util::Status save_traces_jsonl(const std::filesystem::path& path,
                                const std::vector<Trace>& traces) {
   std::string content;
   for (const Trace& trace : traces) {
-    auto line = trace_line(trace, path);
-    PTXBENCH_TRY(line);
-    (content += *line) += '\n';
+    PTXBENCH_TRY_ASSIGN(auto line, trace_line(trace, path));
+    (content += line) += '\n';
   }
   return util::write_file_atomic(path, content);
 }

@@ -62,42 +62,30 @@ util::Expected<TraceSet> TraceSet::load(const fs::path& root) {
   if (!fs::is_directory(root, ec))
     return util::make_error(util::ErrorKind::not_found, root.string() + ": no such directory");
   TraceSet set(root);
-  if (auto loaded = set.load_definitions(); !loaded)
-    return loaded.take_error();
-  if (auto loaded = set.load_solutions(); !loaded)
-    return loaded.take_error();
-  if (auto loaded = set.load_jsonl("workloads", set.m_workloads, set.m_workload_files); !loaded)
-    return loaded.take_error();
-  if (auto loaded = set.load_jsonl("traces", set.m_traces, set.m_trace_files); !loaded)
-    return loaded.take_error();
+  PTXBENCH_TRY(set.load_definitions());
+  PTXBENCH_TRY(set.load_solutions());
+  PTXBENCH_TRY(set.load_jsonl("workloads", set.m_workloads, set.m_workload_files));
+  PTXBENCH_TRY(set.load_jsonl("traces", set.m_traces, set.m_trace_files));
   return set;
 }
 
 util::Status TraceSet::load_definitions() {
-  auto files = files_under(m_root / "definitions", ".json");
-  PTXBENCH_TRY(files);
-  for (const fs::path& file : *files) {
-    auto def = load_definition(file);
-    PTXBENCH_TRY(def);
-    if (auto fresh = check_new_name(m_definitions, m_definition_files, *def, file, "definition");
-        !fresh)
-      return fresh;
-    m_definitions.push_back(std::move(*def));
+  PTXBENCH_TRY_ASSIGN(auto files, files_under(m_root / "definitions", ".json"));
+  for (const fs::path& file : files) {
+    PTXBENCH_TRY_ASSIGN(auto def, load_definition(file));
+    PTXBENCH_TRY(check_new_name(m_definitions, m_definition_files, def, file, "definition"));
+    m_definitions.push_back(std::move(def));
     m_definition_files.push_back(file.lexically_relative(m_root));
   }
   return util::Ok{};
 }
 
 util::Status TraceSet::load_solutions() {
-  auto files = files_under(m_root / "solutions", ".json");
-  PTXBENCH_TRY(files);
-  for (const fs::path& file : *files) {
-    auto solution = load_solution(file);
-    PTXBENCH_TRY(solution);
-    if (auto fresh = check_new_name(m_solutions, m_solution_files, *solution, file, "solution");
-        !fresh)
-      return fresh;
-    m_solutions.push_back(std::move(*solution));
+  PTXBENCH_TRY_ASSIGN(auto files, files_under(m_root / "solutions", ".json"));
+  for (const fs::path& file : files) {
+    PTXBENCH_TRY_ASSIGN(auto solution, load_solution(file));
+    PTXBENCH_TRY(check_new_name(m_solutions, m_solution_files, solution, file, "solution"));
+    m_solutions.push_back(std::move(solution));
     m_solution_files.push_back(file.lexically_relative(m_root));
   }
   return util::Ok{};
@@ -105,18 +93,16 @@ util::Status TraceSet::load_solutions() {
 
 util::Status TraceSet::load_jsonl(std::string_view folder, std::vector<Trace>& into,
                                   std::vector<fs::path>& files) {
-  auto found = files_under(m_root / folder, ".jsonl");
-  PTXBENCH_TRY(found);
+  PTXBENCH_TRY_ASSIGN(auto found, files_under(m_root / folder, ".jsonl"));
   bool want_workloads = folder == "workloads";
-  for (const fs::path& file : *found) {
-    auto traces = load_traces_jsonl(file);
-    PTXBENCH_TRY(traces);
-    for (std::size_t i = 0; i < traces->size(); ++i) {
-      if ((*traces)[i].is_workload_trace() != want_workloads)
+  for (const fs::path& file : found) {
+    PTXBENCH_TRY_ASSIGN(auto traces, load_traces_jsonl(file));
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      if (traces[i].is_workload_trace() != want_workloads)
         return invalid(file.string() + ": entry " + std::to_string(i + 1) +
                        (want_workloads ? " is an evaluated trace, not a workload"
                                        : " is a workload, not an evaluated trace"));
-      into.push_back(std::move((*traces)[i]));
+      into.push_back(std::move(traces[i]));
       files.push_back(file.lexically_relative(m_root));
     }
   }
@@ -186,14 +172,10 @@ fs::path TraceSet::trace_path(const Solution& solution, const Definition& def) c
 
 util::Status TraceSet::add_definition(const Definition& def) {
   fs::path file = definition_path(def);
-  if (auto ok = check_component("definition name", def.name); !ok)
-    return ok;
-  if (auto ok = check_component("op_type", def.op_type); !ok)
-    return ok;
-  if (auto ok = check_new_name(m_definitions, m_definition_files, def, file, "definition"); !ok)
-    return ok;
-  if (auto saved = save_definition(file, def); !saved)
-    return saved;
+  PTXBENCH_TRY(check_component("definition name", def.name));
+  PTXBENCH_TRY(check_component("op_type", def.op_type));
+  PTXBENCH_TRY(check_new_name(m_definitions, m_definition_files, def, file, "definition"));
+  PTXBENCH_TRY(save_definition(file, def));
   m_definitions.push_back(def);
   m_definition_files.push_back(file.lexically_relative(m_root));
   return util::Ok{};
@@ -205,14 +187,10 @@ util::Status TraceSet::add_solution(const Solution& solution) {
     return invalid("solution \"" + solution.name + "\": unknown definition \"" +
                    solution.definition + "\"");
   fs::path file = solution_path(solution, *def);
-  if (auto ok = check_component("solution name", solution.name); !ok)
-    return ok;
-  if (auto ok = check_component("author", solution.author); !ok)
-    return ok;
-  if (auto ok = check_new_name(m_solutions, m_solution_files, solution, file, "solution"); !ok)
-    return ok;
-  if (auto saved = save_solution(file, solution); !saved)
-    return saved;
+  PTXBENCH_TRY(check_component("solution name", solution.name));
+  PTXBENCH_TRY(check_component("author", solution.author));
+  PTXBENCH_TRY(check_new_name(m_solutions, m_solution_files, solution, file, "solution"));
+  PTXBENCH_TRY(save_solution(file, solution));
   m_solutions.push_back(solution);
   m_solution_files.push_back(file.lexically_relative(m_root));
   return util::Ok{};
@@ -225,10 +203,8 @@ util::Status TraceSet::add_workload(const Trace& trace) {
   if (!def)
     return invalid("workload: unknown definition \"" + trace.definition + "\"");
   fs::path file = workload_path(*def);
-  if (auto valid = validate_workload(trace.workload, *def, file.string()); !valid)
-    return valid;
-  if (auto saved = append_trace(file, trace); !saved)
-    return saved;
+  PTXBENCH_TRY(validate_workload(trace.workload, *def, file.string()));
+  PTXBENCH_TRY(append_trace(file, trace));
   m_workloads.push_back(trace);
   m_workload_files.push_back(file.lexically_relative(m_root));
   return util::Ok{};
@@ -244,8 +220,7 @@ util::Status TraceSet::add_trace(const Trace& trace) {
   if (!solution)
     return invalid("trace: unknown solution \"" + trace.solution.value_or("") + "\"");
   fs::path file = trace_path(*solution, *def);
-  if (auto saved = append_trace(file, trace); !saved)
-    return saved;
+  PTXBENCH_TRY(append_trace(file, trace));
   m_traces.push_back(trace);
   m_trace_files.push_back(file.lexically_relative(m_root));
   return util::Ok{};

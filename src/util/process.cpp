@@ -237,16 +237,15 @@ Expected<pid_t> spawn(const SpawnOptions& options) {
   ChildPlan plan = make_plan(options);
   if (plan.paths.empty())
     return start_failure(options, ChildStep::exec, ENOENT);
-  auto errors = make_pipe();
-  PTXBENCH_TRY(errors);
-  plan.error_fd = errors->write.get();
+  PTXBENCH_TRY_ASSIGN(auto errors, make_pipe());
+  plan.error_fd = errors.write.get();
   const pid_t pid = ::fork();
   if (pid < 0)
     return make_error(ErrorKind::subprocess, std::string("fork: ") + std::strerror(errno));
   if (pid == 0)
     exec_child(plan);
-  errors->write.reset();
-  return await_exec(pid, errors->read, options);
+  errors.write.reset();
+  return await_exec(pid, errors.read, options);
 }
 
 int reap(pid_t pid) noexcept {

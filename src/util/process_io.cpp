@@ -119,8 +119,7 @@ Expected<std::string> LineReader::read_line(Clock::time_point deadline) {
     if (m_buffer.size() > m_max)
       return make_error(ErrorKind::bad_response,
                         "a line longer than " + std::to_string(m_max) + " bytes");
-    if (auto filled = fill(deadline); !filled)
-      return filled.take_error();
+    PTXBENCH_TRY(fill(deadline));
   }
 }
 

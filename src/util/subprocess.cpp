@@ -78,30 +78,26 @@ void record_status(int status, ProcessResult& result) {
 
 Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& argv,
                                                 const ProcessOptions& options) {
-  auto out = make_pipe();
-  PTXBENCH_TRY(out);
-  auto err = make_pipe();
-  PTXBENCH_TRY(err);
-  auto input = open_fd("/dev/null", O_RDONLY);
-  PTXBENCH_TRY(input);
+  PTXBENCH_TRY_ASSIGN(auto out, make_pipe());
+  PTXBENCH_TRY_ASSIGN(auto err, make_pipe());
+  PTXBENCH_TRY_ASSIGN(auto input, open_fd("/dev/null", O_RDONLY));
   SpawnOptions spawn_options{argv,
                              environment_with(options.extra_env),
                              options.working_dir,
-                             {{input->get(), STDIN_FILENO},
-                              {out->write.get(), STDOUT_FILENO},
-                              {err->write.get(), STDERR_FILENO}}};
+                             {{input.get(), STDIN_FILENO},
+                              {out.write.get(), STDOUT_FILENO},
+                              {err.write.get(), STDERR_FILENO}}};
   const auto start = Clock::now();
-  auto pid = spawn(spawn_options);
-  PTXBENCH_TRY(pid);
-  out->write.reset();
-  err->write.reset();
+  PTXBENCH_TRY_ASSIGN(auto pid, spawn(spawn_options));
+  out.write.reset();
+  err.write.reset();
 
   ProcessResult result;
-  const bool finished = drain(out->read.get(), err->read.get(), start + options.timeout, result,
+  const bool finished = drain(out.read.get(), err.read.get(), start + options.timeout, result,
                               options.max_output_bytes);
   result.timed_out = !finished;
-  const int status = finished ? reap(*pid) : kill_group_and_reap(*pid);
-  kill_group(*pid); // grandchildren that kept running die with it
+  const int status = finished ? reap(pid) : kill_group_and_reap(pid);
+  kill_group(pid); // grandchildren that kept running die with it
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   record_status(status, result);
   return result;

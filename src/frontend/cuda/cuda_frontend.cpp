@@ -58,43 +58,41 @@ std::string kernels_text(const std::vector<compile::KernelResources>& kernels) {
 util::Expected<CheckReport> check_report(const CheckTools& tools, const std::string& source,
                                          const suite::Problem& problem, compile::Arch arch) {
   util::PhaseLog phases;
-  auto signature = compile::make_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_signature(problem.definition));
   CheckReport report;
   report.problem = problem.name();
   report.arch = arch;
-  report.signature = signature->one_line();
+  report.signature = signature.one_line();
   report.banned = phases.time("gate", [&] { return compile::find_banned_library(source); });
   if (report.banned) {
     report.outcome = CheckOutcome::banned_library;
     report.phases = phases.phases();
     return report;
   }
-  auto build = phases.time("compile", [&] {
-    return tools.compiler.compile(compile::CompileRequest::for_candidate(source, *signature, arch));
-  });
-  PTXBENCH_TRY(build);
-  report.build = std::move(*build);
+  PTXBENCH_TRY_ASSIGN(auto build, phases.time("compile", [&] {
+    return tools.compiler.compile(compile::CompileRequest::for_candidate(source, signature, arch));
+  }));
+  report.build = std::move(build);
   if (!report.build->ok) {
     report.outcome = CheckOutcome::compile_error;
     report.phases = phases.phases();
     return report;
   }
   if (tools.imports == ImportCheck::enforce) {
-    auto imports =
-        phases.time("imports", [&] { return compile::read_imports(report.build->library); });
-    PTXBENCH_TRY(imports);
-    report.forbidden = compile::find_forbidden_import(*imports);
+    PTXBENCH_TRY_ASSIGN(auto imports, phases.time("imports", [&] {
+      return compile::read_imports(report.build->library);
+    }));
+    report.forbidden = compile::find_forbidden_import(imports);
     if (report.forbidden) {
       report.outcome = CheckOutcome::banned_library;
       report.phases = phases.phases();
       return report;
     }
   }
-  auto sass_report = phases.time(
-      "sass", [&] { return sass::analyze_binary(tools.disassembler, report.build->library); });
-  PTXBENCH_TRY(sass_report);
-  report.sass = std::move(*sass_report);
+  PTXBENCH_TRY_ASSIGN(auto sass_report, phases.time("sass", [&] {
+    return sass::analyze_binary(tools.disassembler, report.build->library);
+  }));
+  report.sass = std::move(sass_report);
   report.phases = phases.phases();
   return report;
 }
@@ -128,27 +126,25 @@ std::string CudaFrontend::reply_request() const {
 util::Expected<std::string> CudaFrontend::system_prompt(const suite::Problem& problem,
                                                         std::string_view pack_text,
                                                         compile::Arch arch) const {
-  auto signature = compile::make_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_signature(problem.definition));
   std::string out = fmt::format(kInstructions, fmt::arg("fence", compile::kCodeFence));
   if (!pack_text.empty())
     out += fmt::format("\n\n# Architecture knowledge\n\n{}", pack_text);
   out += fmt::format("\n\n# Required signature\n\n{}\n{}\n```\n", compile::kCodeFence,
-                     signature->pretty());
+                     signature.pretty());
   out += fmt::format("\nTarget architecture: {} (nvcc builds the file with {}).\n",
                      compile::to_string(arch), codegen_flags_text(arch));
   return out;
 }
 
 util::Expected<ShownSignature> CudaFrontend::shown_signature(const suite::Problem& problem) const {
-  auto signature = compile::make_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_signature(problem.definition));
   std::string text;
-  for (const auto& header : signature->headers())
+  for (const auto& header : signature.headers())
     text += fmt::format("#include <{}>\n", header);
   return ShownSignature{"C ABI signature (docs/abi.md)",
-                        text + "\n" + signature->pretty(),
-                        {{"signature", signature->one_line()}, {"headers", signature->headers()}}};
+                        text + "\n" + signature.pretty(),
+                        {{"signature", signature.one_line()}, {"headers", signature.headers()}}};
 }
 
 util::Expected<std::string> CudaFrontend::repair_prompt(std::string_view task,
@@ -165,9 +161,8 @@ util::Expected<std::string> CudaFrontend::repair_prompt(std::string_view task,
 util::Expected<Checked> CudaFrontend::check(const CheckTools& tools, const std::string& source,
                                             const suite::Problem& problem,
                                             compile::Arch arch) const {
-  auto report = check_report(tools, source, problem, arch);
-  PTXBENCH_TRY(report);
-  Checked checked{std::move(*report), nullptr};
+  PTXBENCH_TRY_ASSIGN(auto report, check_report(tools, source, problem, arch));
+  Checked checked{std::move(report), nullptr};
   if (checked.report.outcome == CheckOutcome::ok)
     checked.candidate = std::make_unique<CudaCandidate>(checked.report.build->library);
   return checked;

@@ -104,16 +104,14 @@ util::Expected<TritonSassReport> triton_sass_report(std::string_view source,
                                                     compile::Arch arch,
                                                     const compile::TritonAotCompiler& compiler,
                                                     const sass::Disassembler& disassembler) {
-  auto folder = util::TempFolder::make("ptxbench-aot", "the Triton AOT compile");
-  PTXBENCH_TRY(folder);
-  auto aot = compiler.compile(source, triton_aot_args(problem), arch, *folder);
-  PTXBENCH_TRY(aot);
-  TritonSassReport report{arch, std::move(*aot), std::nullopt};
+  PTXBENCH_TRY_ASSIGN(auto folder,
+                      util::TempFolder::make("ptxbench-aot", "the Triton AOT compile"));
+  PTXBENCH_TRY_ASSIGN(auto aot, compiler.compile(source, triton_aot_args(problem), arch, folder));
+  TritonSassReport report{arch, std::move(aot), std::nullopt};
   if (report.aot.outcome != compile::TritonAotOutcome::ok)
     return report;
-  auto sass = sass::analyze_binaries(disassembler, report.aot.cubins());
-  PTXBENCH_TRY(sass);
-  report.sass = std::move(*sass);
+  PTXBENCH_TRY_ASSIGN(auto sass, sass::analyze_binaries(disassembler, report.aot.cubins()));
+  report.sass = std::move(sass);
   return report;
 }
 

@@ -38,9 +38,8 @@ util::Expected<nlohmann::json> tensor_arg(const trace::Definition& definition,
                                           const std::vector<std::int64_t>& var_axes) {
   nlohmann::json shape = nlohmann::json::array();
   for (const std::string& dim : *spec.shape) {
-    auto value = dimension_value(definition, dim, var_axes);
-    PTXBENCH_TRY(value);
-    shape.push_back(*value);
+    PTXBENCH_TRY_ASSIGN(auto value, dimension_value(definition, dim, var_axes));
+    shape.push_back(value);
   }
   return nlohmann::json{{"kind", "tensor"},
                         {"index", index},
@@ -63,16 +62,13 @@ util::Expected<std::string> triton_binding(const trace::Definition& definition,
                         {"dtype", std::string(trace::to_string(spec.dtype))}});
         continue;
       }
-      auto arg = tensor_arg(definition, spec, buffers++, var_axes);
-      PTXBENCH_TRY(arg);
-      args.push_back(std::move(*arg));
+      PTXBENCH_TRY_ASSIGN(auto arg, tensor_arg(definition, spec, buffers++, var_axes));
+      args.push_back(std::move(arg));
     }
     return util::Ok{};
   };
-  auto inputs = add_tensors(definition.inputs);
-  PTXBENCH_TRY(inputs);
-  auto outputs = add_tensors(definition.outputs);
-  PTXBENCH_TRY(outputs);
+  PTXBENCH_TRY(add_tensors(definition.inputs));
+  PTXBENCH_TRY(add_tensors(definition.outputs));
   for (const trace::Axis& axis : definition.axes)
     if (axis.kind == trace::Axis::Kind::variable) {
       params.push_back(axis.name);

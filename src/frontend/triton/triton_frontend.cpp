@@ -97,12 +97,11 @@ std::string TritonFrontend::reply_request() const {
 util::Expected<std::string> TritonFrontend::system_prompt(const suite::Problem& problem,
                                                           std::string_view pack_text,
                                                           compile::Arch arch) const {
-  auto signature = compile::make_triton_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
   std::string out(kTritonInstructions);
   if (!pack_text.empty())
     out += fmt::format("\n\n# Architecture and Triton knowledge\n\n{}", pack_text);
-  out += fmt::format("\n\n# Required signature\n\n```python\n{}\n```\n", signature->pretty());
+  out += fmt::format("\n\n# Required signature\n\n```python\n{}\n```\n", signature.pretty());
   out += fmt::format("\nTarget architecture: {} (Triton compiles your kernels for it on the "
                      "evaluating GPU).\n",
                      compile::to_string(arch));
@@ -111,21 +110,19 @@ util::Expected<std::string> TritonFrontend::system_prompt(const suite::Problem& 
 
 util::Expected<ShownSignature>
 TritonFrontend::shown_signature(const suite::Problem& problem) const {
-  auto signature = compile::make_triton_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
   const std::string_view entry_point = compile::entry_point(compile::Language::triton);
   return ShownSignature{
       fmt::format("Triton signature ({}, destination-passing)", entry_point),
-      signature->pretty(),
-      {{"language", "triton"}, {"entry_point", entry_point}, {"signature", signature->one_line()}}};
+      signature.pretty(),
+      {{"language", "triton"}, {"entry_point", entry_point}, {"signature", signature.one_line()}}};
 }
 
 util::Expected<std::string> TritonFrontend::repair_prompt(std::string_view task,
                                                           const suite::Problem& problem,
                                                           std::string_view wrong_kernel,
                                                           std::string_view error_log) const {
-  auto signature = compile::make_triton_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
   return fmt::format(
       "Task:\n{}\n\nKernel\n\n```python\n{}\n```\nError Message\n\n{}\n"
       "Your task is to fix the Triton kernel with the minimal change. The kernel implements the "
@@ -137,43 +134,40 @@ util::Expected<std::string> TritonFrontend::repair_prompt(std::string_view task,
       "`torch.empty` inside the allocator given to `triton.set_allocator`), no `@` operator. "
       "Answer with the complete fixed file in one ```python block.\n\n",
       without_final_newlines(task), without_final_newlines(wrong_kernel),
-      without_final_newlines(error_log), signature->pretty());
+      without_final_newlines(error_log), signature.pretty());
 }
 
 util::Expected<Checked> TritonFrontend::check(const CheckTools& tools, const std::string& source,
                                               const suite::Problem& problem,
                                               compile::Arch arch) const {
   util::PhaseLog phases;
-  auto signature = compile::make_triton_signature(problem.definition);
-  PTXBENCH_TRY(signature);
-  auto work = util::TempFolder::make("ptxbench-triton", "a Triton evaluation");
-  PTXBENCH_TRY(work);
-  const std::filesystem::path kernel = work->path() / "kernel.py";
-  if (auto written = util::write_file_atomic(kernel, source); !written)
-    return written.take_error();
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
+  PTXBENCH_TRY_ASSIGN(auto work, util::TempFolder::make("ptxbench-triton", "a Triton evaluation"));
+  const std::filesystem::path kernel = work.path() / "kernel.py";
+  PTXBENCH_TRY(util::write_file_atomic(kernel, source));
   Checked checked;
   CheckReport& report = checked.report;
   report.problem = problem.name();
   report.arch = arch;
   report.language = compile::Language::triton;
-  report.signature = signature->one_line();
+  report.signature = signature.one_line();
   const compile::TritonGate gate(tools.runner, tools.python, tools.python_root);
-  auto findings =
-      phases.time("triton_gate", [&] { return gate.check_file(kernel, source, *signature); });
-  PTXBENCH_TRY(findings);
+  PTXBENCH_TRY_ASSIGN(auto findings, phases.time("triton_gate", [&] {
+    return gate.check_file(kernel, source, signature);
+  }));
   const bool library = std::any_of(
-      findings->findings.begin(), findings->findings.end(),
+      findings.findings.begin(), findings.findings.end(),
       [](const compile::TritonFinding& f) { return compile::triton_library_rule(f.rule); });
-  if (!findings->ok())
+  if (!findings.ok())
     report.outcome = library ? CheckOutcome::banned_library : CheckOutcome::compile_error;
-  report.triton_gate = std::move(*findings);
+  report.triton_gate = std::move(findings);
   report.phases = phases.phases();
   if (report.outcome == CheckOutcome::ok) {
     std::vector<std::int64_t> axes;
     for (const auto& [axis, value] : problem.var_axes)
       axes.push_back(value);
     checked.candidate =
-        std::make_unique<TritonCandidate>(std::move(*work), problem.definition, std::move(axes));
+        std::make_unique<TritonCandidate>(std::move(work), problem.definition, std::move(axes));
   }
   return checked;
 }
@@ -198,27 +192,25 @@ util::Expected<CommandCheck> TritonFrontend::command_check(const CheckTools& too
                                                            const suite::Problem& problem,
                                                            std::span<const compile::Arch> arches,
                                                            std::string_view file) const {
-  auto signature = compile::make_triton_signature(problem.definition);
-  PTXBENCH_TRY(signature);
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
   const compile::TritonGate gate(tools.runner, tools.python, tools.python_root);
-  auto gate_report = gate.check(source, *signature);
-  PTXBENCH_TRY(gate_report);
-  CommandCheck out{to_json(*gate_report), "", CommandVerdict::pass};
+  PTXBENCH_TRY_ASSIGN(auto gate_report, gate.check(source, signature));
+  CommandCheck out{to_json(gate_report), "", CommandVerdict::pass};
   out.json["aot"] = nlohmann::ordered_json::array();
-  if (!gate_report->ok()) {
-    out.text = fmt::format("{}: rejected by the Triton gate\n{}", file, render_text(*gate_report));
+  if (!gate_report.ok()) {
+    out.text = fmt::format("{}: rejected by the Triton gate\n{}", file, render_text(gate_report));
     out.verdict = CommandVerdict::fail;
     return out;
   }
-  out.text = fmt::format("{}: Triton gate passed ({})\n", file, signature->one_line());
+  out.text = fmt::format("{}: Triton gate passed ({})\n", file, signature.one_line());
   const compile::TritonAotCompiler compiler(tools.runner, tools.python, tools.python_root);
   for (const compile::Arch arch : arches) {
-    auto report = triton_sass_report(source, problem, arch, compiler, tools.disassembler);
-    PTXBENCH_TRY(report);
-    if (const CommandVerdict verdict = aot_verdict(*report); verdict != CommandVerdict::pass)
+    PTXBENCH_TRY_ASSIGN(auto report,
+                        triton_sass_report(source, problem, arch, compiler, tools.disassembler));
+    if (const CommandVerdict verdict = aot_verdict(report); verdict != CommandVerdict::pass)
       out.verdict = out.verdict == CommandVerdict::fail ? out.verdict : verdict;
-    out.json["aot"].push_back(to_json(*report));
-    out.text += "\n" + render_text(*report);
+    out.json["aot"].push_back(to_json(report));
+    out.text += "\n" + render_text(report);
   }
   return out;
 }

@@ -127,9 +127,8 @@ TEST(Recipe, FixitRunsRepairAndSynthesizeWhenTheRecipeNamesATeacherAndAReasoner)
     deps.suite = &test_support::real_suite();
     deps.manifest = &test_support::real_manifest();
     deps.registry = &*registry;
-    auto result = run_repair(options, deps);
-    PTXBENCH_TRY(result);
-    EXPECT_EQ(result->summary.finished(), 2);
+    PTXBENCH_TRY_ASSIGN(auto result, run_repair(options, deps));
+    EXPECT_EQ(result.summary.finished(), 2);
     return util::Ok{};
   };
   stages.synthesize = [&](SynthesizeOptions options) -> util::Status {
@@ -137,9 +136,8 @@ TEST(Recipe, FixitRunsRepairAndSynthesizeWhenTheRecipeNamesATeacherAndAReasoner)
     options.concurrency = 1;
     SynthesizeDeps deps;
     deps.registry = &*registry;
-    auto result = run_synthesize(options, deps);
-    PTXBENCH_TRY(result);
-    EXPECT_EQ(result->done, 2u);
+    PTXBENCH_TRY_ASSIGN(auto result, run_synthesize(options, deps));
+    EXPECT_EQ(result.done, 2u);
     return util::Ok{};
   };
   ApproxTokenizer tokenizer;

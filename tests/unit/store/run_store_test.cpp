@@ -78,6 +78,40 @@ TEST(RunStore, EnumNamesAreMirroredIntoTheDatabase) {
             static_cast<std::int64_t>(util::kErrorKinds.size()));
 }
 
+TEST(RunStore, ARetiredErrorKindReadBackIsBadData) {
+  ScratchDir dir;
+  TurnId turn_id;
+  {
+    auto store = open_store(dir.path());
+    auto id = *store->open_trajectory(sample_key());
+    auto turn = *store->begin_turn(id);
+    turn_id = turn.id;
+    ModelCallRecord failed = sample_call(1, "");
+    failed.error_kind = util::ErrorKind::timeout;
+    ASSERT_TRUE(store->record_model_call(turn.id, failed));
+  }
+  // 6 was ErrorKind::compile_error, written by no build but retired all the same.
+  exec_raw(dir.path() / RunStore::kDatabaseName, "UPDATE model_call SET error_kind = 6");
+  auto store = RunStore::open_existing(dir.path());
+  ASSERT_TRUE(store);
+  auto calls = (*store)->model_calls(turn_id);
+  ASSERT_FALSE(calls);
+  EXPECT_EQ(calls.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_NE(calls.error().message.find("error_kind: unknown value 6"), std::string::npos)
+      << calls.error().message;
+}
+
+TEST(RunStore, TheErrorKindMirrorDropsARetiredKind) {
+  ScratchDir dir;
+  open_store(dir.path());
+  auto db = dir.path() / RunStore::kDatabaseName;
+  exec_raw(db, "INSERT INTO enum_value(enum, value, name) VALUES ('error_kind', 6, "
+               "'compile_error')");
+  ASSERT_TRUE(RunStore::open_existing(dir.path()));
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM enum_value WHERE enum='error_kind' AND value=6"),
+            0);
+}
+
 TEST(RunStore, OpeningATrajectoryTwiceGivesTheSameRow) {
   ScratchDir dir;
   auto store = open_store(dir.path());
