@@ -234,9 +234,10 @@ protocol::Reply CandidateServer::load(const protocol::Request& request) {
 // from before its first instruction (its static constructors run inside dlopen), a host from
 // after the warm-up call (Triton's JIT compiles with ptxas and writes its cache).
 //
-// The stream-ordered allocator opens the driver's device files for writing the first time a
-// process uses it, which the filter refuses; so one allocation and its free come first, and the
-// frees the candidate is charged with (Reply::stream_ordered_frees) start after it.
+// The stream-ordered allocator opens a file for writing the first time a process uses it (on
+// the H200 the filter refused that openat inside a candidate's first cudaMallocAsync); so one
+// allocation and its free come first, and the frees the candidate is charged with
+// (Reply::stream_ordered_frees) start after it.
 protocol::Reply CandidateServer::filter_system_calls() {
   void* warm = nullptr;
   if (cudaMallocAsync(&warm, 256, nullptr) == cudaSuccess) {
