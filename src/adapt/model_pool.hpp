@@ -109,8 +109,9 @@ private:
   double m_cost = 0;
 };
 
-// One round of a stage on a pool: the jobs whose id is not in `done` each get
-// `attempt(client, job)`, on up to `concurrency` clients of `spec`; records append to `output`.
+// One round of a resumable stage: the jobs whose id is not in `done` each get
+// `attempt(client, job)` on a pool of up to `concurrency` clients of `spec`, their records
+// appended to `output`; inputs and already_done are counted here, the rest by the pool.
 template <typename Job, typename Record>
 util::Expected<ModelStageResult>
 run_model_round(std::vector<Job> jobs, const std::set<std::string>& done,
@@ -118,11 +119,15 @@ run_model_round(std::vector<Job> jobs, const std::set<std::string>& done,
                 const std::filesystem::path& output,
                 typename ModelPool<Job, Record>::DoneDetail detail,
                 const typename ModelPool<Job, Record>::Attempt& attempt) {
-  return run_pending(
-      std::move(jobs), done, [&](std::vector<Job> pending, ModelStageResult& counts) {
-        ModelPool<Job, Record> pool(pending, output, deps.progress_out, std::move(detail));
-        return pool.run(spec, deps.client, concurrency, attempt, counts);
-      });
+  ModelStageResult result;
+  result.inputs = jobs.size();
+  std::erase_if(jobs, [&](const Job& job) { return done.contains(job.id); });
+  result.already_done = result.inputs - jobs.size();
+  if (!jobs.empty()) {
+    ModelPool<Job, Record> pool(jobs, output, deps.progress_out, std::move(detail));
+    PTXBENCH_TRY(pool.run(spec, deps.client, concurrency, attempt, result));
+  }
+  return result;
 }
 
 } // namespace ptxbench::adapt

@@ -10,10 +10,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
-#include <set>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace ptxbench::adapt {
 
@@ -57,20 +55,6 @@ inline util::Json manifest_counts(const ModelStageResult& result) {
           {"done", result.already_done + result.done},
           {"failed", result.failed},
           {"left", result.left}};
-}
-
-// The resumable stage's round: the jobs whose id is not done yet go to `run(pending, result)`
-// (which fills done, failed, left and cost); inputs and already_done are counted here.
-template <typename Job, typename Run>
-util::Expected<ModelStageResult> run_pending(std::vector<Job> jobs,
-                                             const std::set<std::string>& done, Run run) {
-  ModelStageResult result;
-  result.inputs = jobs.size();
-  std::erase_if(jobs, [&](const Job& job) { return done.contains(job.id); });
-  result.already_done = result.inputs - jobs.size();
-  if (!jobs.empty())
-    PTXBENCH_TRY(run(std::move(jobs), result));
-  return result;
 }
 
 } // namespace ptxbench::adapt
