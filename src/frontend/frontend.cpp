@@ -4,6 +4,7 @@
 #include "frontend/triton/triton_frontend.hpp"
 
 #include <array>
+#include <fmt/format.h>
 
 namespace ptxbench::frontend {
 namespace {
@@ -27,6 +28,32 @@ const Frontend& of(compile::Language language) {
     if (row.language == language)
       return *row.frontend;
   throw util::Fatal("no frontend for the language " + std::string(compile::to_string(language)));
+}
+
+util::Expected<std::string> Frontend::system_prompt(const suite::Problem& problem,
+                                                    std::string_view pack_text,
+                                                    compile::Arch arch) const {
+  PTXBENCH_TRY_ASSIGN(auto signature, prompt_signature(problem));
+  std::string out(m_facts.instructions);
+  if (!pack_text.empty())
+    out += fmt::format("\n\n# {}\n\n{}", m_facts.knowledge_title, pack_text);
+  out += fmt::format("\n\n# Required signature\n\n{}\n{}\n```\n", m_facts.fence, signature);
+  out +=
+      fmt::format("\nTarget architecture: {} ({}).\n", compile::to_string(arch), build_note(arch));
+  return out;
+}
+
+util::Expected<std::string> Frontend::repair_prompt(std::string_view task,
+                                                    const suite::Problem& problem,
+                                                    std::string_view wrong_kernel,
+                                                    std::string_view error_log) const {
+  PTXBENCH_TRY_ASSIGN(auto rules, repair_rules(problem));
+  return fmt::format("Task:\n{}\n\nKernel\n\n{}\n{}\n```\nError Message\n\n{}\n"
+                     "Your task is to fix the {} kernel with the minimal change. The kernel "
+                     "implements the given PyTorch reference.\n\n{}",
+                     without_final_newlines(task), m_facts.fence,
+                     without_final_newlines(wrong_kernel), without_final_newlines(error_log),
+                     m_facts.kernel_noun, rules);
 }
 
 util::Expected<CommandCheck> Frontend::command_check(const CheckTools& tools,

@@ -74,6 +74,19 @@ struct LanguageFacts {
   // started ahead may serve them and the ncu audit may replay them. Otherwise each starts a
   // child of its own (Candidate::child_command).
   bool uses_candidate_binary = false;
+
+  // The prompts' pieces, which Frontend's system_prompt, reply_request and repair_prompt lay out
+  // the same way for every language:
+  // the fence that opens a candidate block ("```cuda");
+  std::string_view fence;
+  // the language as the repair prompt names its kernel ("the CUDA kernel");
+  std::string_view kernel_noun;
+  // the system prompt's opening: what to write, its rules and what comes back;
+  std::string_view instructions;
+  // the title of the knowledge pack's section;
+  std::string_view knowledge_title;
+  // what the model is asked to send when no candidate could be taken from its reply.
+  std::string_view reply_request;
 };
 
 class Frontend {
@@ -97,22 +110,26 @@ public:
   // The candidate in a model reply; Error{extraction} worded for the model when there is none.
   virtual util::Expected<compile::Extraction> extract(std::string_view reply) const = 0;
   // What the model is asked to send when no candidate could be taken from its reply.
-  virtual std::string reply_request() const = 0;
+  virtual std::string reply_request() const { return std::string(m_facts.reply_request); }
 
   // The system prompt: the language's instructions, the knowledge pack (`pack_text`, may be
-  // empty), the problem's signature in the language's form and the target architecture.
-  // invalid_input when the problem's definition has no signature in this language.
+  // empty) under its title, the problem's signature (prompt_signature) in the language's fence
+  // and the target architecture with the language's build note. invalid_input when the
+  // problem's definition has no signature in this language.
   virtual util::Expected<std::string> system_prompt(const suite::Problem& problem,
                                                     std::string_view pack_text,
-                                                    compile::Arch arch) const = 0;
+                                                    compile::Arch arch) const;
   // The problem's signature as `ptxbench show` prints it; invalid_input as system_prompt's.
   virtual util::Expected<ShownSignature> shown_signature(const suite::Problem& problem) const = 0;
-  // The first user message of a repair trajectory: `task` (the agent's task content), the wrong
-  // kernel in the language's fence and the error the evaluator gave it.
+  // The first user message of a repair trajectory, the original Fixit user prompt word for
+  // word (its typos are data) with the language's fence and kernel noun: "Task:\n{task}\n\n
+  // Kernel\n\n```cuda\n{kernel}\n```\nError Message\n\n{log}\nYour task is to fix the CUDA
+  // kernel with the minimal change. ..." (`task` is the agent's task content), then the
+  // language's repair_rules.
   virtual util::Expected<std::string> repair_prompt(std::string_view task,
                                                     const suite::Problem& problem,
                                                     std::string_view wrong_kernel,
-                                                    std::string_view error_log) const = 0;
+                                                    std::string_view error_log) const;
 
   // The static check of `source` for `problem` on `arch`: the report and, when it passed, the
   // candidate a GPU evaluation runs (its work folder holds the source, written once). Errors
@@ -133,6 +150,17 @@ public:
   virtual util::Expected<CommandCheck>
   command_check(const CheckTools& tools, const std::string& source, const suite::Problem& problem,
                 std::span<const compile::Arch> arches, std::string_view file) const;
+
+protected:
+  // The problem's signature as the prompts show it inside the fence; invalid_input when the
+  // definition has none in this language.
+  virtual util::Expected<std::string> prompt_signature(const suite::Problem& problem) const = 0;
+  // How a candidate is built for `arch`, as the system prompt's last line says it in brackets.
+  virtual std::string build_note(compile::Arch arch) const = 0;
+  // What the repair prompt adds after the original's text: none by default.
+  virtual util::Expected<std::string> repair_rules(const suite::Problem& /*problem*/) const {
+    return std::string();
+  }
 
 private:
   LanguageFacts m_facts;

@@ -3,15 +3,10 @@
 // are axes, output names distinct from input names, a reference with a top-level `def run`.
 // The reference is not parsed as Python and constraints are stored verbatim (§1.8).
 #include "trace/json_io.hpp"
-#include "util/json_reader.hpp"
+#include "trace/json_reading.hpp"
 
 namespace ptxbench::trace {
 namespace {
-
-using util::Emptiness;
-using util::index_path;
-using util::JsonReader;
-using util::key_path;
 
 Axis read_axis(JsonReader& reader, const Json& json, const std::string& path) {
   Axis axis;
@@ -65,33 +60,23 @@ TensorSpec read_tensor(JsonReader& reader, const Json& json, const std::string& 
   return spec;
 }
 
-std::vector<TensorSpec> read_tensors(JsonReader& reader, const Json& json, std::string_view key) {
-  std::vector<TensorSpec> specs;
+// The members of the object at `key`, each read by `read_one` and named by its key; an empty key
+// is an error naming `what`.
+template <typename T, typename ReadOne>
+std::vector<T> read_named(JsonReader& reader, const Json& json, std::string_view key,
+                          std::string_view what, ReadOne read_one) {
+  std::vector<T> values;
   const Json* map = reader.object_member(json, "$", key);
   if (!map)
-    return specs;
-  std::string map_path = key_path("$", key);
+    return values;
+  const std::string map_path = key_path("$", key);
   for (const auto& [name, member] : map->items()) {
     if (name.empty())
-      reader.fail(map_path, "empty tensor name");
-    specs.push_back(read_tensor(reader, member, key_path(map_path, name)));
-    specs.back().name = name;
+      reader.fail(map_path, "empty " + std::string(what) + " name");
+    values.push_back(read_one(reader, member, key_path(map_path, name)));
+    values.back().name = name;
   }
-  return specs;
-}
-
-std::vector<Axis> read_axes(JsonReader& reader, const Json& json) {
-  std::vector<Axis> axes;
-  const Json* map = reader.object_member(json, "$", "axes");
-  if (!map)
-    return axes;
-  for (const auto& [name, member] : map->items()) {
-    if (name.empty())
-      reader.fail("$.axes", "empty axis name");
-    axes.push_back(read_axis(reader, member, key_path("$.axes", name)));
-    axes.back().name = name;
-  }
-  return axes;
+  return values;
 }
 
 void check_shapes(JsonReader& reader, const Definition& def, const std::vector<TensorSpec>& specs,
@@ -131,6 +116,26 @@ void check_definition(JsonReader& reader, const Definition& def) {
     reader.fail("$.reference", "has no top-level \"def run(\"");
 }
 
+void read_definition(JsonReader& reader, const Json& json, Definition& def) {
+  def.name = reader.string(json, "$", "name", Emptiness::rejected);
+  def.op_type = reader.string(json, "$", "op_type", Emptiness::rejected);
+  def.axes = read_named<Axis>(reader, json, "axes", "axis", read_axis);
+  def.inputs = read_named<TensorSpec>(reader, json, "inputs", "tensor", read_tensor);
+  def.outputs = read_named<TensorSpec>(reader, json, "outputs", "tensor", read_tensor);
+  def.reference = reader.string(json, "$", "reference", Emptiness::rejected);
+  def.tags = reader.string_list(json, "$", "tags", Emptiness::rejected);
+  def.description = reader.nullable_string(json, "$", "description");
+  def.constraints = reader.string_list(json, "$", "constraints", Emptiness::rejected);
+}
+
+} // namespace
+
+util::Expected<Definition> definition_from_json(const Json& document, const std::string& origin) {
+  return JsonReader::read_root<Definition>(document, origin, read_definition, check_definition);
+}
+
+namespace {
+
 Json axis_json(const Axis& axis) {
   Json json = Json::object();
   json["type"] = axis.kind == Axis::Kind::constant ? "const" : "var";
@@ -154,25 +159,7 @@ Json tensors_json(const std::vector<TensorSpec>& specs) {
   return map;
 }
 
-void read_definition(JsonReader& reader, const Json& json, Definition& def) {
-  def.name = reader.string(json, "$", "name", Emptiness::rejected);
-  def.op_type = reader.string(json, "$", "op_type", Emptiness::rejected);
-  def.axes = read_axes(reader, json);
-  def.inputs = read_tensors(reader, json, "inputs");
-  def.outputs = read_tensors(reader, json, "outputs");
-  def.reference = reader.string(json, "$", "reference", Emptiness::rejected);
-  def.tags = reader.string_list(json, "$", "tags", Emptiness::rejected);
-  def.description = reader.nullable_string(json, "$", "description");
-  def.constraints = reader.string_list(json, "$", "constraints", Emptiness::rejected);
-  if (reader.ok())
-    check_definition(reader, def);
-}
-
 } // namespace
-
-util::Expected<Definition> definition_from_json(const Json& document, const std::string& origin) {
-  return JsonReader::read_root<Definition>(document, origin, read_definition);
-}
 
 Json to_json(const Definition& def) {
   Json json = Json::object();

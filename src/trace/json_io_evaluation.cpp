@@ -8,17 +8,13 @@
 // performance, every other status neither — is checked on read and enforced on write. Our
 // `ptxbench` extras object goes after the standard keys; other readers drop it.
 #include "trace/json_io.hpp"
+#include "trace/json_reading.hpp"
 #include "util/json_number.hpp"
-#include "util/json_reader.hpp"
 
 #include <cmath>
 
 namespace ptxbench::trace {
 namespace {
-
-using util::Emptiness;
-using util::JsonReader;
-using util::key_path;
 
 double read_error_value(JsonReader& reader, const Json& json, const std::string& path,
                         std::string_view key) {
@@ -154,14 +150,17 @@ void read_evaluation(JsonReader& reader, const Json& json, Evaluation& evaluatio
   const Json* extras = JsonReader::optional(json, "ptxbench");
   if (extras && !extras->is_null())
     evaluation.ptxbench = *extras;
-  if (std::string violation = presence_violation(evaluation); reader.ok() && !violation.empty())
+}
+
+void check_presence(JsonReader& reader, const Evaluation& evaluation) {
+  if (std::string violation = presence_violation(evaluation); !violation.empty())
     reader.fail("$", violation);
 }
 
 } // namespace
 
 util::Expected<Evaluation> evaluation_from_json(const Json& document, const std::string& origin) {
-  return JsonReader::read_root<Evaluation>(document, origin, read_evaluation);
+  return JsonReader::read_root<Evaluation>(document, origin, read_evaluation, check_presence);
 }
 
 util::Status check_writable(const Evaluation& evaluation) {

@@ -4,18 +4,13 @@
 // source paths without "..", non-empty contents. The legacy `build_commands` key is ignored;
 // a missing `destination_passing_style` means true (upstream's default since #125).
 #include "trace/json_io.hpp"
+#include "trace/json_reading.hpp"
 #include "util/hash.hpp"
-#include "util/json_reader.hpp"
 
 #include <filesystem>
 
 namespace ptxbench::trace {
 namespace {
-
-using util::Emptiness;
-using util::index_path;
-using util::JsonReader;
-using util::key_path;
 
 constexpr std::string_view kSeparator = "::";
 
@@ -136,14 +131,12 @@ void read_solution(JsonReader& reader, const Json& json, Solution& solution) {
   solution.spec = read_spec(reader, json);
   solution.sources = read_sources(reader, json);
   solution.description = reader.nullable_string(json, "$", "description");
-  if (reader.ok())
-    check_entry_file(reader, solution);
 }
 
 } // namespace
 
 util::Expected<Solution> solution_from_json(const Json& document, const std::string& origin) {
-  return JsonReader::read_root<Solution>(document, origin, read_solution);
+  return JsonReader::read_root<Solution>(document, origin, read_solution, check_entry_file);
 }
 
 Json to_json(const Solution& solution) {

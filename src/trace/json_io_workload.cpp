@@ -5,14 +5,10 @@
 // Checks against the definition live in validate_workload, since a Workload alone does not
 // know its definition.
 #include "trace/json_io.hpp"
-#include "util/json_reader.hpp"
+#include "trace/json_reading.hpp"
 
 namespace ptxbench::trace {
 namespace {
-
-using util::Emptiness;
-using util::JsonReader;
-using util::key_path;
 
 SafetensorsInput read_safetensors(JsonReader& reader, const Json& json, const std::string& path) {
   SafetensorsInput blob;

@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ptxbench::util {
@@ -87,6 +88,19 @@ public:
     T value{};
     if (reader.expect_object(root, "$"))
       fill(reader, root, value);
+    return reader.finish(std::move(value));
+  }
+  // The same, then `check(reader, value)` on the whole value once every field read: the rules
+  // that relate fields (an entry file among the sources, axes the tensors name).
+  template <typename T, typename Fill, typename Check>
+  static Expected<T> read_root(const Json& root, const std::string& origin, Fill fill,
+                               Check check) {
+    JsonReader reader(origin);
+    T value{};
+    if (reader.expect_object(root, "$"))
+      fill(reader, root, value);
+    if (reader.ok())
+      check(reader, std::as_const(value));
     return reader.finish(std::move(value));
   }
 

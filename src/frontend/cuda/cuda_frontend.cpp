@@ -12,7 +12,7 @@ namespace {
 constexpr std::string_view kInstructions =
     R"(You are an expert CUDA engineer writing a high-performance kernel for one fixed problem.
 
-Write ONE complete CUDA source file, in a single {fence} code block, that defines the host
+Write ONE complete CUDA source file, in a single ```cuda code block, that defines the host
 function `run` with exactly the signature below (extern "C++", no other entry point):
 - destination-passing style: outputs are preallocated device buffers; write results into them
   and allocate nothing per call that outlives the call;
@@ -111,30 +111,25 @@ CudaFrontend::CudaFrontend()
                     "every turn stops after the static check (gate, nvcc, SASS) and is recorded as "
                     "static_only",
                 .check_is_cached = true,
-                .uses_candidate_binary = true}) {}
+                .uses_candidate_binary = true,
+                .fence = compile::kCodeFence,
+                .kernel_noun = "CUDA",
+                .instructions = kInstructions,
+                .knowledge_title = "Architecture knowledge",
+                .reply_request = "Reply with one complete CUDA file in a single ```cuda code block "
+                                 "that defines `run` with the exact signature given."}) {}
 
 util::Expected<compile::Extraction> CudaFrontend::extract(std::string_view reply) const {
   return compile::extract_candidate(reply);
 }
 
-std::string CudaFrontend::reply_request() const {
-  return fmt::format("Reply with one complete CUDA file in a single {} code block that defines "
-                     "`run` with the exact signature given.",
-                     compile::kCodeFence);
+util::Expected<std::string> CudaFrontend::prompt_signature(const suite::Problem& problem) const {
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_signature(problem.definition));
+  return signature.pretty();
 }
 
-util::Expected<std::string> CudaFrontend::system_prompt(const suite::Problem& problem,
-                                                        std::string_view pack_text,
-                                                        compile::Arch arch) const {
-  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_signature(problem.definition));
-  std::string out = fmt::format(kInstructions, fmt::arg("fence", compile::kCodeFence));
-  if (!pack_text.empty())
-    out += fmt::format("\n\n# Architecture knowledge\n\n{}", pack_text);
-  out += fmt::format("\n\n# Required signature\n\n{}\n{}\n```\n", compile::kCodeFence,
-                     signature.pretty());
-  out += fmt::format("\nTarget architecture: {} (nvcc builds the file with {}).\n",
-                     compile::to_string(arch), codegen_flags_text(arch));
-  return out;
+std::string CudaFrontend::build_note(compile::Arch arch) const {
+  return "nvcc builds the file with " + codegen_flags_text(arch);
 }
 
 util::Expected<ShownSignature> CudaFrontend::shown_signature(const suite::Problem& problem) const {
@@ -145,17 +140,6 @@ util::Expected<ShownSignature> CudaFrontend::shown_signature(const suite::Proble
   return ShownSignature{"C ABI signature (docs/abi.md)",
                         text + "\n" + signature.pretty(),
                         {{"signature", signature.one_line()}, {"headers", signature.headers()}}};
-}
-
-util::Expected<std::string> CudaFrontend::repair_prompt(std::string_view task,
-                                                        const suite::Problem& /*problem*/,
-                                                        std::string_view wrong_kernel,
-                                                        std::string_view error_log) const {
-  return fmt::format("Task:\n{}\n\nKernel\n\n```cuda\n{}\n```\nError Message\n\n{}\n"
-                     "Your task is to fix the CUDA kernel with the minimal change. The kernel "
-                     "implements the given PyTorch reference.\n\n",
-                     without_final_newlines(task), without_final_newlines(wrong_kernel),
-                     without_final_newlines(error_log));
 }
 
 util::Expected<Checked> CudaFrontend::check(const CheckTools& tools, const std::string& source,

@@ -10,22 +10,17 @@ class CudaFrontend final : public Frontend {
 public:
   CudaFrontend();
   util::Expected<compile::Extraction> extract(std::string_view reply) const override;
-  std::string reply_request() const override;
-  util::Expected<std::string> system_prompt(const suite::Problem& problem,
-                                            std::string_view pack_text,
-                                            compile::Arch arch) const override;
   util::Expected<ShownSignature> shown_signature(const suite::Problem& problem) const override;
-  // The original Fixit user prompt, word for word (its typos are data), with our ```cuda fence:
-  // "Task:\n{task}\n\nKernel\n\n```cuda\n{kernel}\n```\nError Message\n\n{log}\nYour task is
-  // to fix the CUDA kernel with the minimal change. ...".
-  util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem& problem,
-                                            std::string_view wrong_kernel,
-                                            std::string_view error_log) const override;
   // Banned-library gate, nvcc build, the import rule on kernel.so (unless tools.imports skips
   // it), the static SASS report of kernel.so; each stage only when the one before succeeded.
   util::Expected<Checked> check(const CheckTools& tools, const std::string& source,
                                 const suite::Problem& problem, compile::Arch arch) const override;
   std::string check_text(const CheckReport& report) const override;
+
+protected:
+  util::Expected<std::string> prompt_signature(const suite::Problem& problem) const override;
+  // The flags of the real build that decide the code (compile::nvcc_flags): -O, -std, -gencode.
+  std::string build_note(compile::Arch arch) const override;
 };
 
 // A built CUDA candidate: kernel.so in the compile cache, loaded by `ptxbench-candidate`.

@@ -81,31 +81,26 @@ TritonFrontend::TritonFrontend()
                 .static_run_notice =
                     "every Triton turn stops after the Triton gate and is recorded as static_only",
                 .check_is_cached = false,
-                .uses_candidate_binary = false}) {}
+                .uses_candidate_binary = false,
+                .fence = compile::kPythonCodeFence,
+                .kernel_noun = "Triton",
+                .instructions = kTritonInstructions,
+                .knowledge_title = "Architecture and Triton knowledge",
+                .reply_request = "Reply with one complete Python file in a single ```python block "
+                                 "that imports triton, defines a @triton.jit kernel and `run` "
+                                 "with the exact signature given."}) {}
 
 util::Expected<compile::Extraction> TritonFrontend::extract(std::string_view reply) const {
   return compile::extract_python_candidate(reply);
 }
 
-std::string TritonFrontend::reply_request() const {
-  return fmt::format("Reply with one complete Python file in a single {} block that imports "
-                     "triton, defines a @triton.jit kernel and `run` with the exact signature "
-                     "given.",
-                     compile::kPythonCodeFence);
+util::Expected<std::string> TritonFrontend::prompt_signature(const suite::Problem& problem) const {
+  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
+  return signature.pretty();
 }
 
-util::Expected<std::string> TritonFrontend::system_prompt(const suite::Problem& problem,
-                                                          std::string_view pack_text,
-                                                          compile::Arch arch) const {
-  PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
-  std::string out(kTritonInstructions);
-  if (!pack_text.empty())
-    out += fmt::format("\n\n# Architecture and Triton knowledge\n\n{}", pack_text);
-  out += fmt::format("\n\n# Required signature\n\n```python\n{}\n```\n", signature.pretty());
-  out += fmt::format("\nTarget architecture: {} (Triton compiles your kernels for it on the "
-                     "evaluating GPU).\n",
-                     compile::to_string(arch));
-  return out;
+std::string TritonFrontend::build_note(compile::Arch /*arch*/) const {
+  return "Triton compiles your kernels for it on the evaluating GPU";
 }
 
 util::Expected<ShownSignature>
@@ -118,23 +113,16 @@ TritonFrontend::shown_signature(const suite::Problem& problem) const {
       {{"language", "triton"}, {"entry_point", entry_point}, {"signature", signature.one_line()}}};
 }
 
-util::Expected<std::string> TritonFrontend::repair_prompt(std::string_view task,
-                                                          const suite::Problem& problem,
-                                                          std::string_view wrong_kernel,
-                                                          std::string_view error_log) const {
+util::Expected<std::string> TritonFrontend::repair_rules(const suite::Problem& problem) const {
   PTXBENCH_TRY_ASSIGN(auto signature, compile::make_triton_signature(problem.definition));
   return fmt::format(
-      "Task:\n{}\n\nKernel\n\n```python\n{}\n```\nError Message\n\n{}\n"
-      "Your task is to fix the Triton kernel with the minimal change. The kernel implements the "
-      "given PyTorch reference.\n\n"
       "Keep the host function in destination-passing style, exactly:\n\n```python\n{}\n```\n\n"
       "It receives the inputs, then the preallocated outputs, then the variable axes; it writes "
       "every element of every output in place and returns nothing. Every output is computed by "
       "the file's own `@triton.jit` kernels: no torch compute calls (only `torch.cuda.*`, and "
       "`torch.empty` inside the allocator given to `triton.set_allocator`), no `@` operator. "
       "Answer with the complete fixed file in one ```python block.\n\n",
-      without_final_newlines(task), without_final_newlines(wrong_kernel),
-      without_final_newlines(error_log), signature.pretty());
+      signature.pretty());
 }
 
 util::Expected<Checked> TritonFrontend::check(const CheckTools& tools, const std::string& source,

@@ -30,18 +30,15 @@ public:
                                              std::string_view file) const override;
 
   util::Expected<compile::Extraction> extract(std::string_view reply) const override;
-  std::string reply_request() const override;
-  util::Expected<std::string> system_prompt(const suite::Problem& problem,
-                                            std::string_view pack_text,
-                                            compile::Arch arch) const override;
   util::Expected<ShownSignature> shown_signature(const suite::Problem& problem) const override;
-  // The CUDA repair prompt's "Task / Kernel / Error Message" layout with a ```python fence, "fix
-  // the Triton kernel with the minimal change", and the facts of the Triton pack a repair most
-  // often breaks — the DPS `run` with the problem's exact Python signature, outputs written in
-  // place, every output computed by the file's own @triton.jit kernels, the gate's torch rule.
-  util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem& problem,
-                                            std::string_view wrong_kernel,
-                                            std::string_view error_log) const override;
+
+protected:
+  util::Expected<std::string> prompt_signature(const suite::Problem& problem) const override;
+  std::string build_note(compile::Arch arch) const override;
+  // The facts of the Triton pack a repair most often breaks — the DPS `run` with the problem's
+  // exact Python signature, outputs written in place, every output computed by the file's own
+  // @triton.jit kernels, the gate's torch rule — and the fence to answer in.
+  util::Expected<std::string> repair_rules(const suite::Problem& problem) const override;
 };
 
 // A gated Triton candidate (docs/evaluation.md, "Triton candidates"): kernel.py in its work

@@ -27,7 +27,12 @@ public:
                   .no_gpu_note = "Toys run nowhere.\n",
                   .static_run_notice = "every toy turn is read",
                   .check_is_cached = true,
-                  .uses_candidate_binary = false}) {}
+                  .uses_candidate_binary = false,
+                  .fence = "```toy",
+                  .kernel_noun = "toy",
+                  .instructions = "Write toy.",
+                  .knowledge_title = "Toy knowledge",
+                  .reply_request = "Reply with one ```toy block."}) {}
   util::Expected<compile::Extraction> extract(std::string_view reply) const override {
     const std::vector<compile::CodeBlock> blocks = compile::find_code_blocks(reply);
     for (std::size_t i = 0; i < blocks.size(); ++i)
@@ -35,23 +40,10 @@ public:
         return compile::Extraction{blocks[i].code, i, blocks.size(), {}};
     return util::make_error(util::ErrorKind::extraction, "no toy block");
   }
-  std::string reply_request() const override { return "Reply with one ```toy block."; }
-  util::Expected<std::string> system_prompt(const suite::Problem& problem,
-                                            std::string_view pack_text,
-                                            compile::Arch arch) const override {
-    return "Write toy for " + problem.name() + " on " + std::string(compile::to_string(arch)) +
-           (pack_text.empty() ? "" : " knowing " + std::string(pack_text));
-  }
   util::Expected<frontend::ShownSignature>
   shown_signature(const suite::Problem& problem) const override {
     return frontend::ShownSignature{
         "Toy signature", "toy run(" + problem.name() + ")", {{"signature", "toy run"}}};
-  }
-  util::Expected<std::string> repair_prompt(std::string_view task, const suite::Problem&,
-                                            std::string_view wrong_kernel,
-                                            std::string_view error_log) const override {
-    return "Fix this toy: " + std::string(wrong_kernel) + " (" + std::string(error_log) + ") for " +
-           std::string(task.substr(0, 7));
   }
 
   // A toy file is checked by reading it: a `toy` line passes, `import cublas` is a banned
@@ -71,6 +63,15 @@ public:
     return checked;
   }
   std::string check_text(const frontend::CheckReport&) const override { return "toy\n"; }
+
+protected:
+  util::Expected<std::string> prompt_signature(const suite::Problem& problem) const override {
+    return "toy run(" + problem.name() + ")";
+  }
+  std::string build_note(compile::Arch /*arch*/) const override { return "toys are read"; }
+  util::Expected<std::string> repair_rules(const suite::Problem& /*problem*/) const override {
+    return std::string("Answer in toy.");
+  }
 };
 
 const std::string kToyReply = "Here.\n```toy\ntoy 42\n```\n";
@@ -82,11 +83,17 @@ TEST(ToyFrontend, ThePromptsAreTheToyLanguagesOwn) {
   auto prompts = build_prompts(gemm_problem(), compile::Arch::sm_100a,
                                test_support::real_manifest(), "none", {}, toy);
   ASSERT_TRUE(prompts) << prompts.error().message;
-  EXPECT_EQ(prompts->system, "Write toy for gemm_n7168_k5120 on sm_100a");
+  EXPECT_EQ(prompts->system, "Write toy.\n\n# Required signature\n\n```toy\n"
+                             "toy run(gemm_n7168_k5120)\n```\n\n"
+                             "Target architecture: sm_100a (toys are read).\n");
   EXPECT_EQ(prompts->task, task_prompt(gemm_problem()));
   auto repair = repair_prompt(toy, gemm_problem(), "toy 1", "wrong");
   ASSERT_TRUE(repair);
-  EXPECT_EQ(*repair, "Fix this toy: toy 1 (wrong) for ```json");
+  EXPECT_TRUE(repair->starts_with("Task:\n")) << *repair;
+  EXPECT_TRUE(repair->ends_with("Kernel\n\n```toy\ntoy 1\n```\nError Message\n\nwrong\nYour task "
+                                "is to fix the toy kernel with the minimal change. The kernel "
+                                "implements the given PyTorch reference.\n\nAnswer in toy."))
+      << *repair;
   EXPECT_EQ(default_variant(test_support::real_manifest(), gemm_problem(), toy), "toy-base");
   auto cuda_variant = build_prompts(gemm_problem(), compile::Arch::sm_90a,
                                     test_support::real_manifest(), "gemm-0", {}, toy);
