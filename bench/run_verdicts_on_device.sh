@@ -23,7 +23,8 @@
 #         A/A), then as many of the exec GPU tests other than Triton's as EXEC_SECONDS allow.
 # PART label: the gpu label through ctest (BIN_DIR a whole build/gpu less its object files),
 #         the tests matching CTEST_R and not CTEST_E (regular expressions; empty: all), for at
-#         most CTEST_SECONDS; then, with AA=1, the A/A.
+#         most CTEST_SECONDS; then, with AA=1, the A/A. The kernel's Landlock ABI goes into
+#         machine.txt; with SURVEY=1, first what the child may read (child_reads_survey).
 # Logs under $OUT.
 set -u
 bin=$(realpath "$1")
@@ -168,6 +169,15 @@ case "$part" in
   echo "rc=$?" >> "$out/exec_gpu_cuda.log"
   ;;
 label)
+  # Landlock (util/read_confinement.hpp): the ABI this kernel offers, or the error.
+  python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.syscall(444, None, 0, 1); print("landlock abi", r, os.strerror(ctypes.get_errno()) if r < 0 else "")' \
+    >> "$out/machine.txt" 2>&1
+  if [ "${SURVEY:-0}" = 1 ]; then
+    step "what the child may read (child_reads_survey)"
+    timeout 120 build/gpu/bench/child_reads_survey build/gpu/bin/ptxbench-candidate \
+      > "$out/child_reads_survey.log" 2>&1
+    echo "rc=$?" >> "$out/child_reads_survey.log"
+  fi
   step "ctest -L gpu -R '${CTEST_R:-}' -E '${CTEST_E:-}'"
   (cd build/gpu && timeout "${CTEST_SECONDS:-540}" ctest -L gpu ${CTEST_R:+-R "$CTEST_R"} \
     ${CTEST_E:+-E "$CTEST_E"} --output-on-failure --timeout 240) > "$out/ctest.log" 2>&1

@@ -190,6 +190,37 @@ util::Expected<CompileResult> NvccCompiler::build(const CompileRequest& request,
   return cache.publish(key, staging, std::move(*result));
 }
 
+util::ReadAllowance NvccCompiler::reads(const fs::path& dir) {
+  std::lock_guard lock(m_reads_mutex);
+  if (!m_reads) {
+    util::ReadAllowance reads;
+    reads.trees = {"/usr/include",
+                   "/usr/local/include",
+                   "/usr/lib/gcc",
+                   "/usr/libexec",
+                   "/usr/bin",
+                   "/bin",
+                   "/lib64",
+                   "/usr/lib64",
+                   "/etc",
+                   "/usr/share",
+                   "/usr/lib/locale",
+                   "/proc",
+                   "/dev",
+                   util::data_root() / "knowledge"};
+    util::allow_all_but_kernel_libraries("/usr/lib/x86_64-linux-gnu", reads);
+    std::error_code ec;
+    const fs::path nvcc =
+        fs::canonical(m_nvcc.has_parent_path() ? m_nvcc : util::find_on_path(m_nvcc), ec);
+    if (!ec) // <toolkit>/bin/nvcc
+      util::allow_all_but_kernel_libraries(nvcc.parent_path().parent_path(), reads);
+    m_reads = std::move(reads);
+  }
+  util::ReadAllowance reads = *m_reads;
+  reads.trees.push_back(dir);
+  return reads;
+}
+
 util::Expected<CompileResult> NvccCompiler::run_nvcc(const CompileRequest& request,
                                                      const fs::path& dir) {
   PTXBENCH_TRY(write_sources(request, dir));
@@ -201,6 +232,14 @@ util::Expected<CompileResult> NvccCompiler::run_nvcc(const CompileRequest& reque
   options.timeout = request.timeout;
   options.working_dir = dir;
   options.extra_env = {"TMPDIR=" + dir.string()};
+  // Confined to its reads, so that no file a candidate names (`.incbin` in an asm statement, an
+  // #include) brings a vendor library's kernels or another candidate's build into kernel.so.
+  util::Fd ruleset;
+  if (auto made = util::make_read_ruleset(reads(dir)))
+    ruleset = std::move(*made);
+  else if (made.error().kind != util::ErrorKind::unsupported)
+    return made.take_error();
+  options.read_ruleset = ruleset.get();
   PTXBENCH_TRY_ASSIGN(auto process, m_runner.run(argv, options));
   if (process.timed_out)
     return util::make_error(util::ErrorKind::timeout,

@@ -11,6 +11,7 @@
 #include "compile/abi.hpp"
 #include "compile/nvcc_log.hpp"
 #include "util/error.hpp"
+#include "util/read_confinement.hpp"
 #include "util/subprocess.hpp"
 
 #include <chrono>
@@ -89,11 +90,17 @@ private:
   util::Expected<CompileResult> run_nvcc(const CompileRequest& request,
                                          const std::filesystem::path& dir);
 
+  // What nvcc may read while it builds in `dir` (util/read_confinement.hpp): the toolkit and the
+  // system's headers and libraries but the vendor kernel libraries, the knowledge packs, `dir`.
+  util::ReadAllowance reads(const std::filesystem::path& dir);
+
   util::ProcessRunner& m_runner;
   std::filesystem::path m_nvcc;
   std::filesystem::path m_cache_dir;
   std::mutex m_version_mutex;
   std::optional<std::string> m_version;
+  std::mutex m_reads_mutex;
+  std::optional<util::ReadAllowance> m_reads; // without a build's folder; made on first use
 };
 
 // The nvcc the compiler would use when NvccOptions::nvcc is empty; empty when none is found.

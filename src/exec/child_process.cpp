@@ -1,5 +1,6 @@
 #include "exec/child_process.hpp"
 
+#include "exec/child_reads.hpp"
 #include "protocol/child_arguments.hpp"
 #include "protocol/system_call_filter.hpp"
 
@@ -46,9 +47,8 @@ std::string describe_status(int status, const std::string& log_tail) {
   return "stopped";
 }
 
-util::SpawnOptions child_options(const ChildLaunch& launch, int device, int log_fd, int stdin_fd,
-                                 int request_fd, int reply_fd) {
-  ChildCommand command = child_command(launch, device, kRequestFd, kReplyFd);
+util::SpawnOptions child_options(ChildCommand command, int log_fd, int stdin_fd, int request_fd,
+                                 int reply_fd) {
   util::SpawnOptions options;
   options.argv = std::move(command.argv);
   options.env = util::environment_with(command.env);
@@ -75,16 +75,30 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
 
 util::Expected<CandidateProcess> CandidateProcess::start(const ChildLaunch& launch, int device,
                                                          const std::filesystem::path& log_path) {
+  CandidateProcess process;
+  ChildCommand command = child_command(launch, device, kRequestFd, kReplyFd);
+  util::Fd ruleset;
+  if (!command.argv.empty() && command.argv.front() == launch.paths.candidate_binary.string()) {
+    PTXBENCH_TRY_ASSIGN(auto folder,
+                        util::TempFolder::make("ptxbench-child", "a child's kernel.so"));
+    auto made = util::make_read_ruleset(child_reads(launch.paths.candidate_binary, folder.path()));
+    if (made)
+      ruleset = std::move(*made);
+    else if (made.error().kind != util::ErrorKind::unsupported)
+      return made.take_error();
+    process.m_readable.emplace(std::move(folder));
+    process.m_reads_confined = ruleset.valid();
+  }
   PTXBENCH_TRY_ASSIGN(auto requests, util::make_pipe());
   PTXBENCH_TRY_ASSIGN(auto replies, util::make_pipe());
   auto log = util::open_fd(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!log)
     return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   PTXBENCH_TRY_ASSIGN(auto input, util::open_fd("/dev/null", O_RDONLY));
-  PTXBENCH_TRY_ASSIGN(auto pid,
-                      util::spawn(child_options(launch, device, log->get(), input.get(),
-                                                requests.read.get(), replies.write.get())));
-  CandidateProcess process;
+  util::SpawnOptions options = child_options(std::move(command), log->get(), input.get(),
+                                             requests.read.get(), replies.write.get());
+  options.read_ruleset = ruleset.get();
+  PTXBENCH_TRY_ASSIGN(auto pid, util::spawn(options));
   process.m_pid = pid;
   process.m_requests = std::move(requests.write);
   process.m_replies = util::LineReader(std::move(replies.read), kMaxReplyBytes);
@@ -95,7 +109,8 @@ util::Expected<CandidateProcess> CandidateProcess::start(const ChildLaunch& laun
 CandidateProcess::CandidateProcess(CandidateProcess&& other) noexcept
     : m_pid(std::exchange(other.m_pid, -1)), m_requests(std::move(other.m_requests)),
       m_replies(std::move(other.m_replies)), m_log_path(std::move(other.m_log_path)),
-      m_ids(other.m_ids) {}
+      m_ids(other.m_ids), m_readable(std::move(other.m_readable)),
+      m_reads_confined(other.m_reads_confined) {}
 
 CandidateProcess& CandidateProcess::operator=(CandidateProcess&& other) noexcept {
   if (this != &other) {
@@ -105,6 +120,11 @@ CandidateProcess& CandidateProcess::operator=(CandidateProcess&& other) noexcept
     m_replies = std::move(other.m_replies);
     m_log_path = std::move(other.m_log_path);
     m_ids = other.m_ids;
+    m_readable.reset(); // TempFolder moves only by construction
+    if (other.m_readable)
+      m_readable.emplace(std::move(*other.m_readable));
+    other.m_readable.reset();
+    m_reads_confined = other.m_reads_confined;
   }
   return *this;
 }
@@ -176,6 +196,9 @@ util::Expected<protocol::Reply> CandidateProcess::request(const protocol::Reques
                             "a line no request asked for was left on the reply channel before `" +
                                 std::string(op) + "`: only the harness may write there");
   protocol::Request sent = request;
+  if (request.op == protocol::RequestOp::load && m_readable) {
+    PTXBENCH_TRY_ASSIGN(sent, through_own_folder(request));
+  }
   sent.id = m_ids();
   if (!util::write_all(m_requests.get(), encode(sent) + "\n"))
     return died(op);
@@ -189,6 +212,20 @@ util::Expected<protocol::Reply> CandidateProcess::request(const protocol::Reques
                                 "` carries another request's id: something other than the "
                                 "harness wrote to the reply channel");
   return reply;
+}
+
+util::Expected<protocol::Request>
+CandidateProcess::through_own_folder(protocol::Request request) const {
+  const std::filesystem::path own = m_readable->path() / "kernel.so";
+  std::error_code ec;
+  std::filesystem::remove(own, ec);
+  std::filesystem::create_hard_link(request.library, own, ec);
+  if (ec && !std::filesystem::copy_file(request.library, own, ec))
+    return util::make_error(util::ErrorKind::io, "cannot copy " + request.library + " into " +
+                                                     m_readable->path().string() + ": " +
+                                                     ec.message());
+  request.library = own.string();
+  return request;
 }
 
 bool CandidateProcess::exited() {

@@ -12,15 +12,22 @@
 // random id. A reply with another id, or any byte left over once a reply is read, was written
 // by something else in the child (a candidate forging a reply, peers-and-cheats.md §2 class 10)
 // and fails the request as ErrorKind::bad_response.
+//
+// A `ptxbench-candidate` child (not a host such as Python's) may read only what child_reads.hpp
+// allows, from its first instruction; its kernel.so reaches it through a folder of its own (the
+// load request's library is linked or copied there). Where the kernel has no Landlock it runs
+// unconfined and reads_confined() says so.
 #pragma once
 
 #include "exec/child_command.hpp"
 #include "protocol/protocol.hpp"
 #include "util/error.hpp"
 #include "util/process.hpp"
+#include "util/temp_folder.hpp"
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <sys/types.h>
@@ -53,6 +60,8 @@ public:
   pid_t pid() const { return m_pid; }
   // The last `max_bytes` of what the child printed.
   std::string log_tail(std::size_t max_bytes = 4096) const;
+  // Whether its reads are confined (a ptxbench-candidate child on a kernel with Landlock).
+  bool reads_confined() const { return m_reads_confined; }
 
 private:
   CandidateProcess() = default;
@@ -61,12 +70,16 @@ private:
                          std::chrono::milliseconds deadline);
   void kill_group() noexcept;
   void close_fds() noexcept;
+  // The load request as sent: its library linked or copied into the child's own folder.
+  util::Expected<protocol::Request> through_own_folder(protocol::Request request) const;
 
   pid_t m_pid = -1;
   util::Fd m_requests;
   util::LineReader m_replies;
   std::filesystem::path m_log_path;
   std::mt19937_64 m_ids{std::random_device{}()};
+  std::optional<util::TempFolder> m_readable; // a ptxbench-candidate child's own folder
+  bool m_reads_confined = false;
 };
 
 } // namespace ptxbench::exec

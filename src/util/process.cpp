@@ -10,13 +10,14 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace ptxbench::util {
 namespace {
 
-enum class ChildStep : int { fds = 1, working_dir = 2, exec = 3 };
+enum class ChildStep : int { fds = 1, working_dir = 2, exec = 3, confine = 4 };
 
 // Everything the child needs, built before fork so that the child allocates nothing.
 struct ChildPlan {
@@ -32,6 +33,7 @@ struct ChildPlan {
   OtherFds other_fds = OtherFds::inherit;
   bool own_group = true;
   int death_signal = 0;
+  int read_ruleset = -1;
   pid_t parent = 0;
   int error_fd = -1;
 };
@@ -100,6 +102,7 @@ ChildPlan make_plan(const SpawnOptions& options) {
   plan.other_fds = options.other_fds;
   plan.own_group = options.group == ProcessGroup::own;
   plan.death_signal = options.parent_death_signal;
+  plan.read_ruleset = options.read_ruleset;
   plan.parent = ::getpid();
   return plan;
 }
@@ -169,6 +172,10 @@ void close_other_fds(const ChildPlan& plan, int error_fd) noexcept {
   const int error_fd = ::fcntl(plan.error_fd, F_DUPFD_CLOEXEC, plan.floor);
   if (error_fd < 0)
     fail(plan.error_fd, ChildStep::fds, errno);
+  // Before the descriptors move: the ruleset's may be a number that a mapping takes.
+  if (plan.read_ruleset >= 0 && (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+                                 ::syscall(SYS_landlock_restrict_self, plan.read_ruleset, 0) != 0))
+    fail(error_fd, ChildStep::confine, errno);
   if (!map_fds(plan))
     fail(error_fd, ChildStep::fds, errno);
   if (plan.other_fds == OtherFds::close)
@@ -188,6 +195,9 @@ Error start_failure(const SpawnOptions& options, ChildStep step, int error_numbe
   case ChildStep::working_dir:
     return make_error(ErrorKind::subprocess, "cannot enter '" + options.working_dir.string() +
                                                  "' to run " + program + ": " + why);
+  case ChildStep::confine:
+    return make_error(ErrorKind::subprocess,
+                      "cannot confine the reads of " + program + " (Landlock): " + why);
   case ChildStep::exec:
     break;
   }

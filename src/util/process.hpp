@@ -10,11 +10,11 @@
 //
 // Approach. spawn() builds everything that allocates before it forks: argv and envp as arrays
 // of pointers, the full list of paths to try for argv[0] (the PATH search execvp would do), the
-// descriptor plan. The child then calls only setpgid, prctl, fcntl, dup2, close_range/close,
-// chdir and execve. When one of them fails, the child writes the failed step and errno to a
-// close-on-exec error pipe and exits; the parent reads that pipe to its end before returning:
-// no bytes means exec succeeded, a report becomes a clear error ("cannot execute 'x': No such
-// file or directory") instead of an exit status 127 to puzzle over.
+// descriptor plan. The child then calls only setpgid, prctl, fcntl, landlock_restrict_self,
+// dup2, close_range/close, chdir and execve. When one of them fails, the child writes the failed
+// step and errno to a close-on-exec error pipe and exits; the parent reads that pipe to its end
+// before returning: no bytes means exec succeeded, a report becomes a clear error ("cannot execute
+// 'x': No such file or directory") instead of an exit status 127 to puzzle over.
 //
 // Invariants. Every descriptor made here is an Fd and close-on-exec; a child sees the ones its
 // FdMapping names at the numbers it names (mappings may swap numbers: each source is first
@@ -124,6 +124,9 @@ struct SpawnOptions {
   OtherFds other_fds = OtherFds::inherit;
   ProcessGroup group = ProcessGroup::own;
   int parent_death_signal = 0; // PR_SET_PDEATHSIG: sent when the spawning thread ends; 0: none
+  // A Landlock ruleset (util/read_confinement.hpp) the child restricts itself to before exec,
+  // with no_new_privs; the parent keeps it open. -1: reads unconfined.
+  int read_ruleset = -1;
 };
 
 // The current environment with `overrides` ("NAME=value" replaces or adds NAME; a bare "NAME"

@@ -87,6 +87,7 @@ Expected<ProcessResult> PosixProcessRunner::run(const std::vector<std::string>& 
                              {{input.get(), STDIN_FILENO},
                               {out.write.get(), STDOUT_FILENO},
                               {err.write.get(), STDERR_FILENO}}};
+  spawn_options.read_ruleset = options.read_ruleset;
   const auto start = Clock::now();
   PTXBENCH_TRY_ASSIGN(auto pid, spawn(spawn_options));
   out.write.reset();

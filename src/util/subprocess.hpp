@@ -16,6 +16,7 @@ struct ProcessOptions {
   std::filesystem::path working_dir;        // empty: inherit
   std::vector<std::string> extra_env;       // "NAME=value", added to the inherited set
   std::size_t max_output_bytes = 16u << 20; // per stream; the rest is dropped and noted
+  int read_ruleset = -1; // SpawnOptions::read_ruleset: the reads it may make; -1: any
 };
 
 struct ProcessResult {

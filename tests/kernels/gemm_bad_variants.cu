@@ -63,6 +63,11 @@
 //                    allows read-only opens): the kernel refuses it, because the child dropped
 //                    CAP_SYS_PTRACE and the supervisor is not dumpable; it then computes C
 //                    (had the open worked, it would leave C unwritten)  → PASSED
+//  27 read_library  opens a vendor kernel library's file (PTXBENCH_LIBRARY_FILE, cuBLASLt, put
+//                    in by the test) read-only with an inline `syscall`, as a first step to
+//                    loading its kernels with CUPTI turned off; the child may not read it
+//                    (exec/child_reads.hpp), so it computes C (had the open worked, it would
+//                    leave C unwritten)                                  → PASSED
 //  16 module_by_name asks cudaGetDriverEntryPointByVersion for cuModuleLoadData (the name
 //                    put together at run time), launches the loaded kernel, computes C with
 //                    its own kernel → the candidate process refuses the lookup
@@ -364,7 +369,8 @@ void launch_impostor(cudaStream_t stream) {
 }
 #endif
 
-#if PTXBENCH_VARIANT == 23 || PTXBENCH_VARIANT == 24 || PTXBENCH_VARIANT == 25
+#if PTXBENCH_VARIANT == 23 || PTXBENCH_VARIANT == 24 || PTXBENCH_VARIANT == 25 ||             \
+    PTXBENCH_VARIANT == 27
 // openat(AT_FDCWD, path, flags, 0644) as an x86_64 `syscall` instruction.
 long open_raw(const char* path, long flags) {
   long result;
@@ -554,6 +560,16 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
     std::snprintf(path, sizeof path, "/proc/%d/mem", static_cast<int>(getppid()));
     if (open_raw(path, 0) >= 0) { // O_RDONLY: the secret seed and check pattern are in there
       std::fprintf(stderr, "supervisor_memory: %s is open\n", path);
+      return; // C stays unwritten: the test sees the open as a wrong answer
+    }
+  }
+  launch(A, B, C, M, stream);
+#elif PTXBENCH_VARIANT == 27
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    if (open_raw(PTXBENCH_LIBRARY_FILE, 0) >= 0) { // O_RDONLY
+      std::fprintf(stderr, "library_file: %s is open\n", PTXBENCH_LIBRARY_FILE);
       return; // C stays unwritten: the test sees the open as a wrong answer
     }
   }

@@ -3,6 +3,8 @@
 #include "compile/nvcc.hpp"
 #include "definitions.hpp"
 #include "util/fs.hpp"
+#include "util/paths.hpp"
+#include "util/read_confinement.hpp"
 
 #include <cstdlib>
 #include <gtest/gtest.h>
@@ -110,6 +112,42 @@ TEST_F(NvccTest, CandidateIncludingAKnowledgePackHeaderBuilds) {
   auto result = compiler.compile(request);
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_TRUE(result->ok) << result->log;
+}
+
+// Catalogue rows 1 and 24: nvcc reads the toolkit, the system's headers and libraries, the
+// knowledge packs and its own build folder, so `.incbin` in an asm statement cannot carry any
+// other file into kernel.so: not a file beside the compile cache (here), not another candidate's
+// build, not a vendor kernel library of the toolkit (also tried where the toolkit has cuBLASLt).
+TEST_F(NvccTest, AnIncbinOfAFileOutsideItsBuildFolderFailsToBuild) {
+  if (auto probe = util::make_read_ruleset({}); !probe)
+    GTEST_SKIP() << "this kernel has no Landlock: " << probe.error().message;
+  const fs::path secret = m_cache / "secret.bin";
+  ASSERT_TRUE(util::write_file_atomic(secret, "a library's kernels"));
+  std::vector<fs::path> files{secret};
+  const fs::path lib = default_nvcc().parent_path().parent_path() / "lib64";
+  for (const auto& name : {"libcublasLt.so", "libcublas.so"})
+    if (fs::exists(lib / name))
+      files.push_back(lib / name);
+  NvccCompiler compiler(m_runner);
+  auto with_incbin = [&](const fs::path& file) {
+    CompileRequest request = axpy_request("axpy_candidate.cu", Arch::sm_90a);
+    request.source += "\nasm(\".pushsection .rodata\\n.incbin \\\"" + file.string() +
+                      "\\\", 0, 64\\n.popsection\");\n";
+    return compiler.compile(request);
+  };
+  // The same statement builds with a file nvcc may read: the knowledge packs.
+  auto allowed = with_incbin(util::data_root() / "knowledge" / "README.md");
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  EXPECT_TRUE(allowed->ok) << allowed->log;
+  for (const fs::path& file : files) {
+    ASSERT_TRUE(fs::exists(file));
+    auto result = with_incbin(file);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_FALSE(result->ok) << file;
+    // GNU as says "file not found" for a file it may not open.
+    EXPECT_NE(result->log.find("Error: file not found: " + file.string()), std::string::npos)
+        << result->log;
+  }
 }
 
 TEST_F(NvccTest, SecondCompileIsACacheHitWithoutRunningNvcc) {

@@ -3,11 +3,13 @@
 // passes a good kernel afterwards, without leaking GPU memory or processes.
 #include "cuda/device.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
+#include "util/read_confinement.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cuda_runtime.h>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <optional>
 #include <thread>
@@ -245,6 +247,22 @@ TEST(EvaluatorGpu, TheSupervisorsMemoryCannotBeOpenedFromTheChild) {
   const Evaluation ev = evaluate(read_kernel("gemm_bad_variants.cu", 25));
   EXPECT_EQ(ev.status, Status::passed) << ev.message << "\n" << ev.child_log;
   EXPECT_EQ(ev.child_log.find("supervisor_memory"), std::string::npos) << ev.child_log;
+}
+
+// Catalogue rows 1 and 25: a kernel library's kernels cannot be carried in at run time, because
+// the child may not read its file (variant 27 opens cuBLASLt's, which this test process maps).
+TEST(EvaluatorGpu, TheChildCannotReadAVendorKernelLibrarysFile) {
+  std::string library;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; library.empty() && std::getline(maps, line);)
+    if (const std::size_t at = line.find(" /");
+        at != std::string::npos && line.find("libcublasLt.so") != std::string::npos)
+      library = line.substr(at + 1);
+  ASSERT_FALSE(library.empty()) << "this test links the references, cuBLASLt among them";
+  const Evaluation ev = evaluate("#define PTXBENCH_LIBRARY_FILE \"" + library + "\"\n" +
+                                 read_kernel("gemm_bad_variants.cu", 27));
+  EXPECT_EQ(ev.status, Status::passed) << ev.message << "\n" << ev.child_log;
+  EXPECT_EQ(ev.child_log.find("library_file"), std::string::npos) << ev.child_log;
 }
 
 // Catalogue row 4: the first-call precompute finds no other input set, because the child maps

@@ -1,0 +1,21 @@
+// What a `ptxbench-candidate` child may read: its own program and libraries, the CUDA driver's
+// and the profiler's files, the system's, and the one folder its kernel.so is copied into — no
+// vendor kernel library, no compile cache, no other evaluation's files
+// (util/read_confinement.hpp; docs/evaluation.md, "What the child may read").
+#pragma once
+
+#include "util/read_confinement.hpp"
+
+#include <filesystem>
+
+namespace ptxbench::exec {
+
+// `binary`'s allowance with `folder` (the child's own, where its kernel.so goes). The folders of
+// this process's libraries but the kernel libraries, those of `binary` and of
+// libptxbench_child.so, /proc, /sys, /dev, /etc, /usr/share; and the folder of a kernel library
+// that `binary` itself needs (the A/A's ptxbench-candidate-aa links cuBLASLt and cuDNN), found
+// among this process's libraries by its soname.
+util::ReadAllowance child_reads(const std::filesystem::path& binary,
+                                const std::filesystem::path& folder);
+
+} // namespace ptxbench::exec
