@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
     if (tree == fs::temp_directory_path() || tree == "/proc" || tree == "/sys" || tree == "/dev")
       continue; // the child's own folder (empty here) and the kernel's pseudo-files
     std::error_code ec;
-    for (fs::recursive_directory_iterator it(tree, fs::directory_options::skip_permission_denied,
-                                             ec),
+    for (fs::recursive_directory_iterator
+             it(tree, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end; it.increment(ec))
       if (!it->is_symlink(ec))
@@ -87,7 +87,6 @@ int main(int argc, char** argv) {
   }
   for (const fs::path& file : reads.files)
     survey(file, seen, files, libraries);
-  std::printf("readable files surveyed: %zu; kernel libraries among them: %zu\n", files,
-              libraries);
+  std::printf("readable files surveyed: %zu; kernel libraries among them: %zu\n", files, libraries);
   return libraries == 0 ? 0 : 1;
 }

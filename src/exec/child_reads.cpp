@@ -15,7 +15,8 @@ const util::ReadAllowance& shared_reads() {
   static std::once_flag once;
   static util::ReadAllowance reads;
   std::call_once(once, [] {
-    reads.trees = {"/proc", "/sys", "/dev", "/etc", "/usr/share", "/usr/lib/locale"};
+    reads.trees = {"/proc",           "/sys",     "/dev", "/etc", "/usr/share",
+                   "/usr/lib/locale", "/usr/bin", "/bin"};
     util::allow_mapped_library_folders(reads);
   });
   return reads;

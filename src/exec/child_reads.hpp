@@ -12,7 +12,8 @@ namespace ptxbench::exec {
 
 // `binary`'s allowance with `folder` (the child's own, where its kernel.so goes). The folders of
 // this process's libraries but the kernel libraries, those of `binary` and of
-// libptxbench_child.so, /proc, /sys, /dev, /etc, /usr/share; and the folder of a kernel library
+// libptxbench_child.so, /proc, /sys, /dev, /etc, /usr/share, /usr/bin (programs, which
+// hold no kernels); and the folder of a kernel library
 // that `binary` itself needs (the A/A's ptxbench-candidate-aa links cuBLASLt and cuDNN), found
 // among this process's libraries by its soname.
 util::ReadAllowance child_reads(const std::filesystem::path& binary,

@@ -23,15 +23,15 @@ constexpr std::uint64_t kReadFile = LANDLOCK_ACCESS_FS_READ_FILE;
 constexpr std::uint64_t kReadTree = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 
 constexpr std::array<std::string_view, 19> kKernelLibraryPrefixes{
-    "libcublas",   "libcudnn",  "libcufft",   "libcurand",      "libcusolver",
-    "libcusparse", "libcutensor", "libnpp",   "libnvblas",      "libnvjpeg",
-    "libnccl",     "libnvinfer", "libtorch",  "libc10_cuda",    "libflashinfer",
-    "libcutlass",  "libcufftw", "libcudss",   "libnvinfer_plugin"};
+    "libcublas",   "libcudnn",    "libcufft", "libcurand",        "libcusolver",
+    "libcusparse", "libcutensor", "libnpp",   "libnvblas",        "libnvjpeg",
+    "libnccl",     "libnvinfer",  "libtorch", "libc10_cuda",      "libflashinfer",
+    "libcutlass",  "libcufftw",   "libcudss", "libnvinfer_plugin"};
 
 bool holds_kernel_library(const fs::path& folder) {
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied,
-                                           ec),
+  for (fs::recursive_directory_iterator
+           it(folder, fs::directory_options::skip_permission_denied, ec),
        end;
        !ec && it != end; it.increment(ec)) {
     if (it->is_symlink(ec) && it->is_directory(ec)) {
@@ -97,8 +97,7 @@ std::vector<fs::path> mapped_files() {
     if (slash == std::string::npos)
       continue;
     const std::string file = line.substr(slash + 1);
-    if (!file.ends_with(" (deleted)") && !file.starts_with("/dev/") &&
-        !file.starts_with("/memfd:"))
+    if (!file.ends_with(" (deleted)") && !file.starts_with("/dev/") && !file.starts_with("/memfd:"))
       files.insert(file);
   }
   return {files.begin(), files.end()};
