@@ -5,9 +5,13 @@
 // headers found), and whether a kernel library is among the readable files.
 //
 //   child_reads_survey PTXBENCH_CANDIDATE
+//   child_reads_survey PTXBENCH_CANDIDATE --run COMMAND...   (COMMAND confined to that allowance:
+//                                                             its status and output)
 #include "exec/child_reads.hpp"
 #include "util/read_confinement.hpp"
+#include "util/subprocess.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -63,12 +67,36 @@ void survey(const fs::path& file, std::set<fs::path>& seen, std::size_t& files,
 
 } // namespace
 
+// Runs `argv` confined to `reads` and prints what it did.
+int run_confined(const util::ReadAllowance& reads, const std::vector<std::string>& argv) {
+  auto ruleset = util::make_read_ruleset(reads);
+  if (!ruleset) {
+    std::fprintf(stderr, "%s\n", ruleset.error().message.c_str());
+    return 1;
+  }
+  util::PosixProcessRunner runner;
+  util::ProcessOptions options;
+  options.read_ruleset = ruleset->get();
+  options.timeout = std::chrono::seconds(60);
+  auto result = runner.run(argv, options);
+  if (!result) {
+    std::fprintf(stderr, "%s\n", result.error().message.c_str());
+    return 1;
+  }
+  std::printf("exit %d signal %d timed out %d\n--- stdout\n%s\n--- stderr\n%s\n", result->exit_code,
+              result->term_signal, result->timed_out ? 1 : 0, result->out.c_str(),
+              result->err.c_str());
+  return result->succeeded() ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: child_reads_survey PTXBENCH_CANDIDATE\n");
+  if (argc < 2 || (argc > 2 && (std::string(argv[2]) != "--run" || argc < 4))) {
+    std::fprintf(stderr, "usage: child_reads_survey PTXBENCH_CANDIDATE [--run COMMAND...]\n");
     return 2;
   }
   const util::ReadAllowance reads = exec::child_reads(argv[1], fs::temp_directory_path());
+  if (argc > 2)
+    return run_confined(reads, std::vector<std::string>(argv + 3, argv + argc));
   std::printf("allowance: %zu folders whole, %zu files\n", reads.trees.size(), reads.files.size());
   for (const fs::path& tree : reads.trees)
     std::printf("folder    %s\n", tree.c_str());

@@ -43,7 +43,9 @@
 // Reaching code that is not the candidate's at run time, without a word the source gate reads:
 //  15 cublas_dlopen  dlopen/dlsym under asm labels; cublasGemmEx computes C → the import rule
 //                    rejects kernel.so (COMPILE_ERROR, banned library); with the import rule
-//                    off, cuBLAS's kernel in the call fails it             → RUNTIME_ERROR (rule)
+//                    off, the child may not read cuBLAS's file, so C stays unwritten
+//                    → INCORRECT_NUMERICAL; on a kernel without Landlock, cuBLAS's kernel in
+//                    the call fails it                                     → RUNTIME_ERROR (rule)
 //  21 impostor_module computes C with its own kernel and, in every call, also launches a kernel
 //                    named like one of its own (`ptxbench_touch`) from a module it loads with
 //                    cuModuleLoadData, found without an import or a lookup: by reading libcuda's
@@ -103,6 +105,9 @@ extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl"
 #if PTXBENCH_VARIANT == 25
 #include <cstdio>
 #include <unistd.h>
+#endif
+#if PTXBENCH_VARIANT == 15 || PTXBENCH_VARIANT == 27
+#include <cstdio>
 #endif
 
 #ifndef PTXBENCH_VARIANT
@@ -262,8 +267,10 @@ bool library_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16*
                              "blas.so"})
       if (lib == nullptr)
         lib = open_library(path, 2 /* RTLD_NOW */);
-    if (lib == nullptr)
+    if (lib == nullptr) {
+      std::fprintf(stderr, "library_gemm: the library could not be loaded\n");
       return false;
+    }
     auto create = reinterpret_cast<Create>(find_symbol(lib, "cu"
                                                             "blasCreate_v2"));
     set_stream = reinterpret_cast<SetStream>(find_symbol(lib, "cu"
