@@ -10,12 +10,12 @@
 
 namespace ptxbench::exec {
 
-// `binary`'s allowance with `folder` (the child's own, where its kernel.so goes). The folders of
-// this process's libraries but the kernel libraries, those of `binary` and of
-// libptxbench_child.so, /proc, /sys, /dev, /etc, /usr/share, /usr/bin (programs, which
-// hold no kernels); and the folder of a kernel library
-// that `binary` itself needs (the A/A's ptxbench-candidate-aa links cuBLASLt and cuDNN), found
-// among this process's libraries by its soname.
+// `binary`'s allowance with `folder` (the child's own, where its kernel.so goes): the folders of
+// this process's libraries (the CUDA driver's among them, which the child loads at run time),
+// of `binary`, of libptxbench_child.so and of the libraries `binary` loads at start, all but
+// their kernel libraries; /proc, /sys, /dev, /etc, /usr/share, /usr/bin (programs hold no
+// kernels); and the whole folder of a kernel library that `binary` itself loads (the A/A's
+// ptxbench-candidate-aa links cuBLASLt and cuDNN, which load their parts from there).
 util::ReadAllowance child_reads(const std::filesystem::path& binary,
                                 const std::filesystem::path& folder);
 

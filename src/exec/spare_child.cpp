@@ -151,8 +151,10 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
     m_spare->holds_counter_session = opened;
     m_spare->session_asked = m_spare->session_asked || session;
   } else {
+    // Not started again here: a child binary that dies at start would be spawned and prepared
+    // in a loop that keeps the mutex to itself, and take() would wait for ever. The next take()
+    // starts its own child, whose evaluation reports how it died, and wants a spare again.
     discard(m_spare);
-    m_wanted = true;
   }
   m_changed.notify_all();
 }

@@ -5,6 +5,7 @@
 #include "exec/spare_child.hpp"
 #include "support/scratch_dir.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -122,6 +123,36 @@ TEST(SpareChildren, ASpareIsPreparedBesideAnEvaluationButNeverInsideItsTimedWind
   spares.end_evaluation(false);
   spares.retire(std::move(*second));
   spares.settle();
+}
+
+// A child binary that dies at start (a library its loader cannot find, for instance): each take
+// still returns, with a child whose first request reports the death, and no spare is started
+// and prepared over and over in the meantime.
+TEST(SpareChildren, AChildThatDiesAtStartIsHandedOutAndNotRespawnedInALoop) {
+  ScratchDir dir;
+  const auto starts = dir.path() / "starts.txt";
+  const std::filesystem::path path =
+      dir.write("child.sh", "#!/bin/bash\necho started >> '" + starts.string() + "'\nexit 127\n");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  SpareChildren spares(path, 0, ChildStart::spare);
+  for (int evaluation = 0; evaluation < 3; ++evaluation) {
+    spares.begin_evaluation();
+    auto taken = spares.take();
+    ASSERT_TRUE(taken) << taken.error().message;
+    protocol::Request ping;
+    ping.op = protocol::RequestOp::ping;
+    auto reply = taken->process.request(ping, std::chrono::seconds(5));
+    ASSERT_FALSE(reply);
+    EXPECT_NE(reply.error().message.find("exited with status 127"), std::string::npos)
+        << reply.error().message;
+    spares.end_evaluation(false);
+    spares.retire(std::move(*taken));
+  }
+  spares.settle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string text = journal_text(starts);
+  const auto count = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  EXPECT_LE(count, 6u) << "three evaluations' children and at most one spare each";
 }
 
 // Back to back, the next evaluation begins a client's round trip after the last: a spare
