@@ -1,6 +1,7 @@
 #include "exec/child_reads.hpp"
 
 #include "exec/child_command.hpp"
+#include "util/paths.hpp"
 #include "util/subprocess.hpp"
 
 #include <chrono>
@@ -21,8 +22,10 @@ const util::ReadAllowance& shared_reads() {
   static std::once_flag once;
   static util::ReadAllowance reads;
   std::call_once(once, [] {
-    reads.trees = {"/proc",           "/sys",     "/dev", "/etc", "/usr/share",
-                   "/usr/lib/locale", "/usr/bin", "/bin"};
+    // The problems' public definitions: the A/A child's library baseline reads its problem.
+    reads.trees = {"/proc",    "/sys",       "/dev",
+                   "/etc",     "/usr/share", "/usr/lib/locale",
+                   "/usr/bin", "/bin",       util::data_root() / "problems"};
     util::allow_mapped_library_folders(reads);
   });
   return reads;

@@ -14,8 +14,9 @@ namespace ptxbench::exec {
 // this process's libraries (the CUDA driver's among them, which the child loads at run time),
 // of `binary`, of libptxbench_child.so and of the libraries `binary` loads at start, all but
 // their kernel libraries; /proc, /sys, /dev, /etc, /usr/share, /usr/bin (programs hold no
-// kernels); and the whole folder of a kernel library that `binary` itself loads (the A/A's
-// ptxbench-candidate-aa links cuBLASLt and cuDNN, which load their parts from there).
+// kernels), the problems' definitions; and the whole folder of a kernel library that `binary`
+// itself loads (the A/A's ptxbench-candidate-aa links cuBLASLt and cuDNN, which load their parts
+// from there).
 util::ReadAllowance child_reads(const std::filesystem::path& binary,
                                 const std::filesystem::path& folder);
 
