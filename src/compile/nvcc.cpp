@@ -170,7 +170,11 @@ util::Expected<std::string> NvccCompiler::version() {
 util::Expected<CompileResult> NvccCompiler::compile(const CompileRequest& request) {
   PTXBENCH_TRY_ASSIGN(auto toolchain, version());
   std::vector<std::string> flags = nvcc_flags(request.arch);
-  const std::string toolchain_and_packs = toolchain + "\nknowledge " + knowledge_digest();
+  // A build made where nvcc's reads were not confined (before confinement, or on a kernel
+  // without Landlock) may hold any file's bytes (`.incbin`): never reused for a confined one.
+  const std::string toolchain_and_packs =
+      toolchain + "\nknowledge " + knowledge_digest() +
+      (util::read_confinement_available() ? "\nreads confined" : "");
   std::string key =
       compile_cache_key({request.source, request.shim, flags, request.arch, toolchain_and_packs});
   if (auto hit = CompileCache(m_cache_dir).lookup(key))

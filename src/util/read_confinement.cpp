@@ -111,6 +111,11 @@ void allow_mapped_library_folders(ReadAllowance& allowance) {
     allow_all_but_kernel_libraries(folder, allowance);
 }
 
+bool read_confinement_available() {
+  static const bool available = make_read_ruleset({}).has_value();
+  return available;
+}
+
 Expected<Fd> make_read_ruleset(const ReadAllowance& allowance) {
   landlock_ruleset_attr attr{};
   attr.handled_access_fs = kReadTree;

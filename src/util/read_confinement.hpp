@@ -51,6 +51,9 @@ std::vector<std::filesystem::path> mapped_files();
 // each by allow_all_but_kernel_libraries: what a child built from the same libraries loads.
 void allow_mapped_library_folders(ReadAllowance& allowance);
 
+// Whether this kernel has Landlock (asked once).
+bool read_confinement_available();
+
 // A Landlock ruleset allowing exactly `allowance`'s reads, for SpawnOptions::read_ruleset.
 // ErrorKind::unsupported when the kernel has no Landlock.
 Expected<Fd> make_read_ruleset(const ReadAllowance& allowance);
