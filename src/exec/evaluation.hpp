@@ -189,6 +189,9 @@ struct Evaluation {
   trace::Json child_startup = trace::Json::object();
   // A Triton candidate's warm-up call in `load` (JIT compilation, autotuning), wall ms.
   std::optional<double> jit_ms;
+  // Whether the candidate child ran confined to what it may read (exec/child_reads.hpp): false
+  // for a Triton child and where the kernel has no Landlock; unset when no child started.
+  std::optional<bool> child_reads_confined;
   std::vector<util::Phase> phases;
   std::string timestamp;
 };

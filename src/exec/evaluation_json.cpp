@@ -276,6 +276,7 @@ void read_optional_parts(JsonReader& r, const Json& x, const std::string& p, Eva
   if (const Json* startup = r.optional_object(x, p, "child_startup_ms"))
     ev.child_startup = *startup;
   ev.jit_ms = r.optional_number(x, p, "jit_ms", {0, 1e12});
+  ev.child_reads_confined = r.optional_boolean(x, p, "child_reads_confined");
   if (const Json* language = JsonReader::optional(x, "language"))
     ev.check.language =
         compile::parse_language(language->is_string() ? language->get<std::string>() : "")

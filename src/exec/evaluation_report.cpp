@@ -243,6 +243,8 @@ Json extras_json(const Evaluation& ev) {
     out["child_startup_ms"] = ev.child_startup;
   if (ev.jit_ms)
     out["jit_ms"] = *ev.jit_ms;
+  if (ev.child_reads_confined)
+    out["child_reads_confined"] = *ev.child_reads_confined;
   if (const std::string_view tag = frontend::of(ev.check.language).report_tag(); !tag.empty())
     out["language"] = tag;
   if (ev.sanitizer)

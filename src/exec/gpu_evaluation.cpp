@@ -263,6 +263,7 @@ std::optional<protocol::Reply> GpuEvaluation::ask(const protocol::Request& reque
 std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
   m_child = std::move(started.process);
   m_log_path = std::move(started.log_path);
+  m_result.child_reads_confined = m_child->reads_confined();
   if (started.startup) { // prepared in the background, beside evaluations or while idle
     m_result.child_startup = std::move(*started.startup);
     m_result.child_startup["prepared_ahead"] = true;

@@ -238,18 +238,24 @@ TEST(EvaluationJson, ATritonEvaluationKeepsItsLanguageAndWarmUpTime) {
   sent.timestamp = "2026-12-01T05:00:00.000000";
   sent.check.language = compile::Language::triton;
   sent.jit_ms = 1655.9;
+  sent.child_reads_confined = false; // a Triton child is not confined
   const trace::Json json = wire(sent);
   EXPECT_EQ(json["trace"]["evaluation"]["ptxbench"]["jit_ms"], 1655.9);
+  EXPECT_EQ(json["trace"]["evaluation"]["ptxbench"]["child_reads_confined"], false);
   auto back = evaluation_from_json(json, "eval.json");
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->check.language, compile::Language::triton);
   ASSERT_TRUE(back->jit_ms);
   EXPECT_DOUBLE_EQ(*back->jit_ms, 1655.9);
+  EXPECT_EQ(back->child_reads_confined, std::optional<bool>(false));
   Evaluation cuda = sent;
   cuda.check.language = compile::Language::cuda;
   cuda.jit_ms.reset();
+  cuda.child_reads_confined = true;
   const trace::Json plain = wire(cuda);
   EXPECT_FALSE(plain["trace"]["evaluation"]["ptxbench"].contains("jit_ms"));
+  EXPECT_EQ(evaluation_from_json(plain, "eval.json")->child_reads_confined,
+            std::optional<bool>(true));
   EXPECT_FALSE(plain["trace"]["evaluation"]["ptxbench"].contains("language"));
   EXPECT_EQ(evaluation_from_json(plain, "eval.json")->check.language, compile::Language::cuda);
 }

@@ -263,6 +263,7 @@ TEST(EvaluatorGpu, TheChildCannotReadAVendorKernelLibrarysFile) {
                                  read_kernel("gemm_bad_variants.cu", 27));
   EXPECT_EQ(ev.status, Status::passed) << ev.message << "\n" << ev.child_log;
   EXPECT_EQ(ev.child_log.find("library_file"), std::string::npos) << ev.child_log;
+  EXPECT_EQ(ev.child_reads_confined, std::optional<bool>(util::read_confinement_available()));
 }
 
 // Catalogue row 4: the first-call precompute finds no other input set, because the child maps
