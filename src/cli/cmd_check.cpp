@@ -20,15 +20,6 @@ struct CheckOptions {
   bool json = false;
 };
 
-util::Expected<compile::Language> candidate_language(const CheckOptions& options) {
-  if (options.language.empty())
-    return options.kernel.ends_with(".py") ? compile::Language::triton : compile::Language::cuda;
-  if (auto language = compile::parse_language(options.language))
-    return *language;
-  return util::make_error(util::ErrorKind::invalid_input,
-                          "--language must be cuda or triton, not '" + options.language + "'");
-}
-
 // An error of `check --json`: the usual line on stderr and `{"error": …}` on stdout, so that a
 // script reading stdout as JSON gets JSON either way.
 ExitCode report_check_error(const CheckOptions& options, const util::Error& error) {
@@ -57,7 +48,7 @@ ExitCode run_check(const CheckOptions& options) {
   auto source = read_candidate(options.kernel);
   if (!source)
     return report_check_error(options, source.error());
-  auto language = candidate_language(options);
+  auto language = frontend::language_for(options.language, options.kernel);
   if (!language)
     return report_check_error(options, language.error());
   Toolchain tools;

@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/tools.hpp"
 #include "exec/evaluator.hpp"
+#include "frontend/frontend.hpp"
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 #include "util/terminal.hpp"
@@ -41,15 +42,10 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   if (!o.audit.empty() && o.audit != "ncu")
     return util::make_error(util::ErrorKind::invalid_input,
                             "unknown --audit '" + o.audit + "' (the one audit is `ncu`)");
-  const std::string language =
-      !o.language.empty() ? o.language : (o.kernel.ends_with(".py") ? "triton" : "cuda");
-  auto parsed_language = compile::parse_language(language);
-  if (!parsed_language)
-    return util::make_error(util::ErrorKind::invalid_input,
-                            "--language must be cuda or triton, not '" + language + "'");
+  PTXBENCH_TRY_ASSIGN(auto parsed_language, frontend::language_for(o.language, o.kernel));
   exec::EvalOptions options;
   options.arch = *arch;
-  options.language = *parsed_language;
+  options.language = parsed_language;
   options.sanitize = o.sanitize ? exec::Sanitize::memcheck : exec::Sanitize::off;
   options.audit = o.audit == "ncu" ? exec::Audit::ncu : exec::Audit::none;
   options.sets = o.sets;

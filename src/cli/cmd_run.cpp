@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
+#include "frontend/frontend.hpp"
 
 #include <array>
 #include <fmt/core.h>
@@ -92,10 +93,7 @@ util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
     plan.loop.arch = *arch;
   }
   if (!o.language.empty()) {
-    auto language = compile::parse_language(o.language);
-    if (!language)
-      return util::make_error(util::ErrorKind::invalid_input, "--language must be cuda or triton");
-    plan.loop.language = *language;
+    PTXBENCH_TRY_ASSIGN(plan.loop.language, frontend::language_for(o.language));
   }
   if (!o.notes.empty())
     plan.notes.file = std::filesystem::absolute(o.notes);

@@ -22,11 +22,9 @@ ExitCode run_show(const ShowOptions& options) {
   if (!problem)
     return report_error("show", problem.error());
   const suite::Problem& p = **problem;
-  auto language = compile::parse_language(options.language);
+  auto language = frontend::language_for(options.language);
   if (!language)
-    return report_error("show",
-                        {util::ErrorKind::invalid_input,
-                         "--language must be cuda or triton, not '" + options.language + "'"});
+    return report_error("show", language.error());
   auto shown = frontend::of(*language).shown_signature(p);
   if (!shown)
     return report_error("show", shown.error());

@@ -30,6 +30,22 @@ const Frontend& of(compile::Language language) {
   throw util::Fatal("no frontend for the language " + std::string(compile::to_string(language)));
 }
 
+util::Expected<compile::Language> language_for(std::string_view name, std::string_view file) {
+  if (!name.empty()) {
+    if (auto language = compile::parse_language(name))
+      return *language;
+    std::string known;
+    for (const Row& row : kFrontends)
+      known += (known.empty() ? "" : " or ") + std::string(row.frontend->name());
+    return util::make_error(util::ErrorKind::invalid_input,
+                            fmt::format("--language must be {}, not '{}'", known, name));
+  }
+  for (const Row& row : kFrontends)
+    if (!row.frontend->file_extension().empty() && file.ends_with(row.frontend->file_extension()))
+      return row.language;
+  return compile::Language::cuda;
+}
+
 util::Expected<std::string> Frontend::system_prompt(const suite::Problem& problem,
                                                     std::string_view pack_text,
                                                     compile::Arch arch) const {

@@ -87,6 +87,9 @@ struct LanguageFacts {
   std::string_view knowledge_title;
   // what the model is asked to send when no candidate could be taken from its reply.
   std::string_view reply_request;
+
+  // The file name ending of its candidates (".cu"): the language of a file given without one.
+  std::string_view file_extension;
 };
 
 class Frontend {
@@ -104,6 +107,7 @@ public:
   std::string_view checked_summary() const { return m_facts.checked_summary; }
   std::string_view no_gpu_note() const { return m_facts.no_gpu_note; }
   std::string_view static_run_notice() const { return m_facts.static_run_notice; }
+  std::string_view file_extension() const { return m_facts.file_extension; }
   bool check_is_cached() const { return m_facts.check_is_cached; }
   bool uses_candidate_binary() const { return m_facts.uses_candidate_binary; }
 
@@ -168,6 +172,11 @@ private:
 
 // The frontend of a built-in language.
 const Frontend& of(compile::Language language);
+
+// The language a command's `--language` names; with none, the one whose file extension `file`
+// has (a .py file is Triton's), else CUDA. invalid_input naming the built-in languages for a
+// name that is none of them.
+util::Expected<compile::Language> language_for(std::string_view name, std::string_view file = {});
 
 // `text` without its final line breaks: the prompts place each part on its own lines.
 std::string_view without_final_newlines(std::string_view text);

@@ -117,7 +117,8 @@ CudaFrontend::CudaFrontend()
                 .instructions = kInstructions,
                 .knowledge_title = "Architecture knowledge",
                 .reply_request = "Reply with one complete CUDA file in a single ```cuda code block "
-                                 "that defines `run` with the exact signature given."}) {}
+                                 "that defines `run` with the exact signature given.",
+                .file_extension = ".cu"}) {}
 
 util::Expected<compile::Extraction> CudaFrontend::extract(std::string_view reply) const {
   return compile::extract_candidate(reply);

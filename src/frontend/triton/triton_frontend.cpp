@@ -88,7 +88,8 @@ TritonFrontend::TritonFrontend()
                 .knowledge_title = "Architecture and Triton knowledge",
                 .reply_request = "Reply with one complete Python file in a single ```python block "
                                  "that imports triton, defines a @triton.jit kernel and `run` "
-                                 "with the exact signature given."}) {}
+                                 "with the exact signature given.",
+                .file_extension = ".py"}) {}
 
 util::Expected<compile::Extraction> TritonFrontend::extract(std::string_view reply) const {
   return compile::extract_python_candidate(reply);

@@ -32,7 +32,8 @@ public:
                   .kernel_noun = "toy",
                   .instructions = "Write toy.",
                   .knowledge_title = "Toy knowledge",
-                  .reply_request = "Reply with one ```toy block."}) {}
+                  .reply_request = "Reply with one ```toy block.",
+                  .file_extension = ".toy"}) {}
   util::Expected<compile::Extraction> extract(std::string_view reply) const override {
     const std::vector<compile::CodeBlock> blocks = compile::find_code_blocks(reply);
     for (std::size_t i = 0; i < blocks.size(); ++i)

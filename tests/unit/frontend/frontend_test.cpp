@@ -25,6 +25,18 @@ TEST(Frontends, EachLanguageHasItsFrontendUnderItsName) {
   EXPECT_EQ(of(compile::Language::triton).base_variant(), "triton-base");
 }
 
+TEST(Frontends, ALanguageIsNamedOrTakenFromItsFilesExtension) {
+  EXPECT_EQ(*language_for("", "kernel.py"), compile::Language::triton);
+  EXPECT_EQ(*language_for("", "kernel.cu"), compile::Language::cuda);
+  EXPECT_EQ(*language_for("", "kernel.txt"), compile::Language::cuda);
+  EXPECT_EQ(*language_for(""), compile::Language::cuda);
+  EXPECT_EQ(*language_for("triton", "kernel.cu"), compile::Language::triton);
+  auto unknown = language_for("rust", "kernel.rs");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().kind, util::ErrorKind::invalid_input);
+  EXPECT_EQ(unknown.error().message, "--language must be cuda or triton, not 'rust'");
+}
+
 TEST(Frontends, ACudaRunTakesNoPythonBlockAndATritonRunNoCudaOne) {
   auto cuda = of(compile::Language::cuda).extract(fenced("python", kTritonKernel));
   ASSERT_FALSE(cuda);
