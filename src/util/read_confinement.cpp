@@ -122,8 +122,11 @@ Expected<Fd> make_read_ruleset(const ReadAllowance& allowance) {
   const long ruleset = ::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0) {
     const int error = errno;
-    const ErrorKind kind =
-        error == ENOSYS || error == EOPNOTSUPP ? ErrorKind::unsupported : ErrorKind::io;
+    // No Landlock in the kernel, turned off at boot, or refused by a container's own seccomp
+    // profile (EPERM): the process runs unconfined and says so; anything else is a fault.
+    const ErrorKind kind = error == ENOSYS || error == EOPNOTSUPP || error == EPERM
+                               ? ErrorKind::unsupported
+                               : ErrorKind::io;
     return make_error(kind, std::string("Landlock ruleset: ") + std::strerror(error));
   }
   Fd fd(static_cast<int>(ruleset));

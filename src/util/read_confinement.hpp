@@ -18,8 +18,10 @@
 //
 // Invariants. Writing is not handled here (the child's seccomp filter and nvcc's staging folder
 // decide it). A path that does not exist is left out of a ruleset, never an error. Without
-// Landlock in the kernel, make_read_ruleset says so (ErrorKind::unsupported) and the caller
-// runs the process unconfined and records that it did.
+// Landlock (not in the kernel, off, or refused by a container's seccomp profile),
+// make_read_ruleset says so (ErrorKind::unsupported) and the caller runs the process
+// unconfined and records that it did (the evaluation's child_reads_confined, the compile
+// cache key).
 #pragma once
 
 #include "util/error.hpp"
