@@ -28,6 +28,7 @@ namespace {
 
 struct ServeCliOptions {
   std::string host = "127.0.0.1";
+  bool insecure_no_auth = false;
   int port = 8000;
   std::string gpus = "all";
   int workers_per_gpu = 1;
@@ -68,6 +69,11 @@ void log_line(const std::string& line) {
   fmt::print(stderr, "{} {}\n", service::utc_now(), line);
 }
 
+// Whether only this machine can reach a server listening on `host`.
+bool is_loopback(std::string_view host) {
+  return host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]";
+}
+
 util::Expected<service::HttpOptions> http_options(const ServeCliOptions& o) {
   if (o.port < 0 || o.port > 65535 || o.max_body_mib <= 0 || o.max_body_mib > 1024)
     return util::make_error(util::ErrorKind::invalid_input,
@@ -78,6 +84,14 @@ util::Expected<service::HttpOptions> http_options(const ServeCliOptions& o) {
   options.max_body_bytes = static_cast<std::size_t>(o.max_body_mib * 1024 * 1024);
   if (const char* token = std::getenv(kServiceTokenEnv); token != nullptr)
     options.token = token;
+  // Every task runs its sender's native code on this machine's GPUs.
+  if (!is_loopback(o.host) && options.token.empty() && !o.insecure_no_auth)
+    return util::make_error(
+        util::ErrorKind::invalid_input,
+        fmt::format("--host {} listens beyond this machine and ${} is not set: anyone who "
+                    "reaches the port could run native code here. Set a token, or pass "
+                    "--insecure-no-auth to accept that",
+                    o.host, kServiceTokenEnv));
   return options;
 }
 
@@ -162,7 +176,12 @@ ExitCode run_serve(const ServeCliOptions& o) {
 
 Action setup_serve(CLI::App& sub) {
   auto o = std::make_shared<ServeCliOptions>();
-  sub.add_option("--host", o->host, "address to listen on")->capture_default_str();
+  sub.add_option("--host", o->host,
+                 "address to listen on; one other than loopback needs $PTXBENCH_SERVICE_TOKEN "
+                 "or --insecure-no-auth")
+      ->capture_default_str();
+  sub.add_flag("--insecure-no-auth", o->insecure_no_auth,
+               "listen beyond loopback without a token (anyone who reaches the port runs code)");
   sub.add_option("--port", o->port, "port (0: any free one; the URL is the first line on stdout)")
       ->capture_default_str();
   sub.add_option("--gpus", o->gpus,

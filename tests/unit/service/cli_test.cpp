@@ -195,6 +195,30 @@ TEST(ServeCli, AServiceThatDiesMidRunCostsOneInfraTurnAndTheRunResumesWithItsRep
   EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 6}));
 }
 
+// Every task runs its sender's native code: a server reachable beyond this machine without a
+// token must be asked for in words (issue 31, "Security").
+TEST(ServeCli, ListeningBeyondLoopbackWithoutATokenIsRefusedUnlessSaidInsecure) {
+  ScratchDir state, cache;
+  auto refused = run_ptxbench(
+      {"serve", "--host", "0.0.0.0", "--port", "0", "--state", state.path().string()}, cache);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("listens beyond this machine"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--insecure-no-auth"), std::string::npos) << refused.err;
+  ScratchDir other;
+  auto insecure =
+      test_support::run_ptxbench({"serve", "--host", "0.0.0.0", "--port", "0", "--insecure-no-auth",
+                                  "--state", other.path().string()},
+                                 std::chrono::seconds(5), {cache_env(cache)});
+  ASSERT_TRUE(insecure);
+  EXPECT_NE(insecure->err.find("auth off"), std::string::npos) << insecure->err;
+  ScratchDir third;
+  auto guarded = test_support::run_ptxbench(
+      {"serve", "--host", "0.0.0.0", "--port", "0", "--state", third.path().string()},
+      std::chrono::seconds(5), {cache_env(cache), "PTXBENCH_SERVICE_TOKEN=t0ken"});
+  ASSERT_TRUE(guarded);
+  EXPECT_NE(guarded->err.find("auth on"), std::string::npos) << guarded->err;
+}
+
 TEST(ServeCli, AStateFolderInUseIsABadInputAndTheStartLineSaysWhetherAuthIsOn) {
   ScratchDir state, cache;
   ServeProcess serve(state.path(), cache);
