@@ -26,6 +26,8 @@ const util::ReadAllowance& shared_reads() {
     reads.trees = {"/proc",    "/sys",       "/dev",
                    "/etc",     "/usr/share", "/usr/lib/locale",
                    "/usr/bin", "/bin",       util::data_root() / "problems"};
+    // Other candidates' builds and other children's folders, wherever a library lives.
+    reads.kept_out = {util::cache_root(), fs::temp_directory_path()};
     util::allow_mapped_library_folders(reads);
   });
   return reads;

@@ -44,6 +44,15 @@ bool holds_kernel_library(const fs::path& folder) {
   return false;
 }
 
+// `folder` resolved, without a trailing separator: comparable element by element.
+fs::path real_folder(const fs::path& folder) {
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(folder, ec);
+  if (ec)
+    real = folder.lexically_normal();
+  return real.has_filename() || real == real.root_path() ? real : real.parent_path();
+}
+
 void add_path(int ruleset, const fs::path& path, std::uint64_t access) {
   const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
   if (fd < 0)
@@ -70,7 +79,15 @@ void allow_all_but_kernel_libraries(const fs::path& folder, ReadAllowance& allow
   std::error_code ec;
   if (!fs::is_directory(folder, ec))
     return;
-  if (!holds_kernel_library(folder)) {
+  const fs::path real = real_folder(folder);
+  bool holds_kept_out = false;
+  for (const fs::path& kept : allowance.kept_out) {
+    const fs::path kept_real = real_folder(kept);
+    if (kept_real == real)
+      return;
+    holds_kept_out = holds_kept_out || std::ranges::mismatch(real, kept_real).in1 == real.end();
+  }
+  if (!holds_kept_out && !holds_kernel_library(folder)) {
     allowance.trees.push_back(folder);
     return;
   }

@@ -36,14 +36,19 @@ namespace ptxbench::util {
 struct ReadAllowance {
   std::vector<std::filesystem::path> trees; // everything beneath, the folder itself included
   std::vector<std::filesystem::path> files; // that file alone
+  // Folders that allow_all_but_kernel_libraries never allows, whole or inside a folder it
+  // allows (the compile cache, the temporary folder that holds other children's folders); only
+  // trees named explicitly reach into them.
+  std::vector<std::filesystem::path> kept_out;
 };
 
 // Whether `name` is a vendor library of GPU kernels (cuBLAS, cuDNN, cuFFT, ..., torch's CUDA
 // libraries, FlashInfer, CUTLASS builds), by the prefixes of their shared objects and archives.
 bool is_kernel_library(std::string_view name);
 
-// `folder` whole when nothing beneath it is a kernel library; otherwise each entry on its own,
-// recursing into the sub-folders that hold one, and never a kernel library.
+// `folder` whole when nothing beneath it is a kernel library or kept out; otherwise each entry
+// on its own, recursing into the sub-folders that hold one, never a kernel library or a folder
+// kept out (`allowance.kept_out`).
 void allow_all_but_kernel_libraries(const std::filesystem::path& folder, ReadAllowance& allowance);
 
 // The files mapped into this process: its executable and shared libraries, by real path.

@@ -57,6 +57,32 @@ TEST(ReadConfinement, AFolderHoldingAKernelLibraryIsAllowedEntryByEntryWithoutIt
     EXPECT_FALSE(util::is_kernel_library(path.filename().string())) << path;
 }
 
+TEST(ReadConfinement, AFolderKeptOutIsNeverAllowedNorAnyFolderAboveItWhole) {
+  auto root = util::TempFolder::make("ptxbench-reads", "a test tree");
+  ASSERT_TRUE(root) << root.error().message;
+  const fs::path home = root->path();
+  touch(home / ".cache" / "ptxbench" / "compile" / "abc" / "kernel.so");
+  touch(home / ".cache" / "other" / "x");
+  touch(home / "lib" / "libfoo.so");
+  touch(home / "notes.txt");
+  util::ReadAllowance reads;
+  reads.kept_out = {home / ".cache" / "ptxbench"};
+  util::allow_all_but_kernel_libraries(home, reads);
+  EXPECT_FALSE(has(reads.trees, home));
+  EXPECT_FALSE(has(reads.trees, home / ".cache"));
+  EXPECT_TRUE(has(reads.trees, home / ".cache" / "other"));
+  EXPECT_TRUE(has(reads.trees, home / "lib"));
+  EXPECT_TRUE(has(reads.files, home / "notes.txt"));
+  for (const auto& path : reads.trees)
+    EXPECT_EQ(path.string().find("ptxbench/compile"), std::string::npos) << path;
+  for (const auto& path : reads.files)
+    EXPECT_EQ(path.string().find(".cache/ptxbench"), std::string::npos) << path;
+  util::ReadAllowance direct;
+  direct.kept_out = reads.kept_out;
+  util::allow_all_but_kernel_libraries(home / ".cache" / "ptxbench", direct);
+  EXPECT_TRUE(direct.trees.empty() && direct.files.empty());
+}
+
 TEST(ReadConfinement, AConfinedProcessReadsWhatItIsAllowedAndNothingElse) {
   if (auto probe = util::make_read_ruleset({}); !probe) {
     ASSERT_EQ(probe.error().kind, util::ErrorKind::unsupported) << probe.error().message;
