@@ -81,17 +81,9 @@ public:
   }
 
   // A document whose root must be an object: `fill(reader, root, value)` reads its fields once
-  // it is one; the value or the first error.
-  template <typename T, typename Fill>
-  static Expected<T> read_root(const Json& root, const std::string& origin, Fill fill) {
-    JsonReader reader(origin);
-    T value{};
-    if (reader.expect_object(root, "$"))
-      fill(reader, root, value);
-    return reader.finish(std::move(value));
-  }
-  // The same, then `check(reader, value)` on the whole value once every field read: the rules
-  // that relate fields (an entry file among the sources, axes the tensors name).
+  // it is one, then `check(reader, value)` runs on the whole value if every field read (the
+  // rules that relate fields: an entry file among the sources, axes the tensors name); the value
+  // or the first error.
   template <typename T, typename Fill, typename Check>
   static Expected<T> read_root(const Json& root, const std::string& origin, Fill fill,
                                Check check) {
@@ -102,6 +94,11 @@ public:
     if (reader.ok())
       check(reader, std::as_const(value));
     return reader.finish(std::move(value));
+  }
+  // The same without a whole-value check.
+  template <typename T, typename Fill>
+  static Expected<T> read_root(const Json& root, const std::string& origin, Fill fill) {
+    return read_root<T>(root, origin, fill, [](JsonReader&, const T&) {});
   }
 
   // Any key of `object` outside `keys` is an error ("unknown key"), so that typos do not pass;

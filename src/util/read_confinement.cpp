@@ -22,25 +22,20 @@ namespace fs = std::filesystem;
 constexpr std::uint64_t kReadFile = LANDLOCK_ACCESS_FS_READ_FILE;
 constexpr std::uint64_t kReadTree = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 
-constexpr std::array<std::string_view, 19> kKernelLibraryPrefixes{
-    "libcublas",   "libcudnn",    "libcufft", "libcurand",        "libcusolver",
-    "libcusparse", "libcutensor", "libnpp",   "libnvblas",        "libnvjpeg",
-    "libnccl",     "libnvinfer",  "libtorch", "libc10_cuda",      "libflashinfer",
-    "libcutlass",  "libcufftw",   "libcudss", "libnvinfer_plugin"};
+// By prefix: "libcufft" covers cuFFTW, "libnvinfer" TensorRT's plugins.
+constexpr std::array<std::string_view, 17> kKernelLibraryPrefixes{
+    "libcublas",   "libcudnn",    "libcufft",      "libcurand",  "libcusolver", "libcusparse",
+    "libcutensor", "libnpp",      "libnvblas",     "libnvjpeg",  "libnccl",     "libnvinfer",
+    "libtorch",    "libc10_cuda", "libflashinfer", "libcutlass", "libcudss"};
 
 bool holds_kernel_library(const fs::path& folder) {
   std::error_code ec;
   for (fs::recursive_directory_iterator
            it(folder, fs::directory_options::skip_permission_denied, ec),
        end;
-       !ec && it != end; it.increment(ec)) {
-    if (it->is_symlink(ec) && it->is_directory(ec)) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (is_kernel_library(it->path().filename().string()))
+       !ec && it != end; it.increment(ec))
+    if (is_kernel_library(it->path().filename().string())) // links to folders are not entered
       return true;
-  }
   return false;
 }
 
