@@ -12,6 +12,9 @@ debian_packages=(
   zlib1g-dev
   # report figures (cairo, with the font they name) and the HTML report's browser test
   libcairo2-dev fonts-dejavu-core chromium
+  # the fleet's broker: libpq's header (the library is loaded at run time) and the server the
+  # broker tests start on loopback
+  libpq-dev postgresql
   # the style gates (scripts/check_style.sh and scripts/check_tidy.sh, run by CI)
   clang-format clang-tidy
 )

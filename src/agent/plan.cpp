@@ -2,6 +2,7 @@
 
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
+#include "fleet/broker.hpp"
 #include "pack/listing.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
@@ -37,8 +38,8 @@ constexpr std::array<std::string_view, 6> kNotesKeys{
     "file", "mode", "top_k", "max_notes", "min_similarity", "definition_prefixes"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
-constexpr std::array<std::string_view, 7> kEvalKeys{"sets",      "trials",  "warmup",  "iterations",
-                                                    "timeout_s", "service", "memcheck"};
+constexpr std::array<std::string_view, 8> kEvalKeys{
+    "sets", "trials", "warmup", "iterations", "timeout_s", "service", "memcheck", "broker"};
 constexpr std::array<std::string_view, 3> kSuites{"primary", "generalization", "all"};
 
 int as_int(std::optional<std::int64_t> value, int fallback) {
@@ -60,6 +61,13 @@ void read_eval(JsonReader& r, const Json* json, const std::string& path, EvalSet
       r.fail(key_path(path, "service"), urls.error().message);
     eval.service = std::move(*service);
   }
+  if (auto broker = r.optional_string(*json, path, "broker", Emptiness::rejected)) {
+    if (auto url = fleet::check_broker_url(*broker); !url)
+      r.fail(key_path(path, "broker"), url.error().message);
+    eval.broker = std::move(*broker);
+  }
+  if (!eval.service.empty() && !eval.broker.empty())
+    r.fail(key_path(path, "broker"), "eval.service and eval.broker exclude each other");
 }
 
 void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& origin,
@@ -265,6 +273,8 @@ util::Json plan_to_json(const RunPlan& plan) {
                   {"timeout_s", plan.eval.timeout_s}, {"memcheck", plan.eval.memcheck}};
   if (!plan.eval.service.empty())
     json["eval"]["service"] = plan.eval.service;
+  if (!plan.eval.broker.empty())
+    json["eval"]["broker"] = plan.eval.broker;
   for (const RepairTask& repair : plan.repairs)
     json["repairs"].push_back({{"id", repair.id},
                                {"problem", repair.problem},

@@ -49,6 +49,7 @@ struct EvalSettings {
   // is RUNTIME_ERROR); `run --no-memcheck` or "memcheck": false turns it off
   bool memcheck = true;
   std::vector<std::string> service; // evaluation service URLs; empty: local GPU or static
+  std::string broker;               // a fleet's PostgreSQL queue (postgresql://…); empty: none
 };
 
 // One wrong kernel to repair; `id` is the caller's (the Fixit failure id).

@@ -183,8 +183,9 @@ util::Expected<TaskAnswer> RemoteExecutor::wait(const std::string& url,
 util::Expected<TurnResult> RemoteExecutor::evaluate(const std::string& source,
                                                     const suite::Problem& problem,
                                                     compile::Arch arch) {
-  PTXBENCH_TRY_ASSIGN(auto checked, check_before_gpu(m_checker, frontend::of(kServiceLanguage),
-                                                     source, problem, arch));
+  PTXBENCH_TRY_ASSIGN(
+      auto checked,
+      check_before_gpu(m_checker, frontend::of(m_options.eval.language), source, problem, arch));
   if (checked.stopped)
     return std::move(*checked.stopped);
   PTXBENCH_TRY_ASSIGN(auto url, pick_service());

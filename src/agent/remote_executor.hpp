@@ -30,12 +30,9 @@
 
 namespace ptxbench::agent {
 
-// The one language the evaluation service takes (its requests carry CUDA source).
-inline constexpr compile::Language kServiceLanguage = compile::Language::cuda;
-
 struct RemoteOptions {
   std::vector<std::string> urls; // base URLs ("http://gpu-host:8000")
-  exec::EvalOptions eval;        // sent with every task; the arch is the turn's
+  exec::EvalOptions eval;        // sent with every task (the language too); the arch is the turn's
   model::Secret token;           // bearer token, or empty
   std::chrono::seconds poll{30}; // the wait of one long-poll request
   std::chrono::milliseconds max_wait{std::chrono::hours(2)};           // submit to finished

@@ -1,8 +1,10 @@
 // The two JSON shapes the remote executor shares with `ptxbench serve`: the evaluation request
-// it sends and the `ptxbench eval --json` result it reads back (docs/service.md). The result's
-// Evaluation is decoded by exec (evaluation_json.cpp), beside its encoder; what is left here is
-// the client's own part: the shape it insists on, the service's build, the local check report.
+// it sends (exec/eval_request.hpp) and the `ptxbench eval --json` result it reads back
+// (docs/service.md). The result's Evaluation is decoded by exec (evaluation_json.cpp), beside its
+// encoder; what is left here is the client's own part: the shape it insists on, the service's
+// build, the local check report.
 #include "agent/remote_executor.hpp"
+#include "exec/eval_request.hpp"
 #include "exec/evaluation.hpp"
 #include "trace/json_io.hpp"
 
@@ -21,17 +23,7 @@ util::Error bad_result(const std::string& what) {
 
 Json evaluate_request(const std::string& source, const suite::Problem& problem,
                       const exec::EvalOptions& options) {
-  return {{"solution",
-           {{"definition", problem.name()},
-            {"sources", Json::array({{{"path", "kernel.cu"}, {"content", source}}})}}},
-          {"arch", compile::to_string(options.arch)},
-          {"sets", options.sets},
-          {"trials", options.trials},
-          {"warmup", options.warmup},
-          {"iterations", options.iterations},
-          {"timeout", static_cast<double>(options.timeout.count()) / 1000.0},
-          {"baseline_cache_mode",
-           options.reference_timing == exec::ReferenceTiming::cached ? "reuse" : "bypass"}};
+  return exec::to_json(exec::EvalRequest{problem.name(), source, std::nullopt, options});
 }
 
 util::Expected<RemoteResult> read_result(const Json& result, const std::string& needs_gpu,

@@ -168,11 +168,6 @@ std::int64_t RunSummary::unfinished() const {
 util::Status check_plan(const RunPlan& plan, const suite::Suite& suite,
                         const pack::Manifest& manifest, const model::ModelRegistry& registry) {
   PTXBENCH_TRY(check_models(plan, registry));
-  if (plan.loop.language != kServiceLanguage && !plan.eval.service.empty())
-    return util::make_error(util::ErrorKind::invalid_input,
-                            "the evaluation service takes CUDA candidates only: a Triton run is "
-                            "evaluated on this machine's GPU (leave out --eval-service), or by "
-                            "the Triton gate alone where there is none");
   PTXBENCH_TRY(expand(plan, suite, manifest));
   return util::Ok{};
 }

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
+#include "fleet/broker.hpp"
 #include "frontend/frontend.hpp"
 
 #include <array>
@@ -19,6 +20,7 @@ struct RunCliOptions {
   std::vector<std::string> problems;
   std::vector<std::string> variants;
   std::vector<std::string> eval_service;
+  std::string broker;
   std::string registry;
   std::string context;
   std::string arch;
@@ -117,8 +119,17 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
   if (o.static_only && !o.eval_service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and --eval-service exclude each other");
+  if (o.static_only && !o.broker.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--static-only and --broker exclude each other");
+  if (!o.eval_service.empty() && !o.broker.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--eval-service and --broker exclude each other");
   PTXBENCH_TRY(agent::check_service_urls(o.eval_service));
+  if (!o.broker.empty())
+    PTXBENCH_TRY(fleet::check_broker_url(o.broker));
   job.plan.eval.service = o.eval_service;
+  job.plan.eval.broker = o.broker;
   if (!o.resume.empty()) {
     job.mode = RunMode::resume;
     job.dir = o.resume;
@@ -132,7 +143,12 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
     job.plan = std::move(plan);
     if (!o.eval_service.empty())
       job.plan.eval.service = o.eval_service;
+    if (!o.broker.empty())
+      job.plan.eval.broker = o.broker;
   }
+  if (o.static_only && !job.plan.eval.broker.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--static-only and the plan's eval.broker exclude each other");
   if (o.static_only && !job.plan.eval.service.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--static-only and the plan's eval.service exclude each other");
@@ -182,6 +198,11 @@ Action setup_run(CLI::App& sub) {
                  "GPU: URL[,URL] — each turn goes to the one with the shortest queue; bearer "
                  "token from $PTXBENCH_SERVICE_TOKEN; with --resume, replaces the run's")
       ->delimiter(',');
+  sub.add_option("--broker", o->broker,
+                 "run the GPU step on a fleet through its PostgreSQL queue "
+                 "(postgresql://user@host:port/db; password from $PGPASSWORD or ~/.pgpass): each "
+                 "turn is one task that any worker of the turn's architecture takes "
+                 "(`ptxbench serve --broker`); with --resume, replaces the run's");
   sub.add_option(
       "--notes", o->notes,
       "append repair notes retrieved from this corpus (fixit/notes/notes.jsonl of "

@@ -7,6 +7,7 @@
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
 #include "cuda/device.hpp"
+#include "service/fleet_host.hpp"
 #include "service/http_server.hpp"
 #include "service/service.hpp"
 #include "util/paths.hpp"
@@ -36,6 +37,9 @@ struct ServeCliOptions {
   std::string state;
   double max_body_mib = 8;
   int keep_finished_hours = static_cast<int>(service::ServiceOptions::kDefaultKeepFinished.count());
+  std::string broker;
+  std::string host_name;
+  int lease_seconds = 60;
 };
 
 int g_signal_pipe[2] = {-1, -1};
@@ -120,7 +124,54 @@ std::string workers_text(const service::Health& health) {
   return out;
 }
 
+// `serve --broker`: this host's GPUs lease tasks from the fleet's queue until a signal.
+ExitCode run_fleet_workers(const ServeCliOptions& o, const exec::Checker& checker,
+                           const suite::Suite& suite, std::vector<int> gpus) {
+  service::FleetHostOptions options;
+  options.broker.url = o.broker;
+  options.broker.lease = std::chrono::seconds(o.lease_seconds);
+  options.gpus = std::move(gpus);
+  options.host = o.host_name;
+  options.counter_session = o.counter_session == "beside-timing"
+                                ? exec::CounterSessionAhead::beside_timing
+                                : exec::CounterSessionAhead::when_idle;
+  options.log = log_line;
+  install_stop_signals();
+  auto host = service::FleetHost::start(checker, suite, options);
+  if (!host)
+    return report_error("serve", host.error());
+  std::string workers;
+  for (const std::string& id : (*host)->worker_ids())
+    workers += (workers.empty() ? "" : ", ") + id;
+  fmt::print("{}\n", fleet::pg::redact(o.broker));
+  std::fflush(stdout);
+  log_line(
+      fmt::format("workers {} take tasks from {}{}", workers, fleet::pg::redact(o.broker),
+                  options.gpus.empty() ? "; no GPU: evaluations stop after the static check" : ""));
+  wait_for_stop_signal();
+  log_line("stopping: running evaluations finish and record (a second signal stops at once; "
+           "their leases expire and other workers take them)");
+  (*host)->stop();
+  log_line("stopped");
+  return ExitCode::ok;
+}
+
 ExitCode run_serve(const ServeCliOptions& o) {
+  if (!o.broker.empty()) {
+    if (auto url = fleet::check_broker_url(o.broker); !url)
+      return report_error("serve", url.error());
+    Toolchain tools;
+    auto suite = tools.suite();
+    if (!suite)
+      return report_error("serve", suite.error());
+    auto checker = tools.checker();
+    if (!checker)
+      return report_error("serve", checker.error());
+    auto gpus = service::parse_gpus(o.gpus, cuda::device_count());
+    if (!gpus)
+      return report_error("serve", gpus.error());
+    return run_fleet_workers(o, **checker, **suite, *gpus);
+  }
   auto http = http_options(o);
   if (!http)
     return report_error("serve", http.error());
@@ -208,6 +259,17 @@ Action setup_serve(CLI::App& sub) {
                  "hourly); 0 keeps them forever")
       ->check(CLI::Range(0, 100 * 365 * 24))
       ->capture_default_str();
+  sub.add_option("--broker", o->broker,
+                 "take tasks from a fleet's PostgreSQL queue (postgresql://user@host:port/db; the "
+                 "password from $PGPASSWORD or ~/.pgpass) instead of serving HTTP: one worker "
+                 "per GPU of --gpus (docs/service.md \"A fleet on PostgreSQL\")");
+  sub.add_option("--lease-seconds", o->lease_seconds,
+                 "with --broker: how long a task stays this worker's without a heartbeat (a "
+                 "third of it between heartbeats); a dead worker's task is taken over after it")
+      ->check(CLI::Range(3, 3600))
+      ->capture_default_str();
+  sub.add_option("--host-name", o->host_name,
+                 "this host's name among the fleet's workers (default: the machine's host name)");
   sub.footer(
       fmt::format("Endpoints (docs/service.md): GET /health, GET /definitions[/NAME[/workloads]], "
                   "POST /evaluate | /sanitize | /profile (a task id at once), "

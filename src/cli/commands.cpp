@@ -29,6 +29,10 @@ std::span<const Command> commands() {
               "the evaluation service: HTTP/JSON, one supervisor per GPU, a task queue that "
               "survives restarts (`ptxbench run --eval-service URL` uses it)",
               setup_serve},
+      Command{"fleet",
+              "a fleet of GPU workers sharing a PostgreSQL queue (`serve --broker`, `run "
+              "--broker`): `fleet status`",
+              setup_fleet},
       Command{"export",
               "write a run's trajectory JSON, FlashInfer-Trace traces JSONL and per-turn CSV",
               setup_export},

@@ -16,6 +16,7 @@ Action setup_report(CLI::App& sub);
 Action setup_run(CLI::App& sub);
 Action setup_export(CLI::App& sub);
 Action setup_serve(CLI::App& sub);
+Action setup_fleet(CLI::App& sub);
 Action setup_fixit(CLI::App& sub);
 Action setup_kernelgen(CLI::App& sub);
 Action setup_fixit_repair(CLI::App& sub);

@@ -2,6 +2,7 @@
 
 #include "adapt/notes_feedback.hpp"
 #include "adapt/tokenizer.hpp"
+#include "agent/broker_executor.hpp"
 #include "agent/executor.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
@@ -69,8 +70,14 @@ util::Expected<agent::RunPlan> stored_plan(const store::RunStore& store, const R
   plan.jobs = job.plan.jobs;
   if (!job.plan.registry.empty())
     plan.registry = job.plan.registry;
-  if (!job.plan.eval.service.empty())
+  if (!job.plan.eval.service.empty()) {
     plan.eval.service = job.plan.eval.service;
+    plan.eval.broker.clear();
+  }
+  if (!job.plan.eval.broker.empty()) {
+    plan.eval.broker = job.plan.eval.broker;
+    plan.eval.service.clear();
+  }
   return plan;
 }
 
@@ -187,6 +194,12 @@ std::string live_device_text(compile::Arch arch) {
   return measure::render_live_device(*device);
 }
 
+// This machine's name, which makes a run's id in a fleet's broker unique across hosts.
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "host";
+}
+
 // The evaluation service's client settings; the bearer token comes from the environment.
 agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
   agent::RemoteOptions options;
@@ -285,8 +298,10 @@ std::optional<ExitCode> StopSignals::stopped_code() const {
   return static_cast<ExitCode>(128 + received());
 }
 
-util::Expected<std::unique_ptr<RunEnvironment>>
-RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command) {
+util::Expected<std::unique_ptr<RunEnvironment>> RunEnvironment::make(const agent::RunPlan& plan,
+                                                                     GpuUse gpu,
+                                                                     std::string_view command,
+                                                                     const std::string& run_name) {
   PTXBENCH_TRY_ASSIGN(
       auto registry,
       model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry));
@@ -303,15 +318,22 @@ RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view co
     PTXBENCH_TRY_ASSIGN(auto hook, adapt::notes_feedback_hook(plan.notes));
     env->m_notes = std::move(hook);
   }
-  env->start_executor(plan, gpu, command, *checker);
+  env->start_executor(plan, gpu, command, *checker, run_name);
   return env;
 }
 
 void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
-                                    std::string_view command, exec::Checker& checker) {
+                                    std::string_view command, exec::Checker& checker,
+                                    const std::string& run_name) {
   m_transport = model::make_curl_transport();
   const frontend::Frontend& language = frontend::of(plan.loop.language);
-  if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
+  if (!plan.eval.broker.empty() && gpu == GpuUse::when_present) {
+    agent::BrokerClientOptions options;
+    options.broker.url = plan.eval.broker;
+    options.run = run_name.empty() ? fmt::format("{}:{}", host_name(), ::getpid()) : run_name;
+    options.eval = agent::eval_options(plan);
+    m_executor = std::make_unique<agent::BrokerExecutor>(checker, std::move(options));
+  } else if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
     m_executor =
         std::make_unique<agent::RemoteExecutor>(checker, *m_transport, remote_options(plan));
   } else if (gpu == GpuUse::when_present && cuda::device_count() > 0) {
@@ -373,7 +395,9 @@ ExitCode run_job(RunJob job, std::string_view command) {
   }
   // A new run's folder is made only for a plan that names what exists (make checks it), so a
   // mistyped model leaves nothing behind that the corrected command would refuse.
-  auto environment = RunEnvironment::make(job.plan, job.gpu, command);
+  auto environment = RunEnvironment::make(
+      job.plan, job.gpu, command,
+      fmt::format("{}:{}", host_name(), std::filesystem::absolute(job.dir).string()));
   if (!environment)
     return report_error(command, environment.error());
   warn_unfitting_prompts(job.plan, **environment, command);

@@ -51,8 +51,10 @@ ExitCode run_job(RunJob job, std::string_view command);
 // invalid_input for a model whose API-key variable is unset or whose base URL is no URL.
 class RunEnvironment {
 public:
+  // `run_name`: the run's id in a fleet's broker (its fairness unit), when the plan names one.
   static util::Expected<std::unique_ptr<RunEnvironment>> make(const agent::RunPlan& plan,
-                                                              GpuUse gpu, std::string_view command);
+                                                              GpuUse gpu, std::string_view command,
+                                                              const std::string& run_name = {});
 
   // Everything but the store; progress on stderr unless `progress` is false.
   agent::RunDeps deps(bool progress, const std::atomic<bool>* cancel);
@@ -65,7 +67,7 @@ private:
   RunEnvironment(model::ModelRegistry registry, pack::Manifest manifest)
       : m_registry(std::move(registry)), m_manifest(std::move(manifest)) {}
   void start_executor(const agent::RunPlan& plan, GpuUse gpu, std::string_view command,
-                      exec::Checker& checker);
+                      exec::Checker& checker, const std::string& run_name);
 
   model::ModelRegistry m_registry;
   pack::Manifest m_manifest;

@@ -77,7 +77,11 @@ struct TaskRequest {
   Json canonical;
 };
 
-// Reads a POST /evaluate, /sanitize or /profile body. invalid_input for a body that is not a
+// The endpoint whose tool `options` asks for: memcheck is /sanitize, the ncu audit /profile.
+TaskKind kind_of(const exec::EvalOptions& options);
+
+// Reads a POST /evaluate, /sanitize or /profile body (exec/eval_request.hpp) and checks it
+// against the suite and the endpoint. invalid_input for a body that is not a
 // JSON object of the documented shape, naming the JSON path ("request body:
 // $.solution.sources[0].content: expected a string, got integer"); not_found for an unknown
 // problem.

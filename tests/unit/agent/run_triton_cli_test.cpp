@@ -108,16 +108,3 @@ TEST(RunTritonCli, AnUnknownLanguageIsAUsageError) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--language must be cuda or triton"), std::string::npos) << bad.err;
 }
-
-TEST(RunTritonCli, ATritonRunRefusesAnEvaluationServiceBeforeCreatingAnything) {
-  ScratchDir dir, cache;
-  const auto run_dir = dir.path() / "r";
-  auto refused = run_ptxbench({"run", "--model", "demo", "--language", "triton", "--eval-service",
-                               "http://127.0.0.1:9", "--out", run_dir.string()},
-                              cache);
-  EXPECT_EQ(refused.exit_code, 2) << refused.err;
-  EXPECT_NE(refused.err.find("the evaluation service takes CUDA candidates only"),
-            std::string::npos)
-      << refused.err;
-  EXPECT_FALSE(std::filesystem::exists(run_dir));
-}

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <sys/wait.h>
 #include <thread>
@@ -193,6 +194,51 @@ TEST(ServeCli, AServiceThatDiesMidRunCostsOneInfraTurnAndTheRunResumesWithItsRep
   // The model was asked once per counted turn: the reply of the infra turn was kept.
   std::lock_guard lock(mutex);
   EXPECT_EQ(message_counts, (std::vector<std::size_t>{2, 4, 6}));
+}
+
+// Triton candidates travel like CUDA ones (issue 31): the local gate stops a torch call, a
+// kernel that passes goes to the service with its language, and the service's own gate and
+// trace are Triton's.
+TEST(ServeCli, ATritonRunIsEvaluatedThroughTheService) {
+  ScratchDir state, dir, cache;
+  LiveService live(state.path());
+  std::mutex mutex;
+  int calls = 0;
+  LoopbackServer model([&](int, const httplib::Request&, httplib::Response& response) {
+    std::lock_guard lock(mutex);
+    const std::string torch = "```python\nimport torch\nimport triton\n\n@triton.jit\n"
+                              "def noop(x):\n    pass\n\ndef run(A, B, C, M):\n"
+                              "    C.copy_(torch.matmul(A, B.T))\n```\n";
+    const std::string clean =
+        "```python\nimport triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def zero(c, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(c + offs, tl.zeros((BLOCK,), tl.bfloat16), mask=offs < n)\n\n"
+        "def run(A, B, C, M):\n"
+        "    zero[(triton.cdiv(M * 7168, 1024),)](C, M * 7168, BLOCK=1024)\n```\n";
+    reply_json(response, chat_body(calls++ == 0 ? torch : clean));
+  });
+  auto registry = write_registry(dir, model.base_url());
+  auto run_dir = dir.path() / "run";
+  auto run = run_ptxbench({"run", "--registry", registry.string(), "--model", "loop", "--language",
+                           "triton", "--variant", "default", "--turns", "2", "--target-speedup",
+                           "0", "--quiet", "--eval-service", live.url(), "--out", run_dir.string()},
+                          cache);
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_EQ(live.service().health().workers[0].finished, 1) << "only the gated kernel travels";
+
+  auto store = store::RunStore::open_existing(run_dir);
+  ASSERT_TRUE(store);
+  auto trajectories = *(*store)->trajectories();
+  ASSERT_EQ(trajectories.size(), 1u);
+  EXPECT_EQ(trajectories[0].key.language, trace::Language::triton);
+  auto turns = *(*store)->finished_turns(trajectories[0].id);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].category, store::TurnCategory::banned_library);
+  EXPECT_EQ(turns[1].category, store::TurnCategory::static_only);
+  ASSERT_EQ(turns[1].evaluations.size(), 1u);
+  EXPECT_NE(turns[1].feedback.value_or("").find("Triton"), std::string::npos)
+      << turns[1].feedback.value_or("");
 }
 
 // Every task runs its sender's native code: a server reachable beyond this machine without a

@@ -1,0 +1,239 @@
+#include "fleet/postgres.hpp"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <regex>
+
+namespace ptxbench::fleet::pg {
+namespace {
+
+// libpq's entry points, resolved once from libpq.so.5.
+struct Api {
+  decltype(&PQconnectdb) connectdb = nullptr;
+  decltype(&PQstatus) status = nullptr;
+  decltype(&PQerrorMessage) error_message = nullptr;
+  decltype(&PQfinish) finish = nullptr;
+  decltype(&PQexecParams) exec_params = nullptr;
+  decltype(&PQresultStatus) result_status = nullptr;
+  decltype(&PQresultErrorField) result_error_field = nullptr;
+  decltype(&PQresultErrorMessage) result_error_message = nullptr;
+  decltype(&PQclear) clear = nullptr;
+  decltype(&PQntuples) ntuples = nullptr;
+  decltype(&PQgetvalue) getvalue = nullptr;
+  decltype(&PQgetisnull) getisnull = nullptr;
+  decltype(&PQcmdTuples) cmd_tuples = nullptr;
+  decltype(&PQconsumeInput) consume_input = nullptr;
+  decltype(&PQnotifies) notifies = nullptr;
+  decltype(&PQfreemem) freemem = nullptr;
+  decltype(&PQsocket) socket = nullptr;
+  bool loaded = false;
+};
+
+template <typename F> bool resolve(void* library, const char* name, F& slot) {
+  slot = reinterpret_cast<F>(::dlsym(library, name));
+  return slot != nullptr;
+}
+
+Api load() {
+  Api api;
+  void* library = ::dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr)
+    return api;
+  api.loaded =
+      resolve(library, "PQconnectdb", api.connectdb) && resolve(library, "PQstatus", api.status) &&
+      resolve(library, "PQerrorMessage", api.error_message) &&
+      resolve(library, "PQfinish", api.finish) &&
+      resolve(library, "PQexecParams", api.exec_params) &&
+      resolve(library, "PQresultStatus", api.result_status) &&
+      resolve(library, "PQresultErrorField", api.result_error_field) &&
+      resolve(library, "PQresultErrorMessage", api.result_error_message) &&
+      resolve(library, "PQclear", api.clear) && resolve(library, "PQntuples", api.ntuples) &&
+      resolve(library, "PQgetvalue", api.getvalue) &&
+      resolve(library, "PQgetisnull", api.getisnull) &&
+      resolve(library, "PQcmdTuples", api.cmd_tuples) &&
+      resolve(library, "PQconsumeInput", api.consume_input) &&
+      resolve(library, "PQnotifies", api.notifies) && resolve(library, "PQfreemem", api.freemem) &&
+      resolve(library, "PQsocket", api.socket);
+  return api;
+}
+
+const Api& api() {
+  static const Api instance = load();
+  return instance;
+}
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.pop_back();
+  return text;
+}
+
+std::string with_connect_timeout(const std::string& url, std::chrono::seconds timeout) {
+  const bool uri = url.starts_with("postgresql://") || url.starts_with("postgres://");
+  const std::string setting = fmt::format("connect_timeout={}", std::max<long>(1, timeout.count()));
+  if (!uri)
+    return url + " " + setting;
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + setting;
+}
+
+} // namespace
+
+bool client_available() {
+  return api().loaded;
+}
+
+std::string redact(const std::string& url) {
+  static const std::regex uri_password(R"(^(postgres(?:ql)?://[^:/@]*):[^@]*@)");
+  static const std::regex keyword_password(R"(password\s*=\s*('[^']*'|\S+))");
+  std::string out = std::regex_replace(url, uri_password, "$1:***@");
+  return std::regex_replace(out, keyword_password, "password=***");
+}
+
+Result::Result(pg_result* result) : m_result(result) {}
+Result::Result(Result&& other) noexcept : m_result(std::exchange(other.m_result, nullptr)) {}
+Result& Result::operator=(Result&& other) noexcept {
+  if (this != &other) {
+    if (m_result != nullptr)
+      api().clear(m_result);
+    m_result = std::exchange(other.m_result, nullptr);
+  }
+  return *this;
+}
+Result::~Result() {
+  if (m_result != nullptr)
+    api().clear(m_result);
+}
+
+int Result::rows() const {
+  return api().ntuples(m_result);
+}
+std::int64_t Result::affected() const {
+  const char* text = api().cmd_tuples(m_result);
+  return text == nullptr || *text == '\0' ? 0 : std::strtoll(text, nullptr, 10);
+}
+bool Result::is_null(int row, int column) const {
+  return api().getisnull(m_result, row, column) != 0;
+}
+std::string Result::text(int row, int column) const {
+  return api().getvalue(m_result, row, column);
+}
+std::optional<std::string> Result::optional_text(int row, int column) const {
+  return is_null(row, column) ? std::nullopt : std::optional(text(row, column));
+}
+std::int64_t Result::int64(int row, int column) const {
+  return is_null(row, column) ? 0
+                              : std::strtoll(api().getvalue(m_result, row, column), nullptr, 10);
+}
+double Result::real(int row, int column) const {
+  return is_null(row, column) ? 0.0 : std::strtod(api().getvalue(m_result, row, column), nullptr);
+}
+
+util::Expected<Connection> Connection::open(const std::string& url, std::chrono::seconds timeout) {
+  if (!api().loaded)
+    return util::make_error(util::ErrorKind::unsupported,
+                            "PostgreSQL's client library (libpq.so.5) is not installed on this "
+                            "machine: install libpq5 to use --broker");
+  pg_conn* connection = api().connectdb(with_connect_timeout(url, timeout).c_str());
+  if (connection == nullptr)
+    throw util::Fatal("libpq: out of memory");
+  if (api().status(connection) != CONNECTION_OK) {
+    const std::string why = trimmed(api().error_message(connection));
+    api().finish(connection);
+    return util::make_error(util::ErrorKind::transport,
+                            fmt::format("broker {}: {}", redact(url), why));
+  }
+  return Connection(connection);
+}
+
+Connection::Connection(Connection&& other) noexcept
+    : m_connection(std::exchange(other.m_connection, nullptr)) {}
+Connection& Connection::operator=(Connection&& other) noexcept {
+  if (this != &other) {
+    if (m_connection != nullptr)
+      api().finish(m_connection);
+    m_connection = std::exchange(other.m_connection, nullptr);
+  }
+  return *this;
+}
+Connection::~Connection() {
+  if (m_connection != nullptr)
+    api().finish(m_connection);
+}
+
+bool Connection::usable() const {
+  return m_connection != nullptr && api().status(m_connection) == CONNECTION_OK;
+}
+
+util::Error Connection::lost(const std::string& what) const {
+  return util::make_error(util::ErrorKind::transport,
+                          "the broker's connection was lost: " +
+                              trimmed(m_connection ? api().error_message(m_connection) : what));
+}
+
+util::Expected<Result> Connection::exec(const std::string& sql, const std::vector<Param>& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const Param& param : params)
+    values.push_back(param ? param->c_str() : nullptr);
+  Result result(api().exec_params(m_connection, sql.c_str(), static_cast<int>(values.size()),
+                                  nullptr, values.data(), nullptr, nullptr, 0));
+  const ExecStatusType status = api().result_status(result.m_result);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
+    return result;
+  if (!usable())
+    return lost("no answer");
+  const char* state = api().result_error_field(result.m_result, PG_DIAG_SQLSTATE);
+  const std::string code = state == nullptr ? "" : state;
+  const std::string message = trimmed(api().result_error_message(result.m_result));
+  // Class 42 (syntax, an undefined table or column) is a bug; 08 and 57P a lost server.
+  if (code.starts_with("42"))
+    throw util::Fatal(fmt::format("broker SQL: {} ({}): {}", message, code, sql));
+  if (code.starts_with("08") || code.starts_with("57P"))
+    return lost(message);
+  return util::make_error(util::ErrorKind::io, fmt::format("the broker refused: {}", message));
+}
+
+util::Expected<std::vector<std::string>> Connection::notifications(std::chrono::milliseconds wait) {
+  std::vector<std::string> payloads;
+  auto drain = [&] {
+    while (PGnotify* notify = api().notifies(m_connection)) {
+      payloads.emplace_back(notify->extra == nullptr ? "" : notify->extra);
+      api().freemem(notify);
+    }
+  };
+  if (api().consume_input(m_connection) == 0)
+    return lost("no input");
+  drain();
+  if (!payloads.empty())
+    return payloads;
+  pollfd fd{api().socket(m_connection), POLLIN, 0};
+  if (fd.fd < 0)
+    return lost("no socket");
+  if (::poll(&fd, 1, static_cast<int>(wait.count())) > 0) {
+    if (api().consume_input(m_connection) == 0)
+      return lost("no input");
+    drain();
+  }
+  return payloads;
+}
+
+util::Expected<Transaction> Transaction::begin(Connection& connection) {
+  PTXBENCH_TRY(connection.exec("BEGIN"));
+  return Transaction(connection);
+}
+Transaction::Transaction(Transaction&& other) noexcept
+    : m_connection(std::exchange(other.m_connection, nullptr)) {}
+Transaction::~Transaction() {
+  if (m_connection != nullptr && m_connection->usable())
+    (void)m_connection->exec("ROLLBACK");
+}
+util::Status Transaction::commit() {
+  Connection* connection = std::exchange(m_connection, nullptr);
+  PTXBENCH_TRY(connection->exec("COMMIT"));
+  return util::Ok{};
+}
+
+} // namespace ptxbench::fleet::pg

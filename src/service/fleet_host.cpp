@@ -1,0 +1,151 @@
+#include "service/fleet_host.hpp"
+
+#include "exec/evaluation.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace ptxbench::service {
+
+struct FleetHost::Slot {
+  std::optional<int> device;
+  fleet::WorkerInfo info;
+  std::shared_ptr<exec::Evaluator> evaluator;
+  std::unique_ptr<fleet::Broker> broker;
+  std::unique_ptr<fleet::Worker> worker;
+  std::thread thread;
+};
+
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "host";
+}
+
+// The GPU's name and the architecture its tasks are compiled for (nullopt: none ptxbench runs).
+std::pair<std::string, std::optional<compile::Arch>> gpu_of(int device) {
+  cudaDeviceProp props{};
+  if (cudaGetDeviceProperties(&props, device) != cudaSuccess)
+    return {"", std::nullopt};
+  const auto arch = props.major == 9    ? compile::parse_arch("sm_90a")
+                    : props.major == 10 ? compile::parse_arch("sm_100a")
+                                        : std::nullopt;
+  return {props.name, arch};
+}
+
+fleet::TaskOutcome failed(std::string reason) {
+  return fleet::TaskOutcome{fleet::OutcomeKind::failed, {}, {}, std::move(reason)};
+}
+
+} // namespace
+
+util::Expected<std::unique_ptr<FleetHost>> FleetHost::start(const exec::Checker& checker,
+                                                            const suite::Suite& suite,
+                                                            FleetHostOptions options) {
+  PTXBENCH_TRY(fleet::check_broker_url(options.broker.url));
+  std::unique_ptr<FleetHost> host(new FleetHost(checker, suite, std::move(options)));
+  for (auto& slot : host->m_slots) {
+    PTXBENCH_TRY_ASSIGN(slot->broker, fleet::Broker::connect(host->m_options.broker));
+    fleet::WorkerOptions worker;
+    worker.info = slot->info;
+    worker.log = host->m_options.log;
+    Slot* raw = slot.get();
+    FleetHost* self = host.get();
+    slot->worker = std::make_unique<fleet::Worker>(
+        *slot->broker,
+        [self, raw](const fleet::LeasedTask& task) { return self->evaluate(*raw, task); },
+        std::move(worker));
+  }
+  for (auto& slot : host->m_slots)
+    slot->thread = std::thread([self = host.get(), raw = slot.get()] { self->run_slot(*raw); });
+  return host;
+}
+
+FleetHost::FleetHost(const exec::Checker& checker, const suite::Suite& suite,
+                     FleetHostOptions options)
+    : m_checker(checker), m_suite(suite), m_options(std::move(options)) {
+  if (m_options.host.empty())
+    m_options.host = host_name();
+  std::vector<std::optional<int>> devices(m_options.gpus.begin(), m_options.gpus.end());
+  if (devices.empty())
+    devices.emplace_back(std::nullopt);
+  for (const auto& device : devices) {
+    auto slot = std::make_unique<Slot>();
+    slot->device = device;
+    exec::EvaluatorOptions evaluator_options;
+    evaluator_options.device = device.value_or(0);
+    evaluator_options.counter_session = m_options.counter_session;
+    slot->evaluator =
+        std::make_shared<exec::Evaluator>(m_checker, m_suite, m_options.candidate_binary,
+                                          m_options.reference_cache, evaluator_options);
+    const std::string label = device ? fmt::format("cuda:{}", *device) : "cpu";
+    auto [name, arch] =
+        device ? gpu_of(*device) : std::pair{std::string(), std::optional(m_options.cpu_arch)};
+    slot->info = fleet::WorkerInfo{m_options.host + "/" + label, m_options.host, label, name,
+                                   arch.value_or(m_options.cpu_arch)};
+    m_slots.push_back(std::move(slot));
+  }
+}
+
+FleetHost::~FleetHost() {
+  stop();
+}
+
+std::vector<std::string> FleetHost::worker_ids() const {
+  std::vector<std::string> out;
+  for (const auto& slot : m_slots)
+    out.push_back(slot->info.id);
+  return out;
+}
+
+void FleetHost::stop() {
+  m_stopping = true;
+  for (auto& slot : m_slots)
+    if (slot->worker)
+      slot->worker->stop();
+  for (auto& slot : m_slots)
+    if (slot->thread.joinable())
+      slot->thread.join();
+}
+
+void FleetHost::log(const std::string& line) const {
+  if (m_options.log)
+    m_options.log(line);
+}
+
+void FleetHost::run_slot(Slot& slot) {
+  while (!m_stopping) {
+    auto ran = slot.worker->run();
+    if (ran || m_stopping)
+      return;
+    log(fmt::format("{}: the broker could not be reached ({}); trying again", slot.info.id,
+                    ran.error().message));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+fleet::TaskOutcome FleetHost::evaluate(Slot& slot, const fleet::LeasedTask& task) {
+  auto problem = m_suite.find(task.request.problem);
+  if (!problem)
+    return failed(problem.error().message);
+  try {
+    auto evaluation =
+        slot.evaluator->evaluate(task.request.source, **problem, task.request.options);
+    if (!evaluation)
+      return failed(evaluation.error().message);
+    if (m_options.health)
+      if (auto unhealthy = m_options.health(slot.device))
+        return fleet::TaskOutcome{fleet::OutcomeKind::requeue, {}, {}, *unhealthy};
+    fleet::TaskOutcome outcome;
+    outcome.result = exec::to_json(*evaluation, **problem);
+    if (!evaluation->gpu_ran)
+      outcome.needs_gpu = evaluation->needs_gpu;
+    return outcome;
+  } catch (const std::exception& error) {
+    return failed(std::string("internal error: ") + error.what());
+  }
+}
+
+} // namespace ptxbench::service
