@@ -29,6 +29,7 @@
 // and carries its version; a newer schema than this build knows is refused.
 #pragma once
 
+#include "compile/nvcc.hpp"
 #include "exec/eval_request.hpp"
 #include "fleet/postgres.hpp"
 #include "util/error.hpp"

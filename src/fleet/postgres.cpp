@@ -145,7 +145,10 @@ util::Expected<Connection> Connection::open(const std::string& url, std::chrono:
     return util::make_error(util::ErrorKind::transport,
                             fmt::format("broker {}: {}", redact(url), why));
   }
-  return Connection(connection);
+  Connection opened(connection);
+  // The schema's `IF NOT EXISTS` notices are not news; warnings and errors still are.
+  PTXBENCH_TRY(opened.exec("SET client_min_messages TO warning"));
+  return opened;
 }
 
 Connection::Connection(Connection&& other) noexcept
