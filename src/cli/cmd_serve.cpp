@@ -21,6 +21,7 @@
 #include <fmt/core.h>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -124,6 +125,11 @@ std::string workers_text(const service::Health& health) {
   return out;
 }
 
+exec::CounterSessionAhead counter_session(const ServeCliOptions& o) {
+  return o.counter_session == "beside-timing" ? exec::CounterSessionAhead::beside_timing
+                                              : exec::CounterSessionAhead::when_idle;
+}
+
 // `serve --broker`: this host's GPUs lease tasks from the fleet's queue until a signal.
 ExitCode run_fleet_workers(const ServeCliOptions& o, const exec::Checker& checker,
                            const suite::Suite& suite, std::vector<int> gpus) {
@@ -132,9 +138,7 @@ ExitCode run_fleet_workers(const ServeCliOptions& o, const exec::Checker& checke
   options.broker.lease = std::chrono::seconds(o.lease_seconds);
   options.gpus = std::move(gpus);
   options.host = o.host_name;
-  options.counter_session = o.counter_session == "beside-timing"
-                                ? exec::CounterSessionAhead::beside_timing
-                                : exec::CounterSessionAhead::when_idle;
+  options.counter_session = counter_session(o);
   options.log = log_line;
   install_stop_signals();
   auto host = service::FleetHost::start(checker, suite, options);
@@ -157,24 +161,17 @@ ExitCode run_fleet_workers(const ServeCliOptions& o, const exec::Checker& checke
 }
 
 ExitCode run_serve(const ServeCliOptions& o) {
+  // With --broker the workers serve the fleet's queue, and no HTTP.
+  std::optional<service::HttpOptions> http;
   if (!o.broker.empty()) {
     if (auto url = fleet::check_broker_url(o.broker); !url)
       return report_error("serve", url.error());
-    Toolchain tools;
-    auto suite = tools.suite();
-    if (!suite)
-      return report_error("serve", suite.error());
-    auto checker = tools.checker();
-    if (!checker)
-      return report_error("serve", checker.error());
-    auto gpus = service::parse_gpus(o.gpus, cuda::device_count());
-    if (!gpus)
-      return report_error("serve", gpus.error());
-    return run_fleet_workers(o, **checker, **suite, *gpus);
+  } else {
+    auto options = http_options(o);
+    if (!options)
+      return report_error("serve", options.error());
+    http = std::move(*options);
   }
-  auto http = http_options(o);
-  if (!http)
-    return report_error("serve", http.error());
   Toolchain tools;
   auto suite = tools.suite();
   if (!suite)
@@ -185,14 +182,14 @@ ExitCode run_serve(const ServeCliOptions& o) {
   auto gpus = service::parse_gpus(o.gpus, cuda::device_count());
   if (!gpus)
     return report_error("serve", gpus.error());
+  if (!http)
+    return run_fleet_workers(o, **checker, **suite, *gpus);
   service::ServiceOptions options;
   options.state_dir =
       o.state.empty() ? util::cache_root() / "service" : std::filesystem::path(o.state);
   options.gpus = *gpus;
   options.workers_per_device = o.workers_per_gpu;
-  options.counter_session = o.counter_session == "beside-timing"
-                                ? exec::CounterSessionAhead::beside_timing
-                                : exec::CounterSessionAhead::when_idle;
+  options.counter_session = counter_session(o);
   options.log = log_line;
   options.keep_finished = std::chrono::hours(o.keep_finished_hours);
   auto evaluation_service = service::Service::start(**checker, **suite, options);
