@@ -2,9 +2,9 @@
 
 #include "agent/feedback.hpp"
 #include "agent/remote_executor.hpp"
+#include "util/hash.hpp"
 
 #include <fmt/format.h>
-#include <random>
 #include <thread>
 
 namespace ptxbench::agent {
@@ -14,36 +14,10 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxFailureChars = 300;
 
-// 128 random bits as hex: a submission's client key.
-std::string fresh_key() {
-  std::random_device random;
-  std::string key;
-  for (int i = 0; i < 4; ++i)
-    key += fmt::format("{:08x}", static_cast<std::uint32_t>(random()));
-  return key;
-}
-
 } // namespace
 
 BrokerExecutor::BrokerExecutor(const exec::Checker& checker, BrokerClientOptions options)
-    : m_checker(checker), m_options(std::move(options)) {}
-
-util::Expected<std::unique_ptr<fleet::Broker>> BrokerExecutor::take() {
-  {
-    std::lock_guard lock(m_mutex);
-    if (!m_idle.empty()) {
-      auto broker = std::move(m_idle.back());
-      m_idle.pop_back();
-      return broker;
-    }
-  }
-  return fleet::Broker::connect(m_options.broker);
-}
-
-void BrokerExecutor::give_back(std::unique_ptr<fleet::Broker> broker) {
-  std::lock_guard lock(m_mutex);
-  m_idle.push_back(std::move(broker));
-}
+    : m_checker(checker), m_options(std::move(options)), m_pool(m_options.broker) {}
 
 util::Expected<fleet::FleetTask>
 BrokerExecutor::submit_and_wait(fleet::Broker& broker, const fleet::Submission& submission) {
@@ -77,18 +51,18 @@ util::Expected<TurnResult> BrokerExecutor::evaluate(const std::string& source,
   exec::EvalOptions options = m_options.eval;
   options.arch = arch;
   const fleet::Submission submission{
-      m_options.run, fresh_key(), exec::EvalRequest{problem.name(), source, std::nullopt, options},
-      m_options.priority};
-  PTXBENCH_TRY_ASSIGN(auto broker, take());
-  auto task = submit_and_wait(*broker, submission);
-  give_back(std::move(broker));
-  PTXBENCH_TRY(task);
-  if (task->state == fleet::FleetState::failed)
+      m_options.run, util::random_hex_128(),
+      exec::EvalRequest{problem.name(), source, std::nullopt, options}, m_options.priority};
+  PTXBENCH_TRY_ASSIGN(auto task, [&]() -> util::Expected<fleet::FleetTask> {
+    PTXBENCH_TRY_ASSIGN(auto broker, m_pool.take());
+    return submit_and_wait(*broker, submission);
+  }());
+  if (task.state == fleet::FleetState::failed)
     return util::make_error(util::ErrorKind::unsupported,
-                            fmt::format("the fleet failed broker task {}: {}", task->id,
-                                        clip(task->error, kMaxFailureChars)));
-  PTXBENCH_TRY_ASSIGN(auto result, read_result(task->result.value_or(nlohmann::ordered_json()),
-                                               task->needs_gpu, std::move(checked.report)));
+                            fmt::format("the fleet failed broker task {}: {}", task.id,
+                                        clip(task.error, kMaxFailureChars)));
+  PTXBENCH_TRY_ASSIGN(auto result, read_result(task.result.value_or(nlohmann::ordered_json()),
+                                               task.needs_gpu, std::move(checked.report)));
   return evaluation_turn(result.evaluation, std::move(result.trace), source);
 }
 

@@ -13,18 +13,16 @@
 // service's (read_result); a failed one (a poisoned task, a worker that kept dying) is an
 // error, so the loop makes an infra turn that is not counted against the model.
 //
-// Thread-safe: each turn takes a broker connection from a small pool (a connection serves one
-// thread at a time) and gives it back.
+// Thread-safe: each turn takes a broker connection from the run's pool (fleet/broker_pool.hpp)
+// and gives it back.
 #pragma once
 
 #include "agent/executor.hpp"
 #include "fleet/broker.hpp"
+#include "fleet/broker_pool.hpp"
 
 #include <chrono>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
 namespace ptxbench::agent {
 
@@ -44,15 +42,12 @@ public:
   std::string_view name() const override { return "broker"; }
 
 private:
-  util::Expected<std::unique_ptr<fleet::Broker>> take();
-  void give_back(std::unique_ptr<fleet::Broker> broker);
   util::Expected<fleet::FleetTask> submit_and_wait(fleet::Broker& broker,
                                                    const fleet::Submission& submission);
 
   const exec::Checker& m_checker;
   BrokerClientOptions m_options;
-  std::mutex m_mutex;
-  std::vector<std::unique_ptr<fleet::Broker>> m_idle;
+  fleet::BrokerPool m_pool;
 };
 
 } // namespace ptxbench::agent

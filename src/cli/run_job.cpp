@@ -18,6 +18,7 @@
 #include "pack/manifest.hpp"
 #include "report/export.hpp"
 #include "store/enums.hpp"
+#include "util/process.hpp"
 #include "util/strings.hpp"
 #include "util/terminal.hpp"
 
@@ -194,12 +195,6 @@ std::string live_device_text(compile::Arch arch) {
   return measure::render_live_device(*device);
 }
 
-// This machine's name, which makes a run's id in a fleet's broker unique across hosts.
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "host";
-}
-
 // The evaluation service's client settings; the bearer token comes from the environment.
 agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
   agent::RemoteOptions options;
@@ -330,7 +325,7 @@ void RunEnvironment::start_executor(const agent::RunPlan& plan, GpuUse gpu,
   if (!plan.eval.broker.empty() && gpu == GpuUse::when_present) {
     agent::BrokerClientOptions options;
     options.broker.url = plan.eval.broker;
-    options.run = run_name.empty() ? fmt::format("{}:{}", host_name(), ::getpid()) : run_name;
+    options.run = run_name.empty() ? fmt::format("{}:{}", util::host_name(), ::getpid()) : run_name;
     options.eval = agent::eval_options(plan);
     m_executor = std::make_unique<agent::BrokerExecutor>(checker, std::move(options));
   } else if (!plan.eval.service.empty() && gpu == GpuUse::when_present) {
@@ -397,7 +392,7 @@ ExitCode run_job(RunJob job, std::string_view command) {
   // mistyped model leaves nothing behind that the corrected command would refuse.
   auto environment = RunEnvironment::make(
       job.plan, job.gpu, command,
-      fmt::format("{}:{}", host_name(), std::filesystem::absolute(job.dir).string()));
+      fmt::format("{}:{}", util::host_name(), std::filesystem::absolute(job.dir).string()));
   if (!environment)
     return report_error(command, environment.error());
   warn_unfitting_prompts(job.plan, **environment, command);

@@ -241,6 +241,11 @@ std::vector<std::string> environment_with(const std::vector<std::string>& overri
   return env;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0' ? std::string(name) : "host";
+}
+
 Expected<pid_t> spawn(const SpawnOptions& options) {
   if (options.argv.empty())
     return make_error(ErrorKind::subprocess, "empty command line");

@@ -133,6 +133,10 @@ struct SpawnOptions {
 // removes it), for SpawnOptions::env.
 std::vector<std::string> environment_with(const std::vector<std::string>& overrides);
 
+// This machine's name (gethostname), or "host" when it has none: what makes a fleet worker's
+// or a run's id unique across hosts.
+std::string host_name();
+
 // Starts the process and returns its pid once it has exec'd. ErrorKind::subprocess when it
 // could not be started, saying which step failed and why.
 Expected<pid_t> spawn(const SpawnOptions& options);
