@@ -7,6 +7,7 @@
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
 #include "cuda/device.hpp"
+#include "service/broker_service.hpp"
 #include "service/fleet_host.hpp"
 #include "service/http_server.hpp"
 #include "service/service.hpp"
@@ -41,6 +42,8 @@ struct ServeCliOptions {
   std::string broker;
   std::string host_name;
   int lease_seconds = 60;
+  bool port_given = false; // --port on the command line: with --broker, an HTTP front too
+  bool no_workers = false;
 };
 
 int g_signal_pipe[2] = {-1, -1};
@@ -130,9 +133,10 @@ exec::CounterSessionAhead counter_session(const ServeCliOptions& o) {
                                               : exec::CounterSessionAhead::when_idle;
 }
 
-// `serve --broker`: this host's GPUs lease tasks from the fleet's queue until a signal.
-ExitCode run_fleet_workers(const ServeCliOptions& o, const exec::Checker& checker,
-                           const suite::Suite& suite, std::vector<int> gpus) {
+// `serve --broker`: this host's GPUs lease tasks from the fleet's queue, and with --port an HTTP
+// front submits into that queue, until a signal.
+ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOptions>& http,
+                   const exec::Checker& checker, const suite::Suite& suite, std::vector<int> gpus) {
   service::FleetHostOptions options;
   options.broker.url = o.broker;
   options.broker.lease = std::chrono::seconds(o.lease_seconds);
@@ -141,32 +145,68 @@ ExitCode run_fleet_workers(const ServeCliOptions& o, const exec::Checker& checke
   options.counter_session = counter_session(o);
   options.log = log_line;
   install_stop_signals();
-  auto host = service::FleetHost::start(checker, suite, options);
-  if (!host)
-    return report_error("serve", host.error());
-  std::string workers;
-  for (const std::string& id : (*host)->worker_ids())
-    workers += (workers.empty() ? "" : ", ") + id;
-  fmt::print("{}\n", fleet::pg::redact(o.broker));
+  std::unique_ptr<service::BrokerService> front;
+  std::unique_ptr<service::HttpServer> server;
+  std::string url;
+  if (http) {
+    auto connected = service::BrokerService::connect(suite, {options.broker, "http"});
+    if (!connected)
+      return report_error("serve", connected.error());
+    front = std::move(*connected);
+    server = std::make_unique<service::HttpServer>(*front, *http);
+    auto bound = server->start();
+    if (!bound)
+      return report_error("serve", bound.error());
+    url = *bound;
+  }
+  std::unique_ptr<service::FleetHost> host;
+  if (!o.no_workers) {
+    auto started = service::FleetHost::start(checker, suite, options);
+    if (!started)
+      return report_error("serve", started.error());
+    host = std::move(*started);
+  }
+  fmt::print("{}\n", http ? url : fleet::pg::redact(o.broker));
   std::fflush(stdout);
-  log_line(
-      fmt::format("workers {} take tasks from {}{}", workers, fleet::pg::redact(o.broker),
-                  options.gpus.empty() ? "; no GPU: evaluations stop after the static check" : ""));
+  if (http)
+    log_line(fmt::format("serving {} in front of the fleet at {}; {}", url,
+                         fleet::pg::redact(o.broker), auth_text(*http)));
+  if (host) {
+    std::string workers;
+    for (const std::string& id : host->worker_ids())
+      workers += (workers.empty() ? "" : ", ") + id;
+    log_line(fmt::format("workers {} take tasks from {}{}", workers, fleet::pg::redact(o.broker),
+                         options.gpus.empty() ? "; no GPU: evaluations stop after the static check"
+                                              : ""));
+  }
   wait_for_stop_signal();
   log_line("stopping: running evaluations finish and record (a second signal stops at once; "
            "their leases expire and other workers take them)");
-  (*host)->stop();
+  if (server)
+    server->stop();
+  if (host)
+    host->stop();
   log_line("stopped");
   return ExitCode::ok;
 }
 
 ExitCode run_serve(const ServeCliOptions& o) {
-  // With --broker the workers serve the fleet's queue, and no HTTP.
+  // With --broker the workers serve the fleet's queue, and HTTP fronts it only with --port.
   std::optional<service::HttpOptions> http;
   if (!o.broker.empty()) {
     if (auto url = fleet::check_broker_url(o.broker); !url)
       return report_error("serve", url.error());
-  } else {
+    if (o.no_workers && !o.port_given)
+      return report_error("serve", util::make_error(util::ErrorKind::invalid_input,
+                                                    "--no-workers leaves nothing to serve "
+                                                    "without --port (an HTTP front)"));
+  } else if (o.no_workers) {
+    return report_error("serve",
+                        util::make_error(util::ErrorKind::invalid_input,
+                                         "--no-workers belongs with --broker (an HTTP front "
+                                         "for a fleet whose workers run elsewhere)"));
+  }
+  if (o.broker.empty() || o.port_given) {
     auto options = http_options(o);
     if (!options)
       return report_error("serve", options.error());
@@ -182,8 +222,8 @@ ExitCode run_serve(const ServeCliOptions& o) {
   auto gpus = service::parse_gpus(o.gpus, cuda::device_count());
   if (!gpus)
     return report_error("serve", gpus.error());
-  if (!http)
-    return run_fleet_workers(o, **checker, **suite, *gpus);
+  if (!o.broker.empty())
+    return run_fleet(o, http, **checker, **suite, *gpus);
   service::ServiceOptions options;
   options.state_dir =
       o.state.empty() ? util::cache_root() / "service" : std::filesystem::path(o.state);
@@ -230,8 +270,11 @@ Action setup_serve(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--insecure-no-auth", o->insecure_no_auth,
                "listen beyond loopback without a token (anyone who reaches the port runs code)");
-  sub.add_option("--port", o->port, "port (0: any free one; the URL is the first line on stdout)")
-      ->capture_default_str();
+  CLI::Option* port =
+      sub.add_option("--port", o->port,
+                     "port (0: any free one; the URL is the first line on stdout); with --broker "
+                     "it starts an HTTP front that submits into the fleet's queue")
+          ->capture_default_str();
   sub.add_option("--gpus", o->gpus,
                  "CUDA devices, one supervisor each, all from this process: all, or indices "
                  "like 0,1; without a GPU one worker runs the static part of every evaluation")
@@ -258,8 +301,10 @@ Action setup_serve(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--broker", o->broker,
                  "take tasks from a fleet's PostgreSQL queue (postgresql://user@host:port/db; the "
-                 "password from $PGPASSWORD or ~/.pgpass) instead of serving HTTP: one worker "
-                 "per GPU of --gpus (docs/service.md \"A fleet on PostgreSQL\")");
+                 "password from $PGPASSWORD or ~/.pgpass): one worker per GPU of --gpus, and "
+                 "HTTP only with --port (docs/service.md \"A fleet on PostgreSQL\")");
+  sub.add_flag("--no-workers", o->no_workers,
+               "with --broker and --port: only the HTTP front, no workers on this host");
   sub.add_option("--lease-seconds", o->lease_seconds,
                  "with --broker: how long a task stays this worker's without a heartbeat (a "
                  "third of it between heartbeats); a dead worker's task is taken over after it")
@@ -270,10 +315,14 @@ Action setup_serve(CLI::App& sub) {
   sub.footer(
       fmt::format("Endpoints (docs/service.md): GET /health, GET /definitions[/NAME[/workloads]], "
                   "POST /evaluate | /sanitize | /profile (a task id at once), "
-                  "GET /tasks/ID?timeout=S (long-poll), POST /tasks/batch. With ${} set, "
+                  "GET /tasks/ID?timeout=S (long-poll), POST /tasks/batch, GET /metrics. With ${} "
+                  "set, "
                   "every endpoint but / and /health wants `Authorization: Bearer $TOKEN`.",
                   kServiceTokenEnv));
-  return [o] { return run_serve(*o); };
+  return [o, port] {
+    o->port_given = port->count() > 0;
+    return run_serve(*o);
+  };
 }
 
 } // namespace ptxbench::cli

@@ -71,8 +71,12 @@ UPDATE ptxbench_tasks t SET
 FROM pick WHERE t.id = pick.id
 RETURNING t.id, t.attempt, t.run, t.request)";
 
-constexpr const char* kTaskColumns =
-    "id, run, problem, state, attempt, deaths, requeues, worker, result, needs_gpu, error";
+// Times by the database's clock, as ISO-8601 UTC text.
+constexpr const char* kTaskColumns = R"(id, run, problem, state, attempt, deaths, requeues, worker,
+  result, needs_gpu, error, arch, request,
+  to_char(submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))";
 
 // Compact JSON; invalid UTF-8 (a candidate's log can hold any bytes) becomes U+FFFD.
 std::string text_of(const Json& json) {
@@ -120,6 +124,11 @@ util::Expected<FleetTask> task_row(const pg::Result& rows, int row) {
   }
   task.needs_gpu = rows.optional_text(row, 9).value_or("");
   task.error = rows.optional_text(row, 10).value_or("");
+  task.arch = rows.text(row, 11);
+  task.request = rows.text(row, 12);
+  task.submitted_at = rows.optional_text(row, 13).value_or("");
+  task.started_at = rows.optional_text(row, 14).value_or("");
+  task.finished_at = rows.optional_text(row, 15).value_or("");
   return task;
 }
 

@@ -96,6 +96,8 @@ struct FleetTask {
   std::int64_t id = 0;
   std::string run;
   std::string problem;
+  std::string arch;
+  std::string request; // the submitted exec::EvalRequest, as JSON text
   FleetState state = FleetState::queued;
   std::int64_t attempts = 0; // leases taken
   std::int64_t deaths = 0;   // leases that expired
@@ -104,6 +106,8 @@ struct FleetTask {
   std::optional<nlohmann::ordered_json> result;
   std::string needs_gpu;
   std::string error;
+  // ISO-8601 UTC by the database's clock ("2026-12-04T18:43:03.123Z"); empty when not reached.
+  std::string submitted_at, started_at, finished_at;
 };
 
 struct WorkerRow {

@@ -5,17 +5,6 @@
 namespace ptxbench::fleet {
 namespace {
 
-// A Prometheus label value: backslash, double quote and newline escaped.
-std::string label(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\\' || c == '"')
-      out += '\\';
-    out += c == '\n' ? 'n' : c;
-  }
-  return out;
-}
-
 std::int64_t open_tasks(const FleetStatus& status) {
   std::int64_t queued = 0;
   for (const RunQueue& run : status.runs)
@@ -24,6 +13,16 @@ std::int64_t open_tasks(const FleetStatus& status) {
 }
 
 } // namespace
+
+std::string prometheus_label(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"')
+      out += '\\';
+    out += c == '\n' ? 'n' : c;
+  }
+  return out;
+}
 
 std::string status_text(const FleetStatus& status) {
   std::string out = fmt::format("{} worker(s), {} queued task(s), {} finished in the last minute, "
@@ -79,21 +78,21 @@ std::string status_prometheus(const FleetStatus& status) {
     out +=
         fmt::format("ptxbench_fleet_worker_up{{worker=\"{}\",gpu=\"{}\",arch=\"{}\",state=\"{}\"}} "
                     "{}\n",
-                    label(w.id), label(w.gpu), label(w.arch), label(w.state),
-                    w.seen_s_ago < 60 && w.state != "stopped" ? 1 : 0);
+                    prometheus_label(w.id), prometheus_label(w.gpu), prometheus_label(w.arch),
+                    prometheus_label(w.state), w.seen_s_ago < 60 && w.state != "stopped" ? 1 : 0);
   out += "# HELP ptxbench_fleet_worker_finished_total Tasks the worker finished.\n"
          "# TYPE ptxbench_fleet_worker_finished_total counter\n";
   for (const WorkerRow& w : status.workers)
-    out += fmt::format("ptxbench_fleet_worker_finished_total{{worker=\"{}\"}} {}\n", label(w.id),
-                       w.finished);
+    out += fmt::format("ptxbench_fleet_worker_finished_total{{worker=\"{}\"}} {}\n",
+                       prometheus_label(w.id), w.finished);
   out += "# HELP ptxbench_fleet_tasks Tasks of each run by state.\n"
          "# TYPE ptxbench_fleet_tasks gauge\n";
   for (const RunQueue& run : status.runs)
     for (const auto& [state, count] :
          {std::pair{"queued", run.queued}, std::pair{"running", run.running},
           std::pair{"completed", run.completed}, std::pair{"failed", run.failed}})
-      out += fmt::format("ptxbench_fleet_tasks{{run=\"{}\",state=\"{}\"}} {}\n", label(run.run),
-                         state, count);
+      out += fmt::format("ptxbench_fleet_tasks{{run=\"{}\",state=\"{}\"}} {}\n",
+                         prometheus_label(run.run), state, count);
   out += fmt::format("# HELP ptxbench_fleet_finished_last_minute Evaluations finished in the last "
                      "minute.\n# TYPE ptxbench_fleet_finished_last_minute gauge\n"
                      "ptxbench_fleet_finished_last_minute {}\n",

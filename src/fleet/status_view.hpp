@@ -8,11 +8,15 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace ptxbench::fleet {
 
 std::string status_text(const FleetStatus& status);
 nlohmann::ordered_json status_json(const FleetStatus& status);
 std::string status_prometheus(const FleetStatus& status);
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string prometheus_label(std::string_view text);
 
 } // namespace ptxbench::fleet

@@ -25,7 +25,12 @@ using Response = httplib::Response;
 
 constexpr double kMaxWaitS = 3600; // FIBServe's long-poll bound
 
-constexpr std::array<std::string_view, 10> kEndpoints{"GET /health",
+// A fleet client's fairness unit (task.hpp TaskRequest::run).
+constexpr const char* kRunHeader = "X-Ptxbench-Run";
+constexpr std::size_t kMaxRunChars = 200;
+
+constexpr std::array<std::string_view, 11> kEndpoints{"GET /health",
+                                                      "GET /metrics",
                                                       "GET /definitions",
                                                       "GET /definitions/{name}",
                                                       "GET /definitions/{name}/workloads",
@@ -47,7 +52,10 @@ int status_of(util::ErrorKind kind) {
     return 400;
   case util::ErrorKind::not_found:
     return 404;
+  case util::ErrorKind::rate_limited:
+    return 429;
   case util::ErrorKind::unsupported:
+  case util::ErrorKind::transport:
     return 503;
   default:
     return 500;
@@ -55,6 +63,8 @@ int status_of(util::ErrorKind kind) {
 }
 
 void reply_error(Response& response, const util::Error& error) {
+  if (error.kind == util::ErrorKind::rate_limited)
+    response.set_header("Retry-After", "1");
   reply(response, Json{{"error", error.message}}, status_of(error.kind));
 }
 
@@ -154,27 +164,32 @@ Json health_json(const Health& health) {
       worker["name"] = w.name;
     if (!w.task_id.empty())
       worker["task_id"] = w.task_id;
+    if (!w.note.empty())
+      worker["note"] = w.note;
     workers.push_back(std::move(worker));
     all_healthy = all_healthy && w.healthy;
   }
-  return {{"status", health.stopping ? "stopping"
-                     : all_healthy   ? "ok"
-                                     : "degraded"},
-          {"workers", workers},
-          {"queue_size", health.queue_size}};
+  Json out{{"status", health.stopping                       ? "stopping"
+                      : all_healthy && health.error.empty() ? "ok"
+                                                            : "degraded"},
+           {"workers", workers},
+           {"queue_size", health.queue_size}};
+  if (!health.error.empty())
+    out["error"] = health.error;
+  return out;
 }
 
 } // namespace
 
 struct HttpServer::Impl {
-  Service& service;
+  TaskService& service;
   HttpOptions options;
   httplib::Server server;
   std::thread thread;
   std::atomic<bool> listen_returned{false};
   bool started = false;
 
-  Impl(Service& s, HttpOptions o) : service(s), options(std::move(o)) {}
+  Impl(TaskService& s, HttpOptions o) : service(s), options(std::move(o)) {}
   void routes();
   void guards();
   void submit(TaskKind kind, const Request& request, Response& response);
@@ -236,6 +251,12 @@ void HttpServer::Impl::routes() {
   server.Get("/health", [this](const Request&, Response& response) {
     reply(response, health_json(service.health()));
   });
+  server.Get("/metrics", [this](const Request&, Response& response) {
+    auto text = service.metrics();
+    if (!text)
+      return reply_error(response, text.error());
+    response.set_content(*text, "text/plain; version=0.0.4");
+  });
   server.Get("/definitions", [this](const Request&, Response& response) {
     Json out = Json::array();
     for (const suite::Problem& problem : service.suite().problems())
@@ -275,6 +296,11 @@ void HttpServer::Impl::submit(TaskKind kind, const Request& request, Response& r
   auto parsed = parse_task_request(request.body, kind, service.suite());
   if (!parsed)
     return reply_error(response, parsed.error());
+  parsed->run = request.get_header_value(kRunHeader);
+  if (parsed->run.size() > kMaxRunChars)
+    return reply_error(response, util::make_error(util::ErrorKind::invalid_input,
+                                                  fmt::format("{} is longer than {} characters",
+                                                              kRunHeader, kMaxRunChars)));
   auto submitted = service.submit(*parsed);
   if (!submitted)
     return reply_error(response, submitted.error());
@@ -312,7 +338,7 @@ void HttpServer::Impl::batch(const Request& request, Response& response) {
   reply(response, out);
 }
 
-HttpServer::HttpServer(Service& service, HttpOptions options)
+HttpServer::HttpServer(TaskService& service, HttpOptions options)
     : m_impl(std::make_unique<Impl>(service, std::move(options))) {
   m_impl->guards();
   m_impl->routes();

@@ -1,13 +1,15 @@
 // The HTTP/JSON face of the evaluation service (cpp-httplib), in the FIBServe shape
 // (docs/service.md): /health, /definitions, POST /evaluate | /sanitize | /profile returning a
-// task id at once, GET /tasks/{id}?timeout= long-poll, POST /tasks/batch.
+// task id at once, GET /tasks/{id}?timeout= long-poll, POST /tasks/batch; and GET /metrics
+// (Prometheus). It serves this host's own queue or a fleet's broker alike (task_service.hpp).
 //
 // Request bodies are untrusted: a size limit (413), JSON and schema errors (400, one
-// sentence), unknown problem or task (404); every error body is {"error": "..."}. With a
+// sentence), unknown problem or task (404), a client's fleet queue full (429); every error
+// body is {"error": "..."}. With a
 // token, every endpoint but / and /health wants `Authorization: Bearer <token>` (401).
 #pragma once
 
-#include "service/service.hpp"
+#include "service/task_service.hpp"
 #include "util/error.hpp"
 
 #include <cstddef>
@@ -27,7 +29,7 @@ struct HttpOptions {
 
 class HttpServer {
 public:
-  HttpServer(Service& service, HttpOptions options);
+  HttpServer(TaskService& service, HttpOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

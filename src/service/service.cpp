@@ -259,7 +259,7 @@ Health Service::health() const {
   out.stopping = m_stopping;
   for (const auto& worker : m_workers)
     out.workers.push_back(
-        {worker->label, worker->name, worker->healthy, worker->task_id, worker->finished});
+        {worker->label, worker->name, worker->healthy, worker->task_id, worker->finished, ""});
   return out;
 }
 

@@ -28,6 +28,7 @@
 #include "exec/check.hpp"
 #include "exec/evaluator.hpp"
 #include "service/task.hpp"
+#include "service/task_service.hpp"
 #include "service/task_store.hpp"
 #include "suite/suite.hpp"
 #include "util/error.hpp"
@@ -74,26 +75,7 @@ struct ServiceOptions {
   std::function<std::chrono::system_clock::time_point()> clock;
 };
 
-struct WorkerHealth {
-  std::string device;  // "cuda:0", or "cpu"
-  std::string name;    // the GPU's name, or empty
-  bool healthy = true; // the worker thread runs
-  std::string task_id; // the running task, or empty
-  std::int64_t finished = 0;
-};
-
-struct Health {
-  std::vector<WorkerHealth> workers;
-  std::size_t queue_size = 0; // queued tasks, not counting running ones
-  bool stopping = false;
-};
-
-struct Submitted {
-  std::string task_id;
-  std::string solution_name;
-};
-
-class Service {
+class Service final : public TaskService {
 public:
   // Opens the task store, re-queues unfinished tasks and starts the workers.
   static util::Expected<std::unique_ptr<Service>>
@@ -103,17 +85,15 @@ public:
   Service& operator=(const Service&) = delete;
 
   // unsupported once stopping has started; io when the task store refuses.
-  util::Expected<Submitted> submit(const TaskRequest& request);
-  // not_found for an unknown id; otherwise the task after it has finished or `wait` has passed.
-  util::Expected<Task> task(const std::string& id, std::chrono::milliseconds wait);
-  // In request order; not_found when any id is unknown; waits until all have finished.
+  util::Expected<Submitted> submit(const TaskRequest& request) override;
+  util::Expected<Task> task(const std::string& id, std::chrono::milliseconds wait) override;
   util::Expected<std::vector<Task>> tasks(const std::vector<std::string>& ids,
-                                          std::chrono::milliseconds wait);
-  Health health() const;
-  const suite::Suite& suite() const { return m_suite; }
+                                          std::chrono::milliseconds wait) override;
+  Health health() const override;
+  util::Expected<std::string> metrics() const override { return health_prometheus(health()); }
+  const suite::Suite& suite() const override { return m_suite; }
 
-  // Takes no more tasks and wakes every long-poll; idempotent.
-  void stop_accepting();
+  void stop_accepting() override;
   // stop_accepting(), then waits for running tasks to finish; queued ones stay in the store.
   void stop();
 

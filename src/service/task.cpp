@@ -3,13 +3,13 @@
 #include "exec/eval_request.hpp"
 #include "exec/evaluation.hpp"
 #include "trace/json_io.hpp"
+#include "util/hash.hpp"
 #include "util/json_reader.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fmt/format.h>
-#include <random>
 
 namespace ptxbench::service {
 namespace {
@@ -60,7 +60,7 @@ util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind k
   request.kind = kind;
   request.problem = problem->name();
   request.source = eval.source;
-  request.solution_name = exec::solution_name(request.source, *problem);
+  request.solution_name = exec::solution_name(request.source, *problem, eval.options.language);
   request.options = eval.options;
   request.canonical = exec::to_json(eval);
   return request;
@@ -107,11 +107,7 @@ std::string dump_json(const Json& json) {
 }
 
 std::string new_task_id() {
-  std::random_device random;
-  std::string id;
-  for (int i = 0; i < 4; ++i)
-    id += fmt::format("{:08x}", static_cast<std::uint32_t>(random()));
-  return id;
+  return util::random_hex_128();
 }
 
 bool is_task_id(std::string_view id) {

@@ -75,6 +75,9 @@ struct TaskRequest {
   std::string solution_name; // "<problem>_<sha1[:8]>", FIB's normalized_solution_name
   exec::EvalOptions options;
   Json canonical;
+  // The client's fairness unit in a fleet (the X-Ptxbench-Run header); empty: the service's
+  // default. This host's own queue is one FIFO and ignores it.
+  std::string run;
 };
 
 // The endpoint whose tool `options` asks for: memcheck is /sanitize, the ncu audit /profile.

@@ -1,10 +1,12 @@
 // `ptxbench serve`, `run --eval-service` and `demo --eval-service` end to end: the real binary,
 // the real nvcc and SASS scan, the service on loopback (no GPU here), a model server on
 // loopback; a service that dies mid-run costs infra turns and the run resumes.
+#include "service/fleet_host.hpp"
 #include "service_test_support.hpp"
 #include "store/run_store.hpp"
 #include "support/loopback_model.hpp"
 #include "support/loopback_server.hpp"
+#include "support/postgres_server.hpp"
 #include "support/ptxbench_cli.hpp"
 #include "util/fs.hpp"
 
@@ -19,6 +21,8 @@
 
 using namespace ptxbench;
 using namespace ptxbench::service::testing;
+using ptxbench::service::FleetHost;
+using ptxbench::service::FleetHostOptions;
 using test_support::cache_env;
 using test_support::chat_body;
 using test_support::LoopbackServer;
@@ -199,9 +203,12 @@ TEST(ServeCli, AServiceThatDiesMidRunCostsOneInfraTurnAndTheRunResumesWithItsRep
 // Triton candidates travel like CUDA ones (issue 31): the local gate stops a torch call, a
 // kernel that passes goes to the service with its language, and the service's own gate and
 // trace are Triton's.
-TEST(ServeCli, ATritonRunIsEvaluatedThroughTheService) {
-  ScratchDir state, dir, cache;
-  LiveService live(state.path());
+namespace {
+
+// A two-turn Triton run whose GPU step is `eval_args` (--eval-service URL or --broker URL): the
+// first reply imports torch and stops at the local gate, the second is clean and travels.
+void expect_a_triton_run_through(const std::vector<std::string>& eval_args) {
+  ScratchDir dir, cache;
   std::mutex mutex;
   int calls = 0;
   LoopbackServer model([&](int, const httplib::Request&, httplib::Response& response) {
@@ -220,12 +227,13 @@ TEST(ServeCli, ATritonRunIsEvaluatedThroughTheService) {
   });
   auto registry = write_registry(dir, model.base_url());
   auto run_dir = dir.path() / "run";
-  auto run = run_ptxbench({"run", "--registry", registry.string(), "--model", "loop", "--language",
-                           "triton", "--variant", "default", "--turns", "2", "--target-speedup",
-                           "0", "--quiet", "--eval-service", live.url(), "--out", run_dir.string()},
-                          cache);
+  std::vector<std::string> args{
+      "run",    "--registry", registry.string(), "--model",       "loop", "--language",
+      "triton", "--variant",  "default",         "--turns",       "2",    "--target-speedup",
+      "0",      "--quiet",    "--out",           run_dir.string()};
+  args.insert(args.end(), eval_args.begin(), eval_args.end());
+  auto run = run_ptxbench(args, cache);
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  EXPECT_EQ(live.service().health().workers[0].finished, 1) << "only the gated kernel travels";
 
   auto store = store::RunStore::open_existing(run_dir);
   ASSERT_TRUE(store);
@@ -239,6 +247,30 @@ TEST(ServeCli, ATritonRunIsEvaluatedThroughTheService) {
   ASSERT_EQ(turns[1].evaluations.size(), 1u);
   EXPECT_NE(turns[1].feedback.value_or("").find("Triton"), std::string::npos)
       << turns[1].feedback.value_or("");
+}
+
+} // namespace
+
+TEST(ServeCli, ATritonRunIsEvaluatedThroughTheService) {
+  ScratchDir state;
+  LiveService live(state.path());
+  expect_a_triton_run_through({"--eval-service", live.url()});
+  EXPECT_EQ(live.service().health().workers[0].finished, 1) << "only the gated kernel travels";
+}
+
+TEST(ServeCli, ATritonRunIsEvaluatedThroughTheFleet) {
+  test_support::PostgresServer server;
+  FleetHostOptions options;
+  options.broker.url = server.url();
+  options.host = "triton-host";
+  options.reference_cache = std::filesystem::path();
+  auto host = FleetHost::start(*tools().checker, *tools().suite, options);
+  ASSERT_TRUE(host) << host.error().message;
+  expect_a_triton_run_through({"--broker", server.url()});
+  (*host)->stop();
+  EXPECT_EQ(server.psql("SELECT language || ' ' || state || ' ' || worker FROM ptxbench_tasks"),
+            "triton completed triton-host/cpu")
+      << "only the gated kernel travels, in its language";
 }
 
 // Every task runs its sender's native code: a server reachable beyond this machine without a

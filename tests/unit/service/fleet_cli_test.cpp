@@ -147,3 +147,19 @@ TEST(FleetCli, ABrokerUrlWithAPasswordOrOfAnotherSchemeIsAUsageError) {
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
 }
+
+TEST(FleetCli, NoWorkersNeedsABrokerAndAnHttpFront) {
+  ScratchDir cache;
+  auto local = run_ptxbench({"serve", "--no-workers"}, cache);
+  EXPECT_EQ(local.exit_code, 2);
+  EXPECT_NE(local.err.find("--no-workers belongs with --broker"), std::string::npos) << local.err;
+  auto no_front =
+      run_ptxbench({"serve", "--broker", "postgresql://127.0.0.1:1/db", "--no-workers"}, cache);
+  EXPECT_EQ(no_front.exit_code, 2);
+  EXPECT_NE(no_front.err.find("without --port"), std::string::npos) << no_front.err;
+  auto open_front = run_ptxbench({"serve", "--broker", "postgresql://127.0.0.1:1/db", "--port", "0",
+                                  "--host", "0.0.0.0", "--no-workers"},
+                                 cache);
+  EXPECT_EQ(open_front.exit_code, 2) << "a front runs code from anyone who reaches it";
+  EXPECT_NE(open_front.err.find("--insecure-no-auth"), std::string::npos) << open_front.err;
+}

@@ -75,6 +75,15 @@ TEST(ServiceHttp, HealthDefinitionsAndWorkloadsDescribeTheService) {
   Answer nowhere = http(live.url(), "GET", "/nowhere");
   EXPECT_EQ(nowhere.status, 404);
   EXPECT_EQ(nowhere.json["error"], "no endpoint GET /nowhere");
+
+  Answer metrics = http(live.url(), "GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("# TYPE ptxbench_service_queued gauge\nptxbench_service_queued 0\n"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("ptxbench_service_worker_up{worker=\"cpu\",gpu=\"\"} 1\n"),
+            std::string::npos)
+      << metrics.body;
 }
 
 TEST(ServiceHttp, AnEvaluationIsQueuedAtOnceAndTheLongPollReturnsWhenItIsDone) {
