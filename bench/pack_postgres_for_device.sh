@@ -4,7 +4,8 @@
 # fleet's H200 run needs (postgres, initdb, pg_ctl, psql), the two modules initdb loads, the
 # share folder, and every library they link that is not glibc's, in the layout PostgreSQL's
 # relocatable paths expect (bin/../../../../share/postgresql/N). Output: DIR/pg (default
-# .devbuild-tools/pg); bench/fleet_on_device.sh uses it through PTXBENCH_PG.
+# .devbuild-tools/pg), packed as DIR/pg.tar.xz for the device tool's carry; bench/fleet_on_device.sh
+# unpacks it.
 set -euo pipefail
 out="${1:-.devbuild-tools}/pg"
 version="$(ls /usr/lib/postgresql | sort -n | tail -1)"
@@ -28,4 +29,11 @@ cp -L "$libpq" "$out/libs/libpq.so.5"
   grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|ld-linux-x86-64|libgcc_s|libstdc\+\+)\.so' |
   while read -r lib; do cp -L "$lib" "$out/libs/"; done
 ln -s "usr/lib/postgresql/$version/bin" "$out/bin"
-du -sh "$out"
+# ptxbench itself loads only libpq: a folder with libpq and the LDAP/SASL libraries an Ubuntu
+# GPU machine lacks, so that its other processes (Triton's Python) keep the machine's own.
+mkdir -p "$out/client"
+for lib in libpq.so.5 libldap-2.5.so.0 liblber-2.5.so.0 libsasl2.so.2; do
+  [ -e "$out/libs/$lib" ] && ln -s "../libs/$lib" "$out/client/$lib"
+done
+tar -C "$(dirname "$out")" -cf - pg | xz -T2 -6 > "$out.tar.xz"
+du -sh "$out" "$out.tar.xz"
