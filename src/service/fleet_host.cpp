@@ -1,6 +1,7 @@
 #include "service/fleet_host.hpp"
 
 #include "exec/evaluation.hpp"
+#include "service/device_turn.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -131,6 +132,14 @@ fleet::TaskOutcome FleetHost::evaluate(Slot& slot, const fleet::LeasedTask& task
   if (!problem)
     return failed(problem.error().message);
   try {
+    // Another process's workers on this GPU wait for the end of this evaluation.
+    std::optional<DeviceTurn> turn;
+    if (slot.device) {
+      auto taken = DeviceTurn::take(*slot.device);
+      if (!taken)
+        return fleet::TaskOutcome{fleet::OutcomeKind::requeue, {}, {}, taken.error().message};
+      turn.emplace(std::move(*taken));
+    }
     auto evaluation =
         slot.evaluator->evaluate(task.request.source, **problem, task.request.options);
     if (!evaluation)

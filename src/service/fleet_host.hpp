@@ -7,7 +7,8 @@
 //
 // Approach. One fleet::Worker thread per device (or one "cpu" worker, whose evaluations stop
 // after the static check), each with its own broker connection and its device's
-// exec::Evaluator. A leased request is evaluated as service::Service evaluates a task; an
+// exec::Evaluator. A leased request is evaluated as service::Service evaluates a task, in the
+// GPU's turn (device_turn.hpp: workers of other processes on the same GPU wait); an
 // evaluation the host's health check rejects (`health`: the GPU throttled while it ran) is
 // requeued, not reported. A worker thread whose broker stays unreachable past the reconnect
 // window is started again after a pause; stop() lets running evaluations record.
