@@ -86,6 +86,8 @@ std::string gpu_lines(const exec::Evaluation& ev) {
     out += dynamic_line(*ev.dynamic);
   if (ev.sanitizer && ev.sanitizer->ran && ev.sanitizer->finding.empty())
     out += "Memory check (compute-sanitizer memcheck, one call): no errors\n";
+  if (ev.debugger && ev.debugger->ran)
+    out += "Debugger (one call): " + clip(ev.debugger->finding, kMaxFeedbackLineChars) + "\n";
   for (const auto& violation : ev.violations)
     out += "Violation: " + clip(violation, kMaxFeedbackLineChars) + "\n";
   return out;

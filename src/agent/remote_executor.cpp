@@ -123,9 +123,12 @@ util::Expected<std::string> RemoteExecutor::submit(const std::string& url,
                                                    compile::Arch arch) {
   exec::EvalOptions options = m_options.eval;
   options.arch = arch;
-  // Memory checking (the run's default) is the service's /sanitize: /evaluate plus memcheck.
-  const std::string endpoint =
-      options.sanitize == exec::Sanitize::memcheck ? "/sanitize" : "/evaluate";
+  // The endpoint runs the tool: memory checking (the run's default) is the service's /sanitize,
+  // /evaluate plus memcheck; the cuda-gdb pass is /debug. One endpoint runs one tool: a request
+  // asking for both is refused by the service, naming the member that belongs elsewhere.
+  const std::string endpoint = options.sanitize == exec::Sanitize::memcheck ? "/sanitize"
+                               : options.debug == exec::Debug::cuda_gdb     ? "/debug"
+                                                                            : "/evaluate";
   PTXBENCH_TRY_ASSIGN(auto reply,
                       exchange(model::HttpMethod::post, url + endpoint,
                                evaluate_request(source, problem, options)

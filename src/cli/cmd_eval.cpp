@@ -22,6 +22,7 @@ struct EvalCliOptions {
   bool json = false;
   bool cached_reference = false;
   bool sanitize = false;
+  bool debug = false;
   std::string audit;
   int sets = 3;
   int trials = 3;
@@ -48,6 +49,7 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   options.language = parsed_language;
   options.sanitize = o.sanitize ? exec::Sanitize::memcheck : exec::Sanitize::off;
   options.audit = o.audit == "ncu" ? exec::Audit::ncu : exec::Audit::none;
+  options.debug = o.debug ? exec::Debug::cuda_gdb : exec::Debug::off;
   options.sets = o.sets;
   options.trials = o.trials;
   options.warmup = o.warmup;
@@ -130,6 +132,9 @@ Action setup_eval(CLI::App& sub) {
   sub.add_flag("--sanitize", o->sanitize,
                "also run one call under compute-sanitizer memcheck; an error is RUNTIME_ERROR "
                "with its kernel and source line");
+  sub.add_flag("--debug", o->debug,
+               "also run one call under cuda-gdb (batch mode): the faulting kernel, block, "
+               "thread and source line of a crash, as evidence; CUDA candidates only");
   sub.add_option("--audit", o->audit,
                  "`ncu`: reproduce the paper's Nsight Compute source-counter audit of the "
                  "GMMA/TMA counts and compare it with the in-process counts");

@@ -314,7 +314,7 @@ Action setup_serve(CLI::App& sub) {
                  "this host's name among the fleet's workers (default: the machine's host name)");
   sub.footer(
       fmt::format("Endpoints (docs/service.md): GET /health, GET /definitions[/NAME[/workloads]], "
-                  "POST /evaluate | /sanitize | /profile (a task id at once), "
+                  "POST /evaluate | /sanitize | /profile | /debug (a task id at once), "
                   "GET /tasks/ID?timeout=S (long-poll), POST /tasks/batch, GET /metrics. With ${} "
                   "set, "
                   "every endpoint but / and /health wants `Authorization: Bearer $TOKEN`.",

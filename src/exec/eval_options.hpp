@@ -20,6 +20,10 @@ enum class ReferenceTiming : std::uint8_t { interleave = 1, cached = 2 };
 // on input set 0; a finding is RUNTIME_ERROR).
 enum class Sanitize : std::uint8_t { off = 1, memcheck = 2 };
 
+// Whether one call on input set 0 also runs under cuda-gdb in batch mode (a separate pass that
+// names the faulting kernel, block, thread and source line; evidence, never a verdict).
+enum class Debug : std::uint8_t { off = 1, cuda_gdb = 2 };
+
 // Whether a broken launch rule (launch_rules.hpp) decides the status. `report` only records it
 // as a violation: for bench/aa_speedup alone, whose candidate is the library baseline itself.
 // Not reachable from the command line or the service.
@@ -59,6 +63,7 @@ struct EvalOptions {
   measure::TimingMode timing_mode = measure::TimingMode::strict;
   Sanitize sanitize = Sanitize::off;
   Audit audit = Audit::none;
+  Debug debug = Debug::off;
   LaunchRules launch_rules = LaunchRules::enforce;
   // Deadline of each external-tool run (instrumentation slows the candidate many times).
   std::chrono::milliseconds tool_timeout{std::chrono::minutes(10)};

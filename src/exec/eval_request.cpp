@@ -19,10 +19,10 @@ constexpr std::int64_t kMaxWarmup = 1000;
 constexpr std::int64_t kMaxIterations = 10000;
 constexpr double kMaxTimeoutS = 3600;
 
-constexpr std::array<std::string_view, 13> kRequestKeys{
+constexpr std::array<std::string_view, 14> kRequestKeys{
     "version", "language", "solution",   "arch",    "workload_uuids",      "sets",
     "trials",  "warmup",   "iterations", "timeout", "baseline_cache_mode", "sanitizer_types",
-    "audit"};
+    "audit",   "debug"};
 // FlashInfer-Trace Solution fields; name, author, spec and description are accepted and not
 // used (the service names the solution by its content hash).
 constexpr std::array<std::string_view, 6> kSolutionKeys{"definition", "sources", "name",
@@ -156,6 +156,13 @@ void read_tools(util::JsonReader& in, const Json& body, EvalOptions& options) {
     else if (!(audit->is_string() && *audit == "none"))
       in.fail("$.audit", "\"audit\" must be \"ncu\" or \"none\", got " + audit->dump());
   }
+  options.debug = Debug::off;
+  if (const Json* debug = util::JsonReader::optional(body, "debug")) {
+    if (!debug->is_boolean())
+      in.fail("$.debug", "\"debug\" must be true or false, got " + debug->dump());
+    else if (debug->get<bool>())
+      options.debug = Debug::cuda_gdb;
+  }
 }
 
 void read_arch(util::JsonReader& in, const Json& body, EvalOptions& options) {
@@ -212,6 +219,9 @@ Json to_json(const EvalRequest& request) {
       {"sanitizer_types",
        o.sanitize == Sanitize::memcheck ? Json::array({"memcheck"}) : Json::array()},
       {"audit", o.audit == Audit::ncu ? "ncu" : "none"}};
+  // Only when asked for: a build from before `debug` reads every other request as it did.
+  if (o.debug == Debug::cuda_gdb)
+    out["debug"] = true;
   return out;
 }
 
@@ -247,7 +257,8 @@ bool same_request(const EvalRequest& a, const EvalRequest& b) {
   return a.problem == b.problem && a.source == b.source && a.workload_uuids == b.workload_uuids &&
          x.arch == y.arch && x.language == y.language && x.sets == y.sets && x.trials == y.trials &&
          x.warmup == y.warmup && x.iterations == y.iterations && x.timeout == y.timeout &&
-         x.reference_timing == y.reference_timing && x.sanitize == y.sanitize && x.audit == y.audit;
+         x.reference_timing == y.reference_timing && x.sanitize == y.sanitize &&
+         x.audit == y.audit && x.debug == y.debug;
 }
 
 } // namespace ptxbench::exec

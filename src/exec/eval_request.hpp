@@ -9,14 +9,17 @@
 //
 // Approach. One encoder and one decoder, beside EvalOptions. The body is FlashInfer-Bench's
 // (FIBServe clients keep working: a solution with one source file, the workload uuids, the
-// timing counts, the baseline cache mode, the sanitizer types) plus three ptxbench members:
+// timing counts, the baseline cache mode, the sanitizer types) plus four ptxbench members:
 // `version` (absent: 1; a newer one than this build reads is refused by name), `language`
-// (absent: triton for a `.py` source path, otherwise cuda) and `audit` ("ncu"). The decoder
-// checks the shape and the bounds, naming the JSON path of the first problem; what needs the
-// suite (the problem exists, the workloads are its) is the reader's.
+// (absent: triton for a `.py` source path, otherwise cuda), `audit` ("ncu") and `debug` (true:
+// the cuda-gdb pass; absent: false, so a version-1 request without it means what it meant). The
+// decoder checks the shape and the bounds, naming the JSON path of the first problem; what needs
+// the suite (the problem exists, the workloads are its) is the reader's.
 //
 // Invariant: decode(encode(r)) == r for every request the decoder accepts, and encode writes
-// every member, so a stored request means the same to a later build.
+// every member (`debug` only when true: builds from before it, which refuse unknown members,
+// still read every request that does not ask for the debugger), so a stored request means the
+// same to a later build.
 #pragma once
 
 #include "exec/eval_options.hpp"
@@ -37,8 +40,8 @@ struct EvalRequest {
   std::string source;  // the candidate's one file, in options.language
   // The workloads asked for (FlashInfer-Bench's field); nullopt asks for the problem's own.
   std::optional<std::vector<std::string>> workload_uuids;
-  // arch, language, sets, trials, warmup, iterations, timeout, reference timing, sanitize and
-  // audit travel; the rest are the evaluating host's own.
+  // arch, language, sets, trials, warmup, iterations, timeout, reference timing, sanitize,
+  // audit and debug travel; the rest are the evaluating host's own.
   EvalOptions options;
 };
 

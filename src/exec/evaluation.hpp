@@ -6,6 +6,7 @@
 #include "exec/check.hpp"
 #include "exec/gpu_ops.hpp"
 #include "exec/launch_rules.hpp"
+#include "measure/cuda_gdb_report.hpp"
 #include "measure/ncu_audit.hpp"
 #include "measure/sanitizer.hpp"
 #include "sass/families.hpp"
@@ -152,6 +153,16 @@ struct NcuAuditPass {
   std::string agreement_note; // why unknown, or which families differ
 };
 
+// The debugger pass (--debug): one call on input set 0 in a `ptxbench-candidate --single-call`
+// process started by cuda-gdb in batch mode. Evidence about a crash; it never sets the status.
+struct DebuggerPass {
+  bool ran = false;
+  std::string reason;             // why it did not run, or why it said nothing (when !ran)
+  measure::DebuggerReport report; // where the program stopped (when ran)
+  std::string finding;            // the stop as one sentence (measure::describe_stop)
+  double wall_ms = 0.0;
+};
+
 struct Evaluation {
   trace::EvaluationStatus status = trace::EvaluationStatus::passed;
   std::string message; // why the status is not PASSED, or empty
@@ -171,6 +182,7 @@ struct Evaluation {
   std::optional<DynamicReport> dynamic;
   std::optional<SanitizerPass> sanitizer; // --sanitize
   std::optional<NcuAuditPass> ncu_audit;  // --audit ncu
+  std::optional<DebuggerPass> debugger;   // --debug
   std::vector<std::string> foreign_kernels;
   // What the candidate launched in each phase, and the rule it broke (launch_rules.hpp);
   // a broken rule sets the status (RUNTIME_ERROR) and the message.

@@ -2,9 +2,9 @@
 // status, the check report and the FlashInfer-Trace line whose `evaluation.ptxbench` object
 // carries the extras). Every field that JSON carries comes back; what it does not carry stays
 // default: the check report beyond its arch, atol/rtol, the candidate's output (folded into the
-// trace's log), the sanitizer and ncu audit passes, and the counting pass's launch count and the
-// timing phase's latency inside the launch evidence. The max errors come back as reported (NaN
-// or +inf when a candidate NaN or inf failed), so reported_*_error() round-trips. Decoding
+// trace's log), the sanitizer, ncu audit and debugger passes, and the counting pass's launch count
+// and the timing phase's latency inside the launch evidence. The max errors come back as reported
+// (NaN or +inf when a candidate NaN or inf failed), so reported_*_error() round-trips. Decoding
 // never throws: a wrong shape is the first error with its JSON path.
 #include "exec/evaluation.hpp"
 #include "protocol/protocol.hpp"

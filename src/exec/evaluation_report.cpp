@@ -251,6 +251,8 @@ Json extras_json(const Evaluation& ev) {
     out["sanitizer"] = to_json(*ev.sanitizer);
   if (ev.ncu_audit)
     out["ncu_audit"] = to_json(*ev.ncu_audit);
+  if (ev.debugger)
+    out["debugger"] = to_json(*ev.debugger);
   out["clocks"] = ev.clocks;
   if (ev.gpu_ran)
     out["launches"] = launches_json(ev.launches);
@@ -336,6 +338,8 @@ std::string render_text(const Evaluation& ev) {
   }
   if (ev.ncu_audit)
     out += render_text(*ev.ncu_audit);
+  if (ev.debugger)
+    out += render_text(*ev.debugger);
   for (const std::string& v : ev.violations)
     out += "  violation: " + v + "\n";
   for (const std::string& k : ev.foreign_kernels)

@@ -246,6 +246,8 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
         tools += ", the memory check";
       if (options.audit != Audit::none)
         tools += ", the ncu audit";
+      if (options.debug != Debug::off)
+        tools += ", the debugger pass";
       ev.needs_gpu = fmt::format("correctness, timing{} and dynamic instruction counts need a "
                                  "GPU: {}",
                                  tools, gpu.error().message);

@@ -21,6 +21,8 @@
 //   counts    dynamic instruction counts, a separate pass
 //   sanitizer on request: compute-sanitizer memcheck around one call  → RUNTIME_ERROR
 //   audit     on request: the paper's ncu source-counter audit, compared with `counts`
+//   debugger  on request: cuda-gdb around one call: the faulting kernel, block, thread and
+//             line, as evidence (the status stays the one above)
 //   verdicts  dynamic states and tensor-path coverage of the candidate's own kernels; the
 //             launch rules (launch_rules.hpp): a refused run-time load, a foreign kernel or
 //             work that differs between calls        → RUNTIME_ERROR

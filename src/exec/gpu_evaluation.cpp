@@ -89,13 +89,18 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
                                 const std::filesystem::path& library) {
   const bool sanitize_wanted = m_options.sanitize == Sanitize::memcheck;
   const bool audit_wanted = m_options.audit == Audit::ncu;
-  if (!sanitize_wanted && !audit_wanted)
+  const bool debug_wanted = m_options.debug == Debug::cuda_gdb;
+  if (!sanitize_wanted && !audit_wanted && !debug_wanted)
     return;
-  const bool replayable = !m_run->own_child; // ncu's replays of a Triton child would each
-                                             // import torch and Triton
+  // ncu's replays of a Triton child would each import torch and Triton; cuda-gdb would debug
+  // the Python interpreter that hosts it. Both passes run kernel.so files only.
+  const bool replayable = !m_run->own_child;
   if (!replayable && audit_wanted)
     m_result.ncu_audit = not_run<NcuAuditPass>(
         "not built for Triton candidates: the ncu audit runs kernel.so files only");
+  if (!replayable && debug_wanted)
+    m_result.debugger = not_run<DebuggerPass>(
+        "not built for Triton candidates: the debugger pass runs kernel.so files only");
   if (!replayable && !sanitize_wanted)
     return;
   std::optional<util::Expected<SingleCallFiles>> files;
@@ -109,6 +114,8 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
       m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
     if (audit_wanted && replayable)
       m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
+    if (debug_wanted && replayable)
+      m_result.debugger = not_run<DebuggerPass>(files->error().message);
     return;
   }
   if (sanitize_wanted)
@@ -122,6 +129,11 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
       const CounterSessionClaim counters(m_warm.spares, m_options.tool_timeout);
       std::unique_lock gpu(m_warm.lock); // hardware counters, like the counting pass
       audit(binary, **files);
+    });
+  if (debug_wanted && replayable)
+    m_phases.time("debugger", [&] {
+      std::shared_lock gpu(m_warm.lock);
+      debug(binary, **files);
     });
 }
 
@@ -164,6 +176,19 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
   const std::optional<trace::Json> in_process =
       m_result.dynamic ? m_result.dynamic->raw : std::optional<trace::Json>{};
   compare_counts(*m_result.ncu_audit, in_process);
+}
+
+void GpuEvaluation::debug(const std::filesystem::path& binary, const SingleCallFiles& files) {
+  // A candidate that hangs or does not load would do the same under the debugger.
+  if (m_result.status == Status::timeout || m_result.status == Status::compile_error) {
+    m_result.debugger = not_run<DebuggerPass>(
+        fmt::format("the main pass ended in {}", trace::to_string(m_result.status)));
+    return;
+  }
+  // Evidence only: whatever cuda-gdb finds, the status stays the main pass's.
+  const ChildCommand child = child_command(m_run->launch, files.argv(binary, {}));
+  m_result.debugger =
+      run_debugger_pass(m_tool_runner, child, m_options.tool_timeout, find_cuda_tool("cuda-gdb"));
 }
 
 // Runs on its own thread while the child starts; touches only the inputs' members and

@@ -1,7 +1,7 @@
 // The GPU phases of one evaluation (evaluator.hpp has the flow and its invariants): inputs and
 // references (leased warm, or made) while the candidate child starts, correctness,
 // interleaved timing, the re-check of the last timed output, the dynamic-count pass and, on
-// request, the sanitizer and ncu-audit passes (tool_passes.hpp). Each GPU phase holds the
+// request, the sanitizer, ncu-audit and debugger passes (tool_passes.hpp). Each GPU phase holds the
 // Evaluator's GPU lock as evaluator.hpp says. Internal to exec/.
 #pragma once
 
@@ -115,6 +115,7 @@ private:
   void tool_passes(const std::filesystem::path& binary, const std::filesystem::path& library);
   void sanitize(const std::filesystem::path& binary, const SingleCallFiles& files);
   void audit(const std::filesystem::path& binary, const SingleCallFiles& files);
+  void debug(const std::filesystem::path& binary, const SingleCallFiles& files);
 
   std::optional<protocol::Reply> ask(const protocol::Request& request);
   void fail(trace::EvaluationStatus status, std::string message);

@@ -171,6 +171,52 @@ SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner, const ChildCommand
   return sanitizer_pass_from(*result);
 }
 
+DebuggerPass debugger_pass_from(const util::ProcessResult& process) {
+  DebuggerPass pass;
+  pass.report = measure::parse_cuda_gdb_output(process.out + "\n" + process.err);
+  pass.wall_ms = static_cast<double>(process.elapsed.count());
+  pass.ran = pass.report.stop != measure::DebuggerStop::unknown;
+  if (!pass.ran) {
+    pass.reason = "cuda-gdb printed neither a stop nor the end of the program; it " +
+                  process_end(process) + ": " + util::head_lines(process.err + process.out, 10);
+    return pass;
+  }
+  pass.finding = measure::describe_stop(pass.report);
+  // A process that ended with a failed call says why in its reply line.
+  const auto reply = single_call_reply(process.out);
+  if (pass.report.stop == measure::DebuggerStop::exited && reply && !reply->ok)
+    pass.finding +=
+        ": " + reply->message + (reply->cuda_error.empty() ? "" : ": " + reply->cuda_error);
+  return pass;
+}
+
+DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                               std::chrono::milliseconds timeout,
+                               const std::filesystem::path& cuda_gdb) {
+  DebuggerPass pass;
+  if (cuda_gdb.empty()) {
+    pass.reason = "cuda-gdb not found (PATH, /usr/local/cuda/bin)";
+    return pass;
+  }
+  util::ProcessOptions process;
+  process.timeout = timeout;
+  process.extra_env = child.env; // cuda-gdb passes its environment on to the program
+  process.max_output_bytes = 1u << 20;
+  // The program runs in a process group of its own; GDB traces it with PTRACE_O_EXITKILL, so
+  // the kill of cuda-gdb's group at the deadline ends it too.
+  auto result = runner.run(measure::cuda_gdb_command(cuda_gdb.string(), child.argv), process);
+  if (!result) {
+    pass.reason = result.error().message;
+    return pass;
+  }
+  if (result->timed_out) {
+    pass.reason = "cuda-gdb passed its deadline of " + seconds_text(timeout) +
+                  "; its process group was killed";
+    return pass;
+  }
+  return debugger_pass_from(*result);
+}
+
 void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process) {
   if (!pass.audit)
     return;

@@ -1,8 +1,8 @@
-// The external-tool passes of an evaluation: compute-sanitizer memcheck (--sanitize) and the
-// paper's Nsight Compute source-counter audit (--audit ncu). docs/evaluation.md has the
-// contract; this header has the pieces the evaluator strings together.
+// The external-tool passes of an evaluation: compute-sanitizer memcheck (--sanitize), the
+// paper's Nsight Compute source-counter audit (--audit ncu) and cuda-gdb (--debug).
+// docs/evaluation.md has the contract; this header has the pieces the evaluator strings together.
 //
-// Problem. Both tools must start the process that runs the candidate, instrument it (memcheck
+// Problem. Each tool must start the process that runs the candidate, instrument it (memcheck
 // patches every memory access; ncu replays the whole application once per counter pass), and
 // report in text meant for people. Neither may disturb the main pass's measurements, and a
 // missing or failing tool must not be mistaken for a verdict about the candidate.
@@ -13,12 +13,14 @@
 // FILE` (candidate_single_call.cpp) under a deadline that kills the process group. The
 // sanitizer's first error (kernel, file:line, address) becomes one sentence, the finding; the
 // ncu source page's GMMA and TMA rows are summed per family and compared, family by family,
-// with the in-process range-profiler counts of the same call on the same set.
+// with the in-process range-profiler counts of the same call on the same set; where cuda-gdb
+// stopped the call (a CUDA exception, a host signal, or its end) becomes one sentence.
 //
 // Invariants. Only a memcheck error changes the verdict (RUNTIME_ERROR with the finding as the
 // message); a tool that is missing, fails or passes its deadline leaves `ran == false` with the
-// reason. Counts agree only when they are equal; there is no tolerance for executed
-// instruction counts of a deterministic call.
+// reason. The debugger pass never changes the verdict: it is evidence for a crash the main pass
+// has already called RUNTIME_ERROR. Counts agree only when they are equal; there is no tolerance
+// for executed instruction counts of a deterministic call.
 #pragma once
 
 #include "exec/buffers.hpp"
@@ -73,6 +75,10 @@ SanitizerPass sanitizer_pass_from(const util::ProcessResult& process);
 // Pure: "compute-sanitizer memcheck: <headline> in <kernel> at <file>:<line> (<detail>)".
 std::string describe_finding(const measure::SanitizerReport& report);
 
+// Pure: the debugger pass from the finished cuda-gdb process (its stdout carries the
+// candidate's single-call reply line as well as the debugger's transcript).
+DebuggerPass debugger_pass_from(const util::ProcessResult& process);
+
 // Pure: fills `pass.counts` and the agreement from the audit and the in-process counter JSON
 // (exec's `count` reply: {"available", "gmma", "tma_load", "tma_store", "tma_reduce"}).
 void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process);
@@ -82,16 +88,25 @@ void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_pro
 SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner, const ChildCommand& child,
                                  std::chrono::milliseconds timeout);
 
+// cuda-gdb in batch mode (measure::cuda_gdb_command) over the single-call child `child`;
+// `cuda_gdb` is find_cuda_tool("cuda-gdb"), empty when it is not installed.
+DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                               std::chrono::milliseconds timeout,
+                               const std::filesystem::path& cuda_gdb);
+
 NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
                                 const SingleCallFiles& files, std::chrono::milliseconds timeout);
 
-// The passes as `evaluation.ptxbench.sanitizer` / `.ncu_audit` JSON and as text lines.
+// The passes as `evaluation.ptxbench.sanitizer` / `.ncu_audit` / `.debugger` JSON and as text
+// lines.
 trace::Json to_json(const SanitizerPass& pass);
 trace::Json to_json(const NcuAuditPass& pass);
+trace::Json to_json(const DebuggerPass& pass);
 // Where a sanitizer finding is printed: on the sanitizer line, or already as the evaluation's
 // status message (the finding made the verdict), in which case the line refers to it.
 enum class FindingLine : std::uint8_t { sanitizer = 1, status = 2 };
 std::string render_text(const SanitizerPass& pass, FindingLine finding = FindingLine::sanitizer);
 std::string render_text(const NcuAuditPass& pass);
+std::string render_text(const DebuggerPass& pass);
 
 } // namespace ptxbench::exec

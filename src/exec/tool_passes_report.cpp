@@ -62,6 +62,39 @@ Json to_json(const NcuAuditPass& pass) {
   return out;
 }
 
+Json to_json(const DebuggerPass& pass) {
+  Json out{{"tool", "cuda-gdb (batch mode, set cuda launch_blocking on)"}, {"ran", pass.ran}};
+  if (!pass.ran) {
+    out["reason"] = pass.reason;
+    return out;
+  }
+  const measure::DebuggerReport& r = pass.report;
+  out["stop"] = std::string(to_string(r.stop));
+  out["finding"] = pass.finding;
+  out["signal"] = r.signal;
+  out["exception"] = r.exception;
+  out["kernel"] = r.kernel;
+  out["launch"] = r.launch;
+  out["block"] = r.block;
+  out["thread"] = r.thread;
+  out["function"] = r.function;
+  out["file"] = std::filesystem::path(r.file).filename().string();
+  out["line"] = r.line;
+  out["source_line"] = r.source_line;
+  out["pc"] = r.pc;
+  if (r.stop == measure::DebuggerStop::exited)
+    out["exit_code"] = r.exit_code;
+  out["wall_ms"] = pass.wall_ms;
+  out["input_set"] = 0;
+  return out;
+}
+
+std::string render_text(const DebuggerPass& pass) {
+  if (!pass.ran)
+    return "  debugger: not run — " + pass.reason + "\n";
+  return fmt::format("  debugger: {} ({:.1f} s)\n", pass.finding, pass.wall_ms / 1000.0);
+}
+
 std::string render_text(const SanitizerPass& pass, FindingLine finding) {
   if (!pass.ran)
     return "  sanitizer: not run — " + pass.reason + "\n";

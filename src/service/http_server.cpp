@@ -29,7 +29,7 @@ constexpr double kMaxWaitS = 3600; // FIBServe's long-poll bound
 constexpr const char* kRunHeader = "X-Ptxbench-Run";
 constexpr std::size_t kMaxRunChars = 200;
 
-constexpr std::array<std::string_view, 11> kEndpoints{"GET /health",
+constexpr std::array<std::string_view, 12> kEndpoints{"GET /health",
                                                       "GET /metrics",
                                                       "GET /definitions",
                                                       "GET /definitions/{name}",
@@ -37,6 +37,7 @@ constexpr std::array<std::string_view, 11> kEndpoints{"GET /health",
                                                       "POST /evaluate",
                                                       "POST /sanitize",
                                                       "POST /profile",
+                                                      "POST /debug",
                                                       "GET /tasks/{id}?timeout=s",
                                                       "POST /tasks/batch",
                                                       "GET /"};
@@ -272,9 +273,9 @@ void HttpServer::Impl::routes() {
   server.Get(
       R"(/definitions/([^/]+)/workloads)",
       [this](const Request& request, Response& response) { definition(request, response, true); });
-  for (TaskKind kind : {TaskKind::evaluate, TaskKind::sanitize, TaskKind::profile})
-    server.Post(fmt::format("/{}", to_string(kind)),
-                [this, kind](const Request& request, Response& response) {
+  for (const TaskKindInfo& info : kTaskKinds) // POST /evaluate, /sanitize, /profile, /debug
+    server.Post(fmt::format("/{}", info.name),
+                [this, kind = info.kind](const Request& request, Response& response) {
                   submit(kind, request, response);
                 });
   server.Post("/tasks/batch",

@@ -1,7 +1,8 @@
 // The HTTP/JSON face of the evaluation service (cpp-httplib), in the FIBServe shape
-// (docs/service.md): /health, /definitions, POST /evaluate | /sanitize | /profile returning a
-// task id at once, GET /tasks/{id}?timeout= long-poll, POST /tasks/batch; and GET /metrics
-// (Prometheus). It serves this host's own queue or a fleet's broker alike (task_service.hpp).
+// (docs/service.md): /health, /definitions, POST /evaluate | /sanitize | /profile | /debug
+// returning a task id at once, GET /tasks/{id}?timeout= long-poll, POST /tasks/batch; and GET
+// /metrics (Prometheus). It serves this host's own queue or a fleet's broker alike
+// (task_service.hpp).
 //
 // Request bodies are untrusted: a size limit (413), JSON and schema errors (400, one
 // sentence), unknown problem or task (404), a client's fleet queue full (429); every error

@@ -14,8 +14,8 @@
 namespace ptxbench::service {
 namespace {
 
-// The endpoint decides the tool (/sanitize adds memcheck, /profile the ncu audit); a body asking
-// for a tool another endpoint runs is refused by name.
+// The endpoint decides the tool (/sanitize adds memcheck, /profile the ncu audit, /debug
+// cuda-gdb); a body asking for a tool another endpoint runs is refused by name.
 void check_tools(util::JsonReader& in, const Json& body, TaskKind kind) {
   const Json* types = util::JsonReader::optional(body, "sanitizer_types");
   if (kind != TaskKind::sanitize && types != nullptr && !(types->is_array() && types->empty()))
@@ -23,6 +23,9 @@ void check_tools(util::JsonReader& in, const Json& body, TaskKind kind) {
   const Json* audit = util::JsonReader::optional(body, "audit");
   if (kind != TaskKind::profile && audit != nullptr && *audit != "none")
     in.fail("$.audit", "\"audit\" belongs to POST /profile");
+  const Json* debug = util::JsonReader::optional(body, "debug");
+  if (kind != TaskKind::debug && debug != nullptr && *debug != false)
+    in.fail("$.debug", "\"debug\" belongs to POST /debug");
 }
 
 util::Status check_workloads(const std::optional<std::vector<std::string>>& uuids,
@@ -39,6 +42,8 @@ util::Status check_workloads(const std::optional<std::vector<std::string>>& uuid
 TaskKind kind_of(const exec::EvalOptions& options) {
   if (options.sanitize == exec::Sanitize::memcheck)
     return TaskKind::sanitize;
+  if (options.debug == exec::Debug::cuda_gdb)
+    return TaskKind::debug;
   return options.audit == exec::Audit::ncu ? TaskKind::profile : TaskKind::evaluate;
 }
 
@@ -54,6 +59,7 @@ util::Expected<TaskRequest> parse_task_request(std::string_view body, TaskKind k
   eval.options.sanitize =
       kind == TaskKind::sanitize ? exec::Sanitize::memcheck : exec::Sanitize::off;
   eval.options.audit = kind == TaskKind::profile ? exec::Audit::ncu : exec::Audit::none;
+  eval.options.debug = kind == TaskKind::debug ? exec::Debug::cuda_gdb : exec::Debug::off;
   PTXBENCH_TRY_ASSIGN(auto problem, suite.find(eval.problem));
   PTXBENCH_TRY(check_workloads(eval.workload_uuids, *problem));
   TaskRequest request;

@@ -10,6 +10,7 @@
 #include "compile/nvcc.hpp"
 #include "exec/evaluator.hpp"
 #include "suite/suite.hpp"
+#include "util/enum_table.hpp"
 #include "util/error.hpp"
 
 #include <array>
@@ -25,8 +26,9 @@ namespace ptxbench::service {
 using Json = nlohmann::ordered_json;
 
 // Which endpoint a task came from: a plain evaluation, one with the compute-sanitizer
-// memcheck pass, or one with the ncu source-counter audit. Persisted; explicit values.
-enum class TaskKind : std::uint8_t { evaluate = 1, sanitize = 2, profile = 3 };
+// memcheck pass, one with the ncu source-counter audit, or one with the cuda-gdb pass.
+// Persisted; explicit values.
+enum class TaskKind : std::uint8_t { evaluate = 1, sanitize = 2, profile = 3, debug = 4 };
 
 // Persisted; explicit values. `completed` means the evaluation ran to a verdict (look at the
 // result's status); `failed` means no verdict exists (a broken set-up, an internal error).
@@ -41,9 +43,9 @@ struct TaskStateInfo {
   std::string_view name;
 };
 
-inline constexpr std::array kTaskKinds{TaskKindInfo{TaskKind::evaluate, "evaluate"},
-                                       TaskKindInfo{TaskKind::sanitize, "sanitize"},
-                                       TaskKindInfo{TaskKind::profile, "profile"}};
+inline constexpr std::array kTaskKinds{
+    TaskKindInfo{TaskKind::evaluate, "evaluate"}, TaskKindInfo{TaskKind::sanitize, "sanitize"},
+    TaskKindInfo{TaskKind::profile, "profile"}, TaskKindInfo{TaskKind::debug, "debug"}};
 inline constexpr std::array kTaskStates{
     TaskStateInfo{TaskState::queued, "queued"}, TaskStateInfo{TaskState::running, "running"},
     TaskStateInfo{TaskState::completed, "completed"}, TaskStateInfo{TaskState::failed, "failed"}};
@@ -58,6 +60,8 @@ consteval bool task_tables_complete() {
   return true;
 }
 static_assert(task_tables_complete(), "kTaskKinds and kTaskStates must list every value in order");
+static_assert(util::no_enumerator_after<TaskKind, kTaskKinds.size()>(),
+              "kTaskKinds lacks a row for an enumerator after its last");
 
 constexpr std::string_view to_string(TaskKind kind) {
   return kTaskKinds[static_cast<std::size_t>(kind) - 1].name;
@@ -80,10 +84,11 @@ struct TaskRequest {
   std::string run;
 };
 
-// The endpoint whose tool `options` asks for: memcheck is /sanitize, the ncu audit /profile.
+// The endpoint whose tool `options` asks for: memcheck is /sanitize, the cuda-gdb pass /debug,
+// the ncu audit /profile (in that order, where a fleet request asks for more than one).
 TaskKind kind_of(const exec::EvalOptions& options);
 
-// Reads a POST /evaluate, /sanitize or /profile body (exec/eval_request.hpp) and checks it
+// Reads a POST /evaluate, /sanitize, /profile or /debug body (exec/eval_request.hpp) and checks it
 // against the suite and the endpoint. invalid_input for a body that is not a
 // JSON object of the documented shape, naming the JSON path ("request body:
 // $.solution.sources[0].content: expected a string, got integer"); not_found for an unknown

@@ -76,6 +76,28 @@ TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
   EXPECT_EQ(feedback.find("the candidate printed this"), std::string::npos) << feedback;
 }
 
+TEST(EvaluationFeedback, TheDebuggersSentenceReachesTheModelButNotANotRunReason) {
+  exec::Evaluation ev;
+  ev.gpu_ran = true;
+  ev.check.outcome = exec::CheckOutcome::ok;
+  compile::CompileResult build;
+  build.ok = true;
+  ev.check.build = build;
+  ev.status = trace::EvaluationStatus::runtime_error;
+  ev.message = "CUDA error after the call: cudaErrorIllegalAddress";
+  exec::DebuggerPass pass;
+  pass.ran = true;
+  pass.finding = "cuda-gdb: Warp Illegal Address in bad_kernel block (3,0,0) thread (32,0,0) at "
+                 "kernel.cu:42: `out[i] = 1.f;`";
+  ev.debugger = pass;
+  const std::string feedback = evaluation_feedback(ev);
+  EXPECT_NE(feedback.find("Debugger (one call): " + pass.finding + "\n"), std::string::npos)
+      << feedback;
+  ev.debugger = exec::DebuggerPass{};
+  ev.debugger->reason = "cuda-gdb not found (PATH, /usr/local/cuda/bin)";
+  EXPECT_EQ(evaluation_feedback(ev).find("Debugger"), std::string::npos);
+}
+
 TEST(Feedback, ExtractionFeedbackAsksForTheFenceOfTheRunsLanguage) {
   util::Error error{util::ErrorKind::extraction, "no block"};
   std::string triton = extraction_feedback(error, frontend::of(compile::Language::triton));

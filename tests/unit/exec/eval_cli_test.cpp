@@ -75,6 +75,14 @@ TEST(EvalCli, SanitizeAndAuditWithoutAGpuSayTheyNeedOne) {
       << result.out;
 }
 
+TEST(EvalCli, DebugWithoutAGpuSaysItNeedsOne) {
+  const auto result = eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--debug"});
+  EXPECT_EQ(result.exit_code, 3) << result.out << result.err;
+  EXPECT_NE(result.out.find("timing, the debugger pass and dynamic instruction counts need a GPU"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(EvalCli, MissingKernelFileIsBadInput) {
   const auto result = eval({"/nonexistent/kernel.cu", "--problem", kProblem});
   EXPECT_EQ(result.exit_code, 2) << result.err;

@@ -27,6 +27,7 @@ EvalRequest every_member_set() {
   o.reference_timing = exec::ReferenceTiming::cached;
   o.sanitize = exec::Sanitize::memcheck;
   o.audit = exec::Audit::ncu;
+  o.debug = exec::Debug::cuda_gdb;
   return request;
 }
 
@@ -49,6 +50,7 @@ TEST(EvalRequest, EveryMemberRoundTripsAndTheVersionAndLanguageAreWritten) {
   EXPECT_EQ(body["version"], exec::kEvalRequestVersion);
   EXPECT_EQ(body["language"], "triton");
   EXPECT_EQ(body["solution"]["sources"][0]["path"], "kernel.py");
+  EXPECT_EQ(body["debug"], true);
   auto read = exec::eval_request_from_json(body, "request body");
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_TRUE(exec::same_request(*read, request));
@@ -62,6 +64,28 @@ TEST(EvalRequest, EveryMemberRoundTripsAndTheVersionAndLanguageAreWritten) {
   EvalRequest other = plain;
   other.options.trials = 4;
   EXPECT_FALSE(exec::same_request(other, plain));
+  other = plain;
+  other.options.debug = exec::Debug::cuda_gdb;
+  EXPECT_FALSE(exec::same_request(other, plain));
+}
+
+TEST(EvalRequest, DebugIsWrittenOnlyWhenAskedForAndAbsentMeansOff) {
+  // A build from before `debug` refuses unknown members: a request that does not ask for the
+  // debugger must not carry it.
+  const EvalRequest plain{"gemm_n7168_k5120", "__global__ void k() {}", std::nullopt, {}};
+  EXPECT_FALSE(exec::to_json(plain).contains("debug"));
+  auto read = exec::eval_request_from_json(fib_body(), "request body");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->options.debug, exec::Debug::off);
+  Json body = fib_body();
+  body["debug"] = false;
+  EXPECT_EQ(exec::eval_request_from_json(body, "")->options.debug, exec::Debug::off);
+  body["debug"] = true;
+  EXPECT_EQ(exec::eval_request_from_json(body, "")->options.debug, exec::Debug::cuda_gdb);
+  body["debug"] = "yes";
+  EXPECT_NE(error_of(body).find("$.debug: \"debug\" must be true or false, got \"yes\""),
+            std::string::npos)
+      << error_of(body);
 }
 
 TEST(EvalRequest, AFlashInferBenchBodyWithoutPtxbenchsMembersReadsAsVersionOneCuda) {

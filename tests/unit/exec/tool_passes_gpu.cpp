@@ -1,6 +1,7 @@
-// The sanitizer and ncu-audit passes of `ptxbench eval` on a real GPU (label gpu): memcheck
-// finds an out-of-bounds write and names its source line, passes a correct wgmma kernel, and
-// the paper's ncu source-counter audit agrees with the in-process counts.
+// The sanitizer, ncu-audit and debugger passes of `ptxbench eval` on a real GPU (label gpu):
+// memcheck finds an out-of-bounds write and names its source line, passes a correct wgmma
+// kernel; the paper's ncu source-counter audit agrees with the in-process counts; cuda-gdb
+// names the kernel, block, thread and line of a wild write and lets a correct call complete.
 #include "exec/tool_passes.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
 
@@ -116,6 +117,50 @@ TEST(ToolPassesGpu, NcuAuditOfASimtKernelCountsNoTargetInstructionsAndAgrees) {
   if (ev.dynamic && ev.dynamic->verdict != DynamicState::unknown) {
     EXPECT_EQ(ev.ncu_audit->agreement, Agreement::agree) << ev.ncu_audit->agreement_note;
   }
+}
+
+// The parser's kernel transcripts were written from NVIDIA's manual, not captured here: the
+// log printed below is the H200's, to compare with tests/data/measure/cuda_gdb_*.txt.
+TEST(ToolPassesGpu, CudaGdbNamesTheKernelThreadAndLineOfAWildWrite) {
+  if (!have("cuda-gdb"))
+    GTEST_SKIP() << "cuda-gdb not installed";
+  const std::string source = read_kernel("gemm_bad_variants.cu", 4);
+  const int line = line_of(source, "*reinterpret_cast<volatile int*>(uintptr_t(0x10)) = 1;");
+  ASSERT_GT(line, 0);
+  EvalOptions options = quick();
+  options.dynamic_counts = false;
+  options.debug = Debug::cuda_gdb;
+  const Evaluation ev = evaluate(source, options);
+  EXPECT_EQ(ev.status, Status::runtime_error) << ev.message; // the main pass's verdict
+  ASSERT_TRUE(ev.debugger);
+  ASSERT_TRUE(ev.debugger->ran) << ev.debugger->reason;
+  std::printf("%s", ev.debugger->report.log.c_str());
+  const measure::DebuggerReport& r = ev.debugger->report;
+  EXPECT_EQ(r.stop, measure::DebuggerStop::cuda_exception) << ev.debugger->finding;
+  EXPECT_EQ(r.signal.rfind("CUDA_EXCEPTION_", 0), 0u) << r.signal;
+  EXPECT_NE(r.kernel.find("wild_write"), std::string::npos) << r.kernel;
+  EXPECT_EQ(r.block, "(0,0,0)"); // wild_write<<<1, 1>>>
+  EXPECT_EQ(r.thread, "(0,0,0)");
+  EXPECT_EQ(r.line, line) << r.file; // kernel.so is built with -lineinfo
+  EXPECT_NE(ev.debugger->finding.find("wild_write"), std::string::npos) << ev.debugger->finding;
+  EXPECT_NE(render_text(ev).find("  debugger: cuda-gdb: "), std::string::npos);
+  EXPECT_EQ(extras_json(ev)["debugger"]["block"], "(0,0,0)");
+  EXPECT_EQ(stray_children(), 0);
+}
+
+TEST(ToolPassesGpu, UnderCudaGdbACorrectCallCompletes) {
+  if (!have("cuda-gdb"))
+    GTEST_SKIP() << "cuda-gdb not installed";
+  EvalOptions options = quick();
+  options.dynamic_counts = false;
+  options.debug = Debug::cuda_gdb;
+  const Evaluation ev = evaluate(read_kernel("simt_gemm.cu"), options);
+  EXPECT_EQ(ev.status, Status::passed) << ev.message;
+  ASSERT_TRUE(ev.debugger);
+  ASSERT_TRUE(ev.debugger->ran) << ev.debugger->reason;
+  EXPECT_EQ(ev.debugger->report.stop, measure::DebuggerStop::exited) << ev.debugger->report.log;
+  EXPECT_EQ(ev.debugger->finding, "the call completed under cuda-gdb: no exception");
+  EXPECT_EQ(stray_children(), 0);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // concurrent submissions.
 #include "service_test_support.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <future>
 #include <netinet/in.h>
@@ -56,6 +57,8 @@ TEST(ServiceHttp, HealthDefinitionsAndWorkloadsDescribeTheService) {
 
   Answer root = http(live.url(), "GET", "/");
   EXPECT_EQ(root.json["name"], "ptxbench serve");
+  const auto& endpoints = root.json["endpoints"];
+  EXPECT_NE(std::find(endpoints.begin(), endpoints.end(), "POST /debug"), endpoints.end());
   Answer definitions = http(live.url(), "GET", "/definitions");
   ASSERT_EQ(definitions.status, 200);
   EXPECT_EQ(definitions.json.size(), tools().suite->problems().size());
@@ -135,13 +138,14 @@ TEST(ServiceHttp, CompileErrorsAndTheToolEndpointsComeBackAsVerdicts) {
   const std::string evaluate = submit(live.url(), broken);
   const std::string sanitize = submit(live.url(), broken, "/sanitize");
   const std::string profile = submit(live.url(), broken, "/profile");
-  Answer batch =
-      http(live.url(), "POST", "/tasks/batch",
-           nlohmann::json{{"task_ids", {evaluate, sanitize, profile}}, {"timeout", 300}}.dump());
+  const std::string debug = submit(live.url(), broken, "/debug");
+  Answer batch = http(
+      live.url(), "POST", "/tasks/batch",
+      nlohmann::json{{"task_ids", {evaluate, sanitize, profile, debug}}, {"timeout", 300}}.dump());
   ASSERT_EQ(batch.status, 200) << batch.body;
-  ASSERT_EQ(batch.json.size(), 3u);
-  const char* kinds[] = {"evaluate", "sanitize", "profile"};
-  for (std::size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(batch.json.size(), 4u);
+  const char* kinds[] = {"evaluate", "sanitize", "profile", "debug"};
+  for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(batch.json[i]["kind"], kinds[i]);
     EXPECT_EQ(batch.json[i]["status"], "completed") << batch.json[i].dump();
     EXPECT_EQ(batch.json[i]["result"]["status"], "COMPILE_ERROR");
@@ -182,6 +186,13 @@ TEST(ServiceHttp, UntrustedRequestsGetClearErrors) {
   EXPECT_EQ(shape.status, 400);
   EXPECT_NE(shape.json.value("error", "").find("\"solution\" must be an object"),
             std::string::npos);
+  auto debugging = evaluate_body("int x;");
+  debugging["debug"] = true;
+  Answer misplaced = http(live.url(), "POST", "/evaluate", debugging.dump());
+  EXPECT_EQ(misplaced.status, 400);
+  EXPECT_NE(misplaced.json.value("error", "").find("$.debug: \"debug\" belongs to POST /debug"),
+            std::string::npos)
+      << misplaced.body;
   Answer oversized = http(live.url(), "POST", "/evaluate",
                           evaluate_body("// " + std::string(100 * 1024, 'x')).dump());
   EXPECT_EQ(oversized.status, 413);

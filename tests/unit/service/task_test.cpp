@@ -103,6 +103,30 @@ TEST(TaskRequest, MalformedBodiesAreRejectedWithTheReason) {
   EXPECT_NE(error_of(body.dump()).find("belongs to POST /sanitize"), std::string::npos);
 }
 
+TEST(TaskRequest, TheDebuggerBelongsToPostDebugAndTravelsInTheCanonicalForm) {
+  auto body = evaluate_body("int x;");
+  auto plain = parse(body, TaskKind::debug); // the endpoint decides the tool
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->options.debug, exec::Debug::cuda_gdb);
+  EXPECT_EQ(plain->canonical["debug"], true);
+  EXPECT_EQ(kind_of(plain->options), TaskKind::debug);
+  body["debug"] = true;
+  auto asked = parse(body, TaskKind::debug);
+  ASSERT_TRUE(asked) << asked.error().message;
+  EXPECT_EQ(asked->canonical, plain->canonical);
+  EXPECT_NE(error_of(body.dump()).find("$.debug: \"debug\" belongs to POST /debug"),
+            std::string::npos)
+      << error_of(body.dump());
+  EXPECT_NE(error_of(body.dump(), TaskKind::sanitize).find("belongs to POST /debug"),
+            std::string::npos);
+  body["debug"] = false; // what a build that writes every member would send: accepted anywhere
+  auto off = parse(body, TaskKind::evaluate);
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_EQ(off->options.debug, exec::Debug::off);
+  EXPECT_EQ(kind_of(off->options), TaskKind::evaluate);
+  EXPECT_EQ(to_string(TaskKind::debug), "debug");
+}
+
 TEST(TaskRequest, UnknownProblemsAndWorkloadsAreNotFound) {
   auto unknown = parse(evaluate_body("int x;", "gemm_n7168_k5121"));
   ASSERT_FALSE(unknown);
