@@ -15,6 +15,8 @@ debian_packages=(
   # the fleet's broker: libpq's header (the library is loaded at run time) and the server the
   # broker tests start on loopback
   libpq-dev postgresql
+  # `ip`, with which the fleet's partition test makes a network namespace and a veth link
+  iproute2
   # the style gates (scripts/check_style.sh and scripts/check_tidy.sh, run by CI)
   clang-format clang-tidy
 )

@@ -4,6 +4,7 @@
 #include <array>
 #include <fmt/format.h>
 #include <thread>
+#include <utility>
 
 namespace ptxbench::fleet {
 namespace {
@@ -170,7 +171,15 @@ util::Status Broker::reconnect() {
   m_listening_done = m_listening_queued = false;
   PTXBENCH_TRY_ASSIGN(auto connection, pg::Connection::open(m_options.url));
   m_connection.emplace(std::move(connection));
+  if (std::exchange(m_lost, false) && m_options.log)
+    m_options.log(fmt::format("broker {}: connected again", pg::redact(m_options.url)));
   return util::Ok{};
+}
+
+void Broker::note_lost(const util::Error& error) {
+  if (!std::exchange(m_lost, true) && m_options.log)
+    m_options.log(fmt::format("reconnecting for up to {} s: {}", m_options.reconnect_window.count(),
+                              error.message));
 }
 
 template <typename Op>
@@ -183,13 +192,18 @@ auto Broker::with_connection(Op op) -> decltype(op(std::declval<pg::Connection&>
       connected = reconnect();
     if (connected) {
       auto result = op(*m_connection);
-      if (result || result.error().kind != util::ErrorKind::transport ||
-          Clock::now() + backoff > deadline)
+      if (result || result.error().kind != util::ErrorKind::transport)
+        return result;
+      note_lost(result.error());
+      if (Clock::now() + backoff > deadline)
         return result;
       m_connection.reset();
-    } else if (connected.error().kind != util::ErrorKind::transport ||
-               Clock::now() + backoff > deadline) {
-      return connected.error();
+    } else {
+      if (connected.error().kind != util::ErrorKind::transport)
+        return connected.error();
+      note_lost(connected.error());
+      if (Clock::now() + backoff > deadline)
+        return connected.error();
     }
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));

@@ -21,7 +21,10 @@
 // most `max_queued_per_run` queued tasks (back-pressure: `rate_limited`, retried by the
 // client). NOTIFY wakes idle workers (a task queued) and waiting clients (a task finished).
 // Every operation reconnects with backoff when the connection is lost, for up to
-// `reconnect_window`; a statement that did not commit is simply run again.
+// `reconnect_window`; a statement that did not commit is simply run again. A connection whose
+// peer went silent (a partition) is found lost within seconds, not TCP's quarter of an hour
+// (pg::Connection's keepalives and user timeout), so the backoff starts at once; the log says
+// when a connection is lost and when it is back.
 //
 // Invariants: a task is `queued`, `running` (with a worker, an attempt and a lease), or finished
 // (`completed` with a result, `failed` with an error) and never leaves a finished state; at most
@@ -36,6 +39,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -56,6 +60,8 @@ struct BrokerOptions {
   int max_deaths = 3;           // workers that may die holding a task before it fails
   int max_queued_per_run = 256; // back-pressure
   std::chrono::seconds reconnect_window{120};
+  // One line when the connection is lost and one when it is back; optional.
+  std::function<void(const std::string&)> log;
 };
 
 struct Submission {
@@ -158,6 +164,8 @@ public:
 private:
   explicit Broker(BrokerOptions options) : m_options(std::move(options)) {}
   util::Status reconnect();
+  // Logs the first loss of an outage.
+  void note_lost(const util::Error& error);
   util::Status create_schema();
   // Runs `op` on a live connection, reconnecting with backoff when the connection is lost.
   template <typename Op>
@@ -167,6 +175,7 @@ private:
   std::optional<pg::Connection> m_connection;
   bool m_listening_done = false;
   bool m_listening_queued = false;
+  bool m_lost = false; // a loss was logged and no connection made since
 };
 
 // invalid_input unless `url` is postgresql:// or postgres:// without a password in it.

@@ -1,11 +1,15 @@
 #include "fleet/postgres.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <libpq-fe.h>
 #include <poll.h>
 #include <regex>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace ptxbench::fleet::pg {
 namespace {
@@ -29,6 +33,7 @@ struct Api {
   decltype(&PQnotifies) notifies = nullptr;
   decltype(&PQfreemem) freemem = nullptr;
   decltype(&PQsocket) socket = nullptr;
+  decltype(&PQlibVersion) lib_version = nullptr; // optional
   bool loaded = false;
 };
 
@@ -57,6 +62,7 @@ Api load() {
       resolve(library, "PQconsumeInput", api.consume_input) &&
       resolve(library, "PQnotifies", api.notifies) && resolve(library, "PQfreemem", api.freemem) &&
       resolve(library, "PQsocket", api.socket);
+  resolve(library, "PQlibVersion", api.lib_version);
   return api;
 }
 
@@ -71,12 +77,53 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-std::string with_connect_timeout(const std::string& url, std::chrono::seconds timeout) {
-  const bool uri = url.starts_with("postgresql://") || url.starts_with("postgres://");
-  const std::string setting = fmt::format("connect_timeout={}", std::max<long>(1, timeout.count()));
-  if (!uri)
-    return url + " " + setting;
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + setting;
+// When a connection whose server stopped answering is given up. A partition drops packets
+// without a reset: without these a statement waits out TCP's retransmissions (tcp_retries2,
+// about 15 minutes) and an idle connection is probed after two hours, so a worker's heartbeat
+// and finish() hang instead of reconnecting. 10 s without an acknowledgement (or 5 s idle and
+// then 5 unanswered probes a second apart) is far past a healthy network's pauses (TCP's
+// retransmissions back off 0.2, 0.4, ... 3.2 s) and short against what waits on it: the
+// default lease (60 s, renewed every 20 s) and the broker's reconnect window (120 s), whose
+// backoff takes over once the call fails.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kDeadPeerSettings{{
+    {"keepalives", "1"},
+    {"keepalives_idle", "5"},
+    {"keepalives_interval", "1"},
+    {"keepalives_count", "5"},
+    {"tcp_user_timeout", "10000"}, // milliseconds; libpq 12 and later
+}};
+
+bool is_uri(const std::string& url) {
+  return url.starts_with("postgresql://") || url.starts_with("postgres://");
+}
+
+// Whether `url` (a URI's query, or key=value words) sets `key` itself.
+bool sets(const std::string& url, std::string_view key) {
+  if (!is_uri(url))
+    return std::regex_search(url, std::regex("(^|\\s)" + std::string(key) + "\\s*="));
+  const std::size_t query = url.find('?');
+  for (std::size_t start = query; start != std::string::npos; start = url.find('&', start + 1))
+    if (url.compare(start + 1, key.size() + 1, std::string(key) + "=") == 0)
+      return true;
+  return false;
+}
+
+// `url` with a connect timeout and the dead-peer settings, where it does not set them itself.
+std::string with_defaults(const std::string& url, std::chrono::seconds connect_timeout) {
+  std::vector<std::pair<std::string, std::string>> settings{
+      {"connect_timeout", std::to_string(std::max<long>(1, connect_timeout.count()))}};
+  const int version = api().lib_version ? api().lib_version() : 0;
+  for (const auto& [key, value] : kDeadPeerSettings)
+    if (key != "tcp_user_timeout" || version >= 120000)
+      settings.emplace_back(key, value);
+  std::string out = url;
+  for (const auto& [key, value] : settings) {
+    if (sets(url, key))
+      continue;
+    const bool first_query = out.find('?') == std::string::npos;
+    out += (is_uri(url) ? (first_query ? "?" : "&") : " ") + key + "=" + value;
+  }
+  return out;
 }
 
 } // namespace
@@ -136,7 +183,7 @@ util::Expected<Connection> Connection::open(const std::string& url, std::chrono:
     return util::make_error(util::ErrorKind::unsupported,
                             "PostgreSQL's client library (libpq.so.5) is not installed on this "
                             "machine: install libpq5 to use --broker");
-  pg_conn* connection = api().connectdb(with_connect_timeout(url, timeout).c_str());
+  pg_conn* connection = api().connectdb(with_defaults(url, timeout).c_str());
   if (connection == nullptr)
     throw util::Fatal("libpq: out of memory");
   if (api().status(connection) != CONNECTION_OK) {

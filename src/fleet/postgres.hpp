@@ -54,7 +54,9 @@ private:
 class Connection {
 public:
   // Connects to `url` (postgresql://user@host:port/db, or a key=value string) within
-  // `timeout`; transport when the server cannot be reached or refuses.
+  // `timeout`; transport when the server cannot be reached or refuses. A call on a connection
+  // whose server stopped answering (a partition: no reset comes) fails as lost within about
+  // 10 s (TCP keepalives and tcp_user_timeout), where the URL does not set those itself.
   static util::Expected<Connection> open(const std::string& url,
                                          std::chrono::seconds timeout = std::chrono::seconds(10));
   Connection(Connection&& other) noexcept;

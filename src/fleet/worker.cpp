@@ -1,5 +1,6 @@
 #include "fleet/worker.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <fmt/format.h>
 #include <mutex>
@@ -8,7 +9,9 @@
 namespace ptxbench::fleet {
 namespace {
 
-// Renews `task`'s lease every third of it on a connection of its own until destroyed.
+// Renews `task`'s lease every third of it on a connection of its own until destroyed. A
+// renewal not made within its period is logged and tried again at the next: retrying longer
+// cannot save a lease that is gone by then, and would hold up the worker's own finish().
 class Heartbeat {
 public:
   Heartbeat(const BrokerOptions& options, const LeasedTask& task,
@@ -26,24 +29,29 @@ public:
   Heartbeat& operator=(const Heartbeat&) = delete;
 
 private:
-  void beat(const BrokerOptions& options, const LeasedTask& task,
+  void beat(BrokerOptions options, const LeasedTask& task,
             const std::function<void(const std::string&)>& log) {
     std::unique_ptr<Broker> broker;
     const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(options.lease) / 3;
+    options.reconnect_window =
+        std::max(std::chrono::seconds(1), std::chrono::duration_cast<std::chrono::seconds>(period));
     std::unique_lock lock(m_mutex);
     while (!m_cv.wait_for(lock, period, [this] { return m_done; })) {
       lock.unlock();
-      if (!broker) {
-        auto connected = Broker::connect(options);
-        if (connected)
-          broker = std::move(*connected);
-      }
-      auto renewed = broker ? broker->heartbeat(task) : util::Expected<bool>(false);
+      auto renewed = renew(broker, options, task);
       if (log && (!renewed || !*renewed))
         log(fmt::format("task {}: the lease could not be renewed{}", task.id,
                         renewed ? " (it was taken over)" : ": " + renewed.error().message));
       lock.lock();
     }
+  }
+
+  static util::Expected<bool> renew(std::unique_ptr<Broker>& broker, const BrokerOptions& options,
+                                    const LeasedTask& task) {
+    if (!broker) {
+      PTXBENCH_TRY_ASSIGN(broker, Broker::connect(options));
+    }
+    return broker->heartbeat(task);
   }
 
   std::mutex m_mutex;

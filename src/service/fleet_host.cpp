@@ -36,6 +36,14 @@ std::pair<std::string, std::optional<compile::Arch>> gpu_of(int device) {
   return {props.name, arch};
 }
 
+// The broker options of the worker `id`: its lost and restored connections in the host's log.
+fleet::BrokerOptions broker_options(const FleetHostOptions& host, const std::string& id) {
+  fleet::BrokerOptions options = host.broker;
+  if (host.log)
+    options.log = [log = host.log, id](const std::string& line) { log(id + ": " + line); };
+  return options;
+}
+
 fleet::TaskOutcome failed(std::string reason) {
   return fleet::TaskOutcome{fleet::OutcomeKind::failed, {}, {}, std::move(reason)};
 }
@@ -48,7 +56,8 @@ util::Expected<std::unique_ptr<FleetHost>> FleetHost::start(const exec::Checker&
   PTXBENCH_TRY(fleet::check_broker_url(options.broker.url));
   std::unique_ptr<FleetHost> host(new FleetHost(checker, suite, std::move(options)));
   for (auto& slot : host->m_slots) {
-    PTXBENCH_TRY_ASSIGN(slot->broker, fleet::Broker::connect(host->m_options.broker));
+    PTXBENCH_TRY_ASSIGN(slot->broker,
+                        fleet::Broker::connect(broker_options(host->m_options, slot->info.id)));
     fleet::WorkerOptions worker;
     worker.info = slot->info;
     worker.log = host->m_options.log;

@@ -1,7 +1,8 @@
 // A real PostgreSQL server for one test: initdb into a fresh folder, started on a free loopback
 // port, stopped (immediately) and removed on destruction. The binaries are Debian's
 // (scripts/setup.sh installs postgresql); as root, which initdb refuses, the server runs as the
-// `postgres` user. restart() and kill() let a test take the broker away mid-run.
+// `postgres` user. restart() and kill() let a test take the broker away mid-run. A
+// PostgresNetwork lets clients beyond loopback in (a network namespace's link).
 #pragma once
 
 #include <arpa/inet.h>
@@ -14,12 +15,20 @@
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace ptxbench::test_support {
 
+// Where the server listens besides 127.0.0.1, and whom it lets in there without a password.
+struct PostgresNetwork {
+  std::vector<std::string> listen_addresses;
+  std::vector<std::string> trusted_subnets; // CIDRs: one `host all all CIDR trust` line each
+};
+
 class PostgresServer {
 public:
-  PostgresServer() {
+  PostgresServer() : PostgresServer(PostgresNetwork{}) {}
+  explicit PostgresServer(PostgresNetwork network) : m_network(std::move(network)) {
     m_bin = bin_dir();
     char pattern[] = "/tmp/ptxbench_pg_XXXXXX";
     if (::mkdtemp(pattern) == nullptr)
@@ -34,6 +43,8 @@ public:
     sh(m_as + (m_bin / "initdb").string() + " -D " + m_data.string() +
        " -U ptxbench --auth=trust -E UTF8 --no-sync > " + (m_root / "initdb.log").string() +
        " 2>&1");
+    for (const std::string& subnet : m_network.trusted_subnets)
+      sh("echo 'host all all " + subnet + " trust' >> " + (m_data / "pg_hba.conf").string());
     start();
   }
   ~PostgresServer() {
@@ -46,15 +57,20 @@ public:
   PostgresServer& operator=(const PostgresServer&) = delete;
 
   // postgresql://ptxbench@127.0.0.1:PORT/postgres
-  std::string url() const {
-    return "postgresql://ptxbench@127.0.0.1:" + std::to_string(m_port) + "/postgres";
+  std::string url() const { return url_at("127.0.0.1"); }
+  // The same at another of its listen addresses.
+  std::string url_at(const std::string& address) const {
+    return "postgresql://ptxbench@" + address + ":" + std::to_string(m_port) + "/postgres";
   }
   int port() const { return m_port; }
 
   void start() {
+    std::string listen = "127.0.0.1";
+    for (const std::string& address : m_network.listen_addresses)
+      listen += "," + address;
     sh(m_as + (m_bin / "pg_ctl").string() + " -D " + m_data.string() + " -l " +
        (m_root / "server.log").string() + " -w -t 60 -o \"-p " + std::to_string(m_port) + " -k " +
-       m_root.string() + " -c listen_addresses=127.0.0.1 -c fsync=off\" start > /dev/null");
+       m_root.string() + " -c listen_addresses=" + listen + " -c fsync=off\" start > /dev/null");
   }
   // Stops at once (every connection cut, as a crash would), without starting again.
   void kill() {
@@ -109,6 +125,7 @@ private:
     return ntohs(address.sin_port);
   }
 
+  PostgresNetwork m_network;
   std::filesystem::path m_bin, m_root, m_data;
   std::string m_as;
   int m_port = 0;

@@ -51,10 +51,13 @@ inline util::ProcessResult run_ptxbench(std::vector<std::string> args, const Scr
 }
 
 // `ptxbench ARGS` started in the background (stdout to /dev/null, stderr to `err_file` when
-// given) so that a test can signal it; its cache in `cache`.
+// given) so that a test can signal it; its cache in `cache`. A `prefix` (`ip netns exec NAME`)
+// runs it through that command, which must exec it (the pid is ptxbench's); found on PATH.
 inline pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchDir& cache,
-                            const std::filesystem::path& err_file = {}) {
-  std::vector<std::string> argv{PTXBENCH_BINARY};
+                            const std::filesystem::path& err_file = {},
+                            const std::vector<std::string>& prefix = {}) {
+  std::vector<std::string> argv = prefix;
+  argv.push_back(PTXBENCH_BINARY);
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> env{"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin",
                                cache_env(cache)};
@@ -72,7 +75,7 @@ inline pid_t spawn_ptxbench(const std::vector<std::string>& args, const ScratchD
       int err_fd = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(err_fd, STDERR_FILENO);
     }
-    execv(raw[0], raw.data());
+    execvp(raw[0], raw.data());
     _exit(127);
   }
   return pid;

@@ -5,63 +5,22 @@
 // evaluated exactly once, and `fleet status` shows what happened.
 #include "service_test_support.hpp"
 #include "store/run_store.hpp"
+#include "support/fleet_worker_process.hpp"
 #include "support/loopback_model.hpp"
 #include "support/loopback_server.hpp"
-#include "support/postgres_server.hpp"
-#include "support/ptxbench_cli.hpp"
 
-#include <csignal>
-#include <sys/wait.h>
 #include <thread>
 
 using namespace ptxbench;
 using namespace ptxbench::service::testing;
 using test_support::chat_body;
+using test_support::eventually;
+using test_support::FleetWorkerProcess;
 using test_support::LoopbackServer;
 using test_support::PostgresServer;
 using test_support::reply_json;
 using test_support::run_ptxbench;
-using test_support::spawn_ptxbench;
 using test_support::write_registry;
-
-namespace {
-
-// A `serve --broker` worker process, killed on destruction.
-class FleetWorkerProcess {
-public:
-  FleetWorkerProcess(const PostgresServer& server, const std::string& host, const ScratchDir& cache,
-                     const std::filesystem::path& log)
-      : m_pid(spawn_ptxbench(
-            {"serve", "--broker", server.url(), "--host-name", host, "--lease-seconds", "3"}, cache,
-            log)) {}
-  ~FleetWorkerProcess() { kill(SIGKILL); }
-  FleetWorkerProcess(const FleetWorkerProcess&) = delete;
-  FleetWorkerProcess& operator=(const FleetWorkerProcess&) = delete;
-  void kill(int signal) {
-    if (m_pid <= 0)
-      return;
-    ::kill(m_pid, signal);
-    ::waitpid(m_pid, nullptr, 0);
-    m_pid = -1;
-  }
-
-private:
-  pid_t m_pid;
-};
-
-// Polls `sql` until it prints `want` or `limit` passes.
-bool eventually(const PostgresServer& server, const std::string& sql, const std::string& want,
-                std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (server.psql(sql) == want)
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
-} // namespace
 
 TEST(FleetCli, ARunThroughTheFleetSurvivesAKilledWorkerAndABrokerRestart) {
   PostgresServer server;
@@ -76,8 +35,8 @@ TEST(FleetCli, ARunThroughTheFleetSurvivesAKilledWorkerAndABrokerRestart) {
   auto registry = write_registry(dir, model.base_url());
   auto run_dir = dir.path() / "run";
 
-  auto host_a =
-      std::make_unique<FleetWorkerProcess>(server, "host-a", cache_a, dir.path() / "host-a.log");
+  auto host_a = std::make_unique<FleetWorkerProcess>(server.url(), "host-a", cache_a,
+                                                     dir.path() / "host-a.log");
   std::optional<util::ProcessResult> run;
   std::thread runner([&] {
     run = run_ptxbench({"run", "--registry", registry.string(), "--model", "loop", "--variant",
@@ -90,7 +49,7 @@ TEST(FleetCli, ARunThroughTheFleetSurvivesAKilledWorkerAndABrokerRestart) {
   const bool busy = eventually(server, "SELECT state FROM ptxbench_workers WHERE id = 'host-a/cpu'",
                                "busy", std::chrono::seconds(120));
   host_a->kill(SIGKILL);
-  FleetWorkerProcess host_b(server, "host-b", cache_b, dir.path() / "host-b.log");
+  FleetWorkerProcess host_b(server.url(), "host-b", cache_b, dir.path() / "host-b.log");
   const bool one_done =
       eventually(server, "SELECT count(*) >= 2 FROM ptxbench_tasks WHERE state = 'completed'", "t",
                  std::chrono::seconds(120));
