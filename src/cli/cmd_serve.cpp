@@ -4,6 +4,7 @@
 // tasks stay in the state folder for the next start); a second one exits at once, and the
 // next start re-queues what was running.
 #include "cli/commands.hpp"
+#include "cli/exec_self.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
 #include "cuda/device.hpp"
@@ -49,6 +50,7 @@ struct ServeCliOptions {
 int g_signal_pipe[2] = {-1, -1};
 std::atomic<int> g_signals{0}; // lock-free, so usable in a signal handler
 static_assert(std::atomic<int>::is_always_lock_free);
+std::atomic<bool> g_restart{false}; // `serve --broker`: a GPU broke, the process starts again
 
 extern "C" void on_serve_signal(int signal) {
   if (g_signals.fetch_add(1) > 0)
@@ -58,7 +60,7 @@ extern "C" void on_serve_signal(int signal) {
 }
 
 void install_stop_signals() {
-  if (::pipe(g_signal_pipe) != 0)
+  if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) // closed when a broken GPU re-executes us
     throw util::Fatal("pipe for the stop signal failed");
   std::signal(SIGINT, on_serve_signal);
   std::signal(SIGTERM, on_serve_signal);
@@ -133,8 +135,17 @@ exec::CounterSessionAhead counter_session(const ServeCliOptions& o) {
                                               : exec::CounterSessionAhead::when_idle;
 }
 
+// Wakes wait_for_stop_signal() to restart (called from a worker's thread).
+void request_restart() {
+  g_restart = true;
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t written = ::write(g_signal_pipe[1], &byte, 1);
+}
+
 // `serve --broker`: this host's GPUs lease tasks from the fleet's queue, and with --port an HTTP
-// front submits into that queue, until a signal.
+// front submits into that queue, until a signal, or until a GPU's CUDA state breaks: then the
+// workers stop (running evaluations record, the broken one's task went back to the queue) and
+// the process re-executes itself with the same arguments (docs/service.md "Health").
 ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOptions>& http,
                    const exec::Checker& checker, const suite::Suite& suite, std::vector<int> gpus) {
   service::FleetHostOptions options;
@@ -144,6 +155,7 @@ ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOp
   options.host = o.host_name;
   options.counter_session = counter_session(o);
   options.log = log_line;
+  options.restart = [](const std::string&) { request_restart(); };
   install_stop_signals();
   std::unique_ptr<service::BrokerService> front;
   std::unique_ptr<service::HttpServer> server;
@@ -180,14 +192,17 @@ ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOp
                                               : ""));
   }
   wait_for_stop_signal();
-  log_line("stopping: running evaluations finish and record (a second signal stops at once; "
-           "their leases expire and other workers take them)");
+  log_line(g_restart ? "restarting: a GPU broke; running evaluations finish and record first"
+                     : "stopping: running evaluations finish and record (a second signal stops "
+                       "at once; their leases expire and other workers take them)");
   if (server)
     server->stop();
-  if (host)
-    host->stop();
-  log_line("stopped");
-  return ExitCode::ok;
+  host.reset(); // stops the workers, closes their connections and candidate children
+  if (!g_restart) {
+    log_line("stopped");
+    return ExitCode::ok;
+  }
+  return report_error("serve", exec_self());
 }
 
 ExitCode run_serve(const ServeCliOptions& o) {

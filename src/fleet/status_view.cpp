@@ -1,9 +1,25 @@
 #include "fleet/status_view.hpp"
 
+#include <array>
 #include <fmt/format.h>
+#include <string_view>
 
 namespace ptxbench::fleet {
 namespace {
+
+// The first word of a worker's health text (measure/gpu_health.hpp: "ok", "throttled: …",
+// "broken: …"; "no GPU" for a cpu worker), as a label value; "unknown" before the first report.
+constexpr std::array<std::string_view, 5> kHealthStates{"ok", "throttled", "broken", "no_gpu",
+                                                        "unknown"};
+std::string_view health_state(std::string_view health) {
+  if (health.starts_with("no GPU"))
+    return "no_gpu";
+  for (std::string_view state : kHealthStates)
+    if (health.starts_with(state) && (health.size() == state.size() ||
+                                      health[state.size()] == ':' || health[state.size()] == ' '))
+      return state;
+  return "unknown";
+}
 
 std::int64_t open_tasks(const FleetStatus& status) {
   std::int64_t queued = 0;
@@ -80,6 +96,14 @@ std::string status_prometheus(const FleetStatus& status) {
                     "{}\n",
                     prometheus_label(w.id), prometheus_label(w.gpu), prometheus_label(w.arch),
                     prometheus_label(w.state), w.seen_s_ago < 60 && w.state != "stopped" ? 1 : 0);
+  out += "# HELP ptxbench_fleet_workers_by_health Workers by their GPU's last health verdict.\n"
+         "# TYPE ptxbench_fleet_workers_by_health gauge\n";
+  for (std::string_view state : kHealthStates) {
+    std::int64_t count = 0;
+    for (const WorkerRow& w : status.workers)
+      count += health_state(w.health) == state ? 1 : 0;
+    out += fmt::format("ptxbench_fleet_workers_by_health{{health=\"{}\"}} {}\n", state, count);
+  }
   out += "# HELP ptxbench_fleet_worker_finished_total Tasks the worker finished.\n"
          "# TYPE ptxbench_fleet_worker_finished_total counter\n";
   for (const WorkerRow& w : status.workers)

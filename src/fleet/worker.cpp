@@ -63,7 +63,27 @@ private:
 } // namespace
 
 Worker::Worker(Broker& broker, Evaluate evaluate, WorkerOptions options)
-    : m_broker(broker), m_evaluate(std::move(evaluate)), m_options(std::move(options)) {}
+    : m_broker(broker), m_evaluate(std::move(evaluate)), m_options(std::move(options)),
+      m_health(m_options.health) {}
+
+void Worker::set_health(std::string health) {
+  std::lock_guard lock(m_health_mutex);
+  m_health = std::move(health);
+}
+
+void Worker::drain(const std::string& why) {
+  if (!m_draining.exchange(true))
+    log(fmt::format("{} drains: {}", m_options.info.id, why));
+}
+
+util::Status Worker::report(std::string_view state, std::optional<std::int64_t> task) {
+  std::string health;
+  {
+    std::lock_guard lock(m_health_mutex);
+    health = m_health;
+  }
+  return m_broker.report_worker(m_options.info, state, health, task);
+}
 
 void Worker::log(const std::string& line) const {
   if (m_options.log)
@@ -73,7 +93,7 @@ void Worker::log(const std::string& line) const {
 util::Status Worker::run() {
   while (!m_stop) {
     const std::string_view state = m_draining ? "draining" : "idle";
-    PTXBENCH_TRY(m_broker.report_worker(m_options.info, state, "", std::nullopt));
+    PTXBENCH_TRY(report(state, std::nullopt));
     if (m_draining) {
       std::this_thread::sleep_for(m_options.idle_wait);
       continue;
@@ -85,11 +105,11 @@ util::Status Worker::run() {
     }
     PTXBENCH_TRY(run_one(*task));
   }
-  return m_broker.report_worker(m_options.info, "stopped", "", std::nullopt);
+  return report("stopped", std::nullopt);
 }
 
 util::Status Worker::run_one(const LeasedTask& task) {
-  PTXBENCH_TRY(m_broker.report_worker(m_options.info, "busy", "", task.id));
+  PTXBENCH_TRY(report("busy", task.id));
   TaskOutcome outcome;
   {
     Heartbeat heartbeat(m_broker.options(), task, m_options.log);
@@ -109,11 +129,9 @@ util::Status Worker::run_one(const LeasedTask& task) {
     return util::Ok{};
   }
   log(fmt::format("task {} requeued by {}: {}", task.id, m_options.info.id, outcome.reason));
-  if (++m_requeues_in_a_row >= m_options.drain_after) {
-    m_draining = true;
-    log(fmt::format("{} drains: {} evaluations in a row were not results ({})", m_options.info.id,
-                    m_requeues_in_a_row, outcome.reason));
-  }
+  if (++m_requeues_in_a_row >= m_options.drain_after)
+    drain(fmt::format("{} evaluations in a row were not results ({})", m_requeues_in_a_row,
+                      outcome.reason));
   return util::Ok{};
 }
 

@@ -35,8 +35,18 @@ struct GpuMonitor::Library {
   decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
   decltype(&nvmlDeviceGetTemperature) temperature = nullptr;
   decltype(&nvmlDeviceGetCurrentClocksEventReasons) reasons = nullptr;
+  // Optional: null where the driver's NVML lacks the function (the reading is then unset).
+  decltype(&nvmlDeviceGetTotalEccErrors) ecc = nullptr;
+  decltype(&nvmlDeviceGetTemperatureThreshold) threshold = nullptr;
+  decltype(&nvmlEventSetCreate) event_set_create = nullptr;
+  decltype(&nvmlDeviceRegisterEvents) register_events = nullptr;
+  decltype(&nvmlEventSetWait_v2) event_set_wait = nullptr;
+  decltype(&nvmlEventSetFree) event_set_free = nullptr;
+  nvmlEventSet_t events = nullptr; // watch_xid_errors()
 
   ~Library() {
+    if (events != nullptr)
+      event_set_free(events);
     if (initialised)
       shutdown();
     if (handle != nullptr)
@@ -65,6 +75,23 @@ constexpr std::array kReasons{
 };
 static_assert(kReasons[2].bit == nvmlClocksEventReasonSwPowerCap, "NVML bit values");
 
+// Events read per take_xid_errors(): a GPU that reports more at once is broken either way.
+constexpr int kMaxXidEventsPerTake = 64;
+
+// Whether NVML answered that this GPU, driver or user cannot have the reading ("where
+// available"), as opposed to failing to give it.
+bool not_offered(nvmlReturn_t status) {
+  return status == NVML_ERROR_NOT_SUPPORTED || status == NVML_ERROR_NO_PERMISSION ||
+         status == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+util::Error nvml_failure(const GpuMonitor::Library& lib, nvmlReturn_t status, int line,
+                         const char* call) {
+  return util::make_error(
+      util::ErrorKind::unsupported,
+      cuda::detail::describe_failure("NVML", lib.error_string(status), "", __FILE__, line, call));
+}
+
 template <typename Fn> bool resolve(void* handle, const char* symbol, Fn& out) {
   out = reinterpret_cast<Fn>(dlsym(handle, symbol));
   return out != nullptr;
@@ -87,6 +114,37 @@ util::Status resolve_all(GpuMonitor::Library& lib) {
   if (!resolve(lib.handle, "nvmlDeviceGetCurrentClocksEventReasons", lib.reasons) &&
       !resolve(lib.handle, "nvmlDeviceGetCurrentClocksThrottleReasons", lib.reasons))
     return util::make_error(util::ErrorKind::unsupported, "NVML has no clock-event reasons");
+  resolve(lib.handle, "nvmlDeviceGetTotalEccErrors", lib.ecc);
+  resolve(lib.handle, "nvmlDeviceGetTemperatureThreshold", lib.threshold);
+  const bool events = resolve(lib.handle, "nvmlEventSetCreate", lib.event_set_create) &&
+                      resolve(lib.handle, "nvmlDeviceRegisterEvents", lib.register_events) &&
+                      resolve(lib.handle, "nvmlEventSetWait_v2", lib.event_set_wait) &&
+                      resolve(lib.handle, "nvmlEventSetFree", lib.event_set_free);
+  if (!events)
+    lib.event_set_create = nullptr;
+  return util::Ok{};
+}
+
+// The readings some GPUs and drivers do not offer: left unset where NVML says so.
+util::Status read_optional(const GpuMonitor::Library& lib, GpuSnapshot& snap) {
+  if (lib.ecc != nullptr) {
+    unsigned long long count = 0;
+    const nvmlReturn_t status =
+        lib.ecc(lib.device, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &count);
+    if (status == NVML_SUCCESS)
+      snap.ecc_uncorrected_volatile = count;
+    else if (!not_offered(status))
+      return nvml_failure(lib, status, __LINE__, "nvmlDeviceGetTotalEccErrors(...)");
+  }
+  if (lib.threshold != nullptr) {
+    unsigned celsius = 0;
+    const nvmlReturn_t status =
+        lib.threshold(lib.device, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &celsius);
+    if (status == NVML_SUCCESS)
+      snap.slowdown_temperature_c = celsius;
+    else if (!not_offered(status))
+      return nvml_failure(lib, status, __LINE__, "nvmlDeviceGetTemperatureThreshold(...)");
+  }
   return util::Ok{};
 }
 
@@ -152,7 +210,43 @@ util::Expected<GpuSnapshot> GpuMonitor::snapshot() const {
   PTXBENCH_NVML_TRY(lib, reasons(lib.device, &reasons));
   snap.clock_event_reasons = reasons;
   snap.clock_event_names = decode_clock_event_reasons(reasons);
+  PTXBENCH_TRY(read_optional(lib, snap));
   return snap;
+}
+
+util::Expected<bool> GpuMonitor::watch_xid_errors() {
+  Library& lib = *m_library;
+  if (lib.events != nullptr)
+    return true;
+  if (lib.event_set_create == nullptr)
+    return false;
+  nvmlEventSet_t set = nullptr;
+  PTXBENCH_NVML_TRY(lib, event_set_create(&set));
+  const nvmlReturn_t status = lib.register_events(lib.device, nvmlEventTypeXidCriticalError, set);
+  if (status != NVML_SUCCESS) {
+    lib.event_set_free(set);
+    if (not_offered(status))
+      return false;
+    return nvml_failure(lib, status, __LINE__, "nvmlDeviceRegisterEvents(...)");
+  }
+  lib.events = set;
+  return true;
+}
+
+util::Expected<std::vector<std::uint64_t>> GpuMonitor::take_xid_errors() {
+  const Library& lib = *m_library;
+  std::vector<std::uint64_t> xids;
+  for (int i = 0; lib.events != nullptr && i < kMaxXidEventsPerTake; ++i) {
+    nvmlEventData_t data{};
+    const nvmlReturn_t status = lib.event_set_wait(lib.events, &data, 0);
+    if (status == NVML_ERROR_TIMEOUT)
+      break;
+    if (status != NVML_SUCCESS)
+      return nvml_failure(lib, status, __LINE__, "nvmlEventSetWait_v2(...)");
+    if ((data.eventType & nvmlEventTypeXidCriticalError) != 0)
+      xids.push_back(data.eventData);
+  }
+  return xids;
 }
 
 GpuMonitor::GpuMonitor(std::unique_ptr<Library> library) : m_library(std::move(library)) {}
