@@ -176,6 +176,10 @@ void Evaluator::settle() {
   m_warm->spares.settle();
 }
 
+void Evaluator::allow_counter_sessions_ahead(bool allowed) {
+  m_warm->spares.allow_sessions_ahead(allowed);
+}
+
 // The GPU part. No behaviour of a candidate may raise past here: what the supervisor's own code
 // throws (a CUDA error in its context, a reply it could not read) becomes an error that names
 // the phase, so a run records an infra turn and goes on.

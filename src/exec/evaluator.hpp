@@ -114,6 +114,9 @@ public:
   int spare_processes() const;
   // Waits until the children of finished evaluations, stopped in the background, have ended.
   void settle();
+  // Whether a spare child may hold the GPU's counter session between evaluations
+  // (SpareChildren::allow_sessions_ahead): off while another process shares the GPU.
+  void allow_counter_sessions_ahead(bool allowed);
 
 private:
   util::Status gpu_phases(Evaluation& ev, const frontend::Frontend& language,

@@ -93,13 +93,13 @@ void SpareChildren::stop(StartedChild& child) {
 }
 
 bool SpareChildren::session_beside_timing() const {
-  return m_session_ahead == CounterSessionAhead::beside_timing && m_uncounted == 0 && m_spare &&
-         m_spare->startup;
+  return m_sessions_ahead_allowed && m_session_ahead == CounterSessionAhead::beside_timing &&
+         m_uncounted == 0 && m_spare && m_spare->startup;
 }
 
 std::optional<std::chrono::steady_clock::time_point> SpareChildren::session_due() const {
-  if (!m_spare || !m_spare->startup || m_spare->holds_counter_session || m_spare->session_asked ||
-      m_counter_session_held)
+  if (!m_sessions_ahead_allowed || !m_spare || !m_spare->startup ||
+      m_spare->holds_counter_session || m_spare->session_asked || m_counter_session_held)
     return std::nullopt;
   if (session_beside_timing())
     return std::chrono::steady_clock::time_point::min(); // now, timed window or not
@@ -128,7 +128,7 @@ void SpareChildren::prepare_spare(std::unique_lock<std::mutex>& guard) {
   if (!beside)
     m_gate.begin_child_work(); // the explicit check: throws inside a timed window
   m_preparing = true;
-  const bool session = !m_counter_session_held &&
+  const bool session = m_sessions_ahead_allowed && !m_counter_session_held &&
                        (beside || (m_evaluations == 0 && std::chrono::steady_clock::now() >=
                                                              m_idle_since + kIdleBeforeSession));
   if (session)
@@ -218,6 +218,22 @@ void SpareChildren::serve() {
     else
       prepare_spare(guard);
   }
+}
+
+void SpareChildren::allow_sessions_ahead(bool allowed) {
+  {
+    std::unique_lock guard(m_mutex);
+    m_sessions_ahead_allowed = allowed;
+    if (!allowed) {
+      m_changed.wait(guard, [&] { return !m_preparing; });
+      if (m_spare && m_spare->holds_counter_session) {
+        discard(m_spare); // its session closes with its process
+        if (m_policy == ChildStart::spare)
+          m_wanted = true;
+      }
+    }
+  }
+  m_changed.notify_all();
 }
 
 void SpareChildren::open_timed_window() {

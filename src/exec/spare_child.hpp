@@ -116,6 +116,12 @@ public:
   void done_counting();
   void end_evaluation(bool counted);
   CounterSessionAhead session_ahead() const { return m_session_ahead; }
+  // Whether a spare may open the counter session ahead of its evaluation at all (default:
+  // yes). The session is one per GPU across processes, so a process that shares its GPU with
+  // another (two fleet workers on one device) must not hold it between evaluations: switched
+  // off, no spare opens one, and a spare that holds one is stopped (a new one is started and
+  // prepared without it); the evaluation's own child then opens it during its count.
+  void allow_sessions_ahead(bool allowed);
   // An evaluation's timed window (child_work_gate.hpp): open waits for child work in flight
   // to end and keeps new child work from beginning until close.
   void open_timed_window();
@@ -156,8 +162,9 @@ private:
   int m_uncounted = 0;                                  // of those, not past done_counting()
   std::chrono::steady_clock::time_point m_idle_since{}; // when m_evaluations last became 0
   bool m_preparing = false;                             // the thread is preparing the spare
-  bool m_counter_session_held = false; // a child holds the GPU's range-profiler session
-  ChildWorkGate m_gate;                // m_mutex held
+  bool m_counter_session_held = false;  // a child holds the GPU's range-profiler session
+  bool m_sessions_ahead_allowed = true; // allow_sessions_ahead()
+  ChildWorkGate m_gate;                 // m_mutex held
   std::optional<StartedChild> m_spare;
   std::vector<StartedChild> m_retiring;
   bool m_stopping_children = false; // the thread is stopping retired children

@@ -38,4 +38,30 @@ private:
   int m_fd;
 };
 
+// That this process evaluates on a GPU, for the other processes of the host: one file per
+// holder in a folder named by the GPU's PCI bus id (/tmp/ptxbench-gpu-<bus id>.d/<pid>-<n>),
+// locked for the holder's life. alone() tells whether any other live holder exists (a file
+// whose lock can be taken is a dead holder's and is removed). Two fleet workers on one GPU
+// must not keep its counter session between evaluations (exec::Evaluator::
+// allow_counter_sessions_ahead); this is how each learns that the other is there.
+class DevicePresence {
+public:
+  static util::Expected<DevicePresence> announce(int cuda_device);
+  static util::Expected<DevicePresence> announce(const std::filesystem::path& folder);
+  DevicePresence(DevicePresence&& other) noexcept;
+  DevicePresence& operator=(DevicePresence&&) = delete;
+  DevicePresence(const DevicePresence&) = delete;
+  DevicePresence& operator=(const DevicePresence&) = delete;
+  ~DevicePresence();
+
+  // No other live holder announced itself for this GPU.
+  bool alone() const;
+
+private:
+  DevicePresence(std::filesystem::path folder, std::filesystem::path file, int fd)
+      : m_folder(std::move(folder)), m_file(std::move(file)), m_fd(fd) {}
+  std::filesystem::path m_folder, m_file;
+  int m_fd;
+};
+
 } // namespace ptxbench::service

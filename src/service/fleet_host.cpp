@@ -15,12 +15,17 @@ struct FleetHost::Slot {
   fleet::WorkerInfo info;
   std::shared_ptr<exec::Evaluator> evaluator;
   std::unique_ptr<measure::GpuHealthProbe> probe; // none without a GPU
+  std::optional<DevicePresence> presence;         // none without a GPU
+  bool sessions_ahead = true; // the evaluator's spare may hold the counter session
   std::unique_ptr<fleet::Broker> broker;
   std::unique_ptr<fleet::Worker> worker;
   std::thread thread;
 };
 
 namespace {
+
+// How often a worker looks for other processes on its GPU.
+constexpr std::chrono::milliseconds kPresencePeriod{500};
 
 // The GPU's name and the architecture its tasks are compiled for (nullopt: none ptxbench runs).
 std::pair<std::string, std::optional<compile::Arch>> gpu_of(int device) {
@@ -91,6 +96,10 @@ util::Expected<std::unique_ptr<FleetHost>> FleetHost::start(const exec::Checker&
     if (broken)
       slot->worker->drain("its GPU is broken at start (" + slot->info.id + ")");
   }
+  host->follow_presence();
+  if (std::any_of(host->m_slots.begin(), host->m_slots.end(),
+                  [](const auto& slot) { return slot->presence.has_value(); }))
+    host->m_presence_watcher = std::thread([self = host.get()] { self->watch_presence(); });
   for (auto& slot : host->m_slots)
     slot->thread = std::thread([self = host.get(), raw = slot.get()] { self->run_slot(*raw); });
   return host;
@@ -113,6 +122,12 @@ FleetHost::FleetHost(const exec::Checker& checker, const suite::Suite& suite,
     slot->evaluator =
         std::make_shared<exec::Evaluator>(m_checker, m_suite, m_options.candidate_binary,
                                           m_options.reference_cache, evaluator_options);
+    if (device) {
+      if (auto presence = DevicePresence::announce(*device))
+        slot->presence.emplace(std::move(*presence));
+      else
+        log(presence.error().message);
+    }
     if (m_options.health_probe)
       slot->probe = m_options.health_probe(device);
     else if (device)
@@ -138,13 +153,44 @@ std::vector<std::string> FleetHost::worker_ids() const {
 }
 
 void FleetHost::stop() {
-  m_stopping = true;
+  {
+    std::lock_guard lock(m_stop_mutex);
+    m_stopping = true;
+  }
+  m_stop_cv.notify_all();
+  if (m_presence_watcher.joinable())
+    m_presence_watcher.join();
   for (auto& slot : m_slots)
     if (slot->worker)
       slot->worker->stop();
   for (auto& slot : m_slots)
     if (slot->thread.joinable())
       slot->thread.join();
+}
+
+void FleetHost::follow_presence() {
+  for (auto& slot : m_slots) {
+    if (!slot->presence)
+      continue;
+    const bool alone = slot->presence->alone();
+    if (alone == slot->sessions_ahead)
+      continue;
+    slot->evaluator->allow_counter_sessions_ahead(alone);
+    slot->sessions_ahead = alone;
+    log(fmt::format("{}: {}", slot->info.id,
+                    alone ? "alone on its GPU again: its spare child may hold the counter session"
+                          : "another process uses its GPU: each evaluation opens its own counter "
+                            "session, in its turn"));
+  }
+}
+
+void FleetHost::watch_presence() {
+  std::unique_lock lock(m_stop_mutex);
+  while (!m_stop_cv.wait_for(lock, kPresencePeriod, [this] { return m_stopping.load(); })) {
+    lock.unlock();
+    follow_presence();
+    lock.lock();
+  }
 }
 
 void FleetHost::log(const std::string& line) const {

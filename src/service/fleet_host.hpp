@@ -18,7 +18,9 @@
 // repaired inside the process. Each verdict is the worker's health in its row. A GPU already
 // broken at start drains at once and asks for no restart (no restart loop). A worker thread
 // whose broker stays unreachable past the reconnect window is started again after a pause;
-// stop() lets running evaluations record.
+// stop() lets running evaluations record. A GPU's counter session is one per device across
+// processes: while another process announces itself on a worker's GPU, that worker's spare
+// child keeps none open between evaluations (each evaluation opens its own, in its turn).
 #pragma once
 
 #include "exec/check.hpp"
@@ -28,9 +30,11 @@
 #include "suite/suite.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -79,6 +83,11 @@ private:
                             const measure::HealthEvidence& evidence);
   // Judges the device once before taking tasks; true when it is broken.
   bool check_at_start(Slot& slot, fleet::WorkerOptions& worker);
+  // Lets each GPU's spare child hold the counter session between evaluations only while no
+  // other process announces itself on that GPU (device_turn.hpp DevicePresence); once, then
+  // every kPresencePeriod until stop().
+  void follow_presence();
+  void watch_presence();
   void log(const std::string& line) const;
 
   const exec::Checker& m_checker;
@@ -87,6 +96,9 @@ private:
   std::atomic<bool> m_stopping{false};
   std::atomic<bool> m_restart_requested{false};
   std::vector<std::unique_ptr<Slot>> m_slots;
+  std::mutex m_stop_mutex;
+  std::condition_variable m_stop_cv; // wakes the presence watcher at stop()
+  std::thread m_presence_watcher;
 };
 
 } // namespace ptxbench::service

@@ -264,4 +264,34 @@ TEST(SpareChildren, ATimedWindowWaitsForAPrepareInFlight) {
 }
 
 } // namespace
+// Another process shares the GPU (two fleet workers on one device): its counter session is one
+// per GPU, so no spare may hold it between evaluations; a spare that holds one is replaced.
+TEST(SpareChildren, WithSessionsAheadSwitchedOffNoSpareHoldsTheCounterSession) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare);
+  spares.allow_sessions_ahead(false);
+  spares.begin_evaluation();
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  ASSERT_TRUE(journal_mentions(journal, "prepare"));
+  spares.end_evaluation(false);
+  std::this_thread::sleep_for(kIdleBeforeSession * 4);
+  EXPECT_EQ(journal_text(journal), "prepare\n") << "idle, but the GPU is shared: no session";
+
+  spares.allow_sessions_ahead(true);
+  ASSERT_TRUE(journal_mentions(journal, "prepare session")) << "alone again: the session opens";
+  EXPECT_TRUE(spares.try_claim_counter_session() == false) << "the spare holds the right";
+
+  std::filesystem::remove(journal);
+  spares.allow_sessions_ahead(false);
+  EXPECT_TRUE(spares.try_claim_counter_session()) << "the holding spare was stopped";
+  spares.release_counter_session();
+  ASSERT_TRUE(journal_mentions(journal, "prepare")) << "a new spare is prepared";
+  std::this_thread::sleep_for(kIdleBeforeSession * 4);
+  EXPECT_EQ(journal_text(journal), "prepare\n") << "without a session";
+  spares.retire(std::move(*taken));
+  spares.settle();
+}
+
 } // namespace ptxbench::exec

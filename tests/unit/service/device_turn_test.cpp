@@ -70,3 +70,42 @@ TEST(DeviceTurn, AnUnopenableLockFileIsAnError) {
   ASSERT_FALSE(turn);
   EXPECT_NE(turn.error().message.find("cannot open"), std::string::npos) << turn.error().message;
 }
+
+TEST(DevicePresence, EachHolderSeesTheOthersAndADeadHoldersFileIsCleared) {
+  test_support::ScratchDir dir;
+  const auto folder = dir.path() / "gpu.d";
+  auto first = service::DevicePresence::announce(folder);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_TRUE(first->alone());
+  {
+    auto second = service::DevicePresence::announce(folder);
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_FALSE(first->alone());
+    EXPECT_FALSE(second->alone());
+  }
+  EXPECT_TRUE(first->alone()) << "a holder that ended is gone";
+
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    auto presence = service::DevicePresence::announce(folder);
+    const char byte = presence ? 1 : 0;
+    [[maybe_unused]] auto written = ::write(ready[1], &byte, 1);
+    std::this_thread::sleep_for(std::chrono::hours(1));
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ASSERT_EQ(byte, 1);
+  EXPECT_FALSE(first->alone()) << "another process holds the GPU";
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  EXPECT_TRUE(first->alone()) << "a killed holder's file is a dead holder's";
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(folder))
+    ++files;
+  EXPECT_EQ(files, 1u) << "the dead holder's file was removed";
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
