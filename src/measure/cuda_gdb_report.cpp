@@ -253,6 +253,10 @@ DebuggerReport parse_cuda_gdb_output(std::string_view text) {
       want_source = false;
     }
   }
+  // A device trap (__trap(), a failed device assert) stops as SIGTRAP with the focus on a
+  // CUDA thread: the kernel's stop, not the host's.
+  if (r.stop == DebuggerStop::host_signal && !r.block.empty())
+    r.stop = DebuggerStop::cuda_exception;
   return r;
 }
 

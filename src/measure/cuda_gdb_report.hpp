@@ -16,7 +16,8 @@ namespace ptxbench::measure {
 // How the debugged program stopped, as cuda-gdb printed it. Persisted in JSON: explicit values.
 enum class DebuggerStop : std::uint8_t {
   unknown = 1,        // no stop and no exit line: cuda-gdb's own run failed
-  cuda_exception = 2, // "… received signal CUDA_EXCEPTION_14, Warp Illegal Address."
+  cuda_exception = 2, // "… received signal CUDA_EXCEPTION_14, Warp Illegal Address.", or a
+                      // SIGTRAP whose focus is a CUDA thread (a device trap or assert)
   host_signal = 3,    // "… received signal SIGSEGV, Segmentation fault." (host code)
   exited = 4,         // "[Inferior 1 (process N) exited normally]" / "… exited with code 01]"
 };

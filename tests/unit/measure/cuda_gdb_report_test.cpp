@@ -4,8 +4,9 @@
 // from an H200: cuda_gdb_warp_illegal_address.txt is written after the format of NVIDIA's
 // CUDA-GDB manual, cuda_gdb_inlined_frame.txt and cuda_gdb_no_lineinfo.txt after transcripts
 // users posted of real faults (NVIDIA/FasterTransformer#241, kysucix/gipuma#18). The GPU test
-// tests/unit/exec/tool_passes_gpu.cpp checks the format on the H200; adjust these to its
-// transcript where it differs.
+// tests/unit/exec/tool_passes_gpu.cpp checks the format on the H200. cuda_gdb_h200_device_trap.txt
+// is cuda-gdb 13.0's real transcript on the H200 (driver 580.159) of a kernel that calls __trap()
+// (bench/results/fleet_h200.md); there, an illegal address did not stop under cuda-gdb at all.
 #include "measure/cuda_gdb_report.hpp"
 
 #include <algorithm>
@@ -39,6 +40,21 @@ TEST(CudaGdbReport, AWarpIllegalAddressNamesKernelBlockThreadAndSourceLine) {
   EXPECT_EQ(r.pc, "0x7fffd3a5f630"); // where the exception was triggered
   EXPECT_EQ(describe_stop(r), "cuda-gdb: Warp Illegal Address in bad_kernel block (3,0,0) thread "
                               "(32,0,0) at kernel.cu:42: `out[i] = 1.f;`");
+}
+
+TEST(CudaGdbReport, ADeviceTrapOnTheH200IsTheKernelsStopWithItsThreadAndLine) {
+  const DebuggerReport r = parse_cuda_gdb_output(transcript("cuda_gdb_h200_device_trap.txt"));
+  EXPECT_EQ(r.stop, DebuggerStop::cuda_exception) << "SIGTRAP with the focus on a CUDA thread";
+  EXPECT_EQ(r.signal, "SIGTRAP");
+  EXPECT_EQ(r.exception, "Trace/breakpoint trap");
+  EXPECT_EQ(r.kernel, "trap_kernel");
+  EXPECT_EQ(r.block, "(0,0,0)");
+  EXPECT_EQ(r.thread, "(0,0,0)");
+  EXPECT_EQ(r.line, 5);
+  EXPECT_EQ(r.source_line, "__global__ void trap_kernel() { __trap(); }");
+  EXPECT_EQ(describe_stop(r), "cuda-gdb: Trace/breakpoint trap in trap_kernel block (0,0,0) "
+                              "thread (0,0,0) at wild.cu:5: `__global__ void trap_kernel() { "
+                              "__trap(); }`");
 }
 
 TEST(CudaGdbReport, AnInlinedDeviceFunctionLeavesTheKernelToTheBacktrace) {
