@@ -80,7 +80,7 @@ public:
   // Opens the task store, re-queues unfinished tasks and starts the workers.
   static util::Expected<std::unique_ptr<Service>>
   start(const exec::Checker& checker, const suite::Suite& suite, ServiceOptions options);
-  ~Service();
+  ~Service() override;
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
