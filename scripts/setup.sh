@@ -82,3 +82,13 @@ if [ ! -e "$triton_deps/triton-3.6.0.dist-info" ]; then
   python3 -m pip install -q --disable-pip-version-check --no-deps --target "$triton_deps" \
     "triton==3.6.0"
 fi
+
+# The client package's build backend, for its `pip install` test (python/tests/test_client.py)
+# without build isolation, so that the test reaches no package index: setuptools and wheel.
+build_deps="$deps/python-build"
+if [ ! -e "$build_deps/setuptools-75.3.0.dist-info" ] || [ ! -e "$build_deps/wheel-0.45.1.dist-info" ]; then
+  echo "setup: installing setuptools 75.3.0 and wheel 0.45.1 from PyPI into .deps/python-build/"
+  rm -rf "$build_deps"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$build_deps" \
+    "setuptools==75.3.0" "wheel==0.45.1"
+fi
