@@ -61,34 +61,33 @@ for probe in "${probes[@]}"; do
   fi
 done
 
+# Installs PACKAGES (pinned, no dependencies) from PyPI into .deps/NAME/ unless every path of
+# PROBES (space-separated, inside that folder) is there already.
+pip_folder() {
+  local dir="$deps/$1" probes=$2 probe
+  shift 2
+  for probe in $probes; do
+    if [ ! -e "$dir/$probe" ]; then
+      echo "setup: installing $* from PyPI into .deps/$(basename "$dir")/"
+      rm -rf "$dir"
+      python3 -m pip install -q --disable-pip-version-check --no-deps --target "$dir" "$@"
+      return
+    fi
+  done
+}
+
 # A real tokenizer for the build stage's token-filter test (tests/unit/adapt/
 # tokenizer_real_test.cpp): Hugging Face tokenizers and the tokenizer.json that ships inside
 # anthropic 0.37.1 (only the data file is read, so no dependencies), into its own folder.
-tokenizer_deps="$deps/python-tokenizer"
-if [ ! -e "$tokenizer_deps/anthropic/tokenizer.json" ] || [ ! -d "$tokenizer_deps/tokenizers" ]; then
-  echo "setup: installing tokenizers 0.20.3 and anthropic 0.37.1 from PyPI into .deps/python-tokenizer/"
-  rm -rf "$tokenizer_deps"
-  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$tokenizer_deps" \
-    "tokenizers==0.20.3" "anthropic==0.37.1"
-fi
+pip_folder python-tokenizer "anthropic/tokenizer.json tokenizers" \
+  "tokenizers==0.20.3" "anthropic==0.37.1"
 
 # Triton, for the static SASS report of Triton candidates without a GPU (`ptxbench check
 # kernel.py`: python/ptxbench_triton/aot.py compiles ahead of time with Triton's bundled ptxas).
 # The version the GPU machine evaluates with; no dependencies (aot.py stands in for torch).
-triton_deps="$deps/python-triton"
-if [ ! -e "$triton_deps/triton-3.6.0.dist-info" ]; then
-  echo "setup: installing triton 3.6.0 from PyPI into .deps/python-triton/"
-  rm -rf "$triton_deps"
-  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$triton_deps" \
-    "triton==3.6.0"
-fi
+pip_folder python-triton "triton-3.6.0.dist-info" "triton==3.6.0"
 
 # The client package's build backend, for its `pip install` test (python/tests/test_client.py)
 # without build isolation, so that the test reaches no package index: setuptools and wheel.
-build_deps="$deps/python-build"
-if [ ! -e "$build_deps/setuptools-75.3.0.dist-info" ] || [ ! -e "$build_deps/wheel-0.45.1.dist-info" ]; then
-  echo "setup: installing setuptools 75.3.0 and wheel 0.45.1 from PyPI into .deps/python-build/"
-  rm -rf "$build_deps"
-  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$build_deps" \
-    "setuptools==75.3.0" "wheel==0.45.1"
-fi
+pip_folder python-build "setuptools-75.3.0.dist-info wheel-0.45.1.dist-info" \
+  "setuptools==75.3.0" "wheel==0.45.1"

@@ -36,6 +36,26 @@ std::optional<protocol::Reply> single_call_reply(const std::string& out) {
   return found;
 }
 
+// `argv` (a tool over the single-call child `child`) with the child's environment, under
+// `timeout` (the process group is killed then): the finished process, or why there is none.
+util::Expected<util::ProcessResult> run_tool(util::ProcessRunner& runner, std::string_view tool,
+                                             const std::vector<std::string>& argv,
+                                             const ChildCommand& child,
+                                             std::chrono::milliseconds timeout,
+                                             std::size_t max_output_bytes) {
+  util::ProcessOptions process;
+  process.timeout = timeout;
+  process.extra_env = child.env;
+  process.max_output_bytes = max_output_bytes;
+  PTXBENCH_TRY_ASSIGN(auto result, runner.run(argv, process));
+  if (result.timed_out)
+    return util::make_error(
+        util::ErrorKind::timeout,
+        fmt::format("{} passed its deadline of {}; its process group was killed", tool,
+                    seconds_text(timeout)));
+  return result;
+}
+
 } // namespace
 
 util::Expected<SingleCallFiles> SingleCallFiles::write(const EvalBuffers& buffers,
@@ -155,17 +175,11 @@ SanitizerPass run_sanitizer_pass(util::ProcessRunner& runner, const ChildCommand
     pass.reason = "compute-sanitizer not found (PATH, /usr/local/cuda/bin)";
     return pass;
   }
-  util::ProcessOptions process;
-  process.timeout = timeout;
-  process.extra_env = child.env;
-  auto result = runner.run(measure::sanitizer_command(child.argv, options), process);
+  auto result =
+      run_tool(runner, "compute-sanitizer", measure::sanitizer_command(child.argv, options), child,
+               timeout, util::ProcessOptions{}.max_output_bytes);
   if (!result) {
     pass.reason = result.error().message;
-    return pass;
-  }
-  if (result->timed_out) {
-    pass.reason = "compute-sanitizer passed its deadline of " + seconds_text(timeout) +
-                  "; its process group was killed";
     return pass;
   }
   return sanitizer_pass_from(*result);
@@ -198,20 +212,14 @@ DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& 
     pass.reason = "cuda-gdb not found (PATH, /usr/local/cuda/bin)";
     return pass;
   }
-  util::ProcessOptions process;
-  process.timeout = timeout;
-  process.extra_env = child.env; // cuda-gdb passes its environment on to the program
-  process.max_output_bytes = 1u << 20;
-  // The program runs in a process group of its own; GDB traces it with PTRACE_O_EXITKILL, so
-  // the kill of cuda-gdb's group at the deadline ends it too.
-  auto result = runner.run(measure::cuda_gdb_command(cuda_gdb.string(), child.argv), process);
+  // cuda-gdb passes its environment on to the program, which runs in a process group of its
+  // own; GDB traces it with PTRACE_O_EXITKILL, so the kill of cuda-gdb's group at the deadline
+  // ends it too.
+  auto result =
+      run_tool(runner, "cuda-gdb", measure::cuda_gdb_command(cuda_gdb.string(), child.argv), child,
+               timeout, std::size_t{1} << 20);
   if (!result) {
     pass.reason = result.error().message;
-    return pass;
-  }
-  if (result->timed_out) {
-    pass.reason = "cuda-gdb passed its deadline of " + seconds_text(timeout) +
-                  "; its process group was killed";
     return pass;
   }
   return debugger_pass_from(*result);

@@ -56,15 +56,21 @@ TEST(CompileFeedback, WithoutErrorLinesTheDiagnosticIsShown) {
   EXPECT_NE(check_feedback(report).find("printed no error line"), std::string::npos);
 }
 
-TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
-  // The catalogue's class 27: the model learns its verdict, never what would let it predict
-  // or read the inputs of a later evaluation.
+// An evaluation whose kernel built and ran on the GPU (its status and message are the test's).
+exec::Evaluation built_and_run() {
   exec::Evaluation ev;
   ev.gpu_ran = true;
   ev.check.outcome = exec::CheckOutcome::ok;
   compile::CompileResult build;
   build.ok = true;
   ev.check.build = build;
+  return ev;
+}
+
+TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
+  // The catalogue's class 27: the model learns its verdict, never what would let it predict
+  // or read the inputs of a later evaluation.
+  exec::Evaluation ev = built_and_run();
   ev.status = trace::EvaluationStatus::incorrect_numerical;
   ev.message = "correctness call on input set 1: 5 of 100 elements wrong";
   ev.seed = 0x1234'5678'9abc'def0;
@@ -77,12 +83,7 @@ TEST(EvaluationFeedback, TheSecretSeedAndTheCandidatesLogNeverReachTheModel) {
 }
 
 TEST(EvaluationFeedback, TheDebuggersSentenceReachesTheModelButNotANotRunReason) {
-  exec::Evaluation ev;
-  ev.gpu_ran = true;
-  ev.check.outcome = exec::CheckOutcome::ok;
-  compile::CompileResult build;
-  build.ok = true;
-  ev.check.build = build;
+  exec::Evaluation ev = built_and_run();
   ev.status = trace::EvaluationStatus::runtime_error;
   ev.message = "CUDA error after the call: cudaErrorIllegalAddress";
   exec::DebuggerPass pass;
