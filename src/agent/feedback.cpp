@@ -153,6 +153,23 @@ std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_
   return {};
 }
 
+std::string closing_line(store::TurnCategory category, std::optional<double> speedup,
+                         std::optional<double> target) {
+  if (category != store::TurnCategory::correct)
+    return category == store::TurnCategory::static_only
+               ? ""
+               : "\nPlease fix the issues and provide an updated kernel.\n";
+  if (!speedup)
+    return "\nKernel is correct.\n";
+  if (target && *speedup >= *target)
+    return fmt::format("\nTarget speedup {:.3f}x achieved! Speedup: {:.3f}x.\n", *target, *speedup);
+  if (target)
+    return fmt::format(
+        "\nKernel is correct. Speedup: {:.3f}x (target: {:.3f}x). Keep optimizing.\n", *speedup,
+        *target);
+  return fmt::format("\nKernel is correct. Speedup: {:.3f}x. Keep optimizing.\n", *speedup);
+}
+
 std::optional<double> speedup_of(const exec::Evaluation& evaluation) {
   if (evaluation.status != trace::EvaluationStatus::passed || !evaluation.timing ||
       evaluation.timing->candidate_ms <= 0)

@@ -41,6 +41,12 @@ std::string extraction_feedback(const util::Error& error, const frontend::Fronte
 // complete.
 std::string reply_end_note(store::ReplyEnd end, std::optional<std::int64_t> max_output_tokens);
 
+// The closing line of an evaluated turn's feedback, as the original agent words it: a request
+// to fix a wrong kernel, the speedup against `target` (nullopt: none) for a correct one, nothing
+// for a build that could not run (static_only). The loop and the service's feedback share it.
+std::string closing_line(store::TurnCategory category, std::optional<double> speedup,
+                         std::optional<double> target);
+
 // The speedup over the baseline when the evaluation passed and was timed.
 std::optional<double> speedup_of(const exec::Evaluation& evaluation);
 

@@ -101,24 +101,6 @@ bool is_failure(TurnCategory category) {
   return false;
 }
 
-// The closing line of every evaluated turn's feedback, as the original agent words it.
-std::string closing_line(const TurnResult& result, const std::optional<double>& target) {
-  if (result.category != TurnCategory::correct)
-    return result.category == TurnCategory::static_only
-               ? ""
-               : "\nPlease fix the issues and provide an updated kernel.\n";
-  if (!result.speedup)
-    return "\nKernel is correct.\n";
-  if (target && *result.speedup >= *target)
-    return fmt::format("\nTarget speedup {:.3f}x achieved! Speedup: {:.3f}x.\n", *target,
-                       *result.speedup);
-  if (target)
-    return fmt::format(
-        "\nKernel is correct. Speedup: {:.3f}x (target: {:.3f}x). Keep optimizing.\n",
-        *result.speedup, *target);
-  return fmt::format("\nKernel is correct. Speedup: {:.3f}x. Keep optimizing.\n", *result.speedup);
-}
-
 // What one turn came to before it is committed.
 struct TurnWork {
   store::TurnOutcome outcome;
@@ -345,9 +327,10 @@ TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd en
     return work;
   }
   work.outcome.category = result->category;
-  work.outcome.feedback = note + result->feedback +
-                          closing_line(*result, m_options.target_speedup) +
-                          hook_feedback(candidate->code, result->category);
+  work.outcome.feedback =
+      note + result->feedback +
+      closing_line(result->category, result->speedup, m_options.target_speedup) +
+      hook_feedback(candidate->code, result->category);
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);
   return work;

@@ -3,17 +3,22 @@
 // it listens. The first signal stops taking tasks and lets running evaluations finish (queued
 // tasks stay in the state folder for the next start); a second one exits at once, and the
 // next start re-queues what was running.
+#include "agent/plan.hpp"
 #include "cli/commands.hpp"
 #include "cli/exec_self.hpp"
 #include "cli/run_job.hpp"
 #include "cli/tools.hpp"
 #include "cuda/device.hpp"
+#include "pack/manifest.hpp"
+#include "rollout/rollouts.hpp"
 #include "service/broker_service.hpp"
 #include "service/fleet_host.hpp"
 #include "service/http_server.hpp"
 #include "service/service.hpp"
+#include "service/task_executor.hpp"
 #include "util/paths.hpp"
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -45,6 +50,8 @@ struct ServeCliOptions {
   int lease_seconds = 60;
   bool port_given = false; // --port on the command line: with --broker, an HTTP front too
   bool no_workers = false;
+  std::string rollouts; // the rollouts' folder; empty: <state>/rollouts (a front's: <cache>/…)
+  bool no_rollouts = false;
 };
 
 int g_signal_pipe[2] = {-1, -1};
@@ -135,6 +142,60 @@ exec::CounterSessionAhead counter_session(const ServeCliOptions& o) {
                                               : exec::CounterSessionAhead::when_idle;
 }
 
+// The rollouts an HTTP server keeps (docs/service.md "Rollouts") and what they stand on: the
+// knowledge packs and, per candidate language, an executor over the server's own queue. Made
+// after the queue and before the server, so that it outlives the server and not the queue.
+class RolloutHost {
+public:
+  static util::Expected<std::unique_ptr<RolloutHost>> open(const std::filesystem::path& root,
+                                                           const exec::Checker& checker,
+                                                           service::TaskService& tasks,
+                                                           const suite::Suite& suite) {
+    auto host = std::unique_ptr<RolloutHost>(new RolloutHost());
+    PTXBENCH_TRY_ASSIGN(host->m_manifest, pack::Manifest::load(pack::Manifest::default_path()));
+    for (compile::Language language : {compile::Language::cuda, compile::Language::triton}) {
+      agent::RunPlan defaults; // a rollout's evaluation is a `ptxbench run` turn's
+      defaults.loop.language = language;
+      host->m_executors[static_cast<std::size_t>(language) - 1] =
+          std::make_unique<service::TaskExecutor>(checker, tasks, agent::eval_options(defaults),
+                                                  "rollouts");
+    }
+    rollout::RolloutDeps deps;
+    deps.root = root;
+    deps.suite = &suite;
+    deps.manifest = &*host->m_manifest;
+    deps.executor = [raw = host.get()](compile::Language language) -> agent::Executor& {
+      return *raw->m_executors[static_cast<std::size_t>(language) - 1];
+    };
+    deps.live_device = [](compile::Arch arch) { return live_device_text(arch); };
+    PTXBENCH_TRY_ASSIGN(host->m_rollouts, rollout::Rollouts::open(std::move(deps)));
+    return host;
+  }
+  rollout::Rollouts* rollouts() { return m_rollouts.get(); }
+
+private:
+  RolloutHost() = default;
+  std::optional<pack::Manifest> m_manifest;
+  std::array<std::unique_ptr<service::TaskExecutor>, 2> m_executors;
+  std::unique_ptr<rollout::Rollouts> m_rollouts;
+};
+
+// The rollout host of a server whose queue is `tasks`, unless --no-rollouts; exit 2 (a usage
+// error) when the folder is another server's.
+util::Expected<std::unique_ptr<RolloutHost>>
+rollout_host(const ServeCliOptions& o, const std::filesystem::path& default_root,
+             const exec::Checker& checker, service::TaskService& tasks, const suite::Suite& suite) {
+  if (o.no_rollouts)
+    return std::unique_ptr<RolloutHost>();
+  return RolloutHost::open(o.rollouts.empty() ? default_root : std::filesystem::path(o.rollouts),
+                           checker, tasks, suite);
+}
+
+ExitCode rollout_error(const util::Error& error) {
+  const ExitCode code = report_error("serve", error);
+  return error.kind == util::ErrorKind::conflict ? ExitCode::usage : code;
+}
+
 // Wakes wait_for_stop_signal() to restart (called from a worker's thread).
 void request_restart() {
   g_restart = true;
@@ -158,6 +219,7 @@ ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOp
   options.restart = [](const std::string&) { request_restart(); };
   install_stop_signals();
   std::unique_ptr<service::BrokerService> front;
+  std::unique_ptr<RolloutHost> rollouts;
   std::unique_ptr<service::HttpServer> server;
   std::string url;
   if (http) {
@@ -165,7 +227,15 @@ ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOp
     if (!connected)
       return report_error("serve", connected.error());
     front = std::move(*connected);
-    server = std::make_unique<service::HttpServer>(*front, *http);
+    auto host =
+        rollout_host(o, util::cache_root() / "fleet-front" / "rollouts", checker, *front, suite);
+    if (!host)
+      return rollout_error(host.error());
+    rollouts = std::move(*host);
+    service::HttpOptions front_http = *http;
+    front_http.rollouts = rollouts ? rollouts->rollouts() : nullptr;
+    front_http.checker = &checker;
+    server = std::make_unique<service::HttpServer>(*front, front_http);
     auto bound = server->start();
     if (!bound)
       return report_error("serve", bound.error());
@@ -252,6 +322,12 @@ ExitCode run_serve(const ServeCliOptions& o) {
     const ExitCode code = report_error("serve", evaluation_service.error());
     return held_by_another_server(options.state_dir) ? ExitCode::usage : code;
   }
+  auto rollouts =
+      rollout_host(o, options.state_dir / "rollouts", **checker, **evaluation_service, **suite);
+  if (!rollouts)
+    return rollout_error(rollouts.error());
+  http->rollouts = *rollouts ? (*rollouts)->rollouts() : nullptr;
+  http->checker = *checker;
   service::HttpServer server(**evaluation_service, *http);
   install_stop_signals();
   auto url = server.start();
@@ -261,10 +337,11 @@ ExitCode run_serve(const ServeCliOptions& o) {
   std::fflush(stdout);
   const service::Health health = (*evaluation_service)->health();
   log_line(fmt::format(
-      "serving {} with {}; state {}; {} task(s) queued; finished tasks kept {}; "
+      "serving {} with {}; state {}; {} task(s) queued; finished tasks kept {}; {}; "
       "{}{}",
       *url, workers_text(health), options.state_dir.string(), health.queue_size,
       o.keep_finished_hours == 0 ? "forever" : fmt::format("{} hours", o.keep_finished_hours),
+      *rollouts ? "rollouts in " + (*rollouts)->rollouts()->root().string() : "no rollouts",
       auth_text(*http), gpus->empty() ? "; no GPU: evaluations stop after the static check" : ""));
   wait_for_stop_signal();
   log_line("stopping: running evaluations finish, queued ones wait for the next start "
@@ -320,6 +397,12 @@ Action setup_serve(CLI::App& sub) {
                  "HTTP only with --port (docs/service.md \"A fleet on PostgreSQL\")");
   sub.add_flag("--no-workers", o->no_workers,
                "with --broker and --port: only the HTTP front, no workers on this host");
+  sub.add_option("--rollouts", o->rollouts,
+                 "folder of the rollouts' run stores (POST /v1/rollouts; default <state>/rollouts, "
+                 "or <cache>/fleet-front/rollouts for a fleet's front): `report`, `export` and "
+                 "`fixit` read its run folders");
+  sub.add_flag("--no-rollouts", o->no_rollouts,
+               "keep no rollouts: /v1/prompt and /v1/rollouts answer 404");
   sub.add_option("--lease-seconds", o->lease_seconds,
                  "with --broker: how long a task stays this worker's without a heartbeat (a "
                  "third of it between heartbeats); a dead worker's task is taken over after it")

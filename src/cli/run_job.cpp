@@ -187,14 +187,6 @@ util::Status settle_model_settings(store::RunStore& store, const model::ModelReg
   return util::Ok{};
 }
 
-// The live parameters of GPU 0 when it is the plan's architecture (they go into the prompts).
-std::string live_device_text(compile::Arch arch) {
-  auto device = measure::read_live_device(0);
-  if (!device || device->arch() != compile::to_string(arch))
-    return {};
-  return measure::render_live_device(*device);
-}
-
 // The evaluation service's client settings; the bearer token comes from the environment.
 agent::RemoteOptions remote_options(const agent::RunPlan& plan) {
   agent::RemoteOptions options;
@@ -266,6 +258,13 @@ void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& en
 }
 
 } // namespace
+
+std::string live_device_text(compile::Arch arch) {
+  auto device = measure::read_live_device(0);
+  if (!device || device->arch() != compile::to_string(arch))
+    return {};
+  return measure::render_live_device(*device);
+}
 
 StopSignals::StopSignals() {
   g_cancel.store(false);

@@ -42,6 +42,9 @@ struct RunJob {
 
 ExitCode run_job(RunJob job, std::string_view command);
 
+// The live parameters of GPU 0 when it is of `arch` (they go into the prompts), else "".
+std::string live_device_text(compile::Arch arch);
+
 // The real implementations a plan runs on, as `ptxbench run` builds them: the registry, the
 // knowledge packs, the suite and checker, the curl transport and the executor — the evaluation
 // service client when the plan names services, the GPU evaluator when a GPU is here, else the

@@ -1,5 +1,7 @@
 #include "service/http_server.hpp"
 
+#include "rollout/rollout_json.hpp"
+#include "service/task_executor.hpp"
 #include "trace/json_io.hpp"
 #include "util/json_reader.hpp"
 #include "util/strings.hpp"
@@ -29,7 +31,7 @@ constexpr double kMaxWaitS = 3600; // FIBServe's long-poll bound
 constexpr const char* kRunHeader = "X-Ptxbench-Run";
 constexpr std::size_t kMaxRunChars = 200;
 
-constexpr std::array<std::string_view, 12> kEndpoints{"GET /health",
+constexpr std::array<std::string_view, 19> kEndpoints{"GET /health",
                                                       "GET /metrics",
                                                       "GET /definitions",
                                                       "GET /definitions/{name}",
@@ -40,6 +42,13 @@ constexpr std::array<std::string_view, 12> kEndpoints{"GET /health",
                                                       "POST /debug",
                                                       "GET /tasks/{id}?timeout=s",
                                                       "POST /tasks/batch",
+                                                      "POST /v1/prompt",
+                                                      "POST /v1/feedback",
+                                                      "POST /v1/rollouts",
+                                                      "GET /v1/rollouts/{id}",
+                                                      "POST /v1/rollouts/{id}/step",
+                                                      "POST /v1/rollouts/{id}/retry",
+                                                      "POST /v1/rollouts/{id}/close",
                                                       "GET /"};
 
 void reply(Response& response, const Json& body, int status = 200) {
@@ -55,6 +64,8 @@ int status_of(util::ErrorKind kind) {
     return 404;
   case util::ErrorKind::rate_limited:
     return 429;
+  case util::ErrorKind::conflict:
+    return 409;
   case util::ErrorKind::unsupported:
   case util::ErrorKind::transport:
     return 503;
@@ -197,6 +208,10 @@ struct HttpServer::Impl {
   void get_task(const Request& request, Response& response);
   void batch(const Request& request, Response& response);
   void definition(const Request& request, Response& response, bool workloads);
+  void rollout_routes();
+  void feedback(const Request& request, Response& response);
+  // The rollouts, or a 404 answered saying there are none.
+  rollout::Rollouts* rollouts(Response& response);
 };
 
 void HttpServer::Impl::guards() {
@@ -282,6 +297,146 @@ void HttpServer::Impl::routes() {
               [this](const Request& request, Response& response) { batch(request, response); });
   server.Get(R"(/tasks/([^/]+))",
              [this](const Request& request, Response& response) { get_task(request, response); });
+  server.Post("/v1/feedback",
+              [this](const Request& request, Response& response) { feedback(request, response); });
+  rollout_routes();
+}
+
+rollout::Rollouts* HttpServer::Impl::rollouts(Response& response) {
+  if (options.rollouts == nullptr)
+    reply(response,
+          Json{{"error", "this server keeps no rollouts (`ptxbench serve` keeps them unless "
+                         "started with --no-rollouts)"}},
+          404);
+  return options.rollouts;
+}
+
+namespace {
+
+// The JSON body of a request, or its error answered.
+std::optional<Json> json_body(const Request& request, Response& response) {
+  auto body = trace::parse_json_text(request.body, "request body");
+  if (!body) {
+    reply_error(response, body.error());
+    return std::nullopt;
+  }
+  return std::move(*body);
+}
+
+void reply_view(Response& response, const util::Expected<rollout::RolloutView>& view) {
+  if (!view)
+    return reply_error(response, view.error());
+  reply(response, rollout::to_json(*view));
+}
+
+} // namespace
+
+void HttpServer::Impl::rollout_routes() {
+  server.Post("/v1/prompt", [this](const Request& request, Response& response) {
+    rollout::Rollouts* all = rollouts(response);
+    auto body = all != nullptr ? json_body(request, response) : std::nullopt;
+    if (!body)
+      return;
+    auto spec = rollout::read_prompt_spec(*body);
+    if (!spec)
+      return reply_error(response, spec.error());
+    auto messages = all->prompt(*spec);
+    if (!messages)
+      return reply_error(response, messages.error());
+    reply(response, Json{{"messages", rollout::messages_json(*messages)}});
+  });
+  server.Post("/v1/rollouts", [this](const Request& request, Response& response) {
+    rollout::Rollouts* all = rollouts(response);
+    auto body = all != nullptr ? json_body(request, response) : std::nullopt;
+    if (!body)
+      return;
+    auto spec = rollout::read_rollout_spec(*body);
+    if (!spec)
+      return reply_error(response, spec.error());
+    reply_view(response, all->create(*spec));
+  });
+  server.Get(R"(/v1/rollouts/([^/]+))", [this](const Request& request, Response& response) {
+    if (rollout::Rollouts* all = rollouts(response))
+      reply_view(response, all->get(request.matches[1].str()));
+  });
+  server.Post(R"(/v1/rollouts/([^/]+)/step)", [this](const Request& request, Response& response) {
+    rollout::Rollouts* all = rollouts(response);
+    auto body = all != nullptr ? json_body(request, response) : std::nullopt;
+    if (!body)
+      return;
+    auto reply_read = rollout::read_reply(*body);
+    if (!reply_read)
+      return reply_error(response, reply_read.error());
+    reply_view(response, all->step(request.matches[1].str(), *reply_read));
+  });
+  server.Post(R"(/v1/rollouts/([^/]+)/retry)", [this](const Request& request, Response& response) {
+    if (rollout::Rollouts* all = rollouts(response))
+      reply_view(response, all->retry(request.matches[1].str()));
+  });
+  server.Post(R"(/v1/rollouts/([^/]+)/close)", [this](const Request& request, Response& response) {
+    if (rollout::Rollouts* all = rollouts(response))
+      reply_view(response, all->close(request.matches[1].str()));
+  });
+}
+
+namespace {
+
+// A POST /v1/feedback body: {"task_id", "source", "language"?, "target_speedup"? (null: none)}.
+struct FeedbackRequest {
+  std::string task_id;
+  std::string source;
+  compile::Language language = compile::Language::cuda;
+  std::optional<double> target_speedup = 1.2;
+};
+
+util::Expected<FeedbackRequest> read_feedback_request(const Json& body) {
+  static constexpr std::array<std::string_view, 4> kKeys{"task_id", "source", "language",
+                                                         "target_speedup"};
+  util::JsonReader in("request body");
+  FeedbackRequest out;
+  if (in.expect_object(body, "$")) {
+    in.allow_only(body, "$", kKeys);
+    out.task_id = in.string(body, "$", "task_id", util::Emptiness::rejected);
+    out.source = in.string(body, "$", "source", util::Emptiness::rejected);
+    if (auto language = in.optional_string(body, "$", "language", util::Emptiness::rejected)) {
+      if (auto parsed = compile::parse_language(*language))
+        out.language = *parsed;
+      else
+        in.fail("$.language", "expected \"cuda\" or \"triton\"");
+    }
+    if (const Json* target = util::JsonReader::optional(body, "target_speedup"))
+      out.target_speedup = target->is_null() ? std::nullopt
+                                             : in.optional_number(body, "$", "target_speedup",
+                                                                  util::NumberRange{0, 1000});
+  }
+  return in.finish(std::move(out));
+}
+
+} // namespace
+
+void HttpServer::Impl::feedback(const Request& request, Response& response) {
+  if (options.checker == nullptr)
+    return reply(response, Json{{"error", "this server renders no feedback (no checker)"}}, 404);
+  auto body = json_body(request, response);
+  if (!body)
+    return;
+  auto read = read_feedback_request(*body);
+  if (!read)
+    return reply_error(response, read.error());
+  auto task = service.task(read->task_id, std::chrono::milliseconds(0));
+  if (!task)
+    return reply_error(response, task.error());
+  auto problem = service.suite().find(task->problem);
+  if (!problem)
+    return reply_error(response, problem.error());
+  auto rendered = task_feedback(*options.checker, *task, **problem, read->source, read->language,
+                                read->target_speedup);
+  if (!rendered)
+    return reply_error(response, rendered.error());
+  reply(response, Json{{"task_id", task->id},
+                       {"category", store::to_string(rendered->category)},
+                       {"feedback", rendered->feedback},
+                       {"speedup", rendered->speedup ? Json(*rendered->speedup) : Json(nullptr)}});
 }
 
 void HttpServer::Impl::definition(const Request& request, Response& response, bool workloads) {
@@ -376,6 +531,8 @@ util::Expected<std::string> HttpServer::start() {
 }
 
 void HttpServer::stop() {
+  if (m_impl->options.rollouts != nullptr)
+    m_impl->options.rollouts->stop();
   m_impl->service.stop_accepting();
   if (!m_impl->started)
     return;

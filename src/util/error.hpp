@@ -41,6 +41,7 @@ enum class ErrorKind : std::uint8_t {
   http_status = 11,   // an HTTP status other than success
   rate_limited = 12,  // HTTP 429 or provider equivalent
   bad_response = 13,  // a peer answered with something we cannot parse
+  conflict = 14,      // a valid request that the named thing's state refuses (HTTP 409)
 };
 
 struct ErrorKindInfo {
@@ -61,6 +62,7 @@ inline constexpr std::array kErrorKinds{
     ErrorKindInfo{ErrorKind::http_status, "http_status"},
     ErrorKindInfo{ErrorKind::rate_limited, "rate_limited"},
     ErrorKindInfo{ErrorKind::bad_response, "bad_response"},
+    ErrorKindInfo{ErrorKind::conflict, "conflict"},
 };
 
 // Values that once named a kind and are never reused: a stored one reads back as bad data.
