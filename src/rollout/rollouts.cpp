@@ -81,7 +81,7 @@ private:
 
 // The plan a rollout folder's store keeps: the loop settings its rollouts share. Models and
 // problems vary per rollout; the first rollout's are recorded.
-agent::RunPlan folder_plan(const RolloutSpec& spec) {
+agent::RunPlan folder_plan(const RolloutSpec& spec, const RolloutDeps& deps) {
   agent::RunPlan plan;
   plan.models = {spec.model};
   plan.problems = {spec.prompt.problem};
@@ -93,6 +93,8 @@ agent::RunPlan folder_plan(const RolloutSpec& spec) {
   plan.loop.max_turns = spec.max_turns;
   plan.loop.target_speedup = spec.target_speedup;
   plan.loop.context = spec.context;
+  plan.loop.eval_attempts = deps.eval_attempts;
+  plan.loop.eval_retry_delay = deps.eval_retry_delay;
   return plan;
 }
 
@@ -207,7 +209,7 @@ util::Expected<store::RunStore*> Rollouts::State::open_folder(const std::string&
   const fs::path dir = deps.root / folder;
   std::unique_ptr<store::RunStore> store;
   if (creating != nullptr) {
-    const std::string config = agent::plan_to_json(folder_plan(*creating)).dump();
+    const std::string config = agent::plan_to_json(folder_plan(*creating, deps)).dump();
     PTXBENCH_TRY_ASSIGN(auto opened,
                         store::RunStore::open(dir, store::RunInfo{config, PTXBENCH_VERSION, {}}));
     store = std::move(opened);

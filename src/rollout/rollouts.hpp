@@ -36,6 +36,7 @@
 #include "suite/suite.hpp"
 #include "util/error.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -109,6 +110,10 @@ struct RolloutDeps {
   std::function<agent::Executor&(compile::Language)> executor;
   // The evaluating GPU's live parameters for the prompts of an arch ("" for none); optional.
   std::function<std::string(compile::Arch)> live_device;
+  // Evaluations of one reply before its turn is infra, and the pause before the second (doubled
+  // after each): the loop's defaults. A new folder's plan records them.
+  int eval_attempts = agent::LoopOptions{}.eval_attempts;
+  std::chrono::milliseconds eval_retry_delay = agent::LoopOptions{}.eval_retry_delay;
 };
 
 class Rollouts {
