@@ -91,3 +91,9 @@ pip_folder python-triton "triton-3.6.0.dist-info" "triton==3.6.0"
 # without build isolation, so that the test reaches no package index: setuptools and wheel.
 pip_folder python-build "setuptools-75.3.0.dist-info wheel-0.45.1.dist-info" \
   "setuptools==75.3.0" "wheel==0.45.1"
+
+# The trainer-side packages of the client's examples (python/ptxbench_client/examples/: datasets
+# and transformers for the SFT loader and its chat template), every dependency pinned, for their
+# test (python/tests/test_examples.py). No torch: it is the GPU machine's.
+pip_folder python-trainer "datasets-5.2.0.dist-info transformers-5.25.0.dist-info" \
+  -r "$root/python/ptxbench_client/examples/requirements-ci.txt"

@@ -14,48 +14,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PROJECT = os.path.join(os.path.dirname(HERE), "ptxbench_client")
 sys.path.insert(0, os.path.join(PROJECT, "src"))
+sys.path.insert(0, HERE)
 
 from ptxbench_client import (AuthError, Client, ClientError, EvalResult,  # noqa: E402
                              RewardWeights, default_reward)
+import serve_support  # noqa: E402
+from serve_support import GEMM, fill_kernel  # noqa: E402
 
 BINARY = os.environ.get("PTXBENCH_BINARY", "")
-GEMM = "gemm_n7168_k5120"
 
 
-def fill_kernel(marker):
-    return ("#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n#include <cstdint>\n// " + marker +
-            "\n__global__ void fill(__nv_bfloat16* C, int64_t n) {\n"
-            "  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;\n"
-            "  if (i < n) C[i] = __float2bfloat16(0.0f);\n}\n"
-            "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M,\n"
-            "         cudaStream_t stream) {\n"
-            "  int64_t n = M * 7168;\n"
-            "  fill<<<unsigned((n + 255) / 256), 256, 0, stream>>>(C, n);\n}\n")
-
-
-class Serve:
-    """`ptxbench serve --port 0` in the background; its URL is the first line on stdout."""
-
+class Serve(serve_support.Serve):
     def __init__(self, token=None):
-        self.dir = tempfile.mkdtemp(prefix="ptxbench_client_")
-        env = dict(os.environ, PTXBENCH_CACHE=os.path.join(self.dir, "cache"),
-                   PATH=os.environ.get("PATH", "") + ":/usr/local/cuda/bin")
-        env.pop("PTXBENCH_SERVICE_TOKEN", None)
-        if token:
-            env["PTXBENCH_SERVICE_TOKEN"] = token
-        self.process = subprocess.Popen(
-            [BINARY, "serve", "--port", "0", "--state", os.path.join(self.dir, "state")],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-        self.url = self.process.stdout.readline().strip()
-        self.process.stdout.close()
-        if not self.url.startswith("http://"):
-            self.stop()
-            raise RuntimeError(f"ptxbench serve printed no URL: {self.url!r}")
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        super().__init__(BINARY, token)
 
 
 class ClientAgainstServe(unittest.TestCase):

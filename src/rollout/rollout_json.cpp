@@ -17,8 +17,8 @@ using util::JsonReader;
 constexpr std::array<std::string_view, 4> kPromptKeys{"problem", "variant", "arch", "language"};
 constexpr std::array<std::string_view, 8> kRolloutKeys{
     "problem", "variant", "arch", "language", "model", "max_turns", "target_speedup", "context"};
-constexpr std::array<std::string_view, 5> kReplyKeys{"reply", "reasoning", "finish_reason",
-                                                     "input_tokens", "output_tokens"};
+constexpr std::array<std::string_view, 6> kReplyKeys{
+    "reply", "reasoning", "finish_reason", "input_tokens", "output_tokens", "seen_turns"};
 constexpr double kMaxTargetSpeedup = 1000;
 
 void read_prompt_members(JsonReader& in, const Json& body, PromptSpec& out) {
@@ -90,6 +90,7 @@ util::Expected<Reply> read_reply(const Json& body) {
     constexpr util::IntegerRange kTokens{0, std::numeric_limits<std::int32_t>::max()};
     out.input_tokens = in.optional_integer(body, "$", "input_tokens", kTokens).value_or(0);
     out.output_tokens = in.optional_integer(body, "$", "output_tokens", kTokens).value_or(0);
+    out.seen_turns = in.optional_integer(body, "$", "seen_turns", std::int64_t{0});
   }
   return in.finish(std::move(out));
 }

@@ -17,7 +17,7 @@ util::Expected<PromptSpec> read_prompt_spec(const Json& body);
 // (a number, or null: never end early), "context"?}
 util::Expected<RolloutSpec> read_rollout_spec(const Json& body);
 // POST /v1/rollouts/{id}/step: {"reply", "reasoning"?, "finish_reason"?, "input_tokens"?,
-// "output_tokens"?}
+// "output_tokens"?, "seen_turns"?}
 util::Expected<Reply> read_reply(const Json& body);
 
 Json messages_json(const std::vector<model::Message>& messages);

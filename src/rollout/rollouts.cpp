@@ -199,6 +199,13 @@ struct Rollouts::State {
     return deps.live_device ? deps.live_device(arch) : std::string();
   }
   util::Expected<RolloutView> advance(const std::string& id, const Reply* reply);
+  // The reply of the rollout's last finished turn, or nullopt.
+  std::optional<std::string> last_reply(const Located& at) {
+    auto finished = at.store->finished_turns(at.record.id);
+    if (!finished || finished->empty())
+      return std::nullopt;
+    return finished->back().reply;
+  }
 };
 
 // Under `mutex`. The store of `folder`, opened (and, with `creating`, made) on first use.
@@ -410,6 +417,14 @@ util::Expected<RolloutView> Rollouts::State::advance(const std::string& id, cons
     }
   } unlist{*this, &stop};
   PTXBENCH_TRY_ASSIGN(auto before, view(at, 0));
+  const auto finished = static_cast<std::int64_t>(before.turns.size());
+  if (reply != nullptr && reply->seen_turns && *reply->seen_turns != finished) {
+    if (*reply->seen_turns + 1 == finished && last_reply(at) == reply->text)
+      return view(at, finished - 1); // a resent step that landed: its answer again
+    return conflict(fmt::format("rollout {} has {} finished turns, not the {} the step was "
+                                "sent after",
+                                id, finished, *reply->seen_turns));
+  }
   if (before.done)
     return conflict(fmt::format("rollout {} has ended ({}); start another", id,
                                 before.exit ? store::to_string(*before.exit) : "finished"));
@@ -439,7 +454,7 @@ util::Expected<RolloutView> Rollouts::State::advance(const std::string& id, cons
   };
   loop.frontend = &frontend::of(at.plan->loop.language);
   PTXBENCH_TRY(agent::run_trajectory(task, at.plan->loop, loop));
-  return view(at, static_cast<std::int64_t>(before.turns.size()));
+  return view(at, finished);
 }
 
 util::Expected<RolloutView> Rollouts::step(const std::string& id, const Reply& reply) {

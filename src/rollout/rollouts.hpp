@@ -72,6 +72,10 @@ struct Reply {
   std::string finish_reason = "stop";   // "length": cut at the output limit
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
+  // The finished turns the caller has seen (RolloutView::turns.size()), when it says: a step
+  // that already landed (the same reply is the last turn, one past that) is answered again
+  // instead of taken twice, so a client may resend a step whose answer it lost.
+  std::optional<std::int64_t> seen_turns;
 };
 
 // One finished turn as the caller sees it.

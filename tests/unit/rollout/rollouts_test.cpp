@@ -219,6 +219,35 @@ TEST(Rollouts, AnEvaluatorFailureWaitsForRetryWhichJudgesTheSameReply) {
   EXPECT_EQ(again.error().kind, util::ErrorKind::conflict);
 }
 
+TEST(Rollouts, AResentStepIsAnsweredAgainNotTakenTwice) {
+  ScratchDir dir;
+  ScriptedExecutor executor({numerical(), numerical()});
+  auto rollouts = open_rollouts(dir.path(), executor);
+  auto created = rollouts->create(gemm_spec());
+  ASSERT_TRUE(created);
+  Reply reply = said(fenced(kernel("once")));
+  reply.seen_turns = 0;
+  auto first = rollouts->step(created->id, reply);
+  ASSERT_TRUE(first);
+  auto resent = rollouts->step(created->id, reply); // its answer was lost: sent again
+  ASSERT_TRUE(resent) << resent.error().message;
+  EXPECT_EQ(resent->turns.size(), 1u);
+  ASSERT_EQ(resent->stepped.size(), 1u);
+  EXPECT_EQ(resent->stepped[0].index, 0);
+  EXPECT_EQ(executor.calls(), 1u);
+  Reply stale = said(fenced(kernel("other")));
+  stale.seen_turns = 0;
+  auto refused = rollouts->step(created->id, stale);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, util::ErrorKind::conflict);
+  Reply next = said(fenced(kernel("twice")));
+  next.seen_turns = 1;
+  auto second = rollouts->step(created->id, next);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->turns.size(), 2u);
+  EXPECT_EQ(executor.calls(), 2u);
+}
+
 TEST(Rollouts, CloseEndsARolloutAsCancelled) {
   ScratchDir dir;
   ScriptedExecutor executor({});

@@ -32,6 +32,11 @@ class AuthError(ClientError):
     """Missing or wrong bearer token (HTTP 401)."""
 
 
+class ConflictError(ClientError):
+    """The request is valid but the named thing's state refuses it (HTTP 409): a rollout that
+    has ended or waits for a retry, a task without a verdict to give feedback on."""
+
+
 @dataclass
 class EvalResult:
     """One evaluation. `state`: "completed" (a verdict exists: read `status`), or
@@ -50,6 +55,7 @@ class EvalResult:
     needs_gpu: str = ""
     error: str = ""
     task_id: str = ""
+    feedback: Optional[str] = None  # as the agent loop renders it (evaluate(with_feedback=True))
     raw: Dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -105,7 +111,7 @@ class Client:
 
     # --- HTTP -----------------------------------------------------------------------------
     def _request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None,
-                 timeout_s: Optional[float] = None) -> Any:
+                 timeout_s: Optional[float] = None, retries: Optional[int] = None) -> Any:
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if data is not None:
@@ -117,7 +123,8 @@ class Client:
         request = urllib.request.Request(self.url + path, data=data, headers=headers,
                                          method=method)
         wait = self.backoff_s
-        for attempt in range(self.retries + 1):
+        retries = self.retries if retries is None else retries
+        for attempt in range(retries + 1):
             try:
                 with urllib.request.urlopen(request,
                                             timeout=timeout_s or self.request_timeout_s) as reply:
@@ -127,14 +134,16 @@ class Client:
                 message = _error_sentence(error)
                 if error.code == 401:
                     raise AuthError(401, message) from None
+                if error.code == 409:
+                    raise ConflictError(409, message) from None
                 if error.code in (400, 404, 413, 415):
                     raise ClientError(error.code, message) from None
-                if error.code not in (429, 502, 503, 504) or attempt == self.retries:
+                if error.code not in (429, 502, 503, 504) or attempt == retries:
                     raise _Outage(f"HTTP {error.code}: {message}") from None
                 retry_after = error.headers.get("Retry-After") if error.headers else None
                 time.sleep(float(retry_after) if retry_after else wait)
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
-                if attempt == self.retries:
+                if attempt == retries:
                     raise _Outage(f"the service at {self.url} cannot be reached: {error}") from None
                 time.sleep(wait)
             wait *= 2
@@ -172,21 +181,81 @@ class Client:
 
     def evaluate(self, problem: str, source: str, language: str = "cuda",
                  options: Optional[Dict[str, Any]] = None, timeout_s: float = 3600.0,
-                 endpoint: str = "evaluate") -> EvalResult:
+                 endpoint: str = "evaluate", with_feedback: bool = False,
+                 target_speedup: Optional[float] = 1.2) -> EvalResult:
         """Submits and waits: a verdict, or an infrastructure result (never an exception for an
         outage). `options`: the request's members (docs/service.md "Evaluation request"), e.g.
-        {"timeout": 60}. `endpoint`: "evaluate", "sanitize" (memcheck) or "profile" (ncu)."""
-        if not isinstance(source, str):
-            raise TypeError("source must be text (str)")
-        try:
-            source.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise ValueError(f"source is not valid UTF-8: {error}") from None
+        {"timeout": 60}. `endpoint`: "evaluate", "sanitize" (memcheck) or "profile" (ncu).
+        `with_feedback`: also the feedback the agent loop would show a model for this
+        evaluation, its closing line against `target_speedup` (None: no target)."""
+        _check_text(source, "source")
         try:
             task_id = self.submit(problem, source, language, options, endpoint)
-            return self.wait(task_id, timeout_s)
+            result = self.wait(task_id, timeout_s)
+            if with_feedback and result.state == "completed":
+                result.feedback = self.feedback(task_id, source, language,
+                                                target_speedup)["feedback"]
+            return result
         except _Outage as outage:
             return _infrastructure(str(outage))
+
+    def feedback(self, task_id: str, source: str, language: str = "cuda",
+                 target_speedup: Optional[float] = 1.2) -> Dict[str, Any]:
+        """POST /v1/feedback: {"category", "feedback", "speedup"} of a finished task, rendered
+        as the agent loop renders it for `source` (the task's own source)."""
+        return self._request("POST", "/v1/feedback",
+                             {"task_id": task_id, "source": source, "language": language,
+                              "target_speedup": target_speedup})
+
+    def prompt(self, problem: str, variant: str = "default", arch: str = "sm_90a",
+               language: str = "cuda") -> List[Dict[str, str]]:
+        """The first model call's messages ([{"role", "content"}]) exactly as `ptxbench run`
+        opens a trajectory: the language's system prompt around the knowledge-pack variant
+        ("default": the problem kind's first; "none": no pack), then the task."""
+        body = {"problem": problem, "variant": variant, "arch": arch, "language": language}
+        return self._request("POST", "/v1/prompt", body)["messages"]
+
+    # --- rollouts (docs/service.md "Rollouts"; Env in env.py wraps them) -------------------
+    def create_rollout(self, problem: str, variant: str = "default", *, arch: str = "sm_90a",
+                       language: str = "cuda", model: str = "policy", max_turns: int = 8,
+                       target_speedup: Optional[float] = 1.2,
+                       context: str = "full") -> Dict[str, Any]:
+        """A new rollout: an agent-loop trajectory stored in the server's run stores."""
+        body = {"problem": problem, "variant": variant, "arch": arch, "language": language,
+                "model": model, "max_turns": max_turns, "target_speedup": target_speedup,
+                "context": context}
+        return self._request("POST", "/v1/rollouts", body)
+
+    def rollout(self, rollout_id: str) -> Dict[str, Any]:
+        return self._request("GET", f"/v1/rollouts/{urllib.parse.quote(rollout_id)}")
+
+    def step_rollout(self, rollout_id: str, reply: str, *, seen_turns: Optional[int] = None,
+                     reasoning: Optional[str] = None, finish_reason: str = "stop",
+                     output_tokens: int = 0, input_tokens: int = 0,
+                     timeout_s: float = 3600.0) -> Dict[str, Any]:
+        """One turn: `reply` is the model's answer; the server extracts, evaluates and renders
+        the feedback as the loop does. With `seen_turns` (the finished turns the caller has
+        seen) a step whose answer was lost is resent safely: the server answers it again."""
+        _check_text(reply, "reply")
+        body: Dict[str, Any] = {"reply": reply, "finish_reason": finish_reason,
+                                "output_tokens": output_tokens, "input_tokens": input_tokens}
+        if reasoning is not None:
+            _check_text(reasoning, "reasoning")
+            body["reasoning"] = reasoning
+        if seen_turns is not None:
+            body["seen_turns"] = seen_turns
+        return self._request("POST", f"/v1/rollouts/{urllib.parse.quote(rollout_id)}/step", body,
+                             timeout_s=timeout_s, retries=self.retries if seen_turns is not None
+                             else 0)
+
+    def retry_rollout(self, rollout_id: str, timeout_s: float = 3600.0) -> Dict[str, Any]:
+        """Evaluates again the reply the evaluator could not judge (`awaiting_retry`)."""
+        return self._request("POST", f"/v1/rollouts/{urllib.parse.quote(rollout_id)}/retry", {},
+                             timeout_s=timeout_s, retries=0)
+
+    def close_rollout(self, rollout_id: str) -> Dict[str, Any]:
+        """Ends a rollout the caller abandons (exit "cancelled")."""
+        return self._request("POST", f"/v1/rollouts/{urllib.parse.quote(rollout_id)}/close", {})
 
     def evaluate_many(self, items: Iterable[Tuple[str, str]], language: str = "cuda",
                       options: Optional[Dict[str, Any]] = None, timeout_s: float = 3600.0,
@@ -202,6 +271,20 @@ class Client:
 
 class _Outage(Exception):
     """The service could not answer (unreachable, 5xx, 429 past the retries)."""
+
+
+Outage = _Outage  # what Env catches; the Client's own calls turn it into results
+
+
+def _check_text(text: Any, what: str) -> None:
+    """Text that can be sent: a str of valid UTF-8 (a lone surrogate is not), before anything
+    is sent."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be text (str)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{what} is not valid UTF-8: {error}") from None
 
 
 def _error_sentence(error: urllib.error.HTTPError) -> str:
