@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Issue 34 on the H200 (bench/results/client_batch_h200.md): `ptxbench serve` on GPU 0 and the
+# Python client's batch of distinct kernels (bench/client_batch.py), rollouts through the Env,
+# `report` of the rollouts' run folder, and whether the GPU machine's Python has a trainer stack
+# (torch, transformers, datasets, trl). From the repository root:
+#   bash bench/client_on_device.sh BUILD [N] [CONCURRENCY]
+# BUILD: a gpu-preset build laid out as build/gpu, or a .tar.xz of one. Output under $OUT.
+set -u
+if [ "$PWD" != /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
+unpack() { if [ -f "$1" ]; then mkdir -p "$2" && tar -C "$2" -xJf "$1" && echo "$2"; else realpath "$1"; fi; }
+bin=$(unpack "$1" /tmp/gpubuild)
+cd /work/main || exit 1
+if [ "$(realpath build/gpu 2>/dev/null)" != "$bin" ]; then
+  rm -rf build/gpu && mkdir -p build && ln -sfn "$bin" build/gpu
+fi
+out=${OUT:-/tmp/client_out}
+mkdir -p "$out"
+cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH=$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=/usr/local/cuda/bin:$PATH
+export PTXBENCH_CACHE=/tmp/client_cache
+ptxbench=/work/main/build/gpu/src/cli/ptxbench
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,temperature.gpu \
+    --format=csv; python3 --version;
+  python3 -c "import torch; print('torch', torch.__version__)" 2>&1 | tail -1
+  for m in transformers datasets trl accelerate pyarrow; do
+    python3 -c "import $m; print('$m', $m.__version__)" 2>&1 | tail -1; done; } > "$out/machine.txt" 2>&1
+"$ptxbench" serve --port 0 --gpus 0 --workers-per-gpu "${WORKERS:-4}" --state /tmp/client_state \
+  > "$out/url.txt" 2> "$out/serve.log" &
+serve=$!
+for _ in $(seq 240); do [ -s "$out/url.txt" ] && break; sleep 0.5; done
+url=$(head -1 "$out/url.txt")
+echo "serve at $url" >> "$out/machine.txt"
+# Warm-up: one evaluation measures the library baseline once (reused by the batch, as a
+# trainer's long-running service does).
+python3 - "$url" > "$out/warmup.txt" 2>&1 <<'PY'
+import sys, time
+sys.path.insert(0, "python/ptxbench_client/src")
+from ptxbench_client import Client
+t = time.monotonic()
+r = Client(sys.argv[1]).evaluate("gemm_n7168_k5120", open("examples/sm90a/gemm_n7168_k5120.cu").read() + "\n// warm-up\n", timeout_s=900)
+print(r.state, r.status, r.speedup, r.target_executed, round(time.monotonic() - t, 2), "s", r.error)
+PY
+python3 bench/client_batch.py "$url" --n "${2:-64}" --concurrency "${3:-16}" \
+  --out "$out/client_batch.json" > "$out/client_batch_summary.json" 2> "$out/client_batch.err"
+for dir in /tmp/client_state/rollouts/*/; do
+  [ -f "$dir/run.sqlite" ] && "$ptxbench" report "$dir" > "$out/rollouts_report.md" 2>&1
+done
+curl -s "$url/metrics" > "$out/metrics.txt"
+kill -TERM $serve; wait $serve
+echo done >> "$out/machine.txt"
