@@ -129,7 +129,8 @@ TEST(ErrorKinds, ARetiredValueNamesNoKind) {
   EXPECT_EQ(error_kind_from_value(6), std::nullopt); // compile_error, retired
   EXPECT_EQ(error_kind_from_value(7), ErrorKind::banned_library);
   EXPECT_EQ(error_kind_from_value(0), std::nullopt);
-  EXPECT_EQ(error_kind_from_value(14), std::nullopt);
+  EXPECT_EQ(error_kind_from_value(14), ErrorKind::conflict);
+  EXPECT_EQ(error_kind_from_value(15), std::nullopt);
   EXPECT_EQ(error_kind_from_name("compile_error"), std::nullopt);
   EXPECT_EQ(error_kind_from_name("rate_limited"), ErrorKind::rate_limited);
 }
