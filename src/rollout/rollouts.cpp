@@ -17,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <sys/file.h>
+#include <tuple>
 #include <unistd.h>
 
 #ifndef PTXBENCH_VERSION
@@ -167,12 +168,28 @@ private:
 
 } // namespace
 
+// What a folder holds, kept in memory (one server owns the root): each trajectory's key by id,
+// and the next sample of each (model, problem, variant, language), so that neither a step nor a
+// create reads every trajectory of the folder.
+struct FolderIndex {
+  std::map<std::int64_t, store::TrajectoryKey> keys;
+  std::map<std::tuple<std::string, std::string, std::string, trace::Language>, std::int64_t>
+      next_sample;
+
+  void add(std::int64_t id, const store::TrajectoryKey& key) {
+    keys[id] = key;
+    std::int64_t& next = next_sample[{key.model, key.problem, key.prompt_variant, key.language}];
+    next = std::max(next, key.sample + 1);
+  }
+};
+
 struct Rollouts::State {
   RolloutDeps deps;
   int lock_fd = -1;
   std::mutex mutex; // the maps below and sample numbering
   std::map<std::string, std::unique_ptr<store::RunStore>> stores; // by folder name
   std::map<std::string, agent::RunPlan> plans;                    // by folder name
+  std::map<std::string, FolderIndex> indexes;                     // by folder name
   std::set<std::string> stepping;                                 // rollout ids mid-step
   std::set<std::atomic<bool>*> cancels;                           // of the steps in flight
   bool stopping = false;
@@ -186,7 +203,8 @@ struct Rollouts::State {
     std::string folder;
     store::RunStore* store = nullptr;
     const agent::RunPlan* plan = nullptr;
-    store::TrajectoryRecord record;
+    store::TrajectoryId id;
+    store::TrajectoryKey key;
   };
 
   util::Expected<store::RunStore*> open_folder(const std::string& folder,
@@ -201,7 +219,7 @@ struct Rollouts::State {
   util::Expected<RolloutView> advance(const std::string& id, const Reply* reply);
   // The reply of the rollout's last finished turn, or nullopt.
   std::optional<std::string> last_reply(const Located& at) {
-    auto finished = at.store->finished_turns(at.record.id);
+    auto finished = at.store->finished_turns(at.id);
     if (!finished || finished->empty())
       return std::nullopt;
     return finished->back().reply;
@@ -227,6 +245,10 @@ util::Expected<store::RunStore*> Rollouts::State::open_folder(const std::string&
     store = std::move(opened);
   }
   PTXBENCH_TRY_ASSIGN(auto plan, agent::parse_plan(store->info().config_json, dir));
+  PTXBENCH_TRY_ASSIGN(auto trajectories, store->trajectories());
+  FolderIndex& index = indexes[folder];
+  for (const store::TrajectoryRecord& record : trajectories)
+    index.add(record.id.value, record.key);
   plans.emplace(folder, std::move(plan));
   return stores.emplace(folder, std::move(store)).first->second.get();
 }
@@ -243,21 +265,19 @@ util::Expected<Rollouts::State::Located> Rollouts::State::locate(const std::stri
     return unknown(id);
   Located at;
   at.folder = id.substr(0, dash);
-  {
-    std::lock_guard lock(mutex);
-    auto store = open_folder(at.folder, nullptr);
-    if (!store)
-      return store.error().kind == util::ErrorKind::not_found ? unknown(id) : store.error();
-    at.store = *store;
-    at.plan = &plans.at(at.folder);
-  }
-  PTXBENCH_TRY_ASSIGN(auto trajectories, at.store->trajectories());
-  for (store::TrajectoryRecord& record : trajectories)
-    if (record.id.value == trajectory) {
-      at.record = std::move(record);
-      return at;
-    }
-  return unknown(id);
+  std::lock_guard lock(mutex);
+  auto store = open_folder(at.folder, nullptr);
+  if (!store)
+    return store.error().kind == util::ErrorKind::not_found ? unknown(id) : store.error();
+  at.store = *store;
+  at.plan = &plans.at(at.folder);
+  const FolderIndex& index = indexes.at(at.folder);
+  const auto found = index.keys.find(trajectory);
+  if (found == index.keys.end())
+    return unknown(id);
+  at.id = store::TrajectoryId{trajectory};
+  at.key = found->second;
+  return at;
 }
 
 std::string Rollouts::State::resolve_variant(const PromptSpec& spec) const {
@@ -278,25 +298,25 @@ util::Expected<std::vector<model::Message>> Rollouts::State::opening(const Promp
 
 util::Expected<RolloutView> Rollouts::State::view(const Located& at, std::int64_t first_new_turn) {
   RolloutView out;
-  out.id = fmt::format("{}-{}", at.folder, at.record.id.value);
+  out.id = fmt::format("{}-{}", at.folder, at.id.value);
   out.run_dir = deps.root / at.folder;
-  out.trajectory = at.record.id.value;
-  out.sample = at.record.key.sample;
-  out.spec.model = at.record.key.model;
-  out.spec.prompt.problem = at.record.key.problem;
-  out.spec.prompt.variant = at.record.key.prompt_variant;
+  out.trajectory = at.id.value;
+  out.sample = at.key.sample;
+  out.spec.model = at.key.model;
+  out.spec.prompt.problem = at.key.problem;
+  out.spec.prompt.variant = at.key.prompt_variant;
   out.spec.prompt.arch = at.plan->loop.arch;
   out.spec.prompt.language = at.plan->loop.language;
   out.spec.max_turns = at.plan->loop.max_turns;
   out.spec.target_speedup = at.plan->loop.target_speedup;
   out.spec.context = at.plan->loop.context;
-  PTXBENCH_TRY_ASSIGN(auto record, at.store->find_trajectory(at.record.key));
+  PTXBENCH_TRY_ASSIGN(auto record, at.store->find_trajectory(at.key));
   if (record && record->status == store::TrajectoryStatus::finished) {
     out.done = true;
     out.exit = record->exit_reason;
   }
-  PTXBENCH_TRY_ASSIGN(auto finished, at.store->finished_turns(at.record.id));
-  PTXBENCH_TRY_ASSIGN(auto prompts, at.store->prompts(at.record.id));
+  PTXBENCH_TRY_ASSIGN(auto finished, at.store->finished_turns(at.id));
+  PTXBENCH_TRY_ASSIGN(auto prompts, at.store->prompts(at.id));
   if (!prompts)
     return util::make_error(util::ErrorKind::io,
                             fmt::format("rollout {} has no prompts in its store", out.id));
@@ -373,19 +393,14 @@ util::Expected<RolloutView> Rollouts::create(const RolloutSpec& given) {
   std::lock_guard lock(s.mutex); // sample numbering: one creator at a time
   PTXBENCH_TRY_ASSIGN(at.store, s.open_folder(at.folder, &spec));
   at.plan = &s.plans.at(at.folder);
-  store::TrajectoryKey key{spec.model, spec.prompt.problem, spec.prompt.variant, 0,
-                           trace::Language::cuda};
-  key.language = spec.prompt.language == compile::Language::triton ? trace::Language::triton
-                                                                   : trace::Language::cuda;
-  PTXBENCH_TRY_ASSIGN(auto existing, at.store->trajectories());
-  for (const store::TrajectoryRecord& record : existing)
-    if (record.key.model == key.model && record.key.problem == key.problem &&
-        record.key.prompt_variant == key.prompt_variant && record.key.language == key.language)
-      key.sample = std::max(key.sample, record.key.sample + 1);
-  PTXBENCH_TRY_ASSIGN(auto id, at.store->open_trajectory(key));
-  PTXBENCH_TRY(at.store->set_prompts(id, {prompts.system, prompts.task}));
-  PTXBENCH_TRY_ASSIGN(auto record, at.store->find_trajectory(key));
-  at.record = std::move(*record);
+  at.key = store::TrajectoryKey{spec.model, spec.prompt.problem, spec.prompt.variant, 0,
+                                compile::to_trace(spec.prompt.language)};
+  FolderIndex& index = s.indexes.at(at.folder);
+  at.key.sample =
+      index.next_sample[{at.key.model, at.key.problem, at.key.prompt_variant, at.key.language}];
+  PTXBENCH_TRY_ASSIGN(at.id, at.store->open_trajectory(at.key));
+  PTXBENCH_TRY(at.store->set_prompts(at.id, {prompts.system, prompts.task}));
+  index.add(at.id.value, at.key);
   return s.view(at, std::numeric_limits<std::int64_t>::max());
 }
 
@@ -434,12 +449,15 @@ util::Expected<RolloutView> Rollouts::State::advance(const std::string& id, cons
                                 id, id));
   if (reply == nullptr && !before.awaiting_retry)
     return conflict(fmt::format("rollout {} has no reply waiting to be evaluated again", id));
-  PTXBENCH_TRY_ASSIGN(const suite::Problem* problem, deps.suite->find(at.record.key.problem));
+  PTXBENCH_TRY_ASSIGN(const suite::Problem* problem, deps.suite->find(at.key.problem));
   model::ModelSpec model;
-  model.name = at.record.key.model;
+  model.name = at.key.model;
   model.provider = "rollout";
-  PTXBENCH_TRY_ASSIGN(auto prompts, at.store->prompts(at.record.id));
-  agent::TrajectoryTask task{at.record.key, problem, &model,
+  PTXBENCH_TRY_ASSIGN(auto prompts, at.store->prompts(at.id));
+  if (!prompts)
+    return util::make_error(util::ErrorKind::io,
+                            fmt::format("rollout {} has no prompts in its store", id));
+  agent::TrajectoryTask task{at.key, problem, &model,
                              agent::Prompts{prompts->system, prompts->task, ""}};
   const Reply none;
   bool asked = reply == nullptr; // a retry's client must not be asked
@@ -471,8 +489,9 @@ util::Expected<RolloutView> Rollouts::close(const std::string& id) {
   SteppingMark mark(s.mutex, s.stepping, id);
   if (!mark.taken())
     return conflict(fmt::format("rollout {} is taking a step", id));
-  if (at.record.status != store::TrajectoryStatus::finished)
-    PTXBENCH_TRY(at.store->finish_trajectory(at.record.id, store::ExitReason::cancelled));
+  PTXBENCH_TRY_ASSIGN(auto current, s.view(at, 0));
+  if (!current.done)
+    PTXBENCH_TRY(at.store->finish_trajectory(at.id, store::ExitReason::cancelled));
   return s.view(at, std::numeric_limits<std::int64_t>::max());
 }
 
