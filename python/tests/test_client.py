@@ -3,6 +3,7 @@ GPU here: evaluations stop after the static check): problems, an evaluation's ve
 the caller's errors, an outage as an infrastructure result, the reward, and `pip install`.
 Run: python3 python/tests/test_client.py PTXBENCH_BINARY (ctest: client_py)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -94,6 +95,76 @@ class ClientErrorsAndOutages(unittest.TestCase):
         self.assertTrue(result.infrastructure)
         self.assertIn("cannot be reached", result.error)
         self.assertIsNone(default_reward(result))
+
+
+class FullQueueStub:
+    """A loopback HTTP server speaking the service's submit/poll protocol whose queue is full
+    for the first `refusals` submissions (429 with Retry-After), as a fleet's front answers a
+    batch larger than a run's bound."""
+
+    def __init__(self, refusals):
+        import http.server
+        import threading
+
+        stub = self
+        self.refusals = refusals
+        self.submissions = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status, body, headers=()):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                stub.submissions += 1
+                if stub.submissions <= stub.refusals:
+                    return self._send(429, {"error": "run queue full"}, [("Retry-After", "0.05")])
+                self._send(200, {"task_id": "a" * 32})
+
+            def do_GET(self):
+                self._send(200, {"task_id": "a" * 32, "status": "completed",
+                                 "result": {"status": "COMPILE_ERROR", "trace": {}}})
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FullQueue(unittest.TestCase):
+    def test_a_full_queue_is_waited_out_not_an_outage(self):
+        stub = FullQueueStub(refusals=6)  # more than the client's retries
+        try:
+            result = Client(stub.url, retries=1, backoff_s=0.01).evaluate(GEMM, "x", timeout_s=30)
+            self.assertEqual(result.state, "completed", result.error)
+            self.assertEqual(result.status, "COMPILE_ERROR")
+            self.assertEqual(stub.submissions, 7)
+        finally:
+            stub.stop()
+
+    def test_past_the_deadline_a_full_queue_is_an_infrastructure_result(self):
+        stub = FullQueueStub(refusals=10 ** 6)
+        try:
+            result = Client(stub.url, retries=0).evaluate(GEMM, "x", timeout_s=0.3)
+            self.assertTrue(result.infrastructure)
+            self.assertIn("429", result.error)
+            self.assertIsNone(default_reward(result))
+        finally:
+            stub.stop()
 
 
 class Reward(unittest.TestCase):

@@ -139,9 +139,11 @@ class Client:
                 if error.code in (400, 404, 413, 415):
                     raise ClientError(error.code, message) from None
                 if error.code not in (429, 502, 503, 504) or attempt == retries:
+                    if error.code == 429:
+                        raise _Busy(f"HTTP 429: {message}", _retry_after(error)) from None
                     raise _Outage(f"HTTP {error.code}: {message}") from None
-                retry_after = error.headers.get("Retry-After") if error.headers else None
-                time.sleep(float(retry_after) if retry_after else wait)
+                retry_after = _retry_after(error)
+                time.sleep(retry_after if retry_after is not None else wait)
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
                 if attempt == retries:
                     raise _Outage(f"the service at {self.url} cannot be reached: {error}") from None
@@ -189,15 +191,30 @@ class Client:
         `with_feedback`: also the feedback the agent loop would show a model for this
         evaluation, its closing line against `target_speedup` (None: no target)."""
         _check_text(source, "source")
+        deadline = time.monotonic() + timeout_s
         try:
-            task_id = self.submit(problem, source, language, options, endpoint)
-            result = self.wait(task_id, timeout_s)
+            task_id = self._submit_when_accepted(problem, source, language, options, endpoint,
+                                                 deadline)
+            result = self.wait(task_id, max(0.0, deadline - time.monotonic()))
             if with_feedback and result.state == "completed":
                 result.feedback = self.feedback(task_id, source, language,
                                                 target_speedup)["feedback"]
             return result
         except _Outage as outage:
             return _infrastructure(str(outage))
+
+    def _submit_when_accepted(self, problem, source, language, options, endpoint,
+                              deadline: float) -> str:
+        """submit(), waiting out a full queue (429: a fleet's bound on this client's run, a batch
+        larger than it) until `deadline`: backpressure, not an outage."""
+        while True:
+            try:
+                return self.submit(problem, source, language, options, endpoint)
+            except _Busy as busy:
+                pause = busy.retry_after_s or self.backoff_s
+                if time.monotonic() + pause >= deadline:
+                    raise
+                time.sleep(pause)
 
     def feedback(self, task_id: str, source: str, language: str = "cuda",
                  target_speedup: Optional[float] = 1.2) -> Dict[str, Any]:
@@ -271,6 +288,22 @@ class Client:
 
 class _Outage(Exception):
     """The service could not answer (unreachable, 5xx, 429 past the retries)."""
+
+
+class _Busy(_Outage):
+    """The service's queue for this client is full (429 past the retries)."""
+
+    def __init__(self, message: str, retry_after_s: Optional[float]):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def _retry_after(error: urllib.error.HTTPError) -> Optional[float]:
+    value = error.headers.get("Retry-After") if error.headers else None
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
 
 
 Outage = _Outage  # what Env catches; the Client's own calls turn it into results
