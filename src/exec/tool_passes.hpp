@@ -27,6 +27,8 @@
 #include "exec/child_command.hpp"
 #include "exec/evaluation.hpp"
 #include "protocol/child_arguments.hpp"
+#include "protocol/counts.hpp"
+#include "sass/counters.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
@@ -79,9 +81,11 @@ std::string describe_finding(const measure::SanitizerReport& report);
 // candidate's single-call reply line as well as the debugger's transcript).
 DebuggerPass debugger_pass_from(const util::ProcessResult& process);
 
-// Pure: fills `pass.counts` and the agreement from the audit and the in-process counter JSON
-// (exec's `count` reply: {"available", "gmma", "tma_load", "tma_store", "tma_reduce"}).
-void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process);
+// Pure: fills `pass.counts` and the agreement, row by row of the evaluation's counter table
+// (`table`, nullptr when its architecture has none), from the audit's source page and the
+// in-process counts of the count pass (nullopt when it did not run).
+void compare_counts(NcuAuditPass& pass, const sass::ArchCounters* table,
+                    const std::optional<protocol::Counts>& in_process);
 
 // compute-sanitizer memcheck over the single-call child `child` (its argv and environment:
 // child_command.hpp, from SingleCallFiles::argv).
@@ -94,8 +98,13 @@ DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& 
                                std::chrono::milliseconds timeout,
                                const std::filesystem::path& cuda_gdb);
 
-NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
-                                const SingleCallFiles& files, std::chrono::milliseconds timeout);
+// ncu over the single-call child `child` (its argv from SingleCallFiles::argv with the NVTX
+// range kAuditNvtxRange and one warm-up call, and its environment), replaying as `replay` says.
+NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                                measure::NcuReplay replay, std::chrono::milliseconds timeout);
+
+// The single-call options of the audit: the NVTX range ncu selects, one warm-up call outside it.
+protocol::SingleCallOptions audit_call_options();
 
 // The passes as `evaluation.ptxbench.sanitizer` / `.ncu_audit` / `.debugger` JSON and as text
 // lines.

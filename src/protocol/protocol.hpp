@@ -47,6 +47,7 @@
 #pragma once
 
 #include "measure/timing.hpp"
+#include "protocol/counts.hpp"
 #include "trace/schema.hpp"
 #include "util/enum_table.hpp"
 #include "util/error.hpp"
@@ -195,8 +196,8 @@ struct Reply {
   // every reply once the child traces: the stream-ordered frees (cudaFreeAsync) made in it so
   // far, a running total
   std::uint64_t stream_ordered_frees = 0;
-  // count: the counter's own JSON (families, tensor FLOPs) or why there is none
-  std::optional<trace::Json> counts;
+  // count: metric → value per range, or why there is none (protocol/counts.hpp)
+  std::optional<Counts> counts;
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})
   std::optional<trace::Json> startup;
   bool counter_session_open = false;

@@ -2,7 +2,6 @@
 // each phase, decided without a GPU. The H200 side of the same rules is evaluator_gpu.cpp.
 #include "exec/dynamic_report.hpp"
 #include "exec/launch_rules.hpp"
-#include "measure/instruction_counter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -155,19 +154,20 @@ TEST(LaunchRules, ARepeatedCallFarFasterThanItsFirstSightIsInconsistentWork) {
   EXPECT_FALSE(judge_launches(e, &own));
 }
 
-// The counting pass's raw counts as the child sends them (candidate_time.cpp): CUPTI names the
+constexpr const char* kGmmaMetric = "smsp__sass_inst_executed_op_shared_gmma.sum";
+constexpr const char* kTmaLoadMetric = "smsp__sass_inst_executed_op_tma_ld.sum";
+constexpr const char* kFlopMetric = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum";
+
+// The counting pass's raw counts as the child sends them (protocol/counts.hpp): CUPTI names the
 // ranges 1, 2, … in launch order.
 trace::Json counts(const std::vector<std::pair<std::string, trace::Json>>& ranges) {
   trace::Json list = trace::Json::array();
   for (std::size_t i = 0; i < ranges.size(); ++i)
-    list.push_back({{"kernel", std::to_string(i + 2)}, // a session's warm-up took range 1
-                    {"metrics",
-                     {{measure::kMetricGmma, ranges[i].second},
-                      {measure::kMetricTmaLoad, 0.0},
-                      {measure::kMetricHgmmaBf16Flops, 1e9}}}});
-  const trace::Json totals{{measure::kMetricGmma, 0.0},
-                           {measure::kMetricTmaLoad, 0.0},
-                           {measure::kMetricHgmmaBf16Flops, 0.0}};
+    list.push_back(
+        {{"kernel", std::to_string(i + 2)}, // a session's warm-up took range 1
+         {"metrics",
+          {{kGmmaMetric, ranges[i].second}, {kTmaLoadMetric, 0.0}, {kFlopMetric, 1e9}}}});
+  const trace::Json totals{{kGmmaMetric, 0.0}, {kTmaLoadMetric, 0.0}, {kFlopMetric, 0.0}};
   return {{"available", true},
           {"metrics", totals},
           {"ranges", list},
@@ -273,8 +273,7 @@ TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
     Evaluation ev = gemm_evaluation(counts({{kGemm, bad}}), 12);
     ASSERT_NO_THROW(derive_dynamic(ev, two_gflop_problem()));
     EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown) << bad.dump();
-    EXPECT_NE(ev.dynamic->reason.find(measure::kMetricGmma), std::string::npos)
-        << ev.dynamic->reason;
+    EXPECT_NE(ev.dynamic->reason.find(kGmmaMetric), std::string::npos) << ev.dynamic->reason;
   }
   // Counts that are not even an object, or totals with null (the old reply shape).
   for (const trace::Json& raw :

@@ -115,45 +115,101 @@ NcuAuditPass audited() {
   return pass;
 }
 
+// In-process counts of the Hopper table's metrics, as the child's count reply carries them.
+protocol::Counts hopper_counts(double gmma, double tma_load, double tma_store = 0.0) {
+  protocol::Counts counts;
+  counts.available = true;
+  counts.arch = "sm_90a";
+  counts.metrics = sass::metric_names(*sass::counters_for("sm_90a"));
+  counts.totals = {gmma, tma_load, tma_store, 0.0, 1e9};
+  return counts;
+}
+
+const sass::ArchCounters* hopper() {
+  return sass::counters_for("sm_90a");
+}
+
 TEST(NcuAuditAgreement, EqualCountsAgree) {
   NcuAuditPass pass = audited();
-  compare_counts(pass, trace::Json{{"available", true},
-                                   {"gmma", 143360.0},
-                                   {"tma_load", 17920.0},
-                                   {"tma_store", 0.0},
-                                   {"tma_reduce", 0.0}});
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0));
   EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
   ASSERT_EQ(pass.counts.size(), 4u);
   EXPECT_EQ(pass.counts[0].family, "gmma");
   EXPECT_EQ(pass.counts[0].ncu, 143360u);
+  EXPECT_EQ(pass.counts[0].metric, "smsp__sass_inst_executed_op_shared_gmma.sum");
   EXPECT_TRUE(pass.counts[0].agree);
   EXPECT_EQ(to_json(pass)["agreement"], "agree");
   EXPECT_EQ(to_json(pass)["families"]["tma_load"]["in_process"], 17920.0);
+  EXPECT_EQ(to_json(pass)["families"]["tma_store"]["match"], "presence");
   EXPECT_NE(render_text(pass).find("gmma 143360 (in-process 143360)"), std::string::npos)
       << render_text(pass);
 }
 
 TEST(NcuAuditAgreement, OneDifferentFamilyIsADisagreementNamingIt) {
   NcuAuditPass pass = audited();
-  compare_counts(pass, trace::Json{{"available", true},
-                                   {"gmma", 143360.0},
-                                   {"tma_load", 17919.0},
-                                   {"tma_store", 0.0},
-                                   {"tma_reduce", 0.0}});
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17919.0));
   EXPECT_EQ(pass.agreement, Agreement::disagree);
   EXPECT_EQ(pass.agreement_note, "tma_load: ncu 17920 vs in-process 17919");
   EXPECT_FALSE(pass.counts[1].agree);
   EXPECT_TRUE(pass.counts[0].agree);
 }
 
+// op_tma_st counts a quarter of the UTMASTG warp instructions on an H200: the row compares
+// presence, so a store the source page has and the counter saw agrees, one it did not see does not.
+TEST(NcuAuditAgreement, APresenceRowAgreesOnNonZeroAndDisagreesOnZero) {
+  NcuAuditPass pass = audited();
+  pass.audit->opcodes["UTMASTG.2D"] = {400, 400};
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0, 100.0));
+  EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
+  EXPECT_EQ(pass.counts[2].ncu, 400u);
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0, 0.0));
+  EXPECT_EQ(pass.agreement, Agreement::disagree);
+  EXPECT_EQ(pass.agreement_note, "tma_store: ncu 400 vs in-process 0 (compared for presence)");
+}
+
+// The rows come from the evaluation's architecture: a B200's audit compares the TCGEN05 metrics,
+// and an architecture without a table leaves the agreement unknown.
+TEST(NcuAuditAgreement, TheRowsAreTheArchitecturesCounters) {
+  NcuAuditPass pass = audited();
+  pass.audit->opcodes["UTCHMMA"] = {64, 64};
+  pass.audit->opcodes["LDTM.x32"] = {128, 4096};
+  protocol::Counts counts;
+  counts.available = true;
+  counts.metrics = sass::metric_names(*sass::counters_for("sm_100a"));
+  counts.totals.assign(counts.metrics.size(), 0.0);
+  counts.totals[0] = 64.0;  // utcmma
+  counts.totals[1] = 128.0; // tmem_ldt
+  counts.totals[5] = 1.0;   // tma_ld (the fixture's UTMALDG rows)
+  compare_counts(pass, sass::counters_for("sm_100a"), counts);
+  EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
+  ASSERT_EQ(pass.counts[0].family, "tcgen05_mma");
+  EXPECT_EQ(pass.counts[0].ncu, 64u);
+  EXPECT_EQ(pass.counts[1].ncu, 128u);
+  compare_counts(pass, nullptr, counts);
+  EXPECT_EQ(pass.agreement, Agreement::unknown);
+  EXPECT_TRUE(pass.counts.empty());
+}
+
+TEST(NcuAuditAgreement, AMetricTheCounterDidNotMeasureLeavesTheAgreementUnknown) {
+  NcuAuditPass pass = audited();
+  protocol::Counts counts = hopper_counts(143360.0, 17920.0);
+  counts.metrics.erase(counts.metrics.begin() + 3); // tma_red rejected by the chip
+  counts.totals.erase(counts.totals.begin() + 3);
+  compare_counts(pass, hopper(), counts);
+  EXPECT_EQ(pass.agreement, Agreement::unknown);
+  EXPECT_NE(pass.agreement_note.find("tma_reduce: the in-process counter has no value"),
+            std::string::npos)
+      << pass.agreement_note;
+}
+
 TEST(NcuAuditAgreement, WithoutInProcessCountsTheAgreementIsUnknownWithTheReason) {
   NcuAuditPass pass = audited();
-  compare_counts(pass, trace::Json{{"available", false}, {"reason", "profiling not permitted"}});
+  compare_counts(pass, hopper(), protocol::Counts::unavailable("profiling not permitted"));
   EXPECT_EQ(pass.agreement, Agreement::unknown);
   EXPECT_EQ(pass.agreement_note, "profiling not permitted");
   EXPECT_FALSE(pass.counts[0].in_process);
   NcuAuditPass no_pass = audited();
-  compare_counts(no_pass, std::nullopt);
+  compare_counts(no_pass, hopper(), std::nullopt);
   EXPECT_EQ(no_pass.agreement, Agreement::unknown);
   EXPECT_EQ(no_pass.agreement_note, "the in-process count pass did not run");
   EXPECT_TRUE(to_json(no_pass)["families"]["gmma"]["in_process"].is_null());
