@@ -11,10 +11,12 @@
 // and kernel replay (CUPTI re-runs each kernel once per hardware pass, restoring memory in
 // between), runs the call once between Start and Stop, decodes the counter data and sums
 // every metric over all ranges, i.e. over every kernel the call launched, whichever stream.
-// The metrics: executed warp instructions of the GMMA and TMA families
+// The metrics: the device's row of the counter table (sass/counters.hpp), chosen by compute
+// capability — on Hopper the executed warp instructions of the GMMA and TMA families
 // (`smsp__sass_inst_executed_op_{shared_gmma,tma_ld,tma_st,tma_red}.sum`) and the tensor-core
 // FLOPs of the bf16→fp32 HGMMA path, which must equal 2·M·N·K for a GEMM that did all its
-// work on tensor cores (measured on an H200: exactly 2·8192·7168·5120).
+// work on tensor cores (measured on an H200: exactly 2·8192·7168·5120); on Blackwell the
+// TCGEN05 rows (UTC*MMA, LDTM, STTM, UTCCP, UTCSHIFT), never run.
 //
 // Replay: with kernel replay CUPTI re-runs each kernel of the one call for every hardware pass
 // and restores device memory in between; with user replay the caller's call runs once per

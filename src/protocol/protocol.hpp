@@ -24,8 +24,9 @@
 //                                from call `first_call` on (a trial timed in chunks keeps
 //                                its rotation); mode is batched or strict; the reply says
 //                                which mode timed it
-//   count {set}                  dynamic instruction counts of one call (separate pass); a
-//                                session opened at `prepare` is closed after it
+//   count {set}                  dynamic instruction counts of one call (separate pass), as
+//                                metric → value per range (protocol/counts.hpp); a session
+//                                opened at `prepare` is closed after it
 //   end_session {}               close the range profiler's session opened at `prepare`
 //   ping  {}                     answered at once: sent after the last timed request, so a
 //                                real reply left behind by a forged one is found
