@@ -44,7 +44,7 @@ struct CounterRow {
   std::string_view proves; // what a non-zero value proves, and the source
 };
 
-// Whether an architecture's counters have run on its GPU. Persisted: explicit values.
+// Whether an architecture's counters have run on its GPU (shown in the golden lists and docs).
 enum class CountersRun : std::uint8_t { measured = 1, not_run = 2 };
 
 struct ArchCounters {

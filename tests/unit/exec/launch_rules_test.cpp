@@ -2,6 +2,7 @@
 // each phase, decided without a GPU. The H200 side of the same rules is evaluator_gpu.cpp.
 #include "exec/dynamic_report.hpp"
 #include "exec/launch_rules.hpp"
+#include "sass/counters.hpp"
 
 #include <gtest/gtest.h>
 
@@ -300,6 +301,42 @@ TEST(DynamicReport, AWrongTypedCountsFieldIsUnknownWithItsPathAsTheReason) {
   ASSERT_FALSE(available);
   EXPECT_NE(available.error().message.find("$.available: expected a boolean, got string"),
             std::string::npos);
+}
+
+// A B200's counts (the sm_100a rows, which have never run on a GPU) are credited with no code of
+// their own: TCGEN05 executed = the sum of its rows' metrics, the coverage from utchmma's FLOPs.
+TEST(DynamicReport, ABlackwellCandidatesTcgen05IsCreditedFromTheSm100aRows) {
+  const sass::ArchCounters& table = *sass::counters_for("sm_100a");
+  trace::Json values = trace::Json::object();
+  for (const sass::CounterRow& row : table.rows)
+    values[std::string(row.metric)] = 0.0;
+  values["smsp__sass_inst_executed_op_utcmma.sum"] = 64.0;
+  values["smsp__sass_inst_executed_op_tmem_ldt.sum"] = 32.0;
+  values[std::string(table.flop_metric)] = 1e9;
+  const trace::Json raw{{"available", true},
+                        {"arch", "sm_100a"},
+                        {"metrics", values},
+                        {"ranges", trace::Json::array({{{"kernel", "1"}, {"metrics", values}}})}};
+  Evaluation ev = gemm_evaluation(raw, 12);
+  ev.check.arch = compile::Arch::sm_100a;
+  ev.check.sass->arches[0].arch = "sm_100a";
+  ev.check.sass->arches[0].target_families = sass::target_families_for("sm_100a");
+  ev.check.sass->arches[0].totals[sass::index_of(sass::Family::tcgen05)] = 5;
+  derive_dynamic(ev, two_gflop_problem());
+  ASSERT_EQ(ev.dynamic->families.size(), 1u) << ev.dynamic->reason;
+  EXPECT_EQ(ev.dynamic->families[0].family, sass::Family::tcgen05);
+  EXPECT_EQ(ev.dynamic->families[0].executed, 96.0);
+  EXPECT_EQ(ev.dynamic->verdict, DynamicState::present) << ev.dynamic->reason;
+  EXPECT_DOUBLE_EQ(ev.dynamic->coverage, 0.5);
+  // Hopper's counts on a Blackwell candidate name no TCGEN05 metric: unknown, saying which.
+  Evaluation hopper = gemm_evaluation(counts({{kGemm, 512.0}}), 12);
+  hopper.check.arch = compile::Arch::sm_100a;
+  hopper.check.sass->arches[0].arch = "sm_100a";
+  derive_dynamic(hopper, two_gflop_problem());
+  EXPECT_EQ(hopper.dynamic->verdict, DynamicState::unknown);
+  EXPECT_NE(hopper.dynamic->reason.find("smsp__sass_inst_executed_op_utcmma.sum"),
+            std::string::npos)
+      << hopper.dynamic->reason;
 }
 
 } // namespace
