@@ -177,7 +177,8 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
   const ChildCommand child = child_command(m_run->launch, files.argv(binary, audit_call_options()));
   const measure::NcuReplay replay =
       m_run->own_child ? measure::NcuReplay::kernel : measure::NcuReplay::application;
-  m_result.ncu_audit = run_ncu_audit_pass(m_tool_runner, child, replay, m_options.tool_timeout);
+  m_result.ncu_audit = run_ncu_audit_pass(m_tool_runner, child, replay, m_options.tool_timeout,
+                                          find_cuda_tool("ncu"));
   std::optional<protocol::Counts> in_process;
   if (m_result.dynamic && m_result.dynamic->raw) {
     auto counts = read_counts(*m_result.dynamic->raw);

@@ -289,10 +289,11 @@ protocol::SingleCallOptions audit_call_options() {
 }
 
 NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const ChildCommand& child,
-                                measure::NcuReplay replay, std::chrono::milliseconds timeout) {
+                                measure::NcuReplay replay, std::chrono::milliseconds timeout,
+                                const std::filesystem::path& ncu) {
   NcuAuditPass pass;
   measure::NcuAuditOptions options;
-  options.ncu = find_cuda_tool("ncu").string();
+  options.ncu = ncu.string();
   if (options.ncu.empty()) {
     pass.reason = "ncu not found (PATH, /usr/local/cuda/bin)";
     return pass;

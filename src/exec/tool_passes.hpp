@@ -98,10 +98,12 @@ DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& 
                                std::chrono::milliseconds timeout,
                                const std::filesystem::path& cuda_gdb);
 
-// ncu over the single-call child `child` (its argv from SingleCallFiles::argv with the NVTX
-// range kAuditNvtxRange and one warm-up call, and its environment), replaying as `replay` says.
+// ncu over the single-call child `child` (its argv from SingleCallFiles::argv with
+// audit_call_options(), and its environment), replaying as `replay` says; `ncu` is
+// find_cuda_tool("ncu"), empty when it is not installed.
 NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const ChildCommand& child,
-                                measure::NcuReplay replay, std::chrono::milliseconds timeout);
+                                measure::NcuReplay replay, std::chrono::milliseconds timeout,
+                                const std::filesystem::path& ncu);
 
 // The single-call options of the audit: the NVTX range ncu selects, one warm-up call outside it.
 protocol::SingleCallOptions audit_call_options();

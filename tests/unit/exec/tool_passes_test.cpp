@@ -2,10 +2,14 @@
 // (tests/data/measure, saved by tests/unit/measure/tools_gpu.cu): the finding sentence, the
 // single-call reply, and the agreement of ncu's counts with the in-process counts.
 #include "exec/tool_passes.hpp"
+#include "util/fs.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ptxbench::exec {
 namespace {
@@ -221,6 +225,64 @@ TEST(NcuAuditAgreement, APassThatDidNotRunSaysWhy) {
   EXPECT_EQ(render_text(pass),
             "  ncu audit: not run — ncu not found (PATH, /usr/local/cuda/bin)\n");
   EXPECT_EQ(to_json(pass)["reason"], pass.reason);
+}
+
+// A stand-in `ncu` (ncu cannot run here): writes its arguments and one variable of its
+// environment to args.txt in `dir`, then prints the source page captured on an H200.
+struct NcuScratch {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ptxbench-ncu-test-" + std::to_string(::getpid()));
+  NcuScratch() { std::filesystem::create_directories(path); }
+  ~NcuScratch() { std::filesystem::remove_all(path); }
+
+  std::filesystem::path ncu() const {
+    const std::filesystem::path script = path / "ncu";
+    const std::string args = (path / "args.txt").string();
+    std::ofstream(script) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << args
+                          << "\necho \"mark=$PTXBENCH_NCU_MARK\" >> " << args << "\ncat "
+                          << PTXBENCH_TEST_DATA << "/measure/ncu_source_wgmma_gemm_m128.csv\n";
+    ::chmod(script.c_str(), 0755);
+    return script;
+  }
+};
+
+// The Triton child's single call runs under ncu with the child's own words and environment
+// (its Python, its Triton cache) and kernel replay; a kernel.so's with application replay.
+TEST(NcuAuditPass, TheSingleCallRunsUnderNcuWithTheChildsEnvironmentAndReplay) {
+  NcuScratch dir;
+  util::PosixProcessRunner runner;
+  const ChildCommand child{{"python3", "-m", "ptxbench_triton.child", "--single-call", "spec.json",
+                            "--nvtx-range", "ptxbench_eval"},
+                           {"PTXBENCH_NCU_MARK=child-env"}};
+  const NcuAuditPass pass = run_ncu_audit_pass(runner, child, measure::NcuReplay::kernel,
+                                               std::chrono::seconds(20), dir.ncu());
+  ASSERT_TRUE(pass.ran) << pass.reason;
+  EXPECT_EQ(pass.audit->families.gmma, 143360u);
+  auto args = util::read_file(dir.path / "args.txt");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_NE(args->find("--nvtx-include\nptxbench_eval/\n"), std::string::npos) << *args;
+  EXPECT_NE(args->find("--replay-mode\nkernel\n"), std::string::npos) << *args;
+  EXPECT_NE(args->find("-f\npython3\n-m\nptxbench_triton.child\n--single-call\nspec.json\n"),
+            std::string::npos)
+      << *args;
+  EXPECT_NE(args->find("mark=child-env\n"), std::string::npos) << *args;
+  const NcuAuditPass cuda =
+      run_ncu_audit_pass(runner, ChildCommand{{"ptxbench-candidate"}, {}},
+                         measure::NcuReplay::application, std::chrono::seconds(20), dir.ncu());
+  ASSERT_TRUE(cuda.ran) << cuda.reason;
+  args = util::read_file(dir.path / "args.txt");
+  ASSERT_TRUE(args);
+  EXPECT_NE(args->find("--replay-mode\napplication\n"), std::string::npos) << *args;
+  const NcuAuditPass missing =
+      run_ncu_audit_pass(runner, child, measure::NcuReplay::kernel, std::chrono::seconds(5), {});
+  EXPECT_FALSE(missing.ran);
+  EXPECT_EQ(missing.reason, "ncu not found (PATH, /usr/local/cuda/bin)");
+}
+
+TEST(NcuAuditPass, TheAuditCallHasTheNvtxRangeAndOneWarmUp) {
+  const protocol::SingleCallOptions call = audit_call_options();
+  EXPECT_EQ(call.nvtx_range, kAuditNvtxRange);
+  EXPECT_EQ(call.warmup, 1);
 }
 
 } // namespace
