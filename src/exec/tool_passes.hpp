@@ -10,17 +10,20 @@
 // Approach. After the main child has ended, the supervisor writes a single-call spec (the
 // `load` request of input set 0 without IPC handles) and the raw bytes of set 0's inputs into
 // a private scratch folder, and runs `TOOL … ptxbench-candidate --single-call SPEC --inputs
-// FILE` (candidate_single_call.cpp) under a deadline that kills the process group. The
-// sanitizer's first error (kernel, file:line, address) becomes one sentence, the finding; the
-// ncu source page's GMMA and TMA rows are summed per family and compared, family by family,
-// with the in-process range-profiler counts of the same call on the same set; where cuda-gdb
-// stopped the call (a CUDA exception, a host signal, or its end) becomes one sentence.
+// FILE` (candidate_single_call.cpp; a Triton candidate's own child with the same words) under a
+// deadline that kills the process group. The sanitizer's first error (kernel, file:line,
+// address) becomes one sentence, the finding; the ncu source page's rows are summed per row of
+// the architecture's counter table (sass/counters.hpp: a row's opcodes) and compared, row by
+// row, with the row's metric in the in-process range-profiler counts of the same call on the
+// same set; where cuda-gdb stopped the call (a CUDA exception, a host signal, or its end)
+// becomes one sentence.
 //
 // Invariants. Only a memcheck error changes the verdict (RUNTIME_ERROR with the finding as the
 // message); a tool that is missing, fails or passes its deadline leaves `ran == false` with the
 // reason. The debugger pass never changes the verdict: it is evidence for a crash the main pass
-// has already called RUNTIME_ERROR. Counts agree only when they are equal; there is no tolerance
-// for executed instruction counts of a deterministic call.
+// has already called RUNTIME_ERROR. Counts of an `exact` row agree only when they are equal;
+// there is no tolerance for executed instruction counts of a deterministic call. A `presence` row
+// (another counting rule, or never compared on its GPU) agrees when both are zero or both not.
 #pragma once
 
 #include "exec/buffers.hpp"
