@@ -50,7 +50,9 @@ struct Bench {
       return;
     }
     fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.6g} | {} |\n", cycle, label, counts->pass_ms,
-               counts->gmma, counts->hgmma_bf16_flops, bench::phases_text(counts->steps));
+               counts->total("smsp__sass_inst_executed_op_shared_gmma.sum").value_or(0.0),
+               counts->total("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum").value_or(0.0),
+               bench::phases_text(counts->steps));
   }
 };
 

@@ -156,9 +156,8 @@ void print_summary(const std::vector<Row>& rows) {
                raw.value("pass_ms", 0.0), raw.value("session", std::string("?")),
                raw.value("replay", std::string("?")), raw.value("calls", 0), raw.value("passes", 0),
                raw.contains("steps") ? json_ms(raw["steps"]) : "");
-    fmt::print("last evaluation: GMMA {:.0f}, TMA loads {:.0f}, tensor FLOPs {:.6g}\n",
-               raw.value("gmma", 0.0), raw.value("tma_load", 0.0),
-               raw.value("hgmma_bf16_flops", 0.0));
+    fmt::print("last evaluation: counts ({}): {}\n", raw.value("arch", std::string("?")),
+               raw.value("metrics", trace::Json::object()).dump());
   }
   if (!last.timing->strict_reason.empty())
     fmt::print("last evaluation: strict because {}\n", last.timing->strict_reason);

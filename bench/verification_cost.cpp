@@ -63,10 +63,15 @@ void in_process(int repeats) {
     auto counts = counter->count([&](cudaStream_t s) { return gemm(s); }, nullptr);
     if (!counts)
       throw util::Fatal(counts.error().message);
+    auto total = [&](const char* metric) { return counts->total(metric).value_or(0.0); };
+    const double flops = total("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum");
     fmt::print("| {} | {:.1f} | {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.6g} | {} |\n", i,
-               counts->pass_ms, counts->passes, counts->gmma, counts->tma_load, counts->tma_store,
-               counts->tma_reduce, counts->hgmma_bf16_flops,
-               counts->hgmma_bf16_flops == 2.0 * kM * kN * kK ? "yes" : "no");
+               counts->pass_ms, counts->passes,
+               total("smsp__sass_inst_executed_op_shared_gmma.sum"),
+               total("smsp__sass_inst_executed_op_tma_ld.sum"),
+               total("smsp__sass_inst_executed_op_tma_st.sum"),
+               total("smsp__sass_inst_executed_op_tma_red.sum"), flops,
+               flops == 2.0 * kM * kN * kK ? "yes" : "no");
   }
 }
 
@@ -75,7 +80,7 @@ void in_process(int repeats) {
 std::vector<std::string> hardware_metrics() {
   return {"smsp__inst_executed_pipe_tensor_op_gmma.sum", "smsp__inst_executed_op_tma_ld.sum",
           "smsp__inst_executed_op_tma_st.sum", "sm__inst_executed_pipe_tma.sum",
-          measure::kMetricHgmmaBf16Flops};
+          "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum"};
 }
 
 std::string metrics_text(const measure::InstructionCounts& counts) {

@@ -10,7 +10,6 @@
 #include "child/candidate.hpp"
 #include "cuda/check.hpp"
 #include "protocol/call_status.hpp"
-#include "util/json_number.hpp"
 
 #include <algorithm>
 
@@ -29,18 +28,6 @@ std::vector<protocol::KernelSet> group(const std::vector<std::vector<std::string
       ++same->calls;
   }
   return sets;
-}
-
-// Per profiled range: its kernel and each metric's value.
-trace::Json ranges_json(const measure::InstructionCounts& counts) {
-  trace::Json ranges = trace::Json::array();
-  for (std::size_t r = 0; r < counts.kernels.size() && r < counts.range_values.size(); ++r) {
-    trace::Json values = trace::Json::object();
-    for (std::size_t m = 0; m < counts.metrics.size() && m < counts.range_values[r].size(); ++m)
-      values[counts.metrics[m].name] = util::number_json(counts.range_values[r][m]);
-    ranges.push_back({{"kernel", counts.kernels[r]}, {"metrics", values}});
-  }
-  return ranges;
 }
 
 } // namespace
@@ -99,9 +86,8 @@ protocol::Reply CandidateServer::time(const protocol::Request& request) {
 protocol::Reply CandidateServer::count(int set) {
   if (!m_counter) {
     protocol::Reply reply;
-    reply.counts =
-        trace::Json{{"available", false},
-                    {"reason", m_counter_error.empty() ? "no range profiler" : m_counter_error}};
+    reply.counts = protocol::Counts::unavailable(m_counter_error.empty() ? "no range profiler"
+                                                                         : m_counter_error);
     return reply;
   }
   auto reset = [&](cudaStream_t stream) { reset_outputs(set, stream); };
@@ -118,32 +104,11 @@ protocol::Reply CandidateServer::count(int set) {
   if (!reply.ok)
     return reply;
   if (!counts) {
-    reply.counts = trace::Json{{"available", false}, {"reason", counts.error().message}};
+    reply.counts = protocol::Counts::unavailable(counts.error().message);
     return reply;
   }
-  trace::Json metrics = trace::Json::object();
-  for (const measure::MetricValue& m : counts->metrics)
-    metrics[m.name] = util::number_json(m.value);
-  trace::Json steps = trace::Json::object();
-  for (const util::Phase& step : counts->steps)
-    steps[step.name] =
-        steps.value(step.name, 0.0) + static_cast<double>(step.elapsed.count()) / 1000.0;
-  reply.counts = trace::Json{{"available", true},
-                             {"gmma", util::number_json(counts->gmma)},
-                             {"tma_load", util::number_json(counts->tma_load)},
-                             {"tma_store", util::number_json(counts->tma_store)},
-                             {"tma_reduce", util::number_json(counts->tma_reduce)},
-                             {"hgmma_bf16_flops", util::number_json(counts->hgmma_bf16_flops)},
-                             {"metrics", metrics},
-                             {"ranges", ranges_json(*counts)},
-                             {"rejected_metrics", m_counter->rejected_metrics()},
-                             {"kernels", counts->kernels},
-                             {"passes", counts->passes},
-                             {"pass_ms", util::number_json(counts->pass_ms)},
-                             {"replay", to_string(counts->replay)},
-                             {"calls", counts->calls},
-                             {"session", prepared ? "opened at prepare" : "opened by this count"},
-                             {"steps", steps}};
+  reply.counts = protocol::counts_of(*counts, m_counter->chip(), m_counter->rejected_metrics(),
+                                     prepared ? "opened at prepare" : "opened by this count");
   return reply;
 }
 

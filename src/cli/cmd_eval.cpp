@@ -137,7 +137,8 @@ Action setup_eval(CLI::App& sub) {
                "thread and source line of a crash, as evidence; CUDA candidates only");
   sub.add_option("--audit", o->audit,
                  "`ncu`: reproduce the paper's Nsight Compute source-counter audit of the "
-                 "GMMA/TMA counts and compare it with the in-process counts");
+                 "target-instruction counts (the architecture's counter table: GMMA/TMA, "
+                 "TCGEN05) and compare it with the in-process counts; CUDA and Triton");
   return [o] { return run_eval(*o); };
 }
 

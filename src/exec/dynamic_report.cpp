@@ -1,8 +1,6 @@
 #include "exec/dynamic_report.hpp"
 
-#include "measure/instruction_counter.hpp"
-#include "util/json_number.hpp"
-#include "util/json_reader.hpp"
+#include "sass/counters.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +10,6 @@
 
 namespace ptxbench::exec {
 namespace {
-
-using Json = trace::Json;
 
 // Metric name → value summed over the candidate's own ranges; a metric whose value was not a
 // finite number in some own range is absent from `sums` and named in `broken`.
@@ -25,96 +21,74 @@ struct OwnSums {
   std::string unattributed; // why no range could be matched to a kernel, or empty
 };
 
-void add_value(OwnSums& out, const std::string& metric, const Json& value,
-               const std::string& where) {
+void add_value(OwnSums& out, const std::string& metric, double value, const std::string& where) {
   if (out.broken.contains(metric))
     return;
-  const auto number = util::number_from_json(value, util::NonFiniteSpelling::exact);
-  if (!number || !std::isfinite(*number)) {
-    out.broken[metric] = fmt::format("{} is {} for {}", metric, value.dump(), where);
+  if (!std::isfinite(value)) {
+    out.broken[metric] = fmt::format("{} is {} for {}", metric, value, where);
     out.sums.erase(metric);
     return;
   }
-  out.sums[metric] += *number;
+  out.sums[metric] += value;
 }
 
 // From the per-range values when the counts carry them, else from the totals. Ranges are
 // matched to kernels by launch order (launch_rules.hpp range_kernel).
-OwnSums own_sums(const Counts& counts, const sass::ArchReport* arch,
+OwnSums own_sums(const protocol::Counts& counts, const sass::ArchReport* arch,
                  const std::vector<std::string>& launches) {
   OwnSums out;
-  if (counts.metrics)
-    for (const auto& [metric, value] : counts.metrics->items())
-      out.accepted.push_back(metric);
-  if (!counts.ranges) {
-    if (counts.metrics)
-      for (const auto& [metric, value] : counts.metrics->items())
-        add_value(out, metric, value, "the call");
+  out.accepted = counts.metrics;
+  if (counts.ranges.empty()) {
+    for (std::size_t m = 0; m < counts.metrics.size() && m < counts.totals.size(); ++m)
+      add_value(out, counts.metrics[m], counts.totals[m], "the call");
     return out;
   }
-  const std::vector<CountedRange>& ranges = *counts.ranges;
-  if (ranges.size() != launches.size()) {
+  if (counts.ranges.size() != launches.size()) {
     out.unattributed = fmt::format("the counting pass launched {} kernel(s), the correctness calls "
                                    "{}: its counts cannot be matched to kernels",
-                                   ranges.size(), launches.size());
+                                   counts.ranges.size(), launches.size());
     return out;
   }
-  for (std::size_t index = 0; index < ranges.size(); ++index) {
-    const std::string kernel = range_kernel(ranges[index].kernel, index, launches);
+  for (std::size_t index = 0; index < counts.ranges.size(); ++index) {
+    const protocol::CountedRange& range = counts.ranges[index];
+    const std::string kernel = range_kernel(range.kernel, index, launches);
     if (!own_kernel(kernel, arch)) {
       ++out.foreign_ranges;
       continue;
     }
-    if (ranges[index].metrics)
-      for (const auto& [metric, value] : ranges[index].metrics->items())
-        add_value(out, metric, value, "kernel " + kernel);
+    for (std::size_t m = 0; m < counts.metrics.size() && m < range.values.size(); ++m)
+      add_value(out, counts.metrics[m], range.values[m], "kernel " + kernel);
   }
   return out;
 }
 
-std::optional<std::vector<CountedRange>> read_ranges(util::JsonReader& in, const Json& raw) {
-  const Json* list = in.optional_array(raw, "$", "ranges");
-  if (!list)
-    return std::nullopt;
-  std::vector<CountedRange> ranges;
-  for (std::size_t i = 0; in.ok() && i < list->size(); ++i) {
-    const std::string path = util::index_path("$.ranges", i);
-    if (in.expect_object((*list)[i], path))
-      ranges.push_back(
-          {in.optional_string((*list)[i], path, "kernel", util::Emptiness::allowed).value_or(""),
-           in.optional_object((*list)[i], path, "metrics")});
-  }
-  return ranges;
-}
-
 // The counts of `dyn`, or none with the reason why they do not read.
-Counts counts_of(const DynamicReport& dyn) {
+protocol::Counts counts_of(const DynamicReport& dyn) {
   if (!dyn.raw)
-    return {};
+    return protocol::Counts::unavailable("no counts");
   auto counts = read_counts(*dyn.raw);
   if (counts)
     return std::move(*counts);
-  Counts none;
-  none.reason = counts.error().message;
-  return none;
+  return protocol::Counts::unavailable(counts.error().message);
 }
 
-// The executed count of `family`, or why it is unknown.
-std::optional<double> executed_of(sass::Family family, const OwnSums& own, std::string& why) {
+// The executed count of `family`: the sum of the metrics of its rows in the counter table.
+std::optional<double> executed_of(sass::Family family, const sass::ArchCounters* table,
+                                  const OwnSums& own, std::string& why) {
   if (!own.unattributed.empty()) {
     why = own.unattributed;
     return std::nullopt;
   }
-  std::vector<const char*> metrics;
-  if (family == sass::Family::gmma)
-    metrics = {measure::kMetricGmma};
-  else if (family == sass::Family::tma)
-    metrics = {measure::kMetricTmaLoad, measure::kMetricTmaStore, measure::kMetricTmaReduce};
-  else {
-    why = "no counter for this family";
+  std::vector<std::string_view> metrics;
+  if (table != nullptr)
+    for (const sass::CounterRow& row : table->rows)
+      if (row.family == family)
+        metrics.push_back(row.metric);
+  if (metrics.empty()) {
+    why = fmt::format("no counter for {} in the counter table", sass::to_string(family));
     return std::nullopt;
   }
-  auto measured = [&](const char* metric) {
+  auto measured = [&](std::string_view metric) {
     return std::find(own.accepted.begin(), own.accepted.end(), metric) != own.accepted.end();
   };
   if (std::none_of(metrics.begin(), metrics.end(), measured)) {
@@ -122,13 +96,14 @@ std::optional<double> executed_of(sass::Family family, const OwnSums& own, std::
     return std::nullopt;
   }
   double total = 0.0;
-  for (const char* metric : metrics) {
-    if (auto broken = own.broken.find(metric); broken != own.broken.end()) {
+  for (std::string_view metric : metrics) {
+    const std::string name(metric);
+    if (auto broken = own.broken.find(name); broken != own.broken.end()) {
       why = "the range profiler's value " + broken->second +
             " (its passes disagree: the repeated call launched other work)";
       return std::nullopt;
     }
-    if (auto sum = own.sums.find(metric); sum != own.sums.end())
+    if (auto sum = own.sums.find(name); sum != own.sums.end())
       total += sum->second;
   }
   return total;
@@ -157,37 +132,28 @@ DynamicState overall(const std::vector<FamilyDynamic>& families) {
 
 } // namespace
 
-util::Expected<Counts> read_counts(const Json& raw) {
-  util::JsonReader in("instruction counts", util::ErrorKind::bad_response);
-  Counts counts;
-  if (!in.expect_object(raw, "$"))
-    return in.finish(std::move(counts));
-  counts.available = in.optional_boolean(raw, "$", "available").value_or(false);
-  counts.reason =
-      in.optional_string(raw, "$", "reason", util::Emptiness::allowed).value_or(counts.reason);
-  if (const Json* kernels = in.optional_array(raw, "$", "kernels"))
-    counts.kernels = in.strings_at(*kernels, "$.kernels", util::Emptiness::allowed);
-  counts.metrics = in.optional_object(raw, "$", "metrics");
-  counts.ranges = read_ranges(in, raw);
-  return in.finish(std::move(counts));
+util::Expected<protocol::Counts> read_counts(const trace::Json& raw) {
+  return protocol::counts_from_json(raw);
 }
 
 void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
   if (!ev.dynamic || !ev.check.sass)
     return;
   DynamicReport& dyn = *ev.dynamic;
-  const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, compile::to_string(ev.check.arch));
-  const Counts counts = counts_of(dyn);
+  const std::string_view arch_name = compile::to_string(ev.check.arch);
+  const sass::ArchReport* arch = sass::find_arch(*ev.check.sass, arch_name);
+  const sass::ArchCounters* table = sass::counters_for(arch_name);
+  const protocol::Counts counts = counts_of(dyn);
   const bool counted = counts.available;
   if (!counted && dyn.reason.empty())
     dyn.reason = counts.reason;
   const OwnSums own = counted ? own_sums(counts, arch, reference_launches(ev.launches)) : OwnSums{};
   dyn.foreign_ranges = own.foreign_ranges;
-  for (sass::Family family : sass::target_families_for(compile::to_string(ev.check.arch))) {
+  for (sass::Family family : sass::target_families_for(arch_name)) {
     FamilyDynamic f{family, arch ? arch->totals[sass::index_of(family)] : 0, 0.0,
                     DynamicState::unknown};
     std::string why;
-    if (const auto executed = counted ? executed_of(family, own, why) : std::nullopt) {
+    if (const auto executed = counted ? executed_of(family, table, own, why) : std::nullopt) {
       f.executed = *executed;
       f.state = state_of(f.static_count, *executed);
     } else if (counted && dyn.reason.empty()) {
@@ -198,13 +164,15 @@ void derive_dynamic(Evaluation& ev, const suite::Problem& problem) {
   dyn.verdict = overall(dyn.families);
   if (!counted)
     return;
+  const std::string flops_metric = table ? std::string(table->flop_metric) : std::string();
   if (!own.unattributed.empty()) {
     dyn.coverage_unknown = own.unattributed;
-  } else if (auto flops = own.sums.find(measure::kMetricHgmmaBf16Flops); flops != own.sums.end()) {
+  } else if (table == nullptr) {
+    dyn.coverage_unknown = fmt::format("no counter table for {}", arch_name);
+  } else if (auto flops = own.sums.find(flops_metric); flops != own.sums.end()) {
     dyn.tensor_flops = flops->second;
     dyn.coverage = problem.flops > 0 ? dyn.tensor_flops / static_cast<double>(problem.flops) : 0.0;
-  } else if (auto broken = own.broken.find(measure::kMetricHgmmaBf16Flops);
-             broken != own.broken.end()) {
+  } else if (auto broken = own.broken.find(flops_metric); broken != own.broken.end()) {
     dyn.coverage_unknown = broken->second;
   }
 }

@@ -2,37 +2,26 @@
 // docs/evaluation.md "Dynamic verification").
 //
 // The counting pass reports every profiled range — one per kernel the call launched — with the
-// value of each metric. Only the candidate's own kernels are credited: ranges whose kernel is
-// not in the candidate's kernel.so are left out of the executed counts and the tensor-path
-// coverage (and make the evaluation fail on their own, launch_rules.hpp). The counts come from
-// another process and are read defensively: a missing, non-numeric or non-finite value makes
-// its family `unknown` with the reason, never an exception and never a number.
+// value of each metric; the families are credited from the counter table of the evaluation's
+// architecture (sass/counters.hpp), the one the child's counter configured its metrics from.
+// Only the candidate's own kernels are credited: ranges whose kernel is not in the candidate's
+// kernel.so are left out of the executed counts and the tensor-path coverage (and make the
+// evaluation fail on their own, launch_rules.hpp). The child's reply is decoded strictly
+// (protocol/counts.hpp: counts that do not read make the reply a bad_response); the report keeps
+// their JSON, which is read again here defensively: JSON that does not read, or a value that is
+// not finite, makes its family `unknown` with the reason, never an exception and never a number.
 #pragma once
 
 #include "exec/evaluation.hpp"
+#include "protocol/counts.hpp"
 #include "suite/problem.hpp"
 
 namespace ptxbench::exec {
 
-// What the supervisor takes from the child's instruction counts (protocol::Reply::counts);
-// the other keys (passes, steps, ...) are shown as sent and not read. Metric values stay JSON:
-// a value that is not a finite number makes its family unknown (above), not the reply bad.
-struct CountedRange {
-  std::string kernel;                   // CUPTI's range name; "" when the child sent none
-  const trace::Json* metrics = nullptr; // metric -> value, or nullptr when the range has none
-};
-struct Counts {
-  bool available = false;
-  std::string reason = "no counts";                // why not available
-  std::optional<std::vector<std::string>> kernels; // the counted launches' kernels, when sent
-  const trace::Json* metrics = nullptr;            // the totals, metric -> value, or nullptr
-  std::optional<std::vector<CountedRange>> ranges; // per range, when the child sent them
-};
-
-// The counts in `raw` (the pointers point into it); a field of the wrong type is a bad_response
-// error naming its JSON path ("instruction counts: $.ranges[1].kernel: expected a string, got
-// integer"). Never throws.
-util::Expected<Counts> read_counts(const trace::Json& raw);
+// The counts of `raw` (the report's copy of the child's counts, protocol/counts.hpp); a field
+// of the wrong type is a bad_response error naming its JSON path ("instruction counts:
+// $.ranges[1].kernel: expected a string, got integer"). Never throws.
+util::Expected<protocol::Counts> read_counts(const trace::Json& raw);
 
 // Fills evaluation.dynamic's families, verdict, tensor FLOPs and coverage from its raw counts
 // and the static report; a no-op without counts or a static report.

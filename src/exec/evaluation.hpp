@@ -9,6 +9,7 @@
 #include "measure/cuda_gdb_report.hpp"
 #include "measure/ncu_audit.hpp"
 #include "measure/sanitizer.hpp"
+#include "sass/counters.hpp"
 #include "sass/families.hpp"
 #include "suite/problem.hpp"
 #include "trace/schema.hpp"
@@ -119,13 +120,16 @@ struct SanitizerPass {
   std::string finding;             // the first error as one sentence; empty when clean
 };
 
-// One family's executed warp instructions, as ncu's source page and the in-process range
-// profiler count them inside one call.
+// One row of the counter table (sass/counters.hpp): its executed warp instructions as ncu's
+// source page (the row's opcodes) and the in-process range profiler (the row's metric) count
+// them inside one call.
 struct CountAgreement {
-  std::string family; // "gmma", "tma_load", "tma_store", "tma_reduce"
+  std::string family; // the row's key: "gmma", "tma_load", … ("tcgen05_mma", … on Blackwell)
   std::uint64_t ncu = 0;
-  std::optional<double> in_process; // absent when the in-process counts are unavailable
+  std::optional<double> in_process; // absent when the in-process counts lack the metric
   bool agree = false;
+  std::string metric;                               // the row's range-profiler metric
+  sass::AuditMatch match = sass::AuditMatch::exact; // how the two are compared
 };
 
 // Persisted in JSON: explicit values.

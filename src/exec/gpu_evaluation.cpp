@@ -92,16 +92,13 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   const bool debug_wanted = m_options.debug == Debug::cuda_gdb;
   if (!sanitize_wanted && !audit_wanted && !debug_wanted)
     return;
-  // ncu's replays of a Triton child would each import torch and Triton; cuda-gdb would debug
-  // the Python interpreter that hosts it. Both passes run kernel.so files only.
+  // cuda-gdb would debug the Python interpreter that hosts a Triton child: the debugger pass
+  // runs kernel.so files only. ncu audits both (audit()).
   const bool replayable = !m_run->own_child;
-  if (!replayable && audit_wanted)
-    m_result.ncu_audit = not_run<NcuAuditPass>(
-        "not built for Triton candidates: the ncu audit runs kernel.so files only");
   if (!replayable && debug_wanted)
     m_result.debugger = not_run<DebuggerPass>(
         "not built for Triton candidates: the debugger pass runs kernel.so files only");
-  if (!replayable && !sanitize_wanted)
+  if (!replayable && !sanitize_wanted && !audit_wanted)
     return;
   std::optional<util::Expected<SingleCallFiles>> files;
   {
@@ -112,7 +109,7 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
   if (!*files) {
     if (sanitize_wanted)
       m_result.sanitizer = not_run<SanitizerPass>(files->error().message);
-    if (audit_wanted && replayable)
+    if (audit_wanted)
       m_result.ncu_audit = not_run<NcuAuditPass>(files->error().message);
     if (debug_wanted && replayable)
       m_result.debugger = not_run<DebuggerPass>(files->error().message);
@@ -123,7 +120,7 @@ void GpuEvaluation::tool_passes(const std::filesystem::path& binary,
       std::shared_lock gpu(m_warm.lock);
       sanitize(binary, **files);
     });
-  if (audit_wanted && replayable)
+  if (audit_wanted)
     m_phases.time("ncu_audit", [&] {
       // ncu needs the counters our own child may still hold while it ends in the background.
       const CounterSessionClaim counters(m_warm.spares, m_options.tool_timeout);
@@ -172,10 +169,24 @@ void GpuEvaluation::audit(const std::filesystem::path& binary, const SingleCallF
         fmt::format("the candidate ended in {}", trace::to_string(m_result.status)));
     return;
   }
-  m_result.ncu_audit = run_ncu_audit_pass(m_tool_runner, binary, files, m_options.tool_timeout);
-  const std::optional<trace::Json> in_process =
-      m_result.dynamic ? m_result.dynamic->raw : std::optional<trace::Json>{};
-  compare_counts(*m_result.ncu_audit, in_process);
+  // The single call runs in the candidate's own child, as the sanitizer's does. ncu replays a
+  // kernel.so's whole process once per counter pass (application replay, the paper's); a Triton
+  // child's kernels are replayed in the process (kernel replay), since a re-run would import
+  // torch and Triton again and run the candidate's autotuning again, which may choose another
+  // configuration than the run before.
+  const ChildCommand child = child_command(m_run->launch, files.argv(binary, audit_call_options()));
+  const measure::NcuReplay replay =
+      m_run->own_child ? measure::NcuReplay::kernel : measure::NcuReplay::application;
+  m_result.ncu_audit = run_ncu_audit_pass(m_tool_runner, child, replay, m_options.tool_timeout,
+                                          find_cuda_tool("ncu"));
+  std::optional<protocol::Counts> in_process;
+  if (m_result.dynamic && m_result.dynamic->raw) {
+    auto counts = read_counts(*m_result.dynamic->raw);
+    in_process =
+        counts ? std::move(*counts) : protocol::Counts::unavailable(counts.error().message);
+  }
+  compare_counts(*m_result.ncu_audit, sass::counters_for(compile::to_string(m_result.check.arch)),
+                 in_process);
 }
 
 void GpuEvaluation::debug(const std::filesystem::path& binary, const SingleCallFiles& files) {
@@ -513,17 +524,13 @@ bool GpuEvaluation::counts() {
   }
   m_warm.spares.release_counter_session();
   m_child_holds_counter_session = false;
-  m_result.dynamic->raw = reply->counts;
-  if (!m_result.dynamic->raw)
+  if (!reply->counts)
     return true; // a reply without counts: unknown, and no call
-  // Counts that do not read are unknown with the reason why (derive_dynamic), and no call.
-  const auto counts = read_counts(*m_result.dynamic->raw);
-  if (!counts)
-    return true;
-  if (counts->kernels)
-    record_counted_kernels(*counts->kernels);
-  if (!counts->available)
+  // The report keeps the counts as the child sent them (decoded: protocol/counts.hpp).
+  m_result.dynamic->raw = protocol::to_json(*reply->counts);
+  if (!reply->counts->available)
     return true; // no count, so no call
+  record_counted_kernels(reply->counts->kernels());
   // The counting pass called the candidate again on input set 0 (once per hardware pass), its
   // outputs reset before each: what it left must still be right.
   std::shared_lock gpu(m_warm.lock);

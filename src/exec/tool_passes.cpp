@@ -225,52 +225,84 @@ DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& 
   return debugger_pass_from(*result);
 }
 
-void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process) {
-  if (!pass.audit)
-    return;
-  const measure::FamilyTotals& f = pass.audit->families;
-  const bool available = in_process && in_process->value("available", false);
-  pass.counts = {{"gmma", f.gmma, std::nullopt, false},
-                 {"tma_load", f.tma_load, std::nullopt, false},
-                 {"tma_store", f.tma_store, std::nullopt, false},
-                 {"tma_reduce", f.tma_reduce, std::nullopt, false}};
-  pass.agreement_note.clear();
-  if (!available) {
-    pass.agreement = Agreement::unknown;
-    pass.agreement_note = !in_process
-                              ? "the in-process count pass did not run"
-                              : in_process->value("reason", std::string("no in-process counts"));
-    return;
-  }
-  pass.agreement = Agreement::agree;
-  for (CountAgreement& c : pass.counts) {
-    c.in_process = in_process->value(c.family, 0.0);
-    c.agree = std::fabs(*c.in_process - static_cast<double>(c.ncu)) < 0.5;
-    if (c.agree)
-      continue;
-    pass.agreement = Agreement::disagree;
-    pass.agreement_note +=
-        fmt::format("{}{}: ncu {} vs in-process {:.0f}", pass.agreement_note.empty() ? "" : "; ",
-                    c.family, c.ncu, *c.in_process);
-  }
+namespace {
+
+bool counts_agree(sass::AuditMatch match, double in_process, std::uint64_t ncu) {
+  if (match == sass::AuditMatch::presence)
+    return (in_process > 0.5) == (ncu > 0);
+  return std::fabs(in_process - static_cast<double>(ncu)) < 0.5;
 }
 
-NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
-                                const SingleCallFiles& files, std::chrono::milliseconds timeout) {
+void add_note(std::string& note, const std::string& sentence) {
+  note += (note.empty() ? "" : "; ") + sentence;
+}
+
+} // namespace
+
+void compare_counts(NcuAuditPass& pass, const sass::ArchCounters* table,
+                    const std::optional<protocol::Counts>& in_process) {
+  pass.counts.clear();
+  pass.agreement_note.clear();
+  pass.agreement = Agreement::unknown;
+  if (!pass.audit)
+    return;
+  if (table == nullptr) {
+    pass.agreement_note = "no counter table for this architecture (sass/counters.hpp)";
+    return;
+  }
+  for (const measure::CounterTotal& counted : measure::counter_totals(*pass.audit, *table))
+    pass.counts.push_back({std::string(counted.row->key), counted.total.executed, std::nullopt,
+                           false, std::string(counted.row->metric), counted.row->match});
+  if (!in_process || !in_process->available) {
+    pass.agreement_note =
+        !in_process ? "the in-process count pass did not run"
+                    : (in_process->reason.empty() ? "no in-process counts" : in_process->reason);
+    return;
+  }
+  bool missing = false;
+  bool differ = false;
+  for (CountAgreement& c : pass.counts) {
+    c.in_process = in_process->total(c.metric);
+    if (!c.in_process || !std::isfinite(*c.in_process)) {
+      c.in_process.reset();
+      missing = true;
+      add_note(pass.agreement_note,
+               fmt::format("{}: the in-process counter has no value of {}", c.family, c.metric));
+      continue;
+    }
+    c.agree = counts_agree(c.match, *c.in_process, c.ncu);
+    if (c.agree)
+      continue;
+    differ = true;
+    add_note(pass.agreement_note,
+             fmt::format("{}: ncu {} vs in-process {:.0f}{}", c.family, c.ncu, *c.in_process,
+                         c.match == sass::AuditMatch::presence ? " (compared for presence)" : ""));
+  }
+  pass.agreement = differ ? Agreement::disagree : missing ? Agreement::unknown : Agreement::agree;
+}
+
+protocol::SingleCallOptions audit_call_options() {
+  protocol::SingleCallOptions call;
+  call.nvtx_range = std::string(kAuditNvtxRange);
+  call.warmup = 1; // module loading and first-launch work stay outside the range
+  return call;
+}
+
+NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                                measure::NcuReplay replay, std::chrono::milliseconds timeout,
+                                const std::filesystem::path& ncu) {
   NcuAuditPass pass;
   measure::NcuAuditOptions options;
-  options.ncu = find_cuda_tool("ncu").string();
+  options.ncu = ncu.string();
   if (options.ncu.empty()) {
     pass.reason = "ncu not found (PATH, /usr/local/cuda/bin)";
     return pass;
   }
   options.nvtx_range = std::string(kAuditNvtxRange);
-  options.replay = measure::NcuReplay::application;
+  options.replay = replay;
   options.timeout = timeout;
-  protocol::SingleCallOptions call;
-  call.nvtx_range = std::string(kAuditNvtxRange);
-  call.warmup = 1; // module loading and first-launch work stay outside the range
-  auto audit = measure::run_ncu_audit(runner, files.argv(candidate, call), options);
+  options.env = child.env;
+  auto audit = measure::run_ncu_audit(runner, child.argv, options);
   if (!audit) {
     pass.reason = audit.error().message;
     return pass;

@@ -10,23 +10,28 @@
 // Approach. After the main child has ended, the supervisor writes a single-call spec (the
 // `load` request of input set 0 without IPC handles) and the raw bytes of set 0's inputs into
 // a private scratch folder, and runs `TOOL … ptxbench-candidate --single-call SPEC --inputs
-// FILE` (candidate_single_call.cpp) under a deadline that kills the process group. The
-// sanitizer's first error (kernel, file:line, address) becomes one sentence, the finding; the
-// ncu source page's GMMA and TMA rows are summed per family and compared, family by family,
-// with the in-process range-profiler counts of the same call on the same set; where cuda-gdb
-// stopped the call (a CUDA exception, a host signal, or its end) becomes one sentence.
+// FILE` (candidate_single_call.cpp; a Triton candidate's own child with the same words) under a
+// deadline that kills the process group. The sanitizer's first error (kernel, file:line,
+// address) becomes one sentence, the finding; the ncu source page's rows are summed per row of
+// the architecture's counter table (sass/counters.hpp: a row's opcodes) and compared, row by
+// row, with the row's metric in the in-process range-profiler counts of the same call on the
+// same set; where cuda-gdb stopped the call (a CUDA exception, a host signal, or its end)
+// becomes one sentence.
 //
 // Invariants. Only a memcheck error changes the verdict (RUNTIME_ERROR with the finding as the
 // message); a tool that is missing, fails or passes its deadline leaves `ran == false` with the
 // reason. The debugger pass never changes the verdict: it is evidence for a crash the main pass
-// has already called RUNTIME_ERROR. Counts agree only when they are equal; there is no tolerance
-// for executed instruction counts of a deterministic call.
+// has already called RUNTIME_ERROR. Counts of an `exact` row agree only when they are equal;
+// there is no tolerance for executed instruction counts of a deterministic call. A `presence` row
+// (another counting rule, or never compared on its GPU) agrees when both are zero or both not.
 #pragma once
 
 #include "exec/buffers.hpp"
 #include "exec/child_command.hpp"
 #include "exec/evaluation.hpp"
 #include "protocol/child_arguments.hpp"
+#include "protocol/counts.hpp"
+#include "sass/counters.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
@@ -79,9 +84,11 @@ std::string describe_finding(const measure::SanitizerReport& report);
 // candidate's single-call reply line as well as the debugger's transcript).
 DebuggerPass debugger_pass_from(const util::ProcessResult& process);
 
-// Pure: fills `pass.counts` and the agreement from the audit and the in-process counter JSON
-// (exec's `count` reply: {"available", "gmma", "tma_load", "tma_store", "tma_reduce"}).
-void compare_counts(NcuAuditPass& pass, const std::optional<trace::Json>& in_process);
+// Pure: fills `pass.counts` and the agreement, row by row of the evaluation's counter table
+// (`table`, nullptr when its architecture has none), from the audit's source page and the
+// in-process counts of the count pass (nullopt when it did not run).
+void compare_counts(NcuAuditPass& pass, const sass::ArchCounters* table,
+                    const std::optional<protocol::Counts>& in_process);
 
 // compute-sanitizer memcheck over the single-call child `child` (its argv and environment:
 // child_command.hpp, from SingleCallFiles::argv).
@@ -94,8 +101,15 @@ DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& 
                                std::chrono::milliseconds timeout,
                                const std::filesystem::path& cuda_gdb);
 
-NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const std::filesystem::path& candidate,
-                                const SingleCallFiles& files, std::chrono::milliseconds timeout);
+// ncu over the single-call child `child` (its argv from SingleCallFiles::argv with
+// audit_call_options(), and its environment), replaying as `replay` says; `ncu` is
+// find_cuda_tool("ncu"), empty when it is not installed.
+NcuAuditPass run_ncu_audit_pass(util::ProcessRunner& runner, const ChildCommand& child,
+                                measure::NcuReplay replay, std::chrono::milliseconds timeout,
+                                const std::filesystem::path& ncu);
+
+// The single-call options of the audit: the NVTX range ncu selects, one warm-up call outside it.
+protocol::SingleCallOptions audit_call_options();
 
 // The passes as `evaluation.ptxbench.sanitizer` / `.ncu_audit` / `.debugger` JSON and as text
 // lines.

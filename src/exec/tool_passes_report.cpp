@@ -38,7 +38,7 @@ Json to_json(const SanitizerPass& pass) {
 
 Json to_json(const NcuAuditPass& pass) {
   Json out{{"tool", "ncu source counters (inst_executed, thread_inst_executed_true; NVTX range "
-                    "ptxbench_eval; application replay)"},
+                    "ptxbench_eval; application replay, kernel replay for Triton)"},
            {"ran", pass.ran}};
   if (!pass.ran) {
     out["reason"] = pass.reason;
@@ -48,10 +48,13 @@ Json to_json(const NcuAuditPass& pass) {
   for (const CountAgreement& c : pass.counts)
     families[c.family] = {{"ncu", c.ncu},
                           {"in_process", c.in_process ? Json(*c.in_process) : Json(nullptr)},
-                          {"agree", c.agree}};
+                          {"agree", c.agree},
+                          {"metric", c.metric},
+                          {"match", std::string(sass::to_string(c.match))}};
   const measure::FamilyTotals& f = pass.audit->families;
   out["families"] = families;
-  out["thread_inst_executed_true"] = {{"gmma", f.gmma_thread_true}, {"tma", f.tma_thread_true}};
+  out["thread_inst_executed_true"] = {
+      {"gmma", f.gmma_thread_true}, {"tma", f.tma_thread_true}, {"tcgen05", f.tcgen05_thread_true}};
   out["agreement"] = to_string(pass.agreement);
   if (!pass.agreement_note.empty())
     out["agreement_note"] = pass.agreement_note;

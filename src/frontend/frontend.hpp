@@ -71,8 +71,8 @@ struct LanguageFacts {
   // executor then checks in its own thread before the evaluator checks again.
   bool check_is_cached = false;
   // Whether its candidates run in `ptxbench-candidate`, the evaluator's own child: a spare
-  // started ahead may serve them and the ncu audit may replay them. Otherwise each starts a
-  // child of its own (Candidate::child_command).
+  // started ahead may serve them and ncu replays their whole process (application replay).
+  // Otherwise each starts a child of its own (Candidate::child_command).
   bool uses_candidate_binary = false;
 
   // The prompts' pieces, which Frontend's system_prompt, reply_request and repair_prompt lay out

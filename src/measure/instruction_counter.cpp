@@ -11,10 +11,12 @@
 // and kernel replay (CUPTI re-runs each kernel once per hardware pass, restoring memory in
 // between), runs the call once between Start and Stop, decodes the counter data and sums
 // every metric over all ranges, i.e. over every kernel the call launched, whichever stream.
-// The metrics: executed warp instructions of the GMMA and TMA families
+// The metrics: the device's row of the counter table (sass/counters.hpp), chosen by compute
+// capability — on Hopper the executed warp instructions of the GMMA and TMA families
 // (`smsp__sass_inst_executed_op_{shared_gmma,tma_ld,tma_st,tma_red}.sum`) and the tensor-core
 // FLOPs of the bf16→fp32 HGMMA path, which must equal 2·M·N·K for a GEMM that did all its
-// work on tensor cores (measured on an H200: exactly 2·8192·7168·5120).
+// work on tensor cores (measured on an H200: exactly 2·8192·7168·5120); on Blackwell the
+// TCGEN05 rows (UTC*MMA, LDTM, STTM, UTCCP, UTCSHIFT), never run.
 //
 // Replay: with kernel replay CUPTI re-runs each kernel of the one call for every hardware pass
 // and restores device memory in between; with user replay the caller's call runs once per
@@ -31,6 +33,7 @@
 
 #include "cuda/device.hpp"
 #include "measure/check.hpp"
+#include "sass/counters.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -106,6 +109,7 @@ struct ProfilerSession {
 struct InstructionCounter::Impl {
   int device = 0;
   std::string chip;
+  std::string arch;
   std::vector<std::string> metrics;
   std::vector<std::string> rejected;
   std::vector<std::uint8_t> availability;
@@ -248,9 +252,32 @@ util::Status InstructionCounter::Impl::build_config() {
   return util::Ok{};
 }
 
-std::vector<std::string> InstructionCounter::default_metrics() {
-  return {kMetricGmma, kMetricTmaLoad, kMetricTmaStore, kMetricTmaReduce, kMetricHgmmaBf16Flops};
+std::optional<double> InstructionCounts::total(std::string_view metric) const {
+  for (const MetricValue& m : metrics)
+    if (m.name == metric)
+      return m.value;
+  return std::nullopt;
 }
+
+namespace {
+
+// The device's row of the counter table, by compute capability (no context needed).
+util::Expected<const sass::ArchCounters*> device_counters(int device) {
+  int major = 0;
+  int minor = 0;
+  PTXBENCH_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                    kFailure);
+  PTXBENCH_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+                    kFailure);
+  const sass::ArchCounters* table = sass::counters_for_compute_capability(major, minor);
+  if (table == nullptr)
+    return util::make_error(kFailure, fmt::format("no counter table for compute capability "
+                                                  "{}.{} (sass/counters.hpp)",
+                                                  major, minor));
+  return table;
+}
+
+} // namespace
 
 util::Expected<InstructionCounter> InstructionCounter::create(int device,
                                                               std::vector<std::string> metrics) {
@@ -264,7 +291,13 @@ util::Expected<InstructionCounter> InstructionCounter::create_with(int device,
   PTXBENCH_TRY(cuda::require_device());
   auto impl = std::make_unique<Impl>();
   impl->device = device;
-  impl->metrics = options.metrics.empty() ? default_metrics() : std::move(options.metrics);
+  if (options.metrics.empty()) {
+    PTXBENCH_TRY_ASSIGN(const sass::ArchCounters* table, device_counters(device));
+    impl->arch = table->arch;
+    impl->metrics = sass::metric_names(*table);
+  } else {
+    impl->metrics = std::move(options.metrics);
+  }
   impl->replay = options.replay;
   PTXBENCH_TRY(impl->initialise_profiler(options.availability));
   PTXBENCH_TRY(impl->build_config());
@@ -365,21 +398,6 @@ util::Status InstructionCounter::Impl::evaluate(const std::vector<std::uint8_t>&
 
 namespace {
 
-void fill_families(InstructionCounts& counts) {
-  for (const MetricValue& metric : counts.metrics) {
-    if (metric.name == kMetricGmma)
-      counts.gmma = metric.value;
-    if (metric.name == kMetricTmaLoad)
-      counts.tma_load = metric.value;
-    if (metric.name == kMetricTmaStore)
-      counts.tma_store = metric.value;
-    if (metric.name == kMetricTmaReduce)
-      counts.tma_reduce = metric.value;
-    if (metric.name == kMetricHgmmaBf16Flops)
-      counts.hgmma_bf16_flops = metric.value;
-  }
-}
-
 util::Expected<std::vector<std::uint8_t>> counter_data_image(ProfilerSession& session,
                                                              std::vector<const char*> names) {
   auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
@@ -435,6 +453,7 @@ InstructionCounter::count(const CallFn& call, cudaStream_t stream,
   const auto began = Clock::now();
   auto since = began;
   InstructionCounts counts;
+  counts.arch = m_impl->arch;
   counts.passes = m_impl->passes;
   ActivityTracingPause pause;
   PTXBENCH_CUDA_TRY(cudaSetDevice(m_impl->device), util::ErrorKind::invalid_input);
@@ -460,7 +479,6 @@ InstructionCounter::count(const CallFn& call, cudaStream_t stream,
   PTXBENCH_TRY(decode(session));
   step(counts.steps, "decode", since);
   PTXBENCH_TRY(m_impl->evaluate(image, counts));
-  fill_families(counts);
   step(counts.steps, "evaluate", since);
   if (own.object != nullptr) {
     own.disable();
@@ -521,6 +539,9 @@ bool InstructionCounter::session_open() const {
 
 const std::string& InstructionCounter::chip() const {
   return m_impl->chip;
+}
+const std::string& InstructionCounter::arch() const {
+  return m_impl->arch;
 }
 const std::vector<std::string>& InstructionCounter::metrics() const {
   return m_impl->metrics;

@@ -6,7 +6,9 @@
 // separators. The two requested metrics are located by header name (the raw metric name or
 // its label), falling back to the last two columns, which is where the paper's regex finds
 // them. Opcodes are classified with the static analysis' family table (sass/families), so
-// static and dynamic verdicts agree on what GMMA, TMA and TCGEN05 mean.
+// static and dynamic verdicts agree on what GMMA, TMA and TCGEN05 mean, and every opcode's
+// executed count is kept, so the counter table (sass/counters.hpp) can sum, row by row, the
+// opcodes its range-profiler metrics count.
 #include "measure/ncu_audit.hpp"
 
 #include "sass/families.hpp"
@@ -153,6 +155,9 @@ util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text) {
                   parse_count(cells[columns.thread_true])};
       ++audit.instruction_rows;
       add_to_families(row, audit.families);
+      OpcodeTotal& total = audit.opcodes[row.opcode];
+      total.executed += row.executed;
+      total.thread_true += row.thread_true;
       if (is_target(row.opcode))
         audit.rows.push_back(std::move(row));
     }
@@ -163,11 +168,26 @@ util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text) {
   return audit;
 }
 
+std::vector<CounterTotal> counter_totals(const NcuAudit& audit, const sass::ArchCounters& table) {
+  std::vector<CounterTotal> out;
+  for (const sass::CounterRow& row : table.rows) {
+    CounterTotal& counted = out.emplace_back(CounterTotal{&row, {}});
+    for (const auto& [opcode, total] : audit.opcodes) {
+      if (!sass::counts_opcode(row, opcode))
+        continue;
+      counted.total.executed += total.executed;
+      counted.total.thread_true += total.thread_true;
+    }
+  }
+  return out;
+}
+
 util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
                                        const std::vector<std::string>& app_argv,
                                        const NcuAuditOptions& options) {
   util::ProcessOptions process;
   process.timeout = options.timeout;
+  process.extra_env = options.env;
   PTXBENCH_TRY_ASSIGN(auto result, runner.run(ncu_audit_command(app_argv, options), process));
   if (result.timed_out)
     return util::make_error(util::ErrorKind::timeout, "ncu audit passed its deadline");

@@ -2,11 +2,13 @@
 // with per-instruction executed counts for the kernels inside one NVTX range of a program.
 #pragma once
 
+#include "sass/counters.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,7 @@ struct NcuAuditOptions {
   std::string nvtx_range = "ptxbench_eval"; // push/pop range around the audited call
   NcuReplay replay = NcuReplay::application;
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  std::vector<std::string> env; // NAME=value added to the audited program's environment
 };
 
 // One SASS instruction row of the source page.
@@ -38,13 +41,28 @@ struct FamilyTotals {
   std::uint64_t tcgen05 = 0, tcgen05_thread_true = 0;
 };
 
+// Executed warp instructions and predicated-on thread instructions of one opcode.
+struct OpcodeTotal {
+  std::uint64_t executed = 0;
+  std::uint64_t thread_true = 0;
+};
+
 struct NcuAudit {
   std::vector<std::string> kernels;
   std::vector<SassRow> rows; // only rows with a target-family opcode are kept
   std::size_t instruction_rows = 0;
   FamilyTotals families;
+  std::map<std::string, OpcodeTotal> opcodes; // every opcode (with modifiers) of the page
   double wall_ms = 0.0;
 };
+
+// One row of the counter table (sass/counters.hpp) as the source page counts it: the sum over
+// the row's opcodes, to be compared with the row's metric from the range profiler.
+struct CounterTotal {
+  const sass::CounterRow* row = nullptr;
+  OpcodeTotal total;
+};
+std::vector<CounterTotal> counter_totals(const NcuAudit& audit, const sass::ArchCounters& table);
 
 // `ncu --page source --print-source sass --csv --nvtx --nvtx-include <range>/ --replay-mode
 // application --metrics inst_executed,thread_inst_executed_true --clock-control none … argv`.

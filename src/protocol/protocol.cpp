@@ -219,8 +219,13 @@ void read_time(JsonReader& in, const Json& j, Reply& r) {
 
 // counts (an object), startup (any JSON), counter_session_open, jit_ms.
 void read_extras(JsonReader& in, const Json& j, Reply& r) {
-  if (const Json* counts = in.optional_object(j, "$", "counts"))
-    r.counts = *counts;
+  if (const Json* counts = in.optional_object(j, "$", "counts")) {
+    auto decoded = counts_from_json(*counts);
+    if (decoded)
+      r.counts = std::move(*decoded);
+    else
+      in.fail("$.counts", decoded.error().message);
+  }
   if (const Json* startup = JsonReader::optional(j, "startup"))
     r.startup = *startup;
   r.counter_session_open = in.optional_boolean(j, "$", "counter_session_open").value_or(false);
@@ -340,7 +345,7 @@ std::string encode(const Reply& reply) {
                  {"mode", to_string(reply.mode)},
                  {"strict_reason", reply.strict_reason}};
   if (reply.counts)
-    j["counts"] = *reply.counts;
+    j["counts"] = to_json(*reply.counts);
   if (reply.startup)
     j["startup"] = *reply.startup;
   if (reply.counter_session_open)

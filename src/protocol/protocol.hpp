@@ -24,8 +24,9 @@
 //                                from call `first_call` on (a trial timed in chunks keeps
 //                                its rotation); mode is batched or strict; the reply says
 //                                which mode timed it
-//   count {set}                  dynamic instruction counts of one call (separate pass); a
-//                                session opened at `prepare` is closed after it
+//   count {set}                  dynamic instruction counts of one call (separate pass), as
+//                                metric → value per range (protocol/counts.hpp); a session
+//                                opened at `prepare` is closed after it
 //   end_session {}               close the range profiler's session opened at `prepare`
 //   ping  {}                     answered at once: sent after the last timed request, so a
 //                                real reply left behind by a forged one is found
@@ -47,6 +48,7 @@
 #pragma once
 
 #include "measure/timing.hpp"
+#include "protocol/counts.hpp"
 #include "trace/schema.hpp"
 #include "util/enum_table.hpp"
 #include "util/error.hpp"
@@ -195,8 +197,8 @@ struct Reply {
   // every reply once the child traces: the stream-ordered frees (cudaFreeAsync) made in it so
   // far, a running total
   std::uint64_t stream_ordered_frees = 0;
-  // count: the counter's own JSON (families, tensor FLOPs) or why there is none
-  std::optional<trace::Json> counts;
+  // count: metric → value per range, or why there is none (protocol/counts.hpp)
+  std::optional<Counts> counts;
   // prepare: wall time of each start-up step in ms ({"cuda_driver": …, "context": …})
   std::optional<trace::Json> startup;
   bool counter_session_open = false;

@@ -2,7 +2,7 @@
 // each phase, decided without a GPU. The H200 side of the same rules is evaluator_gpu.cpp.
 #include "exec/dynamic_report.hpp"
 #include "exec/launch_rules.hpp"
-#include "measure/instruction_counter.hpp"
+#include "sass/counters.hpp"
 
 #include <gtest/gtest.h>
 
@@ -155,19 +155,20 @@ TEST(LaunchRules, ARepeatedCallFarFasterThanItsFirstSightIsInconsistentWork) {
   EXPECT_FALSE(judge_launches(e, &own));
 }
 
-// The counting pass's raw counts as the child sends them (candidate_time.cpp): CUPTI names the
+constexpr const char* kGmmaMetric = "smsp__sass_inst_executed_op_shared_gmma.sum";
+constexpr const char* kTmaLoadMetric = "smsp__sass_inst_executed_op_tma_ld.sum";
+constexpr const char* kFlopMetric = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum";
+
+// The counting pass's raw counts as the child sends them (protocol/counts.hpp): CUPTI names the
 // ranges 1, 2, … in launch order.
 trace::Json counts(const std::vector<std::pair<std::string, trace::Json>>& ranges) {
   trace::Json list = trace::Json::array();
   for (std::size_t i = 0; i < ranges.size(); ++i)
-    list.push_back({{"kernel", std::to_string(i + 2)}, // a session's warm-up took range 1
-                    {"metrics",
-                     {{measure::kMetricGmma, ranges[i].second},
-                      {measure::kMetricTmaLoad, 0.0},
-                      {measure::kMetricHgmmaBf16Flops, 1e9}}}});
-  const trace::Json totals{{measure::kMetricGmma, 0.0},
-                           {measure::kMetricTmaLoad, 0.0},
-                           {measure::kMetricHgmmaBf16Flops, 0.0}};
+    list.push_back(
+        {{"kernel", std::to_string(i + 2)}, // a session's warm-up took range 1
+         {"metrics",
+          {{kGmmaMetric, ranges[i].second}, {kTmaLoadMetric, 0.0}, {kFlopMetric, 1e9}}}});
+  const trace::Json totals{{kGmmaMetric, 0.0}, {kTmaLoadMetric, 0.0}, {kFlopMetric, 0.0}};
   return {{"available", true},
           {"metrics", totals},
           {"ranges", list},
@@ -273,8 +274,7 @@ TEST(DynamicReport, NullOrNaNCountsAreUnknownWithAReasonNotAnException) {
     Evaluation ev = gemm_evaluation(counts({{kGemm, bad}}), 12);
     ASSERT_NO_THROW(derive_dynamic(ev, two_gflop_problem()));
     EXPECT_EQ(ev.dynamic->verdict, DynamicState::unknown) << bad.dump();
-    EXPECT_NE(ev.dynamic->reason.find(measure::kMetricGmma), std::string::npos)
-        << ev.dynamic->reason;
+    EXPECT_NE(ev.dynamic->reason.find(kGmmaMetric), std::string::npos) << ev.dynamic->reason;
   }
   // Counts that are not even an object, or totals with null (the old reply shape).
   for (const trace::Json& raw :
@@ -301,6 +301,42 @@ TEST(DynamicReport, AWrongTypedCountsFieldIsUnknownWithItsPathAsTheReason) {
   ASSERT_FALSE(available);
   EXPECT_NE(available.error().message.find("$.available: expected a boolean, got string"),
             std::string::npos);
+}
+
+// A B200's counts (the sm_100a rows, which have never run on a GPU) are credited with no code of
+// their own: TCGEN05 executed = the sum of its rows' metrics, the coverage from utchmma's FLOPs.
+TEST(DynamicReport, ABlackwellCandidatesTcgen05IsCreditedFromTheSm100aRows) {
+  const sass::ArchCounters& table = *sass::counters_for("sm_100a");
+  trace::Json values = trace::Json::object();
+  for (const sass::CounterRow& row : table.rows)
+    values[std::string(row.metric)] = 0.0;
+  values["smsp__sass_inst_executed_op_utcmma.sum"] = 64.0;
+  values["smsp__sass_inst_executed_op_tmem_ldt.sum"] = 32.0;
+  values[std::string(table.flop_metric)] = 1e9;
+  const trace::Json raw{{"available", true},
+                        {"arch", "sm_100a"},
+                        {"metrics", values},
+                        {"ranges", trace::Json::array({{{"kernel", "1"}, {"metrics", values}}})}};
+  Evaluation ev = gemm_evaluation(raw, 12);
+  ev.check.arch = compile::Arch::sm_100a;
+  ev.check.sass->arches[0].arch = "sm_100a";
+  ev.check.sass->arches[0].target_families = sass::target_families_for("sm_100a");
+  ev.check.sass->arches[0].totals[sass::index_of(sass::Family::tcgen05)] = 5;
+  derive_dynamic(ev, two_gflop_problem());
+  ASSERT_EQ(ev.dynamic->families.size(), 1u) << ev.dynamic->reason;
+  EXPECT_EQ(ev.dynamic->families[0].family, sass::Family::tcgen05);
+  EXPECT_EQ(ev.dynamic->families[0].executed, 96.0);
+  EXPECT_EQ(ev.dynamic->verdict, DynamicState::present) << ev.dynamic->reason;
+  EXPECT_DOUBLE_EQ(ev.dynamic->coverage, 0.5);
+  // Hopper's counts on a Blackwell candidate name no TCGEN05 metric: unknown, saying which.
+  Evaluation hopper = gemm_evaluation(counts({{kGemm, 512.0}}), 12);
+  hopper.check.arch = compile::Arch::sm_100a;
+  hopper.check.sass->arches[0].arch = "sm_100a";
+  derive_dynamic(hopper, two_gflop_problem());
+  EXPECT_EQ(hopper.dynamic->verdict, DynamicState::unknown);
+  EXPECT_NE(hopper.dynamic->reason.find("smsp__sass_inst_executed_op_utcmma.sum"),
+            std::string::npos)
+      << hopper.dynamic->reason;
 }
 
 } // namespace

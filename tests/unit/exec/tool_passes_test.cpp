@@ -2,10 +2,14 @@
 // (tests/data/measure, saved by tests/unit/measure/tools_gpu.cu): the finding sentence, the
 // single-call reply, and the agreement of ncu's counts with the in-process counts.
 #include "exec/tool_passes.hpp"
+#include "util/fs.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ptxbench::exec {
 namespace {
@@ -115,45 +119,101 @@ NcuAuditPass audited() {
   return pass;
 }
 
+// In-process counts of the Hopper table's metrics, as the child's count reply carries them.
+protocol::Counts hopper_counts(double gmma, double tma_load, double tma_store = 0.0) {
+  protocol::Counts counts;
+  counts.available = true;
+  counts.arch = "sm_90a";
+  counts.metrics = sass::metric_names(*sass::counters_for("sm_90a"));
+  counts.totals = {gmma, tma_load, tma_store, 0.0, 1e9};
+  return counts;
+}
+
+const sass::ArchCounters* hopper() {
+  return sass::counters_for("sm_90a");
+}
+
 TEST(NcuAuditAgreement, EqualCountsAgree) {
   NcuAuditPass pass = audited();
-  compare_counts(pass, trace::Json{{"available", true},
-                                   {"gmma", 143360.0},
-                                   {"tma_load", 17920.0},
-                                   {"tma_store", 0.0},
-                                   {"tma_reduce", 0.0}});
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0));
   EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
   ASSERT_EQ(pass.counts.size(), 4u);
   EXPECT_EQ(pass.counts[0].family, "gmma");
   EXPECT_EQ(pass.counts[0].ncu, 143360u);
+  EXPECT_EQ(pass.counts[0].metric, "smsp__sass_inst_executed_op_shared_gmma.sum");
   EXPECT_TRUE(pass.counts[0].agree);
   EXPECT_EQ(to_json(pass)["agreement"], "agree");
   EXPECT_EQ(to_json(pass)["families"]["tma_load"]["in_process"], 17920.0);
+  EXPECT_EQ(to_json(pass)["families"]["tma_store"]["match"], "presence");
   EXPECT_NE(render_text(pass).find("gmma 143360 (in-process 143360)"), std::string::npos)
       << render_text(pass);
 }
 
 TEST(NcuAuditAgreement, OneDifferentFamilyIsADisagreementNamingIt) {
   NcuAuditPass pass = audited();
-  compare_counts(pass, trace::Json{{"available", true},
-                                   {"gmma", 143360.0},
-                                   {"tma_load", 17919.0},
-                                   {"tma_store", 0.0},
-                                   {"tma_reduce", 0.0}});
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17919.0));
   EXPECT_EQ(pass.agreement, Agreement::disagree);
   EXPECT_EQ(pass.agreement_note, "tma_load: ncu 17920 vs in-process 17919");
   EXPECT_FALSE(pass.counts[1].agree);
   EXPECT_TRUE(pass.counts[0].agree);
 }
 
+// op_tma_st counts a quarter of the UTMASTG warp instructions on an H200: the row compares
+// presence, so a store the source page has and the counter saw agrees, one it did not see does not.
+TEST(NcuAuditAgreement, APresenceRowAgreesOnNonZeroAndDisagreesOnZero) {
+  NcuAuditPass pass = audited();
+  pass.audit->opcodes["UTMASTG.2D"] = {400, 400};
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0, 100.0));
+  EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
+  EXPECT_EQ(pass.counts[2].ncu, 400u);
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0, 0.0));
+  EXPECT_EQ(pass.agreement, Agreement::disagree);
+  EXPECT_EQ(pass.agreement_note, "tma_store: ncu 400 vs in-process 0 (compared for presence)");
+}
+
+// The rows come from the evaluation's architecture: a B200's audit compares the TCGEN05 metrics,
+// and an architecture without a table leaves the agreement unknown.
+TEST(NcuAuditAgreement, TheRowsAreTheArchitecturesCounters) {
+  NcuAuditPass pass = audited();
+  pass.audit->opcodes["UTCHMMA"] = {64, 64};
+  pass.audit->opcodes["LDTM.x32"] = {128, 4096};
+  protocol::Counts counts;
+  counts.available = true;
+  counts.metrics = sass::metric_names(*sass::counters_for("sm_100a"));
+  counts.totals.assign(counts.metrics.size(), 0.0);
+  counts.totals[0] = 64.0;  // utcmma
+  counts.totals[1] = 128.0; // tmem_ldt
+  counts.totals[5] = 1.0;   // tma_ld (the fixture's UTMALDG rows)
+  compare_counts(pass, sass::counters_for("sm_100a"), counts);
+  EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
+  ASSERT_EQ(pass.counts[0].family, "tcgen05_mma");
+  EXPECT_EQ(pass.counts[0].ncu, 64u);
+  EXPECT_EQ(pass.counts[1].ncu, 128u);
+  compare_counts(pass, nullptr, counts);
+  EXPECT_EQ(pass.agreement, Agreement::unknown);
+  EXPECT_TRUE(pass.counts.empty());
+}
+
+TEST(NcuAuditAgreement, AMetricTheCounterDidNotMeasureLeavesTheAgreementUnknown) {
+  NcuAuditPass pass = audited();
+  protocol::Counts counts = hopper_counts(143360.0, 17920.0);
+  counts.metrics.erase(counts.metrics.begin() + 3); // tma_red rejected by the chip
+  counts.totals.erase(counts.totals.begin() + 3);
+  compare_counts(pass, hopper(), counts);
+  EXPECT_EQ(pass.agreement, Agreement::unknown);
+  EXPECT_NE(pass.agreement_note.find("tma_reduce: the in-process counter has no value"),
+            std::string::npos)
+      << pass.agreement_note;
+}
+
 TEST(NcuAuditAgreement, WithoutInProcessCountsTheAgreementIsUnknownWithTheReason) {
   NcuAuditPass pass = audited();
-  compare_counts(pass, trace::Json{{"available", false}, {"reason", "profiling not permitted"}});
+  compare_counts(pass, hopper(), protocol::Counts::unavailable("profiling not permitted"));
   EXPECT_EQ(pass.agreement, Agreement::unknown);
   EXPECT_EQ(pass.agreement_note, "profiling not permitted");
   EXPECT_FALSE(pass.counts[0].in_process);
   NcuAuditPass no_pass = audited();
-  compare_counts(no_pass, std::nullopt);
+  compare_counts(no_pass, hopper(), std::nullopt);
   EXPECT_EQ(no_pass.agreement, Agreement::unknown);
   EXPECT_EQ(no_pass.agreement_note, "the in-process count pass did not run");
   EXPECT_TRUE(to_json(no_pass)["families"]["gmma"]["in_process"].is_null());
@@ -165,6 +225,64 @@ TEST(NcuAuditAgreement, APassThatDidNotRunSaysWhy) {
   EXPECT_EQ(render_text(pass),
             "  ncu audit: not run — ncu not found (PATH, /usr/local/cuda/bin)\n");
   EXPECT_EQ(to_json(pass)["reason"], pass.reason);
+}
+
+// A stand-in `ncu` (ncu cannot run here): writes its arguments and one variable of its
+// environment to args.txt in `dir`, then prints the source page captured on an H200.
+struct NcuScratch {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ptxbench-ncu-test-" + std::to_string(::getpid()));
+  NcuScratch() { std::filesystem::create_directories(path); }
+  ~NcuScratch() { std::filesystem::remove_all(path); }
+
+  std::filesystem::path ncu() const {
+    const std::filesystem::path script = path / "ncu";
+    const std::string args = (path / "args.txt").string();
+    std::ofstream(script) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << args
+                          << "\necho \"mark=$PTXBENCH_NCU_MARK\" >> " << args << "\ncat "
+                          << PTXBENCH_TEST_DATA << "/measure/ncu_source_wgmma_gemm_m128.csv\n";
+    ::chmod(script.c_str(), 0755);
+    return script;
+  }
+};
+
+// The Triton child's single call runs under ncu with the child's own words and environment
+// (its Python, its Triton cache) and kernel replay; a kernel.so's with application replay.
+TEST(NcuAuditPass, TheSingleCallRunsUnderNcuWithTheChildsEnvironmentAndReplay) {
+  NcuScratch dir;
+  util::PosixProcessRunner runner;
+  const ChildCommand child{{"python3", "-m", "ptxbench_triton.child", "--single-call", "spec.json",
+                            "--nvtx-range", "ptxbench_eval"},
+                           {"PTXBENCH_NCU_MARK=child-env"}};
+  const NcuAuditPass pass = run_ncu_audit_pass(runner, child, measure::NcuReplay::kernel,
+                                               std::chrono::seconds(20), dir.ncu());
+  ASSERT_TRUE(pass.ran) << pass.reason;
+  EXPECT_EQ(pass.audit->families.gmma, 143360u);
+  auto args = util::read_file(dir.path / "args.txt");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_NE(args->find("--nvtx-include\nptxbench_eval/\n"), std::string::npos) << *args;
+  EXPECT_NE(args->find("--replay-mode\nkernel\n"), std::string::npos) << *args;
+  EXPECT_NE(args->find("-f\npython3\n-m\nptxbench_triton.child\n--single-call\nspec.json\n"),
+            std::string::npos)
+      << *args;
+  EXPECT_NE(args->find("mark=child-env\n"), std::string::npos) << *args;
+  const NcuAuditPass cuda =
+      run_ncu_audit_pass(runner, ChildCommand{{"ptxbench-candidate"}, {}},
+                         measure::NcuReplay::application, std::chrono::seconds(20), dir.ncu());
+  ASSERT_TRUE(cuda.ran) << cuda.reason;
+  args = util::read_file(dir.path / "args.txt");
+  ASSERT_TRUE(args);
+  EXPECT_NE(args->find("--replay-mode\napplication\n"), std::string::npos) << *args;
+  const NcuAuditPass missing =
+      run_ncu_audit_pass(runner, child, measure::NcuReplay::kernel, std::chrono::seconds(5), {});
+  EXPECT_FALSE(missing.ran);
+  EXPECT_EQ(missing.reason, "ncu not found (PATH, /usr/local/cuda/bin)");
+}
+
+TEST(NcuAuditPass, TheAuditCallHasTheNvtxRangeAndOneWarmUp) {
+  const protocol::SingleCallOptions call = audit_call_options();
+  EXPECT_EQ(call.nvtx_range, kAuditNvtxRange);
+  EXPECT_EQ(call.warmup, 1);
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // supervisor is healthy. Needs python3 with torch and Triton (the H200 image: Python 3.12,
 // torch 2.11, Triton 3.6). The CPU side of the same fixtures is triton_evaluator_test.cpp.
 #include "compile/extract.hpp"
+#include "exec/tool_passes.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
 #include "util/temp_folder.hpp"
 
@@ -173,6 +174,30 @@ TEST(TritonEvaluatorGpu, MemcheckFindsNothingInThePersistentTmaGemm) {
     if (phase.name == "sanitizer")
       std::printf("memcheck of the Triton child's single call: %.0f ms\n",
                   static_cast<double>(phase.elapsed.count()) / 1000.0);
+}
+
+// The paper's ncu audit (§A.2) of a Triton candidate: the Python child's single call replayed
+// under ncu (kernel replay) counts, row by row of the sm_90a counter table, what the in-process
+// range profiler counted.
+TEST(TritonEvaluatorGpu, TheNcuAuditOfThePersistentTmaGemmAgreesWithTheInProcessCounts) {
+  if (find_cuda_tool("ncu").empty())
+    GTEST_SKIP() << "ncu not installed";
+  EvalOptions options = triton_options();
+  options.audit = Audit::ncu;
+  const Evaluation ev = evaluate_triton("gemm_persistent_tma.py", options);
+  ASSERT_EQ(ev.status, Status::passed) << ev.message;
+  ASSERT_TRUE(ev.ncu_audit);
+  ASSERT_TRUE(ev.ncu_audit->ran) << ev.ncu_audit->reason;
+  ASSERT_TRUE(ev.dynamic && ev.dynamic->verdict != DynamicState::unknown)
+      << "in-process counts unavailable: " << (ev.dynamic ? ev.dynamic->reason : "no pass");
+  std::printf("%s", render_text(*ev.ncu_audit).c_str());
+  EXPECT_EQ(ev.ncu_audit->agreement, Agreement::agree) << ev.ncu_audit->agreement_note;
+  ASSERT_EQ(ev.ncu_audit->counts.size(), 4u); // the sm_90a rows
+  EXPECT_EQ(ev.ncu_audit->counts[0].family, "gmma");
+  EXPECT_GT(ev.ncu_audit->counts[0].ncu, 0u);
+  EXPECT_GT(ev.ncu_audit->audit->families.gmma_thread_true, 0u);
+  EXPECT_GT(ev.ncu_audit->counts[1].ncu, 0u); // TMA loads
+  EXPECT_EQ(testing::stray_children(), 0);
 }
 
 TEST(TritonEvaluatorGpu, MemcheckNamesAnOutOfBoundsWriteInATritonKernel) {

@@ -47,6 +47,34 @@ TEST(NcuSourceCsv, OpcodeDropsPredicateAndOperands) {
   EXPECT_EQ(audit->families.tma_thread_true, 0u); // predicated off: not executed (paper rule)
 }
 
+// The counter table's rows sum the source page's opcodes: a row counts its opcodes with any
+// modifiers, the bulk copies CUPTI counts with TMA included, and nothing of another row.
+TEST(NcuSourceCsv, CounterTotalsSumEachRowsOpcodesOverThePage) {
+  const std::string csv = "\"Kernel Name\",\"k\",\n"
+                          "\"Address\",\"Source\",\"inst_executed\",\"thread_inst_executed_true\"\n"
+                          "\"0x10\",\"UTMALDG.2D [UR4], [UR8]\",\"100\",\"100\"\n"
+                          "\"0x20\",\"@P0 UTMALDG.3D.MULTICAST [UR4], [UR8]\",\"20\",\"10\"\n"
+                          "\"0x30\",\"UBLKCP.S.G [UR4], [UR8]\",\"3\",\"3\"\n"
+                          "\"0x40\",\"UBLKCP.G.S [UR4], [UR8]\",\"5\",\"5\"\n"
+                          "\"0x50\",\"HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4]\",\"64\",\"2048\"\n"
+                          "\"0x60\",\"UTCHMMA gdesc[UR4], gdesc[UR6], tmem[UR8]\",\"7\",\"7\"\n";
+  auto audit = parse_ncu_source_csv(csv);
+  ASSERT_TRUE(audit) << audit.error().message;
+  EXPECT_EQ(audit->opcodes.at("UTMALDG.3D.MULTICAST").executed, 20u);
+  const auto hopper = counter_totals(*audit, *sass::counters_for("sm_90a"));
+  ASSERT_EQ(hopper.size(), 4u);
+  EXPECT_EQ(hopper[0].row->key, "gmma");
+  EXPECT_EQ(hopper[0].total.executed, 64u);
+  EXPECT_EQ(hopper[0].total.thread_true, 2048u);
+  EXPECT_EQ(hopper[1].total.executed, 123u); // UTMALDG.* and UBLKCP.S.G
+  EXPECT_EQ(hopper[1].total.thread_true, 113u);
+  EXPECT_EQ(hopper[2].total.executed, 5u); // UBLKCP.G.S
+  const auto blackwell = counter_totals(*audit, *sass::counters_for("sm_100a"));
+  EXPECT_EQ(blackwell[0].row->key, "tcgen05_mma");
+  EXPECT_EQ(blackwell[0].total.executed, 7u);
+  EXPECT_EQ(blackwell[1].total.executed, 0u); // no LDTM
+}
+
 TEST(SanitizerOutput, OutOfBoundsWriteFixtureGivesKernelLineAndAddress) {
   const auto report = parse_sanitizer_output(fixture("sanitizer_memcheck_oob.txt"));
   EXPECT_FALSE(report.clean);

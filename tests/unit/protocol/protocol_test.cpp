@@ -170,13 +170,34 @@ TEST(Protocol, FailureReplyCarriesKindMessageAndCudaError) {
   EXPECT_EQ(decoded->cuda_error, reply.cuda_error);
 }
 
-TEST(Protocol, CountsTravelAsJson) {
+TEST(Protocol, CountsTravelTyped) {
   Reply reply;
-  reply.counts = trace::Json{{"available", true}, {"gmma", 9175040.0}};
+  reply.counts = Counts{};
+  reply.counts->available = true;
+  reply.counts->metrics = {"smsp__sass_inst_executed_op_shared_gmma.sum"};
+  reply.counts->totals = {9175040.0};
   auto decoded = decode_reply(encode(reply));
   ASSERT_TRUE(decoded);
   ASSERT_TRUE(decoded->counts);
-  EXPECT_EQ((*decoded->counts)["gmma"].get<double>(), 9175040.0);
+  EXPECT_EQ(decoded->counts->total("smsp__sass_inst_executed_op_shared_gmma.sum"), 9175040.0);
+  EXPECT_EQ(*decoded->counts, *reply.counts);
+}
+
+// A reply whose counts do not read is not this protocol's shape: bad_response, naming the path.
+TEST(Protocol, AReplyWithMalformedCountsIsABadResponse) {
+  Reply reply;
+  reply.counts = Counts::unavailable("r");
+  std::string line = encode(reply);
+  const std::string counts = R"("counts":{"available":false,"reason":"r"})";
+  ASSERT_NE(line.find(counts), std::string::npos) << line;
+  line.replace(line.find(counts), counts.size(),
+               R"("counts":{"available":true,"metrics":{"m":null}})");
+  auto decoded = decode_reply(line);
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(decoded.error().kind, util::ErrorKind::bad_response);
+  EXPECT_NE(decoded.error().message.find("$.counts: instruction counts: $.metrics.m"),
+            std::string::npos)
+      << decoded.error().message;
 }
 
 TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
@@ -186,7 +207,10 @@ TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
   reply.last_set = 0;
   reply.latencies_ms = {0.5, std::numeric_limits<double>::quiet_NaN(),
                         std::numeric_limits<double>::infinity()};
-  reply.counts = trace::Json{{"available", true}, {"gmma", util::number_json(std::nan(""))}};
+  reply.counts = Counts{};
+  reply.counts->available = true;
+  reply.counts->metrics = {"gmma"};
+  reply.counts->totals = {std::nan("")};
   const std::string line = encode(reply);
   EXPECT_EQ(line.find("null"), std::string::npos) << line;
   auto decoded = decode_reply(line);
@@ -195,7 +219,7 @@ TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
   EXPECT_TRUE(std::isnan(decoded->latencies_ms[1]));
   EXPECT_TRUE(std::isinf(decoded->latencies_ms[2]));
   constexpr auto kExact = util::NonFiniteSpelling::exact;
-  EXPECT_TRUE(std::isnan(*util::number_from_json((*decoded->counts)["gmma"], kExact)));
+  EXPECT_TRUE(std::isnan(decoded->counts->totals.at(0)));
   EXPECT_FALSE(util::number_from_json(trace::Json(nullptr), kExact));
   EXPECT_FALSE(util::number_from_json(trace::Json("lots"), kExact));
 }
