@@ -11,7 +11,11 @@ namespace ptxbench::reference {
 
 using ReferencePtr = util::Expected<std::unique_ptr<Reference>>;
 
+class AutotuneCache;
+// The autotuned cuBLASLt GEMM (gemm_autotune.hpp); its choice is kept in `cache`
+// (AutotuneCache::shared() when none is given).
 ReferencePtr make_cublaslt_gemm(const GemmShape& shape);
+ReferencePtr make_cublaslt_gemm(const GemmShape& shape, AutotuneCache& cache);
 ReferencePtr make_cudnn_sdpa_forward(const MhaShape& shape);
 ReferencePtr make_cudnn_sdpa_backward(const MhaShape& shape);
 // How the cuDNN GQA reference issues a call's three launches: replaying a CUDA graph captured

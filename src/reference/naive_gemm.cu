@@ -51,4 +51,31 @@ cudaError_t launch_naive_gemm(const GemmShape& shape, const void* a, const void*
   return cudaGetLastError();
 }
 
+namespace {
+
+// A hash of the index (splitmix64's finaliser) as a bf16 in [-1, 1): inputs whose bits vary as
+// real data's do, so the autotuning's timings see the power draw of real operands, not of zeros.
+__global__ void fill_bf16_kernel(__nv_bfloat16* data, std::int64_t count, std::uint64_t seed) {
+  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (i >= count)
+    return;
+  std::uint64_t x = seed + static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  data[i] = __float2bfloat16(static_cast<float>(x >> 40) / static_cast<float>(1 << 23) - 1.0f);
+}
+
+} // namespace
+
+cudaError_t launch_fill_bf16(void* data, std::int64_t count, std::uint64_t seed,
+                             cudaStream_t stream) {
+  constexpr unsigned kThreads = 256;
+  const auto blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
+  if (blocks > 0)
+    fill_bf16_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count,
+                                                      seed);
+  return cudaGetLastError();
+}
+
 } // namespace ptxbench::reference

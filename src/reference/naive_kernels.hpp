@@ -5,6 +5,7 @@
 
 #include "reference/shape_types.hpp"
 
+#include <cstdint>
 #include <cuda_runtime_api.h>
 
 namespace ptxbench::reference {
@@ -12,6 +13,10 @@ namespace ptxbench::reference {
 // C = A·Bᵀ with fp32 accumulation; a, b, c are __nv_bfloat16.
 cudaError_t launch_naive_gemm(const GemmShape& shape, const void* a, const void* b, void* c,
                               cudaStream_t stream);
+
+// `count` bf16 values in [-1, 1), a hash of (seed, index): scratch operands for timing.
+cudaError_t launch_fill_bf16(void* data, std::int64_t count, std::uint64_t seed,
+                             cudaStream_t stream);
 
 struct MhaForwardArgs {
   const void* q = nullptr; // bf16 [B,H,S,D]

@@ -49,7 +49,8 @@ util::Status check_call(const PtxbenchCall& call, unsigned buffers, unsigned sca
 util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::Problem& problem) {
   switch (problem.kind) {
   case suite::OpKind::gemm:
-    return build(gemm_shape(problem), make_cublaslt_gemm);
+    return build(gemm_shape(problem),
+                 [](const GemmShape& shape) { return make_cublaslt_gemm(shape); });
   case suite::OpKind::mha_forward:
     return build(mha_shape(problem), make_cudnn_sdpa_forward);
   case suite::OpKind::mha_backward:

@@ -19,6 +19,7 @@ struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
 // Q,K,V,O [B,H,S,D] contiguous bf16 (BHSD), LSE [B,H,S] f32, one S for queries and keys.

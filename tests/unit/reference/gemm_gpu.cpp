@@ -1,4 +1,6 @@
 #include "gpu_support.hpp"
+#include "reference/gemm_autotune.hpp"
+#include "reference/library_factories.hpp"
 #include "reference/reference.hpp"
 
 #include <algorithm>
@@ -40,6 +42,42 @@ TEST(GemmGpu, CublasLtMatchesNaiveAtFullSize) {
   const Comparison result = cublaslt_vs_naive(suite_problem("gemm_n7168_k5120"));
   EXPECT_EQ(result.failures, 0) << result.describe();
   std::printf("[gemm M=8192] %s\n", result.describe().c_str());
+}
+
+// Row 26 of the cheat catalogue: the baseline runs the fastest of the heuristic's candidates,
+// timed once per device and shape; a second reference for the same key reads the choice.
+TEST(GemmGpu, TheBaselineRunsTheFastestHeuristicCandidateAndKeepsTheChoice) {
+  AutotuneCache cache{std::filesystem::path()};
+  const GemmShape shape{8192, 7168, 5120};
+  auto first = make_cublaslt_gemm(shape, cache);
+  ASSERT_TRUE(first) << first.error().message;
+  const std::string library = (*first)->library();
+  std::printf("[gemm autotune] %s\n", library.c_str());
+  EXPECT_TRUE(library.find("autotuned: heuristic #") != std::string::npos ||
+              library.find("only algorithm") != std::string::npos)
+      << library;
+  int device = 0;
+  PTXBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp props{};
+  PTXBENCH_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  const AutotuneKey key{library.substr(0, library.find(" (")),
+                        std::string(props.name) + " (sm_" + std::to_string(props.major) +
+                            std::to_string(props.minor) + ")",
+                        shape, std::size_t{32} << 20};
+  auto record = cache.find(key);
+  ASSERT_TRUE(record);
+  for (std::size_t i = 0; i < record->median_us.size(); ++i)
+    std::printf("[gemm autotune] candidate %zu: %.1f us%s\n", i + 1, record->median_us[i],
+                static_cast<int>(i) == record->chosen ? " (chosen)" : "");
+  if (record->median_us.size() > 1) {
+    const double chosen = record->median_us[static_cast<std::size_t>(record->chosen)];
+    EXPECT_GT(chosen, 0.0);
+    EXPECT_LE(chosen, record->median_us[0]);
+  }
+  auto second = make_cublaslt_gemm(shape, cache);
+  ASSERT_TRUE(second);
+  EXPECT_EQ((*second)->library(), library);
+  EXPECT_EQ(cache.find(key)->measured_at, record->measured_at); // not timed again
 }
 
 TEST(GemmGpu, NaiveGemmComputesABTransposedOnAKnownCase) {
