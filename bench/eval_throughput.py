@@ -13,8 +13,13 @@ re-timed (bypass), the correctness calls at their measured latencies, and the co
 calls at the candidate's latency. Everything else (process start, copies, comparisons, CUPTI
 and profiler set-up, HTTP) is overhead.
 
+With --distinct every request sends a different kernel: KERNEL with a harmless `__device__`
+variable of its own appended, so every source and cubin hash differs and no cache keyed by the
+kernel (compile, SASS report, counts) makes the numbers (issue 35). Each request then pays its
+own compile in the check phase; the summary also gives the wall time less the check phase.
+
 Usage: eval_throughput.py URL KERNEL [--problem P] [--count 10] [--mode reuse|bypass]
-                          [--trials 3 --warmup 10 --iterations 50]
+                          [--distinct] [--trials 3 --warmup 10 --iterations 50]
 """
 import argparse
 import json
@@ -61,13 +66,21 @@ def main():
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--distinct", action="store_true",
+                        help="a different kernel (a harmless constant) in every request")
     args = parser.parse_args()
     source = open(args.kernel).read()
-    body = {"solution": {"definition": args.problem,
-                         "sources": [{"path": "kernel.cu", "content": source}]},
-            "baseline_cache_mode": args.mode}
+    # A token of this run in the constant's name, so two runs against one server's caches
+    # never send the same kernel either.
+    run_token = f"{time.time_ns() & 0xFFFFFFFF:08x}"
     rows = []
     for index in range(args.count):
+        text = source
+        if args.distinct:
+            text += f"\n__device__ int ptxbench_distinct_{run_token}_{index} = {index};\n"
+        body = {"solution": {"definition": args.problem,
+                             "sources": [{"path": "kernel.cu", "content": text}]},
+                "baseline_cache_mode": args.mode}
         start = time.monotonic()
         task_id = call(args.url + "/evaluate", body)["task_id"]
         task = call(f"{args.url}/tasks/{task_id}?timeout=600")
@@ -75,7 +88,8 @@ def main():
         result = task.get("result") or {}
         extras = ((result.get("trace") or {}).get("evaluation") or {}).get("ptxbench") or {}
         timing = extras.get("timing") or {}
-        row = {"request": index + 1, "mode": args.mode, "status": result.get("status"),
+        row = {"request": index + 1, "mode": args.mode, "distinct": args.distinct,
+               "solution": task.get("solution"), "status": result.get("status"),
                "wall_s": round(wall, 3), "phases_ms": extras.get("phases"),
                "child_startup_ms": extras.get("child_startup_ms"),
                "candidate_ms": timing.get("candidate_ms"),
@@ -97,8 +111,13 @@ def main():
                 phases.setdefault(name, []).append(ms)
     minima = [r["minimum_s"] for r in warm if r["minimum_s"]]
     median_wall = statistics.median(walls)
+    less_check = [r["wall_s"] - ((r["phases_ms"] or {}).get("check_ms") or 0) / 1000.0
+                  for r in warm]
     summary = {
-        "summary": args.mode, "warm_requests": len(warm),
+        "summary": args.mode + (" distinct" if args.distinct else ""),
+        "warm_requests": len(warm),
+        "distinct_solutions": len({r["solution"] for r in rows}),
+        "wall_s_less_check_median": round(statistics.median(less_check), 3),
         "evaluations_per_minute": round(60.0 * len(warm) / sum(walls), 1),
         "wall_s_median": round(median_wall, 3), "wall_s_min": min(walls),
         "wall_s_max": max(walls),

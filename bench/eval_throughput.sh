@@ -3,9 +3,11 @@
 # (ptxbench, ptxbench-candidate; default build/gpu's), runs COUNT back-to-back evaluations of
 # the wgmma+TMA GEMM test kernel with the reference reused, then COUNT with it re-timed
 # (bench/eval_throughput.py: evaluations per minute, phase medians, ratio to the physical
-# minimum), and stops the server. SERVE_ARGS are passed to `ptxbench serve` (e.g.
+# minimum); with DISTINCT=1 also COUNT distinct kernels back to back (a harmless constant each,
+# every cubin different: issue 35) in both modes; then stops the server. SERVE_ARGS are passed
+# to `ptxbench serve` (e.g.
 # "--gpus 0 --workers-per-gpu 2"). Writes $OUT/eval_throughput_$LABEL.jsonl and the server's log.
-# Usage (repository root, on the GPU machine): [BIN_DIR=…] [COUNT=10] [LABEL=after] \
+# Usage (repository root, on the GPU machine): [BIN_DIR=…] [COUNT=10] [LABEL=after] [DISTINCT=1] \
 #   bash bench/eval_throughput.sh
 set -u
 out=${OUT:-/tmp/eval_throughput}
@@ -31,9 +33,13 @@ for _ in $(seq 300); do [ -s "$out/serve_$label.stdout" ] && break; sleep 0.1; d
 url=$(head -1 "$out/serve_$label.stdout")
 kernel=tests/kernels/sm90_wgmma_tma_gemm.cu
 python3 -c "import urllib.request,sys; print('# health', urllib.request.urlopen(sys.argv[1] + '/health').read().decode())" "$url" >> "$log" 2>&1
-for mode in reuse bypass; do
-  echo "# python3 bench/eval_throughput.py URL $kernel --count $count --mode $mode" >> "$log"
-  python3 bench/eval_throughput.py "$url" "$kernel" --count "$count" --mode "$mode" >> "$log" 2>&1
+for distinct in "" ${DISTINCT:+--distinct}; do
+  for mode in reuse bypass; do
+    echo "# python3 bench/eval_throughput.py URL $kernel --count $count --mode $mode $distinct" >> "$log"
+    # shellcheck disable=SC2086
+    python3 bench/eval_throughput.py "$url" "$kernel" --count "$count" --mode "$mode" $distinct \
+      >> "$log" 2>&1
+  done
 done
 kill -TERM "$serve"; wait "$serve"; echo "# serve exit status $?" >> "$log"; trap - EXIT
 grep -h '"summary"' "$log"
