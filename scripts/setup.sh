@@ -92,6 +92,11 @@ pip_folder python-triton "triton-3.6.0.dist-info" "triton==3.6.0"
 pip_folder python-build "setuptools-75.3.0.dist-info wheel-0.45.1.dist-info" \
   "setuptools==75.3.0" "wheel==0.45.1"
 
+# pytest, which runs the Python client's tests (python/tests/test_client.py, test_env.py,
+# test_examples.py; ctest client_py, env_py, client_examples_py), with its dependencies pinned.
+pip_folder python-pytest "pytest-8.4.2.dist-info pluggy-1.7.0.dist-info" \
+  "pytest==8.4.2" "pluggy==1.7.0" "iniconfig==2.3.1" "packaging==26.4" "pygments==2.21.0"
+
 # The trainer-side packages of the client's examples (python/ptxbench_client/examples/: datasets
 # and transformers for the SFT loader and its chat template), every dependency pinned, for their
 # test (python/tests/test_examples.py). No torch: it is the GPU machine's.
