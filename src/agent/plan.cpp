@@ -83,7 +83,8 @@ void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& or
     return;
   const std::string path = "$.repair_notes";
   r.allow_only(*json, path, kNotesKeys);
-  const std::filesystem::path file(r.string(*json, path, "file", Emptiness::rejected));
+  const std::filesystem::path file(
+      r.optional_string(*json, path, "file", Emptiness::rejected).value_or(std::string()));
   notes.file = file.is_absolute() || file.empty() ? file : origin.parent_path() / file;
   notes.mode = as_int(r.optional_integer(*json, path, "mode", 1), notes.mode);
   if (notes.mode != 1 && notes.mode != 2)

@@ -91,7 +91,8 @@ struct RepairTask {
 // corpus of `ptxbench fixit notes`; retrieval in adapt/notes_index.hpp, wired by the cli).
 //   "repair_notes": {"file": "data/fixit/notes/notes.jsonl", "mode": 1, "top_k": 3, "max_notes": 8,
 //             "min_similarity": 0, "definition_prefixes": ["gemm_"]}
-// mode 1: the notes; 2: the best fixed kernel and the notes. An empty file: no retrieval.
+// mode 1: the notes; 2: the best fixed kernel and the notes. An empty file: no retrieval. "file"
+// may be left out when `run --notes FILE` gives it (a shipped plan such as table4.json).
 //
 // "held_out": run directories whose pairs the index must not serve (the leakage guard,
 // adapt/notes_feedback.hpp says how the corpus is split); each must hold a run store.
