@@ -12,10 +12,15 @@
 namespace ptxbench::adapt {
 namespace {
 
+// `dir` absolute and normal, without a trailing separator ("runs/x/." and "runs/x" match).
 std::string canonical_dir(const std::string& dir) {
   std::error_code error;
   auto path = std::filesystem::weakly_canonical(dir, error);
-  return error ? dir : path.string();
+  if (error)
+    path = std::filesystem::path(dir).lexically_normal();
+  if (!path.has_filename() && path.has_parent_path())
+    path = path.parent_path();
+  return path.string();
 }
 
 // The source trajectory of a record: its run and key.
