@@ -64,7 +64,6 @@ TargetState target_state_from_verdicts(const std::optional<std::string>& static_
 // reasoning tokens of the turn's replied model calls (paper Figure 7).
 struct TurnRecord {
   std::string model;
-  std::string condition; // the plan condition; empty in a run without conditions
   std::string problem;
   std::string variant;
   std::string language; // the candidate language, "cuda" or "triton"
@@ -77,6 +76,7 @@ struct TurnRecord {
   TargetState target = TargetState::unknown;
   std::string gpu;
   std::int64_t reasoning_tokens = 0;
+  std::string condition = {}; // the plan condition; empty in a run without conditions
 };
 
 // The series a trajectory belongs to: its model, then " · condition" when it has one.
