@@ -336,3 +336,22 @@ TEST_F(Table4BadInput, APlanWithAnUnknownConditionKindNamesItsJsonPath) {
 TEST_F(Table4BadInput, ASetNamingNoParameterIsRefused) {
   expect_refused({"--set", "teacher=x"}, "the plan declares no parameter \"teacher\"");
 }
+
+TEST(Table4, AResumeRefusesAGuidanceFileThatChangedSinceTheRunStarted) {
+  Table4Run t;
+  auto plan = nlohmann::ordered_json::parse(*util::read_file(t.plan));
+  const auto guidance = t.dir.write("guidance.md", "1. Write a kernel contract.\n");
+  plan["guidance"]["file"] = guidance.string();
+  ASSERT_TRUE(util::write_file_atomic(t.plan, plan.dump(2)));
+  ASSERT_EQ(t.start().exit_code, 0);
+  auto store = store::RunStore::open_existing(t.run);
+  ASSERT_TRUE(store);
+  const auto stored = nlohmann::json::parse((*store)->info().config_json);
+  EXPECT_EQ(stored["guidance"]["sha256"].get<std::string>().size(), 64u);
+  store->reset();
+  ASSERT_TRUE(util::write_file_atomic(guidance, "1. Write a kernel contract. Always.\n"));
+  auto resumed =
+      test_support::run_ptxbench({"run", "--resume", t.run.string(), "--quiet"}, t.cache);
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.err.find("changed since the run started"), std::string::npos) << resumed.err;
+}
