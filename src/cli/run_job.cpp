@@ -4,6 +4,7 @@
 #include "adapt/tokenizer.hpp"
 #include "agent/broker_executor.hpp"
 #include "agent/executor.hpp"
+#include "agent/progress.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
@@ -118,8 +119,7 @@ util::Status print_turns(store::RunStore& store) {
   PTXBENCH_TRY_ASSIGN(auto trajectories, store.trajectories());
   for (const auto& trajectory : trajectories) {
     PTXBENCH_TRY_ASSIGN(auto turns, store.finished_turns(trajectory.id));
-    fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
-               trajectory.key.prompt_variant, trajectory.key.sample);
+    fmt::print("\n{}\n", agent::trajectory_label(trajectory.key));
     for (const auto& turn : turns) {
       const bool cut = turn.reply_end && *turn.reply_end != store::ReplyEnd::complete;
       fmt::print(

@@ -138,6 +138,8 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
                     {"sample", record.key.sample},
                     {"language", trace::to_string(record.key.language)},
                     {"plan", config.is_discarded() ? Json(store.info().config_json) : config}};
+  if (!record.key.condition.empty())
+    info["config"]["condition"] = record.key.condition;
   info["ptxbench_version"] = store.info().ptxbench_version;
   return Json{{"trajectory_format", kTrajectoryFormat},
               {"info", std::move(info)},
