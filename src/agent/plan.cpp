@@ -1,5 +1,6 @@
 #include "agent/plan.hpp"
 
+#include "agent/plan_conditions.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
 #include "fleet/broker.hpp"
@@ -40,9 +41,6 @@ constexpr std::array<std::string_view, 20> kPlanKeys{"models",
                                                      "parameters"};
 constexpr std::array<std::string_view, 7> kNotesKeys{
     "file", "mode", "top_k", "max_notes", "min_similarity", "definition_prefixes", "held_out"};
-constexpr std::array<std::string_view, 3> kGuidanceKeys{"file", "problems", "sha256"};
-constexpr std::array<std::string_view, 4> kConditionKeys{"name", "guidance", "retrieval", "models"};
-constexpr std::array<std::string_view, 3> kRetrievalNames{"none", "notes", "notes+kernel"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
 constexpr std::array<std::string_view, 8> kEvalKeys{
@@ -100,107 +98,6 @@ void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& or
       const std::filesystem::path run(dir);
       notes.held_out.push_back(run.is_absolute() ? run : origin.parent_path() / run);
     }
-}
-
-void read_guidance(JsonReader& r, const Json* json, const std::filesystem::path& origin,
-                   GuidanceSettings& guidance) {
-  if (json == nullptr)
-    return;
-  const std::string path = "$.guidance";
-  r.allow_only(*json, path, kGuidanceKeys);
-  const std::filesystem::path file(r.string(*json, path, "file", Emptiness::rejected));
-  guidance.file = file.is_absolute() || file.empty() ? file : origin.parent_path() / file;
-  if (auto problems = r.optional_strings(*json, path, "problems"))
-    guidance.problems = std::move(*problems);
-  guidance.sha256 =
-      r.optional_string(*json, path, "sha256", Emptiness::rejected).value_or(std::string());
-}
-
-void check_condition(JsonReader& r, const RunPlan& plan, const Condition& condition,
-                     const std::string& path) {
-  for (std::size_t i = 0; i < condition.models.size(); ++i)
-    if (std::ranges::find(plan.models, condition.models[i]) == plan.models.end())
-      r.fail(key_path(path, "models") + "[" + std::to_string(i) + "]",
-             "\"" + condition.models[i] + "\" is not one of the plan's models");
-}
-
-void read_conditions(JsonReader& r, const Json& json, RunPlan& plan) {
-  const Json* list = JsonReader::optional(json, "conditions");
-  if (list == nullptr)
-    return;
-  if (!list->is_array() || list->empty())
-    return r.fail("$.conditions", "expected a non-empty list of conditions");
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < list->size() && r.ok(); ++i) {
-    const std::string path = "$.conditions[" + std::to_string(i) + "]";
-    const Json& item = (*list)[i];
-    if (!r.expect_object(item, path))
-      return;
-    r.allow_only(item, path, kConditionKeys);
-    Condition condition;
-    condition.name = r.string(item, path, "name", Emptiness::rejected);
-    if (condition.name.find_first_of("/ \t\n") != std::string::npos)
-      r.fail(key_path(path, "name"), "a condition name has no '/' or white space");
-    if (r.ok() && !names.insert(condition.name).second)
-      r.fail(key_path(path, "name"), "\"" + condition.name + "\" names two conditions");
-    condition.guidance = r.boolean(item, path, "guidance") ? Guidance::on : Guidance::off;
-    const std::string retrieval = r.string(item, path, "retrieval", Emptiness::rejected);
-    if (auto parsed = parse_retrieval(retrieval))
-      condition.retrieval = *parsed;
-    else if (r.ok())
-      r.fail(key_path(path, "retrieval"),
-             "unknown retrieval \"" + retrieval + "\": expected none, notes or notes+kernel");
-    if (auto models = r.optional_strings(item, path, "models"))
-      condition.models = std::move(*models);
-    if (r.ok())
-      check_condition(r, plan, condition, path);
-    plan.conditions.push_back(std::move(condition));
-  }
-}
-
-// Replaces "${name}" in the strings of `list` (at `path`) by the parameter's value.
-void substitute(JsonReader& r, Json& list, const std::string& path,
-                const PlanParameters& parameters) {
-  if (!list.is_array())
-    return;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string())
-      continue;
-    std::string text = list[i].get<std::string>();
-    if (!text.starts_with("${") || !text.ends_with("}"))
-      continue;
-    const std::string name = text.substr(2, text.size() - 3);
-    const auto found = parameters.find(name);
-    if (found == parameters.end())
-      return r.fail(path + "[" + std::to_string(i) + "]",
-                    "\"" + text + "\" names no parameter of $.parameters");
-    list[i] = found->second;
-  }
-}
-
-// The plan's parameters with the overrides applied, substituted into models and
-// conditions[].models.
-void apply_parameters(JsonReader& r, Json& json, const PlanParameters& overrides) {
-  PlanParameters parameters;
-  if (const Json* declared = r.optional_object(json, "$", "parameters"))
-    for (const auto& [name, value] : declared->items()) {
-      if (!value.is_string() || value.get<std::string>().empty())
-        return r.fail(key_path("$.parameters", name), "expected a non-empty string");
-      parameters[name] = value.get<std::string>();
-    }
-  for (const auto& [name, value] : overrides) {
-    if (!parameters.contains(name))
-      return r.fail("$.parameters",
-                    "--set " + name + ": the plan declares no parameter \"" + name + "\"");
-    parameters[name] = value;
-  }
-  if (json.contains("models"))
-    substitute(r, json["models"], "$.models", parameters);
-  if (json.contains("conditions") && json["conditions"].is_array())
-    for (std::size_t i = 0; i < json["conditions"].size(); ++i)
-      if (json["conditions"][i].is_object() && json["conditions"][i].contains("models"))
-        substitute(r, json["conditions"][i]["models"],
-                   "$.conditions[" + std::to_string(i) + "].models", parameters);
 }
 
 void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
@@ -341,7 +238,7 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   RunPlan plan;
   JsonReader r(origin.string());
   r.allow_only(json, "$", kPlanKeys);
-  apply_parameters(r, json, overrides);
+  detail::apply_parameters(r, json, overrides);
   if (auto models = r.optional_strings(json, "$", "models"))
     plan.models = std::move(*models);
   else if (r.ok())
@@ -360,9 +257,9 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   read_eval(r, r.optional_object(json, "$", "eval"), "$.eval", plan.eval);
   read_repairs(r, json, plan.repairs);
   read_notes(r, r.optional_object(json, "$", "repair_notes"), origin, plan.notes);
-  read_guidance(r, r.optional_object(json, "$", "guidance"), origin, plan.guidance);
+  detail::read_guidance(r, r.optional_object(json, "$", "guidance"), origin, plan.guidance);
   if (r.ok())
-    read_conditions(r, json, plan);
+    detail::read_conditions(r, json, plan);
   if (r.ok() && !plan.conditions.empty() && !plan.repairs.empty())
     r.fail("$.conditions", "a repair run has no conditions");
   return r.finish(std::move(plan));
@@ -372,36 +269,6 @@ util::Expected<RunPlan> load_plan(const std::filesystem::path& path,
                                   const PlanParameters& overrides) {
   PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
   return parse_plan(text, path, overrides);
-}
-
-std::string_view to_string(Retrieval retrieval) {
-  return kRetrievalNames[static_cast<std::size_t>(retrieval)];
-}
-
-std::optional<Retrieval> parse_retrieval(std::string_view name) {
-  for (std::size_t i = 0; i < kRetrievalNames.size(); ++i)
-    if (kRetrievalNames[i] == name)
-      return static_cast<Retrieval>(i);
-  return std::nullopt;
-}
-
-std::vector<Condition> effective_conditions(const RunPlan& plan) {
-  if (!plan.conditions.empty())
-    return plan.conditions;
-  Condition implicit;
-  implicit.guidance = plan.guidance.file.empty() ? Guidance::off : Guidance::on;
-  if (!plan.notes.file.empty())
-    implicit.retrieval = plan.notes.mode == 2 ? Retrieval::notes_and_kernel : Retrieval::notes;
-  return {implicit};
-}
-
-bool guidance_applies(const RunPlan& plan, const Condition& condition, std::string_view problem) {
-  if (condition.guidance == Guidance::off || plan.guidance.file.empty())
-    return false;
-  return plan.guidance.problems.empty() ||
-         std::ranges::any_of(plan.guidance.problems, [&](const std::string& prefix) {
-           return problem.starts_with(prefix);
-         });
 }
 
 util::Json plan_to_json(const RunPlan& plan) {
