@@ -11,8 +11,8 @@
 // pair came from a held-out run — its wrong kernel's run or its repair run (NotesRecord::source)
 // — and with it every record of the same source trajectory and every record with the same wrong
 // kernel (one retrieval group): the split never cuts through a trajectory or a group. A corpus
-// with records that do not say where they came from cannot be split and is refused when runs
-// are held out.
+// with records that do not say where they came from (written before provenance was kept)
+// cannot be split: it is refused when runs are held out, and used whole otherwise.
 #pragma once
 
 #include "adapt/notes_index.hpp"
