@@ -83,7 +83,7 @@ void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& or
   r.allow_only(*json, path, kNotesKeys);
   const std::filesystem::path file(
       r.optional_string(*json, path, "file", Emptiness::rejected).value_or(std::string()));
-  notes.file = file.is_absolute() || file.empty() ? file : origin.parent_path() / file;
+  notes.file = file.empty() ? file : detail::beside(origin, file);
   notes.mode = as_int(r.optional_integer(*json, path, "mode", 1), notes.mode);
   if (notes.mode != 1 && notes.mode != 2)
     r.fail(key_path(path, "mode"), "expected 1 (notes) or 2 (best fixed kernel and notes)");
@@ -96,7 +96,7 @@ void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& or
   if (auto held_out = r.optional_strings(*json, path, "held_out"))
     for (const std::string& dir : *held_out) {
       const std::filesystem::path run(dir);
-      notes.held_out.push_back(run.is_absolute() ? run : origin.parent_path() / run);
+      notes.held_out.push_back(detail::beside(origin, run));
     }
 }
 

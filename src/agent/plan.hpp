@@ -29,15 +29,16 @@
 //   "conditions": [{"name": "no-guidance", "guidance": false, "retrieval": "none"},
 //                  {"name": "notes", "guidance": true, "retrieval": "notes",
 //                   "models": ["${student}"]}, ...]
-// guidance.problems: name prefixes of the problems the guidance applies to (absent: all); a
-// problem outside them gets no guidance under any condition. A condition's models (absent: all
-// of the plan's) restrict it to those models. Retrieval needs repair_notes.file (the corpus and
-// its options; the condition picks the mode). Without "conditions" the plan has one unnamed
-// condition: guidance on when guidance.file is given, retrieval repair_notes.mode when
-// repair_notes.file is. Trajectories: models × problems × variants × conditions × trajectories;
-// each trajectory's key carries its condition's name, and its samples continue across the
-// conditions of its (model, problem, variant): condition i of those that apply to the model has
-// samples i·T … i·T+T−1 (T = trajectories).
+// Relative paths of guidance.file, repair_notes.file and repair_notes.held_out are read from
+// beside the plan file and stored absolute. guidance.problems: name prefixes of the problems the
+// guidance applies to (absent: all); a problem outside them gets no guidance under any condition. A
+// condition's models (absent: all of the plan's) restrict it to those models. Retrieval needs
+// repair_notes.file (the corpus and its options; the condition picks the mode). Without
+// "conditions" the plan has one unnamed condition: guidance on when guidance.file is given,
+// retrieval repair_notes.mode when repair_notes.file is. Trajectories: models × problems × variants
+// × conditions × trajectories; each trajectory's key carries its condition's name, and its samples
+// continue across the conditions of its (model, problem, variant): condition i of those that apply
+// to the model has samples i·T … i·T+T−1 (T = trajectories).
 //
 // Parameters: "parameters": {"student": "Qwen3.6-27B"} names values that "${student}" stands
 // for in models and conditions[].models; `run --set student=NAME` overrides one. The stored

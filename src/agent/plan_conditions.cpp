@@ -54,6 +54,13 @@ void substitute(JsonReader& r, Json& list, const std::string& path,
 
 namespace detail {
 
+std::filesystem::path beside(const std::filesystem::path& origin,
+                             const std::filesystem::path& file) {
+  if (file.is_absolute())
+    return file;
+  return std::filesystem::absolute(origin.parent_path() / file).lexically_normal();
+}
+
 void read_guidance(JsonReader& r, const Json* json, const std::filesystem::path& origin,
                    GuidanceSettings& guidance) {
   if (json == nullptr)
@@ -61,7 +68,7 @@ void read_guidance(JsonReader& r, const Json* json, const std::filesystem::path&
   const std::string path = "$.guidance";
   r.allow_only(*json, path, kGuidanceKeys);
   const std::filesystem::path file(r.string(*json, path, "file", Emptiness::rejected));
-  guidance.file = file.is_absolute() || file.empty() ? file : origin.parent_path() / file;
+  guidance.file = file.empty() ? file : beside(origin, file);
   if (auto problems = r.optional_strings(*json, path, "problems"))
     guidance.problems = std::move(*problems);
   guidance.sha256 =

@@ -10,6 +10,11 @@
 
 namespace ptxbench::agent::detail {
 
+// `file` as an absolute path, a relative one read from beside the plan file `origin`: the stored
+// plan then names the same file whatever folder a resume starts in.
+std::filesystem::path beside(const std::filesystem::path& origin,
+                             const std::filesystem::path& file);
+
 // "guidance": {"file", "problems", "sha256"}; nothing when `json` is null.
 void read_guidance(util::JsonReader& r, const util::Json* json, const std::filesystem::path& origin,
                    GuidanceSettings& guidance);

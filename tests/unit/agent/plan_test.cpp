@@ -335,3 +335,16 @@ TEST(RunPlanConditions, ARetrievingOrGuidedConditionNeedsItsFileBeforeAnythingRu
   ASSERT_FALSE(planned);
   EXPECT_NE(planned.error().message.find("condition \"g\" gives guidance"), std::string::npos);
 }
+
+TEST(RunPlanConditions, RelativeFilesAreReadBesideThePlanAndStoredAbsolute) {
+  const RunPlan plan = parse_ok(R"({"models": ["m"], "guidance": {"file": "../k/g.md"},
+      "repair_notes": {"file": "n.jsonl", "held_out": ["../runs/h", "/abs/run"]}})");
+  EXPECT_EQ(plan.guidance.file, "/k/g.md");
+  EXPECT_EQ(plan.notes.file, "/plans/n.jsonl");
+  EXPECT_EQ(plan.notes.held_out, (std::vector<std::filesystem::path>{"/runs/h", "/abs/run"}));
+  // A resume parses the stored plan from the run folder: the same files.
+  auto stored = parse_plan(plan_to_json(plan).dump(), "/elsewhere/run/run.sqlite");
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->guidance.file, plan.guidance.file);
+  EXPECT_EQ(stored->notes.held_out, plan.notes.held_out);
+}
