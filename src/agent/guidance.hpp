@@ -19,7 +19,7 @@
 
 namespace ptxbench::agent {
 
-inline constexpr std::size_t kMaxGuidanceBytes = 64 * 1024;
+inline constexpr std::size_t kMaxGuidanceBytes = std::size_t{64} * 1024;
 inline constexpr std::string_view kGuidanceHeading = "## Expert guidance";
 
 struct GuidanceText {
