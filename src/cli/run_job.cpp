@@ -240,14 +240,15 @@ void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& en
   auto planned = agent::expand(plan, env.suite(), env.manifest());
   if (!planned)
     return;
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::set<std::tuple<std::string, std::string, std::string, bool>> seen;
   for (const agent::PlannedTrajectory& item : *planned) {
     const model::ModelSpec* spec = env.registry().find(item.key.model);
     if (spec == nullptr || !spec->context_tokens ||
-        !seen.insert({item.key.model, item.problem->name(), item.variant}).second)
+        !seen.insert({item.key.model, item.problem->name(), item.variant, item.guidance}).second)
       continue;
-    auto prompts =
-        agent::build_prompts(*item.problem, plan.loop.arch, env.manifest(), item.variant);
+    auto prompts = agent::build_prompts(*item.problem, plan.loop.arch, env.manifest(), item.variant,
+                                        {}, frontend::of(plan.loop.language),
+                                        item.guidance ? env.guidance_text() : "");
     if (!prompts)
       continue;
     const PromptCount prompt = count_prompt_tokens(*prompts, *spec);

@@ -68,6 +68,7 @@ public:
   const pack::Manifest& manifest() const { return m_manifest; }
   // The sha256 of the plan's guidance file; empty when it has none.
   const std::string& guidance_sha256() const { return m_guidance.sha256; }
+  const std::string& guidance_text() const { return m_guidance.text; }
 
 private:
   RunEnvironment(model::ModelRegistry registry, pack::Manifest manifest)
