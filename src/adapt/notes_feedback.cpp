@@ -68,6 +68,8 @@ std::string retrieval_record(const std::vector<RetrievedGroup>& groups, agent::R
 
 util::Status check_covers(const NotesIndex& index, const std::filesystem::path& file,
                           const RetrievalOptions& options, std::span<const std::string> problems) {
+  if (problems.empty()) // no trajectory retrieves
+    return util::Ok{};
   const std::set<std::string> held = index.problems();
   for (const std::string& problem : problems)
     for (const std::string& name : held)

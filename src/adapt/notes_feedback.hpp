@@ -38,8 +38,8 @@ struct CorpusSplit {
 util::Expected<CorpusSplit> split_corpus(std::vector<NotesRecord> records,
                                          std::span<const std::filesystem::path> held_out);
 
-// What the run needs from the hook: its own directory (always held out) and the problems its
-// trajectories work on (the corpus must hold notes for at least one of them).
+// What the hook needs from the run: its own directory (always held out) and the problems of its
+// retrieving trajectories (the corpus must hold notes for at least one of them; none: no check).
 struct NotesRun {
   std::filesystem::path run_dir;
   std::vector<std::string> problems;
