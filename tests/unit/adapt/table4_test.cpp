@@ -205,6 +205,14 @@ TEST(Table4, SixConditionsRunEndToEndWithTheirGuidanceRetrievalAndReport) {
     }
   }
   EXPECT_EQ(retrieved, 2u);
+  // Each turn's row of the per-turn export names its condition.
+  auto csv = util::read_file(t.run / "exports" / "turns.csv");
+  ASSERT_TRUE(csv);
+  EXPECT_TRUE(csv->starts_with("model,") &&
+              csv->find(",language,condition\n") != std::string::npos);
+  EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), 1 + 24);
+  for (const char* row_end : {",cuda,guidance+notes+kernel\n", ",cuda,no-guidance\n"})
+    EXPECT_NE(csv->find(row_end), std::string::npos) << row_end;
   // Every request the served model got is a prompt the store rebuilds, and each once.
   const auto requests = t.server.requests();
   ASSERT_EQ(requests.size(), 8u);
