@@ -204,6 +204,13 @@ std::vector<RetrievedGroup> NotesIndex::retrieve(std::string_view problem, std::
   return out;
 }
 
+std::set<std::string> NotesIndex::problems() const {
+  std::set<std::string> out;
+  for (const Group& group : m_groups)
+    out.insert(group.problem);
+  return out;
+}
+
 std::string NotesIndex::render(std::string_view problem, std::string_view kernel,
                                const RetrievalOptions& options) const {
   return render_retrieved(retrieve(problem, kernel, options), options);

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,8 @@ public:
   std::string render(std::string_view problem, std::string_view kernel,
                      const RetrievalOptions& options) const;
   std::size_t size() const { return m_records.size(); }
+  // The problems the corpus holds notes for.
+  std::set<std::string> problems() const;
 
 private:
   struct Group {

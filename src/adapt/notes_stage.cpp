@@ -44,6 +44,8 @@ NotesRecord blank_record(const PairRecord& pair, const model::ModelSpec& spec) {
   r.notes_model = spec.name;
   r.prompt_version = std::string(kNotesPromptVersion);
   r.cost_usd = 0.0;
+  r.source = NotesSource{pair.failure.run_dir, pair.failure.trajectory_key, pair.failure.turn,
+                         pair.repair_run_dir};
   return r;
 }
 

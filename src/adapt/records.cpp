@@ -40,6 +40,8 @@ void read_key(JsonReader& in, const Json& json, const std::string& path,
   key.problem = record_text(in, json, path, "problem");
   key.prompt_variant = record_text(in, json, path, "prompt_variant");
   key.sample = in.integer(json, path, "sample");
+  key.condition =
+      in.optional_string(json, path, "condition", Emptiness::allowed).value_or(std::string());
   const std::optional<std::string> language =
       in.optional_string(json, path, "language", Emptiness::rejected);
   if (!language)
@@ -80,7 +82,8 @@ template <typename T> Json optional_json(const std::optional<T>& value) {
 
 } // namespace
 
-// "language" only for a non-CUDA key, so CUDA records read and write as before it existed.
+// "language" only for a non-CUDA key and "condition" only for a key with one, so other records
+// read and write as before they existed.
 Json to_json(const store::TrajectoryKey& key) {
   Json out{{"model", key.model},
            {"problem", key.problem},
@@ -88,6 +91,8 @@ Json to_json(const store::TrajectoryKey& key) {
            {"sample", key.sample}};
   if (key.language != trace::Language::cuda)
     out["language"] = trace::to_string(key.language);
+  if (!key.condition.empty())
+    out["condition"] = key.condition;
   return out;
 }
 

@@ -211,22 +211,50 @@ Json to_json(const NotesRecord& r) {
   Json calls = Json::array();
   for (const NotesCall& c : r.calls)
     calls.push_back(to_json(c));
-  return Json{{"id", r.id},
-              {"status", r.status},
-              {"problem", r.problem},
-              {"wrong_kernel", r.wrong_kernel},
-              {"feedback", r.feedback},
-              {"fixed_kernel", r.fixed_kernel},
-              {"speedup", r.speedup ? Json(*r.speedup) : Json()},
-              {"notes_model", r.notes_model},
-              {"prompt_version", r.prompt_version},
-              {"notes", r.status == "done" ? to_json(r.notes) : Json()},
-              {"calls", calls},
-              {"input_tokens", r.input_tokens},
-              {"output_tokens", r.output_tokens},
-              {"cost_usd", r.cost_usd ? Json(*r.cost_usd) : Json()},
-              {"error", r.error}};
+  Json out{{"id", r.id},
+           {"status", r.status},
+           {"problem", r.problem},
+           {"wrong_kernel", r.wrong_kernel},
+           {"feedback", r.feedback},
+           {"fixed_kernel", r.fixed_kernel},
+           {"speedup", r.speedup ? Json(*r.speedup) : Json()},
+           {"notes_model", r.notes_model},
+           {"prompt_version", r.prompt_version},
+           {"notes", r.status == "done" ? to_json(r.notes) : Json()},
+           {"calls", calls},
+           {"input_tokens", r.input_tokens},
+           {"output_tokens", r.output_tokens},
+           {"cost_usd", r.cost_usd ? Json(*r.cost_usd) : Json()},
+           {"error", r.error}};
+  if (r.source)
+    out["source"] = Json{{"run_dir", r.source->run_dir},
+                         {"trajectory_key", to_json(r.source->trajectory_key)},
+                         {"turn", r.source->turn},
+                         {"repair_run_dir", r.source->repair_run_dir}};
+  return out;
 }
+
+namespace {
+
+void read_source(JsonReader& in, const Json& json, NotesRecord& r) {
+  const Json* source = in.optional_object(json, "$", "source");
+  if (source == nullptr)
+    return;
+  NotesSource out;
+  out.run_dir = note_text(in, *source, "$.source", "run_dir");
+  if (const Json* key = in.required(*source, "$.source", "trajectory_key")) {
+    auto parsed = trajectory_key_from_json(*key);
+    if (parsed)
+      out.trajectory_key = std::move(*parsed);
+    else
+      in.fail("$.source.trajectory_key", parsed.error().message);
+  }
+  out.turn = in.integer(*source, "$.source", "turn");
+  out.repair_run_dir = note_text(in, *source, "$.source", "repair_run_dir");
+  r.source = std::move(out);
+}
+
+} // namespace
 
 util::Expected<NotesRecord> notes_record_from_json(const Json& json) {
   JsonReader in("");
@@ -250,6 +278,7 @@ util::Expected<NotesRecord> notes_record_from_json(const Json& json) {
   r.output_tokens = in.optional_integer(json, "$", "output_tokens", 0).value_or(0);
   r.cost_usd = in.nullable_number(json, "$", "cost_usd");
   r.error = note_text(in, json, "$", "error");
+  read_source(in, json, r);
   return in.finish(std::move(r));
 }
 

@@ -49,6 +49,16 @@ struct NotesCall {
   std::string error; // empty: the reply was accepted
 };
 
+// Where a pair came from: the benchmark run and trajectory of its wrong kernel and the repair
+// run of its fixed one (run directories as the pair records name them). The leakage guard
+// (notes_feedback.hpp) reads it; records written before it existed have none.
+struct NotesSource {
+  std::string run_dir;
+  store::TrajectoryKey trajectory_key;
+  std::int64_t turn = 0;
+  std::string repair_run_dir;
+};
+
 // The notes of one pair (`id` is the PairRecord's id); status "done" or "failed".
 struct NotesRecord {
   std::string id;
@@ -66,6 +76,7 @@ struct NotesRecord {
   std::int64_t output_tokens = 0;
   std::optional<double> cost_usd;
   std::string error;
+  std::optional<NotesSource> source; // "source" in the JSON; absent in older corpora
 };
 
 struct NotesPrompt {

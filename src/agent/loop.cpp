@@ -155,7 +155,9 @@ private:
     if (m_deps.on_notice)
       m_deps.on_notice(m_task.key, text);
   }
-  std::string hook_feedback(const std::string& code, store::TurnCategory category) const;
+  // The hook's text (after a blank line) for the feedback; its record goes to `outcome`.
+  std::string hook_feedback(const std::string& code, store::TurnCategory category,
+                            store::TurnOutcome& outcome) const;
   util::Status commit(store::TurnHandle turn, const TurnWork& work);
   util::Expected<TrajectoryResult> finish(store::ExitReason reason, std::string why = {});
   TrajectoryResult stopped(std::string why) const;
@@ -327,10 +329,10 @@ TurnWork Trajectory::evaluate_reply(const std::string& reply, store::ReplyEnd en
     return work;
   }
   work.outcome.category = result->category;
+  const std::string extra = hook_feedback(candidate->code, result->category, work.outcome);
   work.outcome.feedback =
       note + result->feedback +
-      closing_line(result->category, result->speedup, m_options.target_speedup) +
-      hook_feedback(candidate->code, result->category);
+      closing_line(result->category, result->speedup, m_options.target_speedup) + extra;
   work.speedup = result->speedup;
   work.evaluation = std::move(result->evaluation);
   return work;
@@ -379,11 +381,15 @@ util::Expected<TurnResult> Trajectory::evaluate_candidate(const std::string& cod
   }
 }
 
-std::string Trajectory::hook_feedback(const std::string& code, store::TurnCategory category) const {
+std::string Trajectory::hook_feedback(const std::string& code, store::TurnCategory category,
+                                      store::TurnOutcome& outcome) const {
   if (!m_deps.extra_feedback || !is_failure(category))
     return {};
-  std::string extra = m_deps.extra_feedback(FailedTurn{m_task.problem, code, category});
-  return extra.empty() ? extra : "\n" + extra;
+  ExtraFeedback extra = m_deps.extra_feedback(
+      FailedTurn{m_task.problem, code, category, &m_task.key, m_task.retrieval});
+  if (!extra.record_json.empty())
+    outcome.retrieval_json = std::move(extra.record_json);
+  return extra.text.empty() ? extra.text : "\n" + extra.text;
 }
 
 util::Status Trajectory::commit(store::TurnHandle turn, const TurnWork& work) {

@@ -40,6 +40,7 @@
 // the trajectory resumable.
 #pragma once
 
+#include "agent/condition.hpp"
 #include "agent/executor.hpp"
 #include "agent/prompt.hpp"
 #include "compile/language.hpp"
@@ -118,6 +119,9 @@ struct TrajectoryTask {
   const suite::Problem* problem = nullptr;
   const model::ModelSpec* model = nullptr;
   Prompts prompts; // used when the store has none for this trajectory yet
+  // What the feedback hook retrieves for this trajectory's failed turns (its plan condition);
+  // nullopt: whatever the hook was made for.
+  std::optional<Retrieval> retrieval;
 };
 
 // An evaluated turn that failed (compile, runtime, numerical, timeout, banned library), as a
@@ -126,11 +130,19 @@ struct FailedTurn {
   const suite::Problem* problem = nullptr;
   std::string_view kernel_source;
   store::TurnCategory category = store::TurnCategory::compile;
+  const store::TrajectoryKey* key = nullptr;
+  std::optional<Retrieval> retrieval; // TrajectoryTask::retrieval
 };
-// Text appended (after a blank line) to a failed turn's feedback before it is stored and shown
-// to the model — e.g. repair notes retrieved for the kernel; empty adds nothing. Called from the
-// worker threads of a run at once: it must be thread-safe.
-using FeedbackHook = std::function<std::string(const FailedTurn&)>;
+// What a feedback hook adds: text appended (after a blank line) to the failed turn's feedback
+// before it is stored and shown to the model — e.g. repair notes retrieved for the kernel — and
+// a JSON record of where it came from (which notes, their scores), stored with the turn
+// (TurnOutcome::retrieval_json). Empty text adds nothing; an empty record stores none.
+struct ExtraFeedback {
+  std::string text;
+  std::string record_json;
+};
+// Called from the worker threads of a run at once: it must be thread-safe.
+using FeedbackHook = std::function<ExtraFeedback(const FailedTurn&)>;
 
 struct LoopDeps {
   store::RunStore* store = nullptr;

@@ -1,5 +1,6 @@
 #include "agent/plan.hpp"
 
+#include "agent/plan_conditions.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
 #include "fleet/broker.hpp"
@@ -7,6 +8,7 @@
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace ptxbench::agent {
@@ -17,7 +19,7 @@ using util::Json;
 using util::JsonReader;
 using util::key_path;
 
-constexpr std::array<std::string_view, 17> kPlanKeys{"models",
+constexpr std::array<std::string_view, 20> kPlanKeys{"models",
                                                      "problems",
                                                      "prompt_variants",
                                                      "trajectories",
@@ -33,9 +35,12 @@ constexpr std::array<std::string_view, 17> kPlanKeys{"models",
                                                      "eval_retry_delay_s",
                                                      "repairs",
                                                      "language",
-                                                     "repair_notes"};
-constexpr std::array<std::string_view, 6> kNotesKeys{
-    "file", "mode", "top_k", "max_notes", "min_similarity", "definition_prefixes"};
+                                                     "repair_notes",
+                                                     "guidance",
+                                                     "conditions",
+                                                     "parameters"};
+constexpr std::array<std::string_view, 7> kNotesKeys{
+    "file", "mode", "top_k", "max_notes", "min_similarity", "definition_prefixes", "held_out"};
 constexpr std::array<std::string_view, 5> kRepairKeys{"id", "problem", "variant", "kernel",
                                                       "error"};
 constexpr std::array<std::string_view, 8> kEvalKeys{
@@ -76,8 +81,9 @@ void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& or
     return;
   const std::string path = "$.repair_notes";
   r.allow_only(*json, path, kNotesKeys);
-  const std::filesystem::path file(r.string(*json, path, "file", Emptiness::rejected));
-  notes.file = file.is_absolute() || file.empty() ? file : origin.parent_path() / file;
+  const std::filesystem::path file(
+      r.optional_string(*json, path, "file", Emptiness::rejected).value_or(std::string()));
+  notes.file = file.empty() ? file : detail::beside(origin, file);
   notes.mode = as_int(r.optional_integer(*json, path, "mode", 1), notes.mode);
   if (notes.mode != 1 && notes.mode != 2)
     r.fail(key_path(path, "mode"), "expected 1 (notes) or 2 (best fixed kernel and notes)");
@@ -87,6 +93,11 @@ void read_notes(JsonReader& r, const Json* json, const std::filesystem::path& or
       r.optional_number(*json, path, "min_similarity", {0, 1e9}).value_or(notes.min_similarity);
   if (auto prefixes = r.optional_strings(*json, path, "definition_prefixes"))
     notes.definition_prefixes = std::move(*prefixes);
+  if (auto held_out = r.optional_strings(*json, path, "held_out"))
+    for (const std::string& dir : *held_out) {
+      const std::filesystem::path run(dir);
+      notes.held_out.push_back(detail::beside(origin, run));
+    }
 }
 
 void read_loop(JsonReader& r, const Json& json, LoopOptions& loop) {
@@ -167,7 +178,8 @@ expand_repairs(const RunPlan& plan, const suite::Suite& suite, const pack::Manif
       out.push_back(
           {store::TrajectoryKey{model, repair.problem, repair.variant, static_cast<std::int64_t>(i),
                                 compile::to_trace(plan.loop.language)},
-           problem, repair.variant, &repair});
+           problem, repair.variant, &repair, effective_conditions(plan).front(),
+           guidance_applies(plan, effective_conditions(plan).front(), repair.problem)});
     }
   return out;
 }
@@ -217,7 +229,8 @@ util::Expected<std::vector<const suite::Problem*>> problems_for(const RunPlan& p
 
 } // namespace
 
-util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin) {
+util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin,
+                                   const PlanParameters& overrides) {
   util::Json json = util::Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object())
     return util::make_error(util::ErrorKind::invalid_input,
@@ -225,6 +238,7 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   RunPlan plan;
   JsonReader r(origin.string());
   r.allow_only(json, "$", kPlanKeys);
+  detail::apply_parameters(r, json, overrides);
   if (auto models = r.optional_strings(json, "$", "models"))
     plan.models = std::move(*models);
   else if (r.ok())
@@ -243,12 +257,18 @@ util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem:
   read_eval(r, r.optional_object(json, "$", "eval"), "$.eval", plan.eval);
   read_repairs(r, json, plan.repairs);
   read_notes(r, r.optional_object(json, "$", "repair_notes"), origin, plan.notes);
+  detail::read_guidance(r, r.optional_object(json, "$", "guidance"), origin, plan.guidance);
+  if (r.ok())
+    detail::read_conditions(r, json, plan);
+  if (r.ok() && !plan.conditions.empty() && !plan.repairs.empty())
+    r.fail("$.conditions", "a repair run has no conditions");
   return r.finish(std::move(plan));
 }
 
-util::Expected<RunPlan> load_plan(const std::filesystem::path& path) {
+util::Expected<RunPlan> load_plan(const std::filesystem::path& path,
+                                  const PlanParameters& overrides) {
   PTXBENCH_TRY_ASSIGN(auto text, util::read_file(path));
-  return parse_plan(text, path);
+  return parse_plan(text, path, overrides);
 }
 
 util::Json plan_to_json(const RunPlan& plan) {
@@ -289,6 +309,23 @@ util::Json plan_to_json(const RunPlan& plan) {
                             {"min_similarity", plan.notes.min_similarity}};
   if (!plan.notes.definition_prefixes.empty())
     json["repair_notes"]["definition_prefixes"] = plan.notes.definition_prefixes;
+  for (const auto& dir : plan.notes.held_out)
+    json["repair_notes"]["held_out"].push_back(dir.string());
+  if (!plan.guidance.file.empty()) {
+    json["guidance"] = {{"file", plan.guidance.file.string()}};
+    if (!plan.guidance.problems.empty())
+      json["guidance"]["problems"] = plan.guidance.problems;
+    if (!plan.guidance.sha256.empty())
+      json["guidance"]["sha256"] = plan.guidance.sha256;
+  }
+  for (const Condition& condition : plan.conditions) {
+    util::Json item{{"name", condition.name},
+                    {"guidance", condition.guidance == Guidance::on},
+                    {"retrieval", std::string(to_string(condition.retrieval))}};
+    if (!condition.models.empty())
+      item["models"] = condition.models;
+    json["conditions"].push_back(std::move(item));
+  }
   return json;
 }
 
@@ -310,15 +347,41 @@ expand(const RunPlan& plan, const suite::Suite& suite, const pack::Manifest& man
   if (!plan.repairs.empty())
     return expand_repairs(plan, suite, manifest);
   PTXBENCH_TRY_ASSIGN(auto problems, problems_for(plan, suite));
+  const std::vector<Condition> conditions = effective_conditions(plan);
+  for (const Condition& condition : conditions) {
+    if (condition.retrieval != Retrieval::none && plan.notes.file.empty())
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "condition \"" + condition.name +
+                                  "\" retrieves repair notes: name the corpus (the plan's "
+                                  "repair_notes.file, or run --notes FILE)");
+    if (condition.guidance == Guidance::on && plan.guidance.file.empty())
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "condition \"" + condition.name +
+                                  "\" gives guidance: name the file (the plan's guidance.file, "
+                                  "or run --guidance FILE)");
+  }
   std::vector<PlannedTrajectory> out;
   for (const std::string& model : plan.models)
     for (const suite::Problem* problem : problems) {
       PTXBENCH_TRY_ASSIGN(auto variants, variants_for(plan, *problem, manifest));
-      for (const std::string& variant : variants)
-        for (int sample = 0; sample < plan.trajectories; ++sample)
-          out.push_back({store::TrajectoryKey{model, problem->name(), variant, sample,
-                                              compile::to_trace(plan.loop.language)},
-                         problem, variant});
+      for (const std::string& variant : variants) {
+        std::int64_t sample = 0;
+        for (const Condition& condition : conditions) {
+          if (!condition.models.empty() &&
+              std::ranges::find(condition.models, model) == condition.models.end())
+            continue;
+          for (int i = 0; i < plan.trajectories; ++i, ++sample) {
+            store::TrajectoryKey key{model,
+                                     problem->name(),
+                                     variant,
+                                     sample,
+                                     compile::to_trace(plan.loop.language),
+                                     condition.name};
+            out.push_back({std::move(key), problem, variant, nullptr, condition,
+                           guidance_applies(plan, condition, problem->name())});
+          }
+        }
+      }
     }
   return out;
 }

@@ -21,10 +21,34 @@
 // trajectories: its key is (model, problem, variant, sample = the repair's index in the list),
 // unique in the run and recoverable from the plan, and its first user message is the repair
 // prompt (prompt.hpp). The repairs are stored with the plan, so --resume needs nothing else.
-// The resolved plan (every default filled in) is what the run store keeps, so a resumed run
-// uses exactly the plan it started with.
+// Conditions (paper §5.3, Table 4): what the model is given at inference time besides the task
+// — expert guidance (guidance.hpp) on or off, retrieved repair notes none, notes, or notes and
+// the fixed kernel — as one more dimension of the plan:
+//   "guidance": {"file": "../../knowledge/guidance/mha_expert_guidance.md",
+//                "problems": ["mha_"]},
+//   "conditions": [{"name": "no-guidance", "guidance": false, "retrieval": "none"},
+//                  {"name": "notes", "guidance": true, "retrieval": "notes",
+//                   "models": ["${student}"]}, ...]
+// Relative paths of guidance.file, repair_notes.file and repair_notes.held_out are read from
+// beside the plan file and stored absolute. guidance.problems: name prefixes of the problems the
+// guidance applies to (absent: all); a problem outside them gets no guidance under any condition. A
+// condition's models (absent: all of the plan's) restrict it to those models. Retrieval needs
+// repair_notes.file (the corpus and its options; the condition picks the mode). Without
+// "conditions" the plan has one unnamed condition: guidance on when guidance.file is given,
+// retrieval repair_notes.mode when repair_notes.file is. Trajectories: models × problems × variants
+// × conditions × trajectories; each trajectory's key carries its condition's name, and its samples
+// continue across the conditions of its (model, problem, variant): condition i of those that apply
+// to the model has samples i·T … i·T+T−1 (T = trajectories).
+//
+// Parameters: "parameters": {"student": "Qwen3.6-27B"} names values that "${student}" stands
+// for in models and conditions[].models; `run --set student=NAME` overrides one. The stored
+// plan holds the substituted names.
+//
+// The resolved plan (every default filled in, the guidance file's sha256 added) is what the run
+// store keeps, so a resumed run uses exactly the plan it started with.
 #pragma once
 
+#include "agent/condition.hpp"
 #include "agent/loop.hpp"
 #include "exec/evaluator.hpp"
 #include "pack/manifest.hpp"
@@ -34,6 +58,8 @@
 #include "util/json.hpp"
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,7 +92,11 @@ struct RepairTask {
 // corpus of `ptxbench fixit notes`; retrieval in adapt/notes_index.hpp, wired by the cli).
 //   "repair_notes": {"file": "data/fixit/notes/notes.jsonl", "mode": 1, "top_k": 3, "max_notes": 8,
 //             "min_similarity": 0, "definition_prefixes": ["gemm_"]}
-// mode 1: the notes; 2: the best fixed kernel and the notes. An empty file: no retrieval.
+// mode 1: the notes; 2: the best fixed kernel and the notes. An empty file: no retrieval. "file"
+// may be left out when `run --notes FILE` gives it (a shipped plan such as table4.json).
+//
+// "held_out": run directories whose pairs the index must not serve (the leakage guard,
+// adapt/notes_feedback.hpp says how the corpus is split); each must hold a run store.
 struct NotesSettings {
   std::filesystem::path file;
   int mode = 1;
@@ -74,6 +104,13 @@ struct NotesSettings {
   int max_notes = 8;
   double min_similarity = 0;
   std::vector<std::string> definition_prefixes; // empty: the failing kernel's problem only
+  std::vector<std::filesystem::path> held_out;
+};
+
+struct GuidanceSettings {
+  std::filesystem::path file;        // empty: no guidance in this plan
+  std::vector<std::string> problems; // name prefixes it applies to; empty: every problem
+  std::string sha256;                // of the file when the run started; empty until then
 };
 
 struct RunPlan {
@@ -87,10 +124,24 @@ struct RunPlan {
   EvalSettings eval;
   std::vector<RepairTask> repairs; // non-empty: a repair run (see above)
   NotesSettings notes;
+  GuidanceSettings guidance;
+  std::vector<Condition> conditions; // empty: the implicit condition (see above)
 };
 
-util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin);
-util::Expected<RunPlan> load_plan(const std::filesystem::path& path);
+// The plan's conditions: its list, or the one implicit condition.
+std::vector<Condition> effective_conditions(const RunPlan& plan);
+// Whether `condition` gives `problem` the guidance (on, and the problem is one it applies to).
+bool guidance_applies(const RunPlan& plan, const Condition& condition, std::string_view problem);
+
+// "name=value" overrides of the plan's parameters (`run --set`).
+using PlanParameters = std::map<std::string, std::string, std::less<>>;
+
+// invalid_input naming the JSON path of the first bad field; an override naming a parameter the
+// plan does not declare is an error too.
+util::Expected<RunPlan> parse_plan(std::string_view text, const std::filesystem::path& origin,
+                                   const PlanParameters& overrides = {});
+util::Expected<RunPlan> load_plan(const std::filesystem::path& path,
+                                  const PlanParameters& overrides = {});
 util::Json plan_to_json(const RunPlan& plan);
 
 exec::EvalOptions eval_options(const RunPlan& plan);
@@ -101,6 +152,8 @@ struct PlannedTrajectory {
   const suite::Problem* problem = nullptr;
   std::string variant;                // the knowledge-pack variant ("none" for no pack)
   const RepairTask* repair = nullptr; // into the plan, for a repair trajectory
+  Condition condition;                // what the model gets besides the task
+  bool guidance = false;              // guidance_applies for this trajectory
 };
 
 // not_found for an unknown problem or suite, or a variant that does not exist for the arch.

@@ -196,7 +196,8 @@ void Progress::draw(bool force_line) {
 }
 
 std::string trajectory_label(const store::TrajectoryKey& key) {
-  return fmt::format("{} / {} / {} / #{}", key.model, key.problem, key.prompt_variant, key.sample);
+  return fmt::format("{} / {} / {}{} / #{}", key.model, key.problem, key.prompt_variant,
+                     key.condition.empty() ? "" : " / " + key.condition, key.sample);
 }
 
 } // namespace ptxbench::agent

@@ -1,5 +1,6 @@
 #include "agent/prompt.hpp"
 
+#include "agent/guidance.hpp"
 #include "pack/compose.hpp"
 #include "pack/listing.hpp"
 #include "suite/correctness.hpp"
@@ -80,7 +81,8 @@ util::Expected<const pack::Variant*> find_variant(const pack::Manifest& manifest
 util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Arch arch,
                                       const pack::Manifest& manifest, std::string_view variant,
                                       std::string_view live_device,
-                                      const frontend::Frontend& language) {
+                                      const frontend::Frontend& language,
+                                      std::string_view guidance) {
   std::string pack_text;
   if (variant != pack::kNoPackVariant) {
     PTXBENCH_TRY_ASSIGN(auto found, find_variant(manifest, variant, arch, language));
@@ -89,6 +91,9 @@ util::Expected<Prompts> build_prompts(const suite::Problem& problem, compile::Ar
     if (!live_device.empty())
       pack_text += "\n\n" + std::string(live_device);
   }
+  if (!guidance.empty())
+    pack_text += (pack_text.empty() ? "" : "\n\n") + std::string(kGuidanceHeading) + "\n\n" +
+                 std::string(guidance) + "\n";
   PTXBENCH_TRY_ASSIGN(auto system, language.system_prompt(problem, pack_text, arch));
   return Prompts{std::move(system), task_prompt(problem), std::string(variant)};
 }

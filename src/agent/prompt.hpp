@@ -53,9 +53,12 @@ util::Expected<const pack::Variant*> find_variant(const pack::Manifest& manifest
 // the live parameters of the evaluating GPU (measure/live_device.hpp), appended to the
 // knowledge pack. not_found for an unknown variant of `arch`; invalid_input for a variant of
 // another language. `language` gives the instructions, the signature form and the fence.
+// `guidance` (may be empty) is the expert guidance (guidance.hpp), the knowledge section's last
+// part under kGuidanceHeading, as the original appends its patch to the prompt tag's document.
 util::Expected<Prompts>
 build_prompts(const suite::Problem& problem, compile::Arch arch, const pack::Manifest& manifest,
               std::string_view variant, std::string_view live_device = {},
-              const frontend::Frontend& language = frontend::of(compile::Language::cuda));
+              const frontend::Frontend& language = frontend::of(compile::Language::cuda),
+              std::string_view guidance = {});
 
 } // namespace ptxbench::agent

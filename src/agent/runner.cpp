@@ -7,11 +7,12 @@
 #include <fmt/core.h>
 #include <map>
 #include <thread>
+#include <tuple>
 
 namespace ptxbench::agent {
 namespace {
 
-using PromptKey = std::pair<std::string, std::string>; // (problem, variant)
+using PromptKey = std::tuple<std::string, std::string, bool>; // (problem, variant, guidance)
 
 util::Status check_models(const RunPlan& plan, const model::ModelRegistry& registry) {
   for (const std::string& name : plan.models)
@@ -24,15 +25,18 @@ util::Status check_models(const RunPlan& plan, const model::ModelRegistry& regis
 
 util::Expected<std::map<PromptKey, Prompts>>
 build_all_prompts(const std::vector<PlannedTrajectory>& planned, const RunPlan& plan,
-                  const pack::Manifest& manifest, std::string_view live_device) {
+                  const pack::Manifest& manifest, const RunDeps& deps) {
   std::map<PromptKey, Prompts> prompts;
   for (const auto& item : planned) {
-    PromptKey key{item.problem->name(), item.variant};
+    PromptKey key{item.problem->name(), item.variant, item.guidance};
     if (prompts.contains(key))
       continue;
+    if (item.guidance && deps.guidance.empty())
+      throw util::Fatal("run_plan: the plan gives guidance but RunDeps::guidance is empty");
     PTXBENCH_TRY_ASSIGN(auto built,
                         build_prompts(*item.problem, plan.loop.arch, manifest, item.variant,
-                                      live_device, frontend::of(plan.loop.language)));
+                                      deps.live_device, frontend::of(plan.loop.language),
+                                      item.guidance ? deps.guidance : ""));
     prompts.emplace(std::move(key), std::move(built));
   }
   return prompts;
@@ -108,7 +112,8 @@ private:
   TrajectoryOutcome run_one(const PlannedTrajectory& item, const std::string& repair_task) {
     const model::ModelSpec* model = m_deps.registry->find(item.key.model);
     TrajectoryTask task{item.key, item.problem, model,
-                        m_prompts.at({item.problem->name(), item.variant})};
+                        m_prompts.at({item.problem->name(), item.variant, item.guidance}),
+                        item.condition.retrieval};
     if (item.repair != nullptr)
       task.prompts.task = repair_task;
     LoopDeps loop_deps;
@@ -178,8 +183,7 @@ util::Expected<RunSummary> run_plan(const RunPlan& plan, const RunDeps& deps) {
     throw util::Fatal("run_plan: missing store, executor, suite, manifest or registry");
   PTXBENCH_TRY(check_models(plan, *deps.registry));
   PTXBENCH_TRY_ASSIGN(auto planned, expand(plan, *deps.suite, *deps.manifest));
-  PTXBENCH_TRY_ASSIGN(auto prompts,
-                      build_all_prompts(planned, plan, *deps.manifest, deps.live_device));
+  PTXBENCH_TRY_ASSIGN(auto prompts, build_all_prompts(planned, plan, *deps.manifest, deps));
   PTXBENCH_TRY_ASSIGN(auto repairs, repair_tasks(planned, plan));
   PTXBENCH_TRY_ASSIGN(auto budget, remaining_budget(planned, plan, *deps.store));
   Progress progress(static_cast<std::int64_t>(planned.size()), budget, deps.progress_out,

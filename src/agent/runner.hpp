@@ -37,6 +37,9 @@ struct RunDeps {
   const model::ModelRegistry* registry = nullptr;
   model::ClientDeps client; // HTTP transport and retry settings
   std::string live_device;  // the evaluating GPU's live parameters for the prompts, or empty
+  // The text of the plan's guidance file (guidance.hpp), for the trajectories whose condition
+  // gives it; empty when the plan has none. run_plan refuses a plan with guidance but no text.
+  std::string guidance;
   std::FILE* progress_out = nullptr; // null: no progress display
   std::FILE* notice_out = nullptr;   // the loop's notices (evaluator retries); null: progress_out
   Display display = Display::lines;

@@ -91,7 +91,7 @@ Action setup_report(CLI::App& sub) {
                              "them; with --format html also every figure as PNG and SVG");
   sub.add_flag("--figures", options->figures,
                "also write every figure (fast_p_inst, fast_p, fast_p_languages when the runs hold "
-               "both languages, transitions) as PNG and SVG into "
+               "both languages, per_turn, transitions) as PNG and SVG into "
                "--out; report.md then links the SVGs")
       ->needs(out);
   sub.add_option("--fast-p", options->fast_p, "speedup thresholds p for Fast_p")

@@ -31,6 +31,9 @@ struct RunCliOptions {
   double target_speedup = -1;
   std::string notes;
   int notes_mode = 0;
+  std::vector<std::string> held_out;
+  std::string guidance;
+  std::vector<std::string> parameters; // NAME=VALUE
   bool static_only = false;
   bool no_memcheck = false;
   bool quiet = false;
@@ -38,10 +41,11 @@ struct RunCliOptions {
 };
 
 // What a resume takes from the run's stored plan; given with --resume they would be ignored.
-constexpr std::array<std::string_view, 11> kPlanFlags{
-    "--plan",    "--out",          "--model",      "--problem",
-    "--variant", "--trajectories", "--turns",      "--target-speedup",
-    "--context", "--arch",         "--no-memcheck"};
+constexpr std::array<std::string_view, 15> kPlanFlags{
+    "--plan",    "--out",          "--model",       "--problem",
+    "--variant", "--trajectories", "--turns",       "--target-speedup",
+    "--context", "--arch",         "--no-memcheck", "--guidance",
+    "--set",     "--held-out",     "--notes"};
 
 util::Status check_resume_flags(const CLI::App& sub, const RunCliOptions& o) {
   if (o.resume.empty()) {
@@ -104,13 +108,33 @@ util::Status apply_flags(const RunCliOptions& o, agent::RunPlan& plan) {
   if (o.notes_mode > 0 && plan.notes.file.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "--notes-mode needs --notes FILE (or the plan's repair_notes.file)");
+  for (const std::string& dir : o.held_out)
+    plan.notes.held_out.push_back(std::filesystem::absolute(dir));
+  if (!o.guidance.empty())
+    plan.guidance.file = std::filesystem::absolute(o.guidance);
   if (plan.models.empty())
     return util::make_error(util::ErrorKind::invalid_input,
                             "name a model (--model NAME, see config/models.json) or a --plan file");
   return util::Ok{};
 }
 
+// `--set NAME=VALUE` options as plan parameters.
+util::Expected<agent::PlanParameters> parse_parameters(const std::vector<std::string>& given) {
+  agent::PlanParameters parameters;
+  for (const std::string& item : given) {
+    const auto equals = item.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == item.size())
+      return util::make_error(util::ErrorKind::invalid_input,
+                              "--set " + item + ": expected NAME=VALUE");
+    parameters[item.substr(0, equals)] = item.substr(equals + 1);
+  }
+  return parameters;
+}
+
 util::Expected<RunJob> make_job(const RunCliOptions& o) {
+  if (!o.parameters.empty() && o.plan_file.empty())
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "--set fills a plan's parameters: give the --plan file");
   RunJob job;
   job.gpu = o.static_only ? GpuUse::never : GpuUse::when_present;
   job.progress = !o.quiet;
@@ -139,7 +163,8 @@ util::Expected<RunJob> make_job(const RunCliOptions& o) {
     return job;
   }
   if (!o.plan_file.empty()) {
-    PTXBENCH_TRY_ASSIGN(auto plan, agent::load_plan(o.plan_file));
+    PTXBENCH_TRY_ASSIGN(auto parameters, parse_parameters(o.parameters));
+    PTXBENCH_TRY_ASSIGN(auto plan, agent::load_plan(o.plan_file, parameters));
     job.plan = std::move(plan);
     if (!o.eval_service.empty())
       job.plan.eval.service = o.eval_service;
@@ -210,6 +235,15 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("--notes-mode", o->notes_mode,
                  "1: the notes (default); 2: the best fixed kernel and the notes")
       ->check(CLI::Range(1, 2));
+  sub.add_option("--held-out", o->held_out,
+                 "run directories whose repair pairs retrieval must not serve (the leakage "
+                 "guard; plan key repair_notes.held_out)");
+  sub.add_option("--guidance", o->guidance,
+                 "expert guidance file placed in the system prompt (knowledge/guidance/; plan "
+                 "key guidance.file)");
+  sub.add_option("--set", o->parameters,
+                 "NAME=VALUE: a plan parameter (\"${NAME}\" in the plan's models), e.g. "
+                 "--set student=Qwen3.6-27B");
   sub.add_flag("--static-only", o->static_only,
                "never run the GPU step, even on a GPU machine (turns end as static_only)");
   sub.add_flag("--no-memcheck", o->no_memcheck,

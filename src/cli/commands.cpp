@@ -33,6 +33,10 @@ std::span<const Command> commands() {
               "a fleet of GPU workers sharing a PostgreSQL queue (`serve --broker`, `run "
               "--broker`): `fleet status`",
               setup_fleet},
+      Command{"show-turn",
+              "print the exact messages the model got at one turn of a run (guidance, "
+              "retrieved notes and all) and what was retrieved for them",
+              setup_show_turn},
       Command{"export",
               "write a run's trajectory JSON, FlashInfer-Trace traces JSONL and per-turn CSV",
               setup_export},

@@ -7,6 +7,7 @@ namespace ptxbench::cli {
 
 Action setup_version(CLI::App& sub);
 Action setup_show(CLI::App& sub);
+Action setup_show_turn(CLI::App& sub);
 Action setup_check(CLI::App& sub);
 Action setup_eval(CLI::App& sub);
 Action setup_demo(CLI::App& sub);

@@ -4,6 +4,7 @@
 #include "adapt/tokenizer.hpp"
 #include "agent/broker_executor.hpp"
 #include "agent/executor.hpp"
+#include "agent/progress.hpp"
 #include "agent/prompt.hpp"
 #include "agent/remote_executor.hpp"
 #include "agent/runner.hpp"
@@ -118,8 +119,7 @@ util::Status print_turns(store::RunStore& store) {
   PTXBENCH_TRY_ASSIGN(auto trajectories, store.trajectories());
   for (const auto& trajectory : trajectories) {
     PTXBENCH_TRY_ASSIGN(auto turns, store.finished_turns(trajectory.id));
-    fmt::print("\n{} / {} / {} / #{}\n", trajectory.key.model, trajectory.key.problem,
-               trajectory.key.prompt_variant, trajectory.key.sample);
+    fmt::print("\n{}\n", agent::trajectory_label(trajectory.key));
     for (const auto& turn : turns) {
       const bool cut = turn.reply_end && *turn.reply_end != store::ReplyEnd::complete;
       fmt::print(
@@ -232,14 +232,15 @@ void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& en
   auto planned = agent::expand(plan, env.suite(), env.manifest());
   if (!planned)
     return;
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::set<std::tuple<std::string, std::string, std::string, bool>> seen;
   for (const agent::PlannedTrajectory& item : *planned) {
     const model::ModelSpec* spec = env.registry().find(item.key.model);
     if (spec == nullptr || !spec->context_tokens ||
-        !seen.insert({item.key.model, item.problem->name(), item.variant}).second)
+        !seen.insert({item.key.model, item.problem->name(), item.variant, item.guidance}).second)
       continue;
-    auto prompts =
-        agent::build_prompts(*item.problem, plan.loop.arch, env.manifest(), item.variant);
+    auto prompts = agent::build_prompts(*item.problem, plan.loop.arch, env.manifest(), item.variant,
+                                        {}, frontend::of(plan.loop.language),
+                                        item.guidance ? env.guidance_text() : "");
     if (!prompts)
       continue;
     const PromptCount prompt = count_prompt_tokens(*prompts, *spec);
@@ -255,6 +256,21 @@ void warn_unfitting_prompts(const agent::RunPlan& plan, const RunEnvironment& en
                output > 0 ? fmt::format(" + {} max_output_tokens", output) : "",
                *spec->context_tokens, item.key.model);
   }
+}
+
+// The run's directory and the problems of its trajectories that retrieve notes.
+adapt::NotesRun notes_run(const agent::RunPlan& plan, const suite::Suite& suite,
+                          const std::filesystem::path& run_dir, const pack::Manifest& manifest) {
+  adapt::NotesRun run{run_dir.empty() ? run_dir : std::filesystem::absolute(run_dir), {}};
+  auto planned = agent::expand(plan, suite, manifest);
+  if (!planned)
+    return run;
+  std::set<std::string> problems;
+  for (const agent::PlannedTrajectory& item : *planned)
+    if (item.condition.retrieval != agent::Retrieval::none)
+      problems.insert(item.problem->name());
+  run.problems.assign(problems.begin(), problems.end());
+  return run;
 }
 
 } // namespace
@@ -292,10 +308,9 @@ std::optional<ExitCode> StopSignals::stopped_code() const {
   return static_cast<ExitCode>(128 + received());
 }
 
-util::Expected<std::unique_ptr<RunEnvironment>> RunEnvironment::make(const agent::RunPlan& plan,
-                                                                     GpuUse gpu,
-                                                                     std::string_view command,
-                                                                     const std::string& run_name) {
+util::Expected<std::unique_ptr<RunEnvironment>>
+RunEnvironment::make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command,
+                     const std::string& run_name, const std::filesystem::path& run_dir) {
   PTXBENCH_TRY_ASSIGN(
       auto registry,
       model::load_registry(plan.registry.empty() ? model::default_registry_path() : plan.registry));
@@ -308,8 +323,19 @@ util::Expected<std::unique_ptr<RunEnvironment>> RunEnvironment::make(const agent
   for (const std::string& name : plan.models)
     PTXBENCH_TRY(
         model::check_client_setup(*env->m_registry.find(name), model::process_environment()));
+  if (!plan.guidance.file.empty()) {
+    PTXBENCH_TRY_ASSIGN(env->m_guidance, agent::load_guidance(plan.guidance.file));
+    if (!plan.guidance.sha256.empty() && plan.guidance.sha256 != env->m_guidance.sha256)
+      return util::make_error(
+          util::ErrorKind::invalid_input,
+          fmt::format("guidance file {} changed since the run started (sha256 {} then, {} now); "
+                      "restore it to resume",
+                      plan.guidance.file.string(), plan.guidance.sha256, env->m_guidance.sha256));
+  }
   if (!plan.notes.file.empty()) {
-    PTXBENCH_TRY_ASSIGN(auto hook, adapt::notes_feedback_hook(plan.notes));
+    PTXBENCH_TRY_ASSIGN(
+        auto hook,
+        adapt::notes_feedback_hook(plan.notes, notes_run(plan, *suite, run_dir, env->m_manifest)));
     env->m_notes = std::move(hook);
   }
   env->start_executor(plan, gpu, command, *checker, run_name);
@@ -363,6 +389,7 @@ agent::RunDeps RunEnvironment::deps(bool progress, const std::atomic<bool>* canc
   deps.display = isatty(STDERR_FILENO) != 0 ? agent::Display::redraw : agent::Display::lines;
   deps.cancel = cancel;
   deps.extra_feedback = m_notes;
+  deps.guidance = m_guidance.text;
   return deps;
 }
 
@@ -391,9 +418,11 @@ ExitCode run_job(RunJob job, std::string_view command) {
   // mistyped model leaves nothing behind that the corrected command would refuse.
   auto environment = RunEnvironment::make(
       job.plan, job.gpu, command,
-      fmt::format("{}:{}", util::host_name(), std::filesystem::absolute(job.dir).string()));
+      fmt::format("{}:{}", util::host_name(), std::filesystem::absolute(job.dir).string()),
+      job.dir);
   if (!environment)
     return report_error(command, environment.error());
+  job.plan.guidance.sha256 = (*environment)->guidance_sha256();
   warn_unfitting_prompts(job.plan, **environment, command);
   if (!store) {
     auto opened = open_store(job);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "agent/executor.hpp"
+#include "agent/guidance.hpp"
 #include "agent/plan.hpp"
 #include "agent/runner.hpp"
 #include "cli/command.hpp"
@@ -55,9 +56,12 @@ std::string live_device_text(compile::Arch arch);
 class RunEnvironment {
 public:
   // `run_name`: the run's id in a fleet's broker (its fairness unit), when the plan names one.
-  static util::Expected<std::unique_ptr<RunEnvironment>> make(const agent::RunPlan& plan,
-                                                              GpuUse gpu, std::string_view command,
-                                                              const std::string& run_name = {});
+  // `run_dir`: the run's directory, held out of its own notes retrieval (may be empty). The
+  // plan's guidance file is read here (agent/guidance.hpp): missing, not UTF-8, too large, or
+  // changed since the stored sha256 of a resumed run are errors before any model call.
+  static util::Expected<std::unique_ptr<RunEnvironment>>
+  make(const agent::RunPlan& plan, GpuUse gpu, std::string_view command,
+       const std::string& run_name = {}, const std::filesystem::path& run_dir = {});
 
   // Everything but the store; progress on stderr unless `progress` is false.
   agent::RunDeps deps(bool progress, const std::atomic<bool>* cancel);
@@ -65,6 +69,9 @@ public:
   const model::ModelRegistry& registry() const { return m_registry; }
   const suite::Suite& suite() const { return *m_suite; }
   const pack::Manifest& manifest() const { return m_manifest; }
+  // The sha256 of the plan's guidance file; empty when it has none.
+  const std::string& guidance_sha256() const { return m_guidance.sha256; }
+  const std::string& guidance_text() const { return m_guidance.text; }
 
 private:
   RunEnvironment(model::ModelRegistry registry, pack::Manifest manifest)
@@ -81,6 +88,7 @@ private:
   std::unique_ptr<agent::Executor> m_executor;
   std::string m_live_device;
   agent::FeedbackHook m_notes; // the plan's repair notes (adapt/notes_feedback.hpp), or none
+  agent::GuidanceText m_guidance;
 };
 
 // While alive, the first Ctrl-C (or SIGTERM) sets flag() so the turns in flight finish and the

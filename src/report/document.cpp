@@ -40,7 +40,7 @@ Table model_by_problem(const Report& report, Metric target, Metric plain, Unit u
                        Statistic statistic) {
   const std::vector<std::string> problems = report_problems(report);
   Table out;
-  out.header = {"Model"};
+  out.header = {report.conditions ? "Model · condition" : "Model"};
   out.header.insert(out.header.end(), problems.begin(), problems.end());
   for (const std::string& model : report_models(report)) {
     std::vector<std::string> row{model};
@@ -197,8 +197,23 @@ std::string count_of(const CategoryCounts& counts, TurnCategory category) {
   return std::to_string(counts[static_cast<std::size_t>(category) - 1]);
 }
 
+void reasoning_table(std::vector<Block>& doc, const CategoryStats& stats) {
+  doc.push_back(paragraph("Reasoning tokens per counted turn (paper Figure 7; the sum over the "
+                          "turn's replied calls; nearest-rank quartiles):"));
+  Table t{{"Turn", "turns", "p25", "median", "p75", "max"}, {}};
+  for (const auto& [turn, tokens] : stats.reasoning_by_turn) {
+    const auto q = quartiles(tokens);
+    if (!q)
+      continue;
+    t.rows.push_back({std::to_string(turn), std::to_string(tokens.size()), std::to_string(q->low),
+                      std::to_string(q->median), std::to_string(q->high), std::to_string(q->max)});
+  }
+  doc.push_back(table(std::move(t)));
+}
+
 void categories_section(std::vector<Block>& doc, const CategoryStats& stats) {
   doc.push_back(heading(3, stats.model));
+  reasoning_table(doc, stats);
   doc.push_back(paragraph(fmt::format("Counted turns by category ({} infra turns not counted):",
                                       stats.not_counted_turns)));
   Table by_turn{category_columns("Turn"), {}};
@@ -256,7 +271,9 @@ void preamble(std::vector<Block>& doc, const Report& report) {
 std::vector<Block> report_document(const Report& report) {
   std::vector<Block> doc;
   preamble(doc, report);
-  paper_table(doc, report, "Turn correctness rate (%) (paper Table 1)",
+  paper_table(doc, report,
+              report.conditions ? "Turn correctness rate (%) by model and condition (paper Table 4)"
+                                : "Turn correctness rate (%) (paper Table 1)",
               Metric::target_turn_correctness, Metric::turn_correctness, Unit::percent);
   paper_table(doc, report,
               "Best speedup (paper Table 7; per-trajectory best, mean over trajectories)",
@@ -272,7 +289,9 @@ std::vector<Block> report_document(const Report& report) {
   evidence_section(doc, report);
   ends_section(doc, report);
   usage_section(doc, report);
-  doc.push_back(heading(2, "Error categories by turn and transitions (paper Figure 9)"));
+  doc.push_back(heading(2, "Reasoning length, error categories by turn and transitions (paper "
+                           "Figures 7 and 9)"));
+  doc.push_back(figure("per_turn"));
   doc.push_back(figure("transitions"));
   for (const CategoryStats& stats : report.categories)
     categories_section(doc, stats);

@@ -138,6 +138,8 @@ util::Expected<Json> trajectory_json(store::RunStore& store, const Loaded& item)
                     {"sample", record.key.sample},
                     {"language", trace::to_string(record.key.language)},
                     {"plan", config.is_discarded() ? Json(store.info().config_json) : config}};
+  if (!record.key.condition.empty())
+    info["config"]["condition"] = record.key.condition;
   info["ptxbench_version"] = store.info().ptxbench_version;
   return Json{{"trajectory_format", kTrajectoryFormat},
               {"info", std::move(info)},
@@ -197,7 +199,8 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
   std::string out =
       "model,problem,prompt_variant,trajectory,turn,counted_turn,category,counted,"
       "speedup,static_verdict,dynamic_verdict,input_tokens,output_tokens,"
-      "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms,reply_end,language\n";
+      "reasoning_tokens,cost_usd,started_at,finished_at,memcheck_ms,reply_end,language,"
+      "condition\n";
   for (const auto& item : all) {
     std::int64_t counted = 0;
     for (std::size_t i = 0; i < item.turns.size(); ++i) {
@@ -211,15 +214,16 @@ std::string turns_csv_of(const std::vector<Loaded>& all) {
         dynamic_verdict = evaluation.dynamic_verdict.value_or("");
       }
       const auto& key = item.record.key;
-      out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(key.model),
-          csv_field(key.problem), csv_field(key.prompt_variant), key.sample, turn.index,
-          is_counted ? std::to_string(counted) : "",
-          store::enum_name(store::kTurnCategories, turn.category), is_counted ? 1 : 0,
-          csv_number(turn_speedup(turn)), csv_field(static_verdict), csv_field(dynamic_verdict),
-          usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
-          csv_number(usage.cost_usd), turn.started_at, turn.finished_at,
-          csv_number(memcheck_ms(turn)), reply_end_field(turn), trace::to_string(key.language));
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                      csv_field(key.model), csv_field(key.problem), csv_field(key.prompt_variant),
+                      key.sample, turn.index, is_counted ? std::to_string(counted) : "",
+                      store::enum_name(store::kTurnCategories, turn.category), is_counted ? 1 : 0,
+                      csv_number(turn_speedup(turn)), csv_field(static_verdict),
+                      csv_field(dynamic_verdict), usage.input_tokens, usage.output_tokens,
+                      usage.reasoning_tokens, csv_number(usage.cost_usd), turn.started_at,
+                      turn.finished_at, csv_number(memcheck_ms(turn)), reply_end_field(turn),
+                      trace::to_string(key.language), csv_field(key.condition));
     }
   }
   return out;

@@ -16,7 +16,8 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
                        const store::FinishedTurn& turn, const std::string& gpu) {
   TurnRecord record;
   record.gpu = gpu;
-  record.model = trajectory.key.model;
+  record.model = series_name(trajectory.key);
+  record.condition = trajectory.key.condition;
   record.problem = trajectory.key.problem;
   record.variant = trajectory.key.prompt_variant;
   record.language = trace::to_string(trajectory.key.language);
@@ -39,10 +40,13 @@ TurnRecord make_record(const store::TrajectoryRecord& trajectory, std::int64_t n
 util::Status load_calls(store::RunStore& run, const TurnRecord& record, store::TurnId turn,
                         RunModel& model) {
   PTXBENCH_TRY_ASSIGN(auto calls, run.model_calls(turn));
-  for (const store::ModelCallRecord& call : calls)
+  for (const store::ModelCallRecord& call : calls) {
     model.calls.push_back(CallRecord{record.model, record.gpu, record.trajectory,
                                      call.error_kind ? CallOutcome::failed : CallOutcome::replied,
                                      call.reasoning_tokens});
+    if (!call.error_kind)
+      model.turns.back().reasoning_tokens += call.reasoning_tokens;
+  }
   return util::Ok{};
 }
 
@@ -56,7 +60,7 @@ util::Status load_trajectory(store::RunStore& run, const store::TrajectoryRecord
     PTXBENCH_TRY(load_calls(run, model.turns.back(), turn.id, model));
   }
   PTXBENCH_TRY_ASSIGN(auto usage, run.usage(trajectory.id));
-  model.spend.push_back(SpendRecord{trajectory.key.model, gpu, number, usage});
+  model.spend.push_back(SpendRecord{series_name(trajectory.key), gpu, number, usage});
   return util::Ok{};
 }
 
@@ -73,6 +77,10 @@ util::Expected<std::unique_ptr<store::RunStore>> open_run(const fs::path& run_di
 }
 
 } // namespace
+
+std::string series_name(const store::TrajectoryKey& key) {
+  return key.condition.empty() ? key.model : key.model + " · " + key.condition;
+}
 
 TargetState target_state_from_verdicts(const std::optional<std::string>& static_verdict,
                                        const std::optional<std::string>& dynamic_verdict) {
@@ -125,7 +133,7 @@ util::Expected<RunModel> load_run(const fs::path& run_dir, std::int64_t first_tr
   std::int64_t number = first_trajectory;
   for (const store::TrajectoryRecord& trajectory : trajectories) {
     PTXBENCH_TRY(load_trajectory(*run, trajectory, number++, configured, model));
-    model.ends.push_back(EndRecord{trajectory.key.model, trajectory.key.problem,
+    model.ends.push_back(EndRecord{series_name(trajectory.key), trajectory.key.problem,
                                    trajectory.key.prompt_variant, trajectory.exit_reason});
   }
   return model;

@@ -57,6 +57,11 @@ TargetState target_state_from_verdicts(const std::optional<std::string>& static_
 // One finished turn. `trajectory` is unique across all loaded runs; `turn_index` is the
 // store's 0-based index (infra turns included), so metrics derive the counted-turn ordinal.
 // `gpu` is the GPU of the turn's trajectory (trajectory_gpu in load.cpp); empty when unknown.
+//
+// `model` is the report's series: the registry name, or "<model> · <condition>" for a trajectory
+// run under a named plan condition (agent/plan.hpp), so that every table and figure has one row
+// or curve per model and condition (paper Table 4, Figure 10). `reasoning_tokens` sums the
+// reasoning tokens of the turn's replied model calls (paper Figure 7).
 struct TurnRecord {
   std::string model;
   std::string problem;
@@ -70,7 +75,12 @@ struct TurnRecord {
   std::optional<double> speedup;
   TargetState target = TargetState::unknown;
   std::string gpu;
+  std::int64_t reasoning_tokens = 0;
+  std::string condition = {}; // the plan condition; empty in a run without conditions
 };
+
+// The series a trajectory belongs to: its model, then " · condition" when it has one.
+std::string series_name(const store::TrajectoryKey& key);
 
 // Whether a model-call attempt got a reply (error fields empty) or failed (HTTP, transport...).
 enum class CallOutcome : std::uint8_t { replied = 1, failed = 2 };

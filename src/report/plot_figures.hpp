@@ -1,6 +1,8 @@
 // The report's figures drawn with cairo: Fast_p^Inst and Fast_p curves (paper Figure 2), Fast_p
-// of Triton vs CUDA-PTX when the runs hold both languages (paper Figure 3) and the
-// error-transition heat maps (paper Figure 9), each as PNG and SVG.
+// of Triton vs CUDA-PTX when the runs hold both languages (paper Figure 3), reasoning length and
+// error categories by turn (paper Figure 7) and the error-transition heat maps (paper Figure 9),
+// each as PNG and SVG. With plan conditions each series is a model · condition, so fast_p_inst
+// is paper Figure 10.
 #pragma once
 
 #include "report/figures.hpp"
@@ -32,10 +34,13 @@ constexpr Colour kFigureMuted = colour(0x666666);
 // after eight models. Model 0 is 0x1f77b4.
 Colour model_colour(std::size_t index);
 
-// fast_p_inst, fast_p, fast_p_languages (only when holds_both_languages), transitions; an error
+// fast_p_inst, fast_p, fast_p_languages (only when holds_both_languages), per_turn, transitions;
+// an error
 // when cairo cannot be loaded (cairo_api()).
 util::Expected<std::vector<Figure>> draw_figures(const Report& report);
 util::Expected<Figure> draw_fast_p(const FastPFigure& figure);
 util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matrices);
+// Paper Figure 7 per series: reasoning tokens by turn and the category mix by turn (per_turn).
+util::Expected<Figure> draw_per_turn(std::span<const CategoryStats> stats);
 
 } // namespace ptxbench::report

@@ -120,6 +120,8 @@ util::Expected<std::vector<Figure>> draw_figures(const Report& report) {
     PTXBENCH_TRY_ASSIGN(auto languages, draw_fast_p(language_fast_p_figure(report)));
     figures.push_back(std::move(languages));
   }
+  PTXBENCH_TRY_ASSIGN(auto per_turn, draw_per_turn(report.categories));
+  figures.push_back(std::move(per_turn));
   const std::vector<TransitionMatrix> matrices = transition_matrices(report);
   PTXBENCH_TRY_ASSIGN(auto transitions, draw_transitions(matrices));
   figures.push_back(std::move(transitions));

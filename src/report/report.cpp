@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 namespace ptxbench::report {
@@ -108,13 +109,28 @@ std::vector<CategoryStats> category_stats(std::span<const TurnRecord> turns) {
         const store::TurnCategory category = trajectory.turns[i]->category;
         CategoryCounts& row = stats.by_turn[static_cast<int>(i) + 1];
         ++row[static_cast<std::size_t>(category) - 1];
+        stats.reasoning_by_turn[static_cast<int>(i) + 1].push_back(
+            trajectory.turns[i]->reasoning_tokens);
         if (i > 0)
           ++stats.transitions[{trajectory.turns[i - 1]->category, category}];
       }
     }
+    for (auto& [turn, tokens] : stats.reasoning_by_turn)
+      std::ranges::sort(tokens);
     out.push_back(std::move(stats));
   }
   return out;
+}
+
+std::optional<Quartiles> quartiles(std::span<const std::int64_t> sorted) {
+  if (sorted.empty())
+    return std::nullopt;
+  const auto rank = [&](double share) {
+    const auto n = static_cast<double>(sorted.size());
+    const auto index = static_cast<std::size_t>(std::max(1.0, std::ceil(share * n))) - 1;
+    return sorted[std::min(index, sorted.size() - 1)];
+  };
+  return Quartiles{rank(0.25), rank(0.5), rank(0.75), sorted.back()};
 }
 
 Report build_report(const RunModel& run, const MetricOptions& options) {
@@ -140,6 +156,8 @@ Report build_report(const RunModel& run, const MetricOptions& options) {
   report.usage = usage_stats(run.calls, run.spend);
   report.ends = end_stats(run.ends);
   report.static_only = only_static_checks(run.turns);
+  report.conditions = std::ranges::any_of(
+      run.turns, [](const TurnRecord& turn) { return !turn.condition.empty(); });
   return report;
 }
 

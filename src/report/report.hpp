@@ -44,6 +44,8 @@ using CategoryCounts = std::array<std::int64_t, kCategoryCount>; // by TurnCateg
 struct CategoryStats {
   std::string model;
   std::map<int, CategoryCounts> by_turn;
+  // Reasoning tokens of each counted turn, by ordinal, ascending (paper Figure 7).
+  std::map<int, std::vector<std::int64_t>> reasoning_by_turn;
   std::map<std::pair<store::TurnCategory, store::TurnCategory>, std::int64_t> transitions;
   std::int64_t not_counted_turns = 0; // infra turns, excluded from everything else
 };
@@ -74,7 +76,20 @@ struct Report {
   // No counted turn got a GPU verdict and some stopped after the static check: correctness and
   // speed were never measured, so every metric is undefined (–), not 0.
   bool static_only = false;
+  // Some trajectory ran under a named plan condition: rows and series are model · condition,
+  // and the turn-correctness table is the paper's Table 4.
+  bool conditions = false;
 };
+
+// The reasoning-length distribution of one turn ordinal: quartiles by the nearest-rank method
+// of docs/metrics.md; nullopt for no turns.
+struct Quartiles {
+  std::int64_t low = 0; // 25th percentile
+  std::int64_t median = 0;
+  std::int64_t high = 0; // 75th percentile
+  std::int64_t max = 0;
+};
+std::optional<Quartiles> quartiles(std::span<const std::int64_t> sorted);
 
 Report build_report(const RunModel& run, const MetricOptions& options = {});
 std::vector<CategoryStats> category_stats(std::span<const TurnRecord> turns);

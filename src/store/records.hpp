@@ -41,13 +41,18 @@ struct TrajectoryKey {
   std::string prompt_variant; // prompt tag
   std::int64_t sample = 0;    // 0-based index among trajectories with the same triple
   trace::Language language = trace::Language::cuda; // the candidate language
+  // The plan condition (agent/plan.hpp) it ran under; empty in a run without conditions. The
+  // samples of one (model, problem, variant) run on across conditions, so the four fields above
+  // stay unique in a run.
+  std::string condition = {};
   friend bool operator==(const TrajectoryKey&, const TrajectoryKey&) = default;
 };
 
-// "model/problem/variant/sample", the key as messages name it.
+// "model/problem/variant/sample" (then "/condition" when there is one), the key as messages
+// name it.
 inline std::string to_string(const TrajectoryKey& key) {
   return key.model + "/" + key.problem + "/" + key.prompt_variant + "/" +
-         std::to_string(key.sample);
+         std::to_string(key.sample) + (key.condition.empty() ? "" : "/" + key.condition);
 }
 
 struct TrajectoryRecord {
@@ -124,6 +129,9 @@ struct TurnOutcome {
   std::optional<std::string> feedback;      // the observation sent back to the model
   std::optional<std::string> infra_reason;  // an infra turn: the error that made it one
   std::optional<ReplyEnd> reply_end;        // when there was a reply
+  // What the feedback hook added to `feedback` and from where, as JSON (the retrieved repair
+  // notes: mode, pair ids, scores); empty when the hook added nothing.
+  std::optional<std::string> retrieval_json;
 };
 
 struct StoredEvaluation {
@@ -146,6 +154,7 @@ struct FinishedTurn {
   std::optional<std::string> infra_reason;
   std::optional<std::int64_t> model_settings_id; // the settings it was asked with, when recorded
   std::optional<ReplyEnd> reply_end;
+  std::optional<std::string> retrieval_json; // TurnOutcome::retrieval_json
   std::string started_at;
   std::string finished_at;
   std::vector<StoredEvaluation> evaluations;

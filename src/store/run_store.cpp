@@ -98,7 +98,7 @@ util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key)
   std::lock_guard lock(m_mutex);
   auto& insert = m_db->prepared(
       "INSERT INTO trajectory(model, problem, prompt_variant, sample, status, created_at, "
-      "language) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING");
+      "language, condition) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING");
   PTXBENCH_TRY(insert.bind(1, key.model)
                    .bind(2, key.problem)
                    .bind(3, key.prompt_variant)
@@ -106,16 +106,23 @@ util::Expected<TrajectoryId> RunStore::open_trajectory(const TrajectoryKey& key)
                    .bind(5, detail::raw(TrajectoryStatus::running))
                    .bind(6, now())
                    .bind(7, trace::to_string(key.language))
+                   .bind(8, key.condition)
                    .run());
-  auto& select = m_db->prepared("SELECT id, language FROM trajectory WHERE model = ?1 AND "
-                                "problem = ?2 AND prompt_variant = ?3 AND sample = ?4");
+  auto& select =
+      m_db->prepared("SELECT id, language, condition FROM trajectory WHERE model = ?1 AND "
+                     "problem = ?2 AND prompt_variant = ?3 AND sample = ?4");
   select.bind(1, key.model).bind(2, key.problem).bind(3, key.prompt_variant).bind(4, key.sample);
   PTXBENCH_TRY_ASSIGN(auto row, select.step());
   if (!row)
     throw util::Fatal("trajectory row vanished after insert");
   TrajectoryId id{select.int64(0)};
   std::string stored = select.text(1);
+  std::string stored_condition = select.text(2);
   select.reset();
+  if (stored_condition != key.condition)
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "trajectory " + to_string(key) + " is stored under condition '" +
+                                stored_condition + "', not '" + key.condition + "'");
   if (stored != trace::to_string(key.language))
     return util::make_error(util::ErrorKind::invalid_input,
                             "trajectory " + key.model + " / " + key.problem + " / " +
@@ -129,7 +136,7 @@ namespace {
 
 constexpr std::string_view kTrajectoryColumns =
     "SELECT id, model, problem, prompt_variant, sample, status, exit_reason, created_at, "
-    "finished_at, language FROM trajectory ";
+    "finished_at, language, condition FROM trajectory ";
 
 util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
   TrajectoryRecord record;
@@ -149,6 +156,7 @@ util::Expected<TrajectoryRecord> read_trajectory(const detail::Statement& row) {
     return util::make_error(util::ErrorKind::invalid_input,
                             "trajectory.language: unknown language '" + row.text(9) + "'");
   record.key.language = *language;
+  record.key.condition = row.text(10);
   return record;
 }
 
@@ -163,12 +171,13 @@ RunStore::find_trajectory(const TrajectoryKey& key) {
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared(std::string(kTrajectoryColumns) +
                               "WHERE model = ?1 AND problem = ?2 AND prompt_variant = ?3 "
-                              "AND sample = ?4 AND language = ?5");
+                              "AND sample = ?4 AND language = ?5 AND condition = ?6");
   stmt.bind(1, key.model)
       .bind(2, key.problem)
       .bind(3, key.prompt_variant)
       .bind(4, key.sample)
-      .bind(5, trace::to_string(key.language));
+      .bind(5, trace::to_string(key.language))
+      .bind(6, key.condition);
   PTXBENCH_TRY_ASSIGN(auto records, read_trajectories(stmt));
   if (records.empty())
     return std::optional<TrajectoryRecord>{};

@@ -62,7 +62,7 @@ struct ResumePoint {
 class RunStore {
 public:
   static constexpr std::string_view kDatabaseName = "run.sqlite";
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   // Opens `run_dir`/run.sqlite, creating the folder and database when absent; a new database
   // records `info` (config and version); an existing one keeps what it has, and info() says so.

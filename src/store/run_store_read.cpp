@@ -55,6 +55,7 @@ util::Expected<FinishedTurn> read_finished_turn(const detail::Statement& row) {
     PTXBENCH_TRY_ASSIGN(auto end, detail::decode(kReplyEnds, *raw_end, "turn.reply_end"));
     turn.reply_end = end;
   }
+  turn.retrieval_json = row.optional_text(12);
   return turn;
 }
 
@@ -108,7 +109,8 @@ util::Expected<std::vector<FinishedTurn>> RunStore::finished_turns(TrajectoryId 
   std::lock_guard lock(m_mutex);
   auto& stmt = m_db->prepared(
       "SELECT t.id, t.idx, t.category, t.counting, r.text, k.text, f.text, t.started_at, "
-      "t.finished_at, t.infra_reason, t.model_settings_id, t.reply_end FROM turn t LEFT JOIN "
+      "t.finished_at, t.infra_reason, t.model_settings_id, t.reply_end, t.retrieval_json "
+      "FROM turn t LEFT JOIN "
       "source r ON r.sha256 = t.reply_sha256 "
       "LEFT JOIN source k ON k.sha256 = t.kernel_sha256 "
       "LEFT JOIN source f ON f.sha256 = t.feedback_sha256 "

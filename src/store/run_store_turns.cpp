@@ -195,7 +195,7 @@ util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
   auto& update = m_db->prepared(
       "UPDATE turn SET state = ?1, category = ?2, counting = ?3, reply_sha256 = ?4, "
       "kernel_sha256 = ?5, feedback_sha256 = ?6, finished_at = ?7, infra_reason = ?9, "
-      "reply_end = ?10 WHERE id = ?8");
+      "reply_end = ?10, retrieval_json = ?11 WHERE id = ?8");
   PTXBENCH_TRY(update.bind(1, raw(TurnState::finished))
                    .bind(2, raw(outcome.category))
                    .bind(3, raw(outcome.counting))
@@ -206,6 +206,7 @@ util::Status RunStore::finish_turn(TurnId turn, const TurnOutcome& outcome) {
                    .bind(8, turn.value)
                    .bind(9, outcome.infra_reason)
                    .bind(10, reply_end)
+                   .bind(11, outcome.retrieval_json)
                    .run());
   return transaction->commit();
 }

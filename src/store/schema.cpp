@@ -11,7 +11,7 @@ namespace ptxbench::store::detail {
 namespace {
 
 // Migration i (1-based) takes the schema from version i-1 to i. Append; never edit a shipped one.
-constexpr std::array<std::string_view, 7> kMigrations{
+constexpr std::array<std::string_view, 8> kMigrations{
     R"sql(
 CREATE TABLE run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -124,6 +124,12 @@ ALTER TABLE model_call ADD COLUMN server_generation_ms REAL;
     // 7: the candidate language (FlashInfer-Trace spelling); stores from before it held CUDA.
     R"sql(
 ALTER TABLE trajectory ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda';
+)sql",
+    // 8: the plan condition a trajectory ran under ('' for a run without conditions), and what
+    // the feedback hook added to a turn's feedback (the retrieved notes: ids, scores, mode).
+    R"sql(
+ALTER TABLE trajectory ADD COLUMN condition TEXT NOT NULL DEFAULT '';
+ALTER TABLE turn ADD COLUMN retrieval_json TEXT;
 )sql",
 };
 

@@ -179,6 +179,9 @@ TEST(RunPlan, TheShippedPlansParseAndExpand) {
        std::filesystem::directory_iterator(util::data_root() / "config" / "plans")) {
     auto plan = load_plan(entry.path());
     ASSERT_TRUE(plan) << plan.error().message;
+    // A plan whose conditions retrieve names no corpus: the user's comes with run --notes.
+    if (plan->notes.file.empty())
+      plan->notes.file = "notes.jsonl";
     auto planned = expand(*plan, real_suite(), test_support::real_manifest());
     ASSERT_TRUE(planned) << entry.path() << ": " << planned.error().message;
     EXPECT_FALSE(planned->empty());
@@ -242,4 +245,106 @@ TEST(RunPlan, RepairsNeedEveryFieldADistinctIdAndAKnownProblem) {
   auto unknown = parse_ok(R"({"models": ["m"], "repairs": [
       {"id": "f", "problem": "no_such_problem", "variant": "none", "kernel": "k", "error": "e"}]})");
   EXPECT_FALSE(expand(unknown, real_suite(), test_support::real_manifest()));
+}
+
+// Table 4's conditions (plan.hpp): models × problems × variants × conditions × trajectories,
+// samples running on across the conditions of a (model, problem, variant).
+TEST(RunPlanConditions, ExpandPerModelWithSamplesRunningOnAcrossConditions) {
+  RunPlan plan = parse_ok(R"({"parameters": {"student": "Qwen3.6-27B", "tuned": "demo"},
+      "models": ["${student}", "${tuned}"], "problems": ["mha_with_lse_d128", "gemm_n7168_k5120"],
+      "prompt_variants": ["none"], "trajectories": 2,
+      "guidance": {"file": "g.md", "problems": ["mha_"]}, "repair_notes": {"file": "n.jsonl"},
+      "conditions": [{"name": "plain", "guidance": false, "retrieval": "none"},
+                     {"name": "guided", "guidance": true, "retrieval": "none"},
+                     {"name": "kernel", "guidance": true, "retrieval": "notes+kernel",
+                      "models": ["${student}"]}]})");
+  EXPECT_EQ(plan.models, (std::vector<std::string>{"Qwen3.6-27B", "demo"}));
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
+  ASSERT_TRUE(planned) << planned.error().message;
+  ASSERT_EQ(planned->size(), 2u * 3 * 2 + 2u * 2 * 2);
+  std::vector<std::string> first;
+  for (std::size_t i = 0; i < 6; ++i)
+    first.push_back((*planned)[i].key.condition + "#" + std::to_string((*planned)[i].key.sample));
+  EXPECT_EQ(first, (std::vector<std::string>{"plain#0", "plain#1", "guided#2", "guided#3",
+                                             "kernel#4", "kernel#5"}));
+  for (const PlannedTrajectory& item : *planned) {
+    EXPECT_EQ(item.guidance, item.key.condition != "plain" && item.key.problem.starts_with("mha_"))
+        << to_string(item.key);
+    EXPECT_EQ(item.condition.retrieval == Retrieval::notes_and_kernel,
+              item.key.condition == "kernel");
+    EXPECT_TRUE(item.key.condition != "kernel" || item.key.model == "Qwen3.6-27B");
+  }
+  // The stored plan holds the substituted names and every condition, and reads back the same.
+  plan.guidance.sha256 = std::string(64, 'a');
+  const RunPlan again = parse_ok(plan_to_json(plan).dump());
+  EXPECT_EQ(again.conditions, plan.conditions);
+  EXPECT_EQ(again.models, plan.models);
+  EXPECT_EQ(again.guidance.sha256, plan.guidance.sha256);
+  EXPECT_EQ(again.guidance.problems, plan.guidance.problems);
+}
+
+TEST(RunPlanConditions, APlanWithoutConditionsKeepsItsKeysAndRetrievesInItsNotesMode) {
+  RunPlan plan = parse_ok(R"({"models": ["demo"], "problems": ["gemm_n7168_k5120"],
+      "prompt_variants": ["none"], "repair_notes": {"file": "n.jsonl", "mode": 2}})");
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
+  ASSERT_TRUE(planned);
+  ASSERT_EQ(planned->size(), 1u);
+  EXPECT_EQ(planned->front().key.condition, "");
+  EXPECT_EQ(planned->front().condition.retrieval, Retrieval::notes_and_kernel);
+  EXPECT_FALSE(planned->front().guidance);
+}
+
+TEST(RunPlanConditions, BadConditionsAndParametersNameTheirJsonPath) {
+  EXPECT_NE(parse_error(R"({"models": ["m"], "conditions": [{"name": "a", "guidance": false,
+                            "retrieval": "notes+fixed"}]})")
+                .find("$.conditions[0].retrieval: unknown retrieval \"notes+fixed\""),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "conditions": [{"name": "a", "guidance": "yes",
+                            "retrieval": "none"}]})")
+                .find("$.conditions[0].guidance"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "conditions": [
+                            {"name": "a", "guidance": false, "retrieval": "none"},
+                            {"name": "a", "guidance": true, "retrieval": "none"}]})")
+                .find("$.conditions[1].name: \"a\" names two conditions"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "conditions": [{"name": "a", "guidance": false,
+                            "retrieval": "none", "models": ["other"]}]})")
+                .find("$.conditions[0].models[0]: \"other\" is not one of the plan's models"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["${who}"]})")
+                .find("$.models[0]: \"${who}\" names no parameter of $.parameters"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "conditions": []})")
+                .find("$.conditions: expected a non-empty list"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"models": ["m"], "guidance": {"file": 3}})").find("$.guidance.file"),
+            std::string::npos);
+}
+
+TEST(RunPlanConditions, ARetrievingOrGuidedConditionNeedsItsFileBeforeAnythingRuns) {
+  RunPlan plan = parse_ok(R"({"models": ["demo"], "problems": ["gemm_n7168_k5120"],
+      "conditions": [{"name": "notes", "guidance": false, "retrieval": "notes"}]})");
+  auto planned = expand(plan, real_suite(), test_support::real_manifest());
+  ASSERT_FALSE(planned);
+  EXPECT_NE(planned.error().message.find("condition \"notes\" retrieves repair notes"),
+            std::string::npos);
+  plan = parse_ok(R"({"models": ["demo"], "problems": ["gemm_n7168_k5120"],
+      "conditions": [{"name": "g", "guidance": true, "retrieval": "none"}]})");
+  planned = expand(plan, real_suite(), test_support::real_manifest());
+  ASSERT_FALSE(planned);
+  EXPECT_NE(planned.error().message.find("condition \"g\" gives guidance"), std::string::npos);
+}
+
+TEST(RunPlanConditions, RelativeFilesAreReadBesideThePlanAndStoredAbsolute) {
+  const RunPlan plan = parse_ok(R"({"models": ["m"], "guidance": {"file": "../k/g.md"},
+      "repair_notes": {"file": "n.jsonl", "held_out": ["../runs/h", "/abs/run"]}})");
+  EXPECT_EQ(plan.guidance.file, "/k/g.md");
+  EXPECT_EQ(plan.notes.file, "/plans/n.jsonl");
+  EXPECT_EQ(plan.notes.held_out, (std::vector<std::filesystem::path>{"/runs/h", "/abs/run"}));
+  // A resume parses the stored plan from the run folder: the same files.
+  auto stored = parse_plan(plan_to_json(plan).dump(), "/elsewhere/run/run.sqlite");
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->guidance.file, plan.guidance.file);
+  EXPECT_EQ(stored->notes.held_out, plan.notes.held_out);
 }

@@ -97,7 +97,7 @@ TEST(RunTritonCli, ATritonRunGatesEachPythonReplyAndStoresTheLanguage) {
   EXPECT_NE(system_prompts[0].find("```python\ndef run(\n"), std::string::npos);
   auto csv = util::read_file(run_dir / "exports" / "turns.csv");
   ASSERT_TRUE(csv);
-  EXPECT_NE(csv->find(",triton\n"), std::string::npos) << *csv;
+  EXPECT_NE(csv->find(",triton,\n"), std::string::npos) << *csv; // language, no condition
 }
 
 TEST(RunTritonCli, AnUnknownLanguageIsAUsageError) {

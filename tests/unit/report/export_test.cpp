@@ -128,7 +128,7 @@ TEST(RunExport, AnEmptyRunExportsEmptyFiles) {
   EXPECT_EQ(*util::read_file(files->traces), "");
 }
 
-TEST(RunExport, TheCandidateLanguageIsTheTurnTablesLastColumnAndInTheTrajectoryConfig) {
+TEST(RunExport, TheCandidateLanguageIsATurnTableColumnBeforeTheConditionAndInTheTrajectoryConfig) {
   ScratchDir dir;
   auto opened = store::RunStore::open(dir.path() / "run", {"{}", "0.1.0", ""});
   ASSERT_TRUE(opened);
@@ -143,9 +143,9 @@ TEST(RunExport, TheCandidateLanguageIsTheTurnTablesLastColumnAndInTheTrajectoryC
   ASSERT_TRUE(files) << files.error().message;
   auto lines = util::split_lines(*util::read_file(files->turns_csv));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_TRUE(lines[0].ends_with(",language")) << lines[0];
-  EXPECT_TRUE(lines[1].ends_with(",triton")) << lines[1];
-  EXPECT_TRUE(lines[2].ends_with(",cuda")) << lines[2];
+  EXPECT_TRUE(lines[0].ends_with(",language,condition")) << lines[0];
+  EXPECT_TRUE(lines[1].ends_with(",triton,")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with(",cuda,")) << lines[2];
   ASSERT_EQ(files->trajectories.size(), 2u);
   auto json = nlohmann::json::parse(*util::read_file(files->trajectories[0]));
   EXPECT_EQ(json["info"]["config"]["language"], "triton");
@@ -165,9 +165,9 @@ TEST(RunExport, TheTurnTableSaysHowEachReplyEnded) {
   ASSERT_TRUE(files) << files.error().message;
   auto lines = util::split_lines(*util::read_file(files->turns_csv));
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_TRUE(lines[0].ends_with(",memcheck_ms,reply_end,language")) << lines[0];
-  EXPECT_TRUE(lines[1].ends_with(",truncated,cuda")) << lines[1];
-  EXPECT_TRUE(lines[2].ends_with(",empty,cuda")) << lines[2];
-  EXPECT_TRUE(lines[3].ends_with(",complete,cuda")) << lines[3];
-  EXPECT_TRUE(lines[4].ends_with(",,cuda")) << lines[4];
+  EXPECT_TRUE(lines[0].ends_with(",memcheck_ms,reply_end,language,condition")) << lines[0];
+  EXPECT_TRUE(lines[1].ends_with(",truncated,cuda,")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with(",empty,cuda,")) << lines[2];
+  EXPECT_TRUE(lines[3].ends_with(",complete,cuda,")) << lines[3];
+  EXPECT_TRUE(lines[4].ends_with(",,cuda,")) << lines[4];
 }

@@ -126,11 +126,12 @@ protected:
   std::vector<Figure> m_figures;
 };
 
-TEST_F(DrawnFigures, AreTheTwoFastPFiguresAndTheTransitions) {
-  ASSERT_EQ(m_figures.size(), 3u);
+TEST_F(DrawnFigures, AreTheTwoFastPFiguresThePerTurnFigureAndTheTransitions) {
+  ASSERT_EQ(m_figures.size(), 4u);
   EXPECT_EQ(m_figures[0].name, "fast_p_inst");
   EXPECT_EQ(m_figures[1].name, "fast_p");
-  EXPECT_EQ(m_figures[2].name, "transitions");
+  EXPECT_EQ(m_figures[2].name, "per_turn");
+  EXPECT_EQ(m_figures[3].name, "transitions");
 }
 
 TEST_F(DrawnFigures, PngsAreRealImagesWithTheModelColour) {
@@ -162,6 +163,41 @@ TEST_F(DrawnFigures, SvgsAreWellFormedWithPathsAndTitles) {
   EXPECT_EQ(figure("fast_p").title, "Fast_p (≤8 turns): correct, speedup > p");
   EXPECT_EQ(figure("transitions").title,
             "Error-state transitions between consecutive counted turns");
+}
+// Paper Figure 7's data for the synthetic run (report_test_support.hpp: the k-th replied call
+// reports 100·k² reasoning tokens): counted turn 1 of T0…T4 had calls 1, 4, 7, 9, 11, turn 2
+// calls 2, 5, 8, 10, 12 (T1's infra turn skipped), turn 3 calls 3 and 6.
+TEST(PerTurnFigure, ReasoningQuartilesByCountedTurnAreTheNearestRanks) {
+  ScratchDir dir;
+  const Report report = synthetic(dir.path() / "run");
+  ASSERT_EQ(report.categories.size(), 1u);
+  const auto& by_turn = report.categories.front().reasoning_by_turn;
+  ASSERT_EQ(by_turn.size(), 3u);
+  EXPECT_EQ(by_turn.at(1), (std::vector<std::int64_t>{100, 1600, 4900, 8100, 12100}));
+  const auto first = quartiles(by_turn.at(1));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->low, 1600);
+  EXPECT_EQ(first->median, 4900);
+  EXPECT_EQ(first->high, 8100);
+  EXPECT_EQ(first->max, 12100);
+  const auto second = quartiles(by_turn.at(2));
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->median, 6400);
+  const auto third = quartiles(by_turn.at(3));
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->low, 900);
+  EXPECT_EQ(third->median, 900);
+  EXPECT_EQ(third->high, 3600);
+  EXPECT_FALSE(quartiles({}));
+}
+
+TEST_F(DrawnFigures, ThePerTurnFigureDrawsTheCategoryBarsAndDescribesTheMedians) {
+  const Figure& f = figure("per_turn");
+  const testing::Image image = testing::decode_png(f.png);
+  EXPECT_GT(image.count_near(0x2ca02c, 6), 500) << "no correct-turn bars";
+  EXPECT_GT(image.count_near(0xd62728, 6), 200) << "no compile bars";
+  EXPECT_NE(f.svg.find("alpha turn 1: reasoning median 4900 (p25 1600, p75 8100), 5 turns"),
+            std::string::npos);
 }
 
 } // namespace

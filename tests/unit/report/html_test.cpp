@@ -65,8 +65,9 @@ protected:
 TEST_F(RealHtml, HoldsTablesFiguresAndTitlesAndNothingExternal) {
   EXPECT_TRUE(m_html.starts_with("<!DOCTYPE html>"));
   EXPECT_EQ(count("<title>ptxbench report</title>"), 1u);
-  EXPECT_EQ(count("<table>"), 14u); // paper tables × 2, Fast_p, evidence, ends, usage, alpha × 2
-  EXPECT_EQ(count("<svg"), 3u);
+  // paper tables × 2, Fast_p, evidence, ends, usage, alpha × 3 (reasoning, categories, transitions)
+  EXPECT_EQ(count("<table>"), 15u);
+  EXPECT_EQ(count("<svg"), 4u);
   for (const Figure& figure : m_figures) {
     EXPECT_EQ(count("<figure id=\"figure-" + figure.name + "\">"), 1u) << figure.name;
     EXPECT_EQ(count("<title>" + xml_escape(figure.title) + "</title>"), 1u) << figure.name;

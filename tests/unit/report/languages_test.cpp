@@ -114,7 +114,7 @@ TEST(LanguageFigure, IsDrawnAsPngAndSvgBetweenTheFastPFiguresAndTheTransitions) 
   ScratchDir dir;
   auto drawn = draw_figures(two_language_report(dir.path() / "run"));
   ASSERT_TRUE(drawn) << drawn.error().message;
-  ASSERT_EQ(drawn->size(), 4u);
+  ASSERT_EQ(drawn->size(), 5u);
   const Figure& f = (*drawn)[2];
   EXPECT_EQ(f.name, "fast_p_languages");
   EXPECT_EQ(f.title, "Fast_p (≤8 turns), Triton vs CUDA-PTX: correct, speedup > p");

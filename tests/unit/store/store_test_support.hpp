@@ -77,7 +77,9 @@ inline std::vector<std::string> undo_migrations_after_two() {
           "ALTER TABLE model_call DROP COLUMN state",
           "ALTER TABLE model_call DROP COLUMN server_prompt_ms",
           "ALTER TABLE model_call DROP COLUMN server_generation_ms",
-          "ALTER TABLE trajectory DROP COLUMN language"};
+          "ALTER TABLE trajectory DROP COLUMN language",
+          "ALTER TABLE trajectory DROP COLUMN condition",
+          "ALTER TABLE turn DROP COLUMN retrieval_json"};
 }
 
 inline TurnHandle write_whole_turn(RunStore& store, TrajectoryId trajectory, int salt) {
