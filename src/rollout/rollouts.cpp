@@ -457,8 +457,11 @@ util::Expected<RolloutView> Rollouts::State::advance(const std::string& id, cons
   if (!prompts)
     return util::make_error(util::ErrorKind::io,
                             fmt::format("rollout {} has no prompts in its store", id));
-  agent::TrajectoryTask task{at.key, problem, &model,
-                             agent::Prompts{prompts->system, prompts->task, ""}};
+  agent::TrajectoryTask task;
+  task.key = at.key;
+  task.problem = problem;
+  task.model = &model;
+  task.prompts = agent::Prompts{prompts->system, prompts->task, ""};
   const Reply none;
   bool asked = reply == nullptr; // a retry's client must not be asked
   agent::LoopDeps loop;
