@@ -20,11 +20,19 @@ ReferencePtr build(util::Expected<Shape> shape, Make&& make) {
   return make(*shape);
 }
 
-// FlashInfer (the paper's baseline) is a Python/JIT library we do not build: cuDNN SDPA stands
-// in, planned for the workload's index layout; where cuDNN refuses the layout on this device
-// the naive kernel stands in, and library() records which and why.
-ReferencePtr make_gqa_baseline(const suite::Problem& problem, const GqaShape& shape) {
-  PTXBENCH_TRY_ASSIGN(auto plan, gqa_plan(problem, shape));
+// FlashInfer (the paper's baseline), planned for the workload's index layout, unless cuDNN is
+// asked for. Where FlashInfer cannot serve the problem on this device (not an sm_90 GPU, a
+// shape not compiled in), cuDNN SDPA stands in, and where cuDNN refuses the layout the naive
+// kernel does; library() records which and why.
+ReferencePtr make_gqa_baseline(const suite::Problem& problem, const GqaShape& shape,
+                               GqaBaseline baseline) {
+  PTXBENCH_TRY_ASSIGN(auto indptrs, gqa_indptrs(problem));
+  if (baseline == GqaBaseline::flashinfer) {
+    auto flashinfer = make_flashinfer_gqa(shape, indptrs);
+    if (flashinfer || flashinfer.error().kind != util::ErrorKind::unsupported)
+      return flashinfer;
+  }
+  PTXBENCH_TRY_ASSIGN(auto plan, gqa_plan(shape, indptrs.qo_indptr, indptrs.kv_indptr));
   auto cudnn = make_cudnn_gqa(shape, plan);
   if (cudnn || cudnn.error().kind != util::ErrorKind::unsupported)
     return cudnn;
@@ -46,7 +54,8 @@ util::Status check_call(const PtxbenchCall& call, unsigned buffers, unsigned sca
   return util::Ok{};
 }
 
-util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::Problem& problem) {
+util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::Problem& problem,
+                                                                  GqaBaseline gqa) {
   switch (problem.kind) {
   case suite::OpKind::gemm:
     return build(gemm_shape(problem), make_cublaslt_gemm);
@@ -57,8 +66,9 @@ util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::P
   case suite::OpKind::gqa_ragged_prefill:
   case suite::OpKind::gqa_paged_prefill:
   case suite::OpKind::gqa_paged_decode:
-    return build(gqa_shape(problem),
-                 [&problem](const GqaShape& shape) { return make_gqa_baseline(problem, shape); });
+    return build(gqa_shape(problem), [&problem, gqa](const GqaShape& shape) {
+      return make_gqa_baseline(problem, shape, gqa);
+    });
   }
   return util::make_error(util::ErrorKind::unsupported,
                           fmt::format("no library reference for {}", problem.name()));
