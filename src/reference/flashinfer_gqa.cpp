@@ -44,6 +44,7 @@ util::Error flashinfer_unsupported(std::string why) {
 // FlashInfer's FA3 kernels and this build's cubins are sm_90a: they run on compute capability
 // 9.0 only.
 util::Status require_sm90() {
+  PTXBENCH_TRY(cuda::require_device());
   int device = 0;
   int major = 0;
   int minor = 0;
