@@ -22,9 +22,9 @@ enum class Kind : std::uint8_t { library = 1, naive = 2 };
 
 // Which library is the GQA baseline. FlashInfer (the paper's baseline, compiled from its
 // headers) by default; cuDNN SDPA on request, or where FlashInfer cannot serve the problem on
-// this device, when its library() says "stand-in for FlashInfer". Where cuDNN cannot serve a
-// layout either, the naive kernel stands in and library() is kGqaNaiveStandIn followed by
-// cuDNN's reason and ")".
+// this device (then library() ends with "; FlashInfer unavailable: " and the reason); cuDNN's
+// library() says "stand-in for FlashInfer". Where cuDNN cannot serve a layout either, the
+// naive kernel stands in and library() is kGqaNaiveStandIn followed by cuDNN's reason and ")".
 enum class GqaBaseline : std::uint8_t { flashinfer = 1, cudnn = 2 };
 inline constexpr std::string_view kGqaStandIn = "stand-in for FlashInfer";
 inline constexpr std::string_view kGqaNaiveStandIn =
