@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -49,16 +50,21 @@ Reference* baseline_for(const std::string& problem_name) {
 
 } // namespace
 
+namespace {
+
 // 0 on success; -1 without a baseline, -2 when the baseline failed or threw.
-extern "C" __attribute__((visibility("default"))) int
-ptxbench_aa_baseline_run(const char* problem, void* const* buffers, unsigned num_buffers,
-                         const std::int64_t* var_axes, unsigned num_var_axes, void* stream) {
+int run_baseline(const char* problem, void* const* buffers, unsigned num_buffers,
+                 const float* scalars, unsigned num_scalars, const std::int64_t* var_axes,
+                 unsigned num_var_axes, void* stream) {
   try {
     Reference* baseline = baseline_for(problem);
     if (baseline == nullptr)
       return -1;
-    const PtxbenchCall call{
-        PTXBENCH_CALL_VERSION, num_buffers, 0, num_var_axes, buffers, nullptr, var_axes, stream};
+    std::vector<PtxbenchScalar> values(num_scalars);
+    for (unsigned i = 0; i < num_scalars; ++i)
+      values[i].f32 = scalars[i];
+    const PtxbenchCall call{PTXBENCH_CALL_VERSION, num_buffers, num_scalars, num_var_axes, buffers,
+                            values.data(),         var_axes,    stream};
     auto status = baseline->run(call);
     if (!status)
       std::fprintf(stderr, "aa hook: %s\n", status.error().message.c_str());
@@ -67,4 +73,22 @@ ptxbench_aa_baseline_run(const char* problem, void* const* buffers, unsigned num
     std::fprintf(stderr, "aa hook: %s\n", e.what());
     return -2;
   }
+}
+
+} // namespace
+
+// Problems without scalar inputs (GEMM, MHA).
+extern "C" __attribute__((visibility("default"))) int
+ptxbench_aa_baseline_run(const char* problem, void* const* buffers, unsigned num_buffers,
+                         const std::int64_t* var_axes, unsigned num_var_axes, void* stream) {
+  return run_baseline(problem, buffers, num_buffers, nullptr, 0, var_axes, num_var_axes, stream);
+}
+
+// Problems with float32 scalar inputs (GQA: sm_scale), in definition order.
+extern "C" __attribute__((visibility("default"))) int
+ptxbench_aa_baseline_run_f32(const char* problem, void* const* buffers, unsigned num_buffers,
+                             const float* scalars, unsigned num_scalars,
+                             const std::int64_t* var_axes, unsigned num_var_axes, void* stream) {
+  return run_baseline(problem, buffers, num_buffers, scalars, num_scalars, var_axes, num_var_axes,
+                      stream);
 }

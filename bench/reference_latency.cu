@@ -12,10 +12,12 @@
 //
 // Usage:
 //   reference_latency [problem ...]   default: the five primary problems. A GQA problem gets
-//                                     four rows: the library reference (cuDNN planned for the
-//                                     workload's longest sequences, a CUDA graph per call), the
-//                                     same with direct launches, cuDNN planned for the shape's
-//                                     bounds (S = all tokens), and the naive kernel.
+//                                     five rows: the library reference (FlashInfer, planned for
+//                                     the workload's layout), cuDNN as `--reference cudnn` gives
+//                                     it (planned for the workload's longest sequences, a CUDA
+//                                     graph per call), the same with direct launches, cuDNN
+//                                     planned for the shape's bounds (S = all tokens), and the
+//                                     naive kernel.
 //   reference_latency --cupti problem...   the same references timed by CUPTI activity records
 //                                     (measure::CallTimer, strict windows, as the evaluator
 //                                     times a reference: last end − first start of every
@@ -211,6 +213,8 @@ Case make_case(const suite::Suite& suite, const std::string& name, cudaStream_t 
   auto planned = gqa_plan(*c.problem, *shape);
   if (!planned)
     throw util::Fatal(planned.error().message);
+  c.references.push_back(must(make_library_reference(*c.problem, GqaBaseline::cudnn)));
+  c.notes.emplace_back();
   c.references.push_back(must(make_cudnn_gqa(*shape, *planned, GqaLaunch::direct)));
   c.notes.emplace_back();
   if (auto bounded = make_cudnn_gqa(*shape, bounds)) {

@@ -102,3 +102,9 @@ pip_folder python-pytest "pytest-8.4.2.dist-info pluggy-1.7.0.dist-info" \
 # test (python/tests/test_examples.py). No torch: it is the GPU machine's.
 pip_folder python-trainer "datasets-5.2.0.dist-info transformers-5.25.0.dist-info" \
   -r "$root/python/ptxbench_client/examples/requirements-ci.txt"
+
+# FlashInfer's CUDA headers (flashinfer/data/include/flashinfer/, header-only templates), for the
+# GQA baseline (src/reference/flashinfer_gqa.cu): the paper's version, no dependencies; only the
+# headers are used (no Python, no JIT).
+pip_folder flashinfer "flashinfer_python-0.6.14.dist-info flashinfer/data/include/flashinfer/attention/prefill.cuh" \
+  "flashinfer-python==0.6.14"

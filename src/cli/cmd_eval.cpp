@@ -24,6 +24,7 @@ struct EvalCliOptions {
   bool sanitize = false;
   bool debug = false;
   std::string audit;
+  std::string reference = "flashinfer";
   int sets = 3;
   int trials = 3;
   int warmup = 10;
@@ -40,6 +41,9 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
     return util::make_error(
         util::ErrorKind::invalid_input,
         "--sets, --trials and --iters must be ≥ 1, --warmup ≥ 0, --timeout-s > 0");
+  if (o.reference != "flashinfer" && o.reference != "cudnn")
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "unknown --reference '" + o.reference + "' (flashinfer, cudnn)");
   if (!o.audit.empty() && o.audit != "ncu")
     return util::make_error(util::ErrorKind::invalid_input,
                             "unknown --audit '" + o.audit + "' (the one audit is `ncu`)");
@@ -57,6 +61,8 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   options.reference_timing =
       o.cached_reference ? exec::ReferenceTiming::cached : exec::ReferenceTiming::interleave;
+  options.gqa_reference =
+      o.reference == "cudnn" ? reference::GqaBaseline::cudnn : reference::GqaBaseline::flashinfer;
   return options;
 }
 
@@ -129,6 +135,10 @@ Action setup_eval(CLI::App& sub) {
   sub.add_flag("--cached-reference", o->cached_reference,
                "reuse a cached reference latency for this problem and GPU instead of timing "
                "it: faster, and on power-capped kernels a few per cent less accurate");
+  sub.add_option("--reference", o->reference,
+                 "the GQA problems' baseline: `flashinfer` (the paper's, FlashInfer 0.6.14) or "
+                 "`cudnn` (cuDNN SDPA); other problems have one")
+      ->capture_default_str();
   sub.add_flag("--sanitize", o->sanitize,
                "also run one call under compute-sanitizer memcheck; an error is RUNTIME_ERROR "
                "with its kernel and source line");

@@ -5,6 +5,7 @@
 #include "compile/language.hpp"
 #include "compile/nvcc.hpp"
 #include "measure/timing.hpp"
+#include "reference/reference.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -56,6 +57,8 @@ struct EvalOptions {
   int interleave_calls = 1;
   std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // per child request
   ReferenceTiming reference_timing = ReferenceTiming::interleave;
+  // The GQA problems' baseline: FlashInfer (the paper's) or cuDNN SDPA (`--reference cudnn`).
+  reference::GqaBaseline gqa_reference = reference::GqaBaseline::flashinfer;
   std::optional<std::uint64_t> seed; // secret random seed when unset
   bool dynamic_counts = true;
   // Strict (a window per call) by default: batched timing reads back to back at full duty

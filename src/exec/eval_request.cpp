@@ -19,10 +19,10 @@ constexpr std::int64_t kMaxWarmup = 1000;
 constexpr std::int64_t kMaxIterations = 10000;
 constexpr double kMaxTimeoutS = 3600;
 
-constexpr std::array<std::string_view, 14> kRequestKeys{
+constexpr std::array<std::string_view, 15> kRequestKeys{
     "version", "language", "solution",   "arch",    "workload_uuids",      "sets",
     "trials",  "warmup",   "iterations", "timeout", "baseline_cache_mode", "sanitizer_types",
-    "audit",   "debug"};
+    "audit",   "debug",    "reference"};
 // FlashInfer-Trace Solution fields; name, author, spec and description are accepted and not
 // used (the service names the solution by its content hash).
 constexpr std::array<std::string_view, 6> kSolutionKeys{"definition", "sources", "name",
@@ -141,6 +141,19 @@ ReferenceTiming reference_timing(util::JsonReader& in, const Json& body) {
   return ReferenceTiming::interleave;
 }
 
+// "reference": "flashinfer" (the default) or "cudnn": the GQA problems' baseline.
+reference::GqaBaseline gqa_reference(util::JsonReader& in, const Json& body) {
+  const Json* name = util::JsonReader::optional(body, "reference");
+  if (name == nullptr || *name == "flashinfer")
+    return reference::GqaBaseline::flashinfer;
+  if (*name == "cudnn")
+    return reference::GqaBaseline::cudnn;
+  in.fail("$.reference",
+          "\"reference\" must be \"flashinfer\" or \"cudnn\" (the GQA baseline), got " +
+              name->dump());
+  return reference::GqaBaseline::flashinfer;
+}
+
 void read_tools(util::JsonReader& in, const Json& body, EvalOptions& options) {
   options.sanitize = Sanitize::off;
   if (const Json* types = util::JsonReader::optional(body, "sanitizer_types")) {
@@ -194,6 +207,7 @@ void read_options(util::JsonReader& in, const Json& body, EvalOptions& options) 
           std::chrono::milliseconds(static_cast<long long>(timeout->get<double>() * 1000));
   }
   options.reference_timing = reference_timing(in, body);
+  options.gqa_reference = gqa_reference(in, body);
   read_tools(in, body, options);
 }
 
@@ -222,6 +236,8 @@ Json to_json(const EvalRequest& request) {
   // Only when asked for: a build from before `debug` reads every other request as it did.
   if (o.debug == Debug::cuda_gdb)
     out["debug"] = true;
+  if (o.gqa_reference == reference::GqaBaseline::cudnn) // likewise
+    out["reference"] = "cudnn";
   return out;
 }
 
@@ -258,7 +274,7 @@ bool same_request(const EvalRequest& a, const EvalRequest& b) {
          x.arch == y.arch && x.language == y.language && x.sets == y.sets && x.trials == y.trials &&
          x.warmup == y.warmup && x.iterations == y.iterations && x.timeout == y.timeout &&
          x.reference_timing == y.reference_timing && x.sanitize == y.sanitize &&
-         x.audit == y.audit && x.debug == y.debug;
+         x.audit == y.audit && x.debug == y.debug && x.gqa_reference == y.gqa_reference;
 }
 
 } // namespace ptxbench::exec

@@ -210,6 +210,11 @@ void GpuEvaluation::debug(const std::filesystem::path& binary, const SingleCallF
                    "stops at traps and device asserts, not at every illegal memory access)";
 }
 
+std::string GpuEvaluation::warm_reference_key() const {
+  return m_options.gqa_reference == reference::GqaBaseline::cudnn ? m_problem.name() + " | cuDNN"
+                                                                  : m_problem.name();
+}
+
 // Runs on its own thread while the child starts; touches only the inputs' members and
 // m_result's library and violations.
 util::Status GpuEvaluation::prepare() {
@@ -217,10 +222,10 @@ util::Status GpuEvaluation::prepare() {
   std::shared_lock gpu(m_warm.lock);
   PTXBENCH_TRY_ASSIGN(auto stream, cuda::create_stream());
   m_stream = std::move(stream);
-  m_reference = m_warm.references.take(m_problem.name());
+  m_reference = m_warm.references.take(warm_reference_key());
   if (!m_reference) {
     m_reference = std::make_unique<WarmReference>();
-    auto made = reference::make_library_reference(m_problem);
+    auto made = reference::make_library_reference(m_problem, m_options.gqa_reference);
     if (!made) {
       m_reference->fallback = made.error().message;
       made = reference::make_naive_reference(m_problem);
@@ -265,7 +270,7 @@ void GpuEvaluation::release_warm_state() {
     m_warm.inputs.give_back(m_inputs_key, std::move(m_inputs), bytes);
   }
   if (m_reference)
-    m_warm.references.give_back(m_problem.name(), std::move(m_reference), 1);
+    m_warm.references.give_back(warm_reference_key(), std::move(m_reference), 1);
   m_inputs.reset();
   m_buffers = nullptr;
   m_stream.reset();

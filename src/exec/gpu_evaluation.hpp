@@ -69,6 +69,8 @@ public:
 
 private:
   util::Status prepare();
+  // The warm library reference's key: the problem, and for GQA the baseline asked for.
+  std::string warm_reference_key() const;
   util::Status lease_inputs(cudaStream_t stream);
   bool start_child();
   std::optional<std::string> prepare_child(StartedChild started);

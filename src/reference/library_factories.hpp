@@ -3,9 +3,11 @@
 
 #include "reference/reference.hpp"
 #include "reference/shape_types.hpp"
+#include "reference/shapes.hpp"
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace ptxbench::reference {
 
@@ -25,6 +27,18 @@ enum class GqaLaunch : std::uint8_t { graph = 1, direct = 2 };
 // cuDNN's reason, when cuDNN cannot serve it on this device.
 ReferencePtr make_cudnn_gqa(const GqaShape& shape, const GqaPlan& plan,
                             GqaLaunch launch = GqaLaunch::graph);
+
+// The FlashInfer release whose headers the build compiles (scripts/setup.sh installs it; the
+// CMake configure step reads this line and checks .deps/flashinfer/ holds the same version).
+inline constexpr std::string_view kFlashInferVersion = "0.6.14";
+// FlashInfer for a GQA layout, planned for the workload's indptr arrays (flashinfer_gqa.cpp);
+// unsupported, with the reason, where the compiled kernels or the device cannot serve it.
+ReferencePtr make_flashinfer_gqa(const GqaShape& shape, const GqaIndptrs& indptrs);
+// Why the compiled FlashInfer kernels cannot serve `shape` (head_dim 128, page size 1, causal
+// prefill, decode group size 1–4 or 8); empty when they can.
+std::string flashinfer_gqa_unsupported(const GqaShape& shape);
+// What library() reports, e.g. "FlashInfer 0.6.14 BatchPrefillWithRaggedKVCache (fa3)".
+std::string flashinfer_library(GqaLayout layout);
 
 ReferencePtr make_naive_gemm(const GemmShape& shape);
 ReferencePtr make_naive_mha_forward(const MhaShape& shape);

@@ -20,10 +20,12 @@ namespace ptxbench::reference {
 
 enum class Kind : std::uint8_t { library = 1, naive = 2 };
 
-// The GQA baseline is FlashInfer, which we do not build; cuDNN SDPA stands in for it and its
-// library() says "stand-in for FlashInfer". Where cuDNN cannot serve a layout on this device,
-// the naive kernel stands in instead and library() is kGqaNaiveStandIn followed by cuDNN's
-// reason and ")".
+// Which library is the GQA baseline. FlashInfer (the paper's baseline, compiled from its
+// headers) by default; cuDNN SDPA on request, or where FlashInfer cannot serve the problem on
+// this device (then library() ends with "; FlashInfer unavailable: " and the reason); cuDNN's
+// library() says "stand-in for FlashInfer". Where cuDNN cannot serve a layout either, the
+// naive kernel stands in and library() is kGqaNaiveStandIn followed by cuDNN's reason and ")".
+enum class GqaBaseline : std::uint8_t { flashinfer = 1, cudnn = 2 };
 inline constexpr std::string_view kGqaStandIn = "stand-in for FlashInfer";
 inline constexpr std::string_view kGqaNaiveStandIn =
     "naive (stand-in for FlashInfer; cuDNN SDPA cannot serve this layout: ";
@@ -41,9 +43,10 @@ public:
 };
 
 // The baseline for `problem` on the current CUDA device (cuBLASLt for GEMM, cuDNN SDPA for
-// MHA forward/backward, FlashInfer or cuDNN for GQA). `unsupported` when the library cannot
-// serve this shape; the caller may then fall back to the naive reference and record it.
-util::Expected<std::unique_ptr<Reference>> make_library_reference(const suite::Problem& problem);
+// MHA forward/backward, `gqa` for GQA). `unsupported` when the library cannot serve this
+// shape; the caller may then fall back to the naive reference and record it.
+util::Expected<std::unique_ptr<Reference>>
+make_library_reference(const suite::Problem& problem, GqaBaseline gqa = GqaBaseline::flashinfer);
 
 util::Expected<std::unique_ptr<Reference>> make_naive_reference(const suite::Problem& problem);
 

@@ -189,13 +189,18 @@ util::Expected<GqaPlan> gqa_plan(const GqaShape& shape, const std::vector<std::i
   return plan;
 }
 
-util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape) {
+util::Expected<GqaIndptrs> gqa_indptrs(const suite::Problem& problem) {
   PTXBENCH_TRY_ASSIGN(auto layout, suite::build_index_layout(problem.definition, problem.workload));
   const auto* kv = named(layout, "kv_indptr");
   if (kv == nullptr)
     return bad_indptr("kv_indptr", "the workload layout has none");
   const auto* qo = named(layout, "qo_indptr");
-  return gqa_plan(shape, qo != nullptr ? *qo : std::vector<std::int32_t>{}, *kv);
+  return GqaIndptrs{qo != nullptr ? *qo : std::vector<std::int32_t>{}, *kv};
+}
+
+util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape) {
+  PTXBENCH_TRY_ASSIGN(auto indptrs, gqa_indptrs(problem));
+  return gqa_plan(shape, indptrs.qo_indptr, indptrs.kv_indptr);
 }
 
 } // namespace ptxbench::reference

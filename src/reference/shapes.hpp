@@ -22,8 +22,14 @@ util::Expected<GqaShape> gqa_shape(const suite::Problem& problem);
 // covers (q tokens; KV rows or page indices).
 util::Expected<GqaPlan> gqa_plan(const GqaShape& shape, const std::vector<std::int32_t>& qo_indptr,
                                  const std::vector<std::int32_t>& kv_indptr);
-// The plan of the problem's default workload, from the layout its index blobs were generated
-// with (suite::build_index_layout).
+// The indptr arrays of the problem's default workload, from the layout its index blobs were
+// generated with (suite::build_index_layout); qo_indptr is empty for decode.
+struct GqaIndptrs {
+  std::vector<std::int32_t> qo_indptr;
+  std::vector<std::int32_t> kv_indptr;
+};
+util::Expected<GqaIndptrs> gqa_indptrs(const suite::Problem& problem);
+// The plan of the problem's default workload (gqa_indptrs, checked as above).
 util::Expected<GqaPlan> gqa_plan(const suite::Problem& problem, const GqaShape& shape);
 
 } // namespace ptxbench::reference

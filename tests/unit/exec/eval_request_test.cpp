@@ -28,6 +28,7 @@ EvalRequest every_member_set() {
   o.sanitize = exec::Sanitize::memcheck;
   o.audit = exec::Audit::ncu;
   o.debug = exec::Debug::cuda_gdb;
+  o.gqa_reference = reference::GqaBaseline::cudnn;
   return request;
 }
 
@@ -51,6 +52,7 @@ TEST(EvalRequest, EveryMemberRoundTripsAndTheVersionAndLanguageAreWritten) {
   EXPECT_EQ(body["language"], "triton");
   EXPECT_EQ(body["solution"]["sources"][0]["path"], "kernel.py");
   EXPECT_EQ(body["debug"], true);
+  EXPECT_EQ(body["reference"], "cudnn");
   auto read = exec::eval_request_from_json(body, "request body");
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_TRUE(exec::same_request(*read, request));
@@ -84,6 +86,29 @@ TEST(EvalRequest, DebugIsWrittenOnlyWhenAskedForAndAbsentMeansOff) {
   EXPECT_EQ(exec::eval_request_from_json(body, "")->options.debug, exec::Debug::cuda_gdb);
   body["debug"] = "yes";
   EXPECT_NE(error_of(body).find("$.debug: \"debug\" must be true or false, got \"yes\""),
+            std::string::npos)
+      << error_of(body);
+}
+
+TEST(EvalRequest, TheGqaReferenceIsFlashInferUnlessCudnnIsAskedFor) {
+  // Written only when cuDNN is asked for, as `debug`: older builds read every other request.
+  const EvalRequest plain{"gemm_n7168_k5120", "__global__ void k() {}", std::nullopt, {}};
+  EXPECT_FALSE(exec::to_json(plain).contains("reference"));
+  Json body = fib_body();
+  EXPECT_EQ(exec::eval_request_from_json(body, "")->options.gqa_reference,
+            reference::GqaBaseline::flashinfer);
+  body["reference"] = "flashinfer";
+  EXPECT_EQ(exec::eval_request_from_json(body, "")->options.gqa_reference,
+            reference::GqaBaseline::flashinfer);
+  body["reference"] = "cudnn";
+  EXPECT_EQ(exec::eval_request_from_json(body, "")->options.gqa_reference,
+            reference::GqaBaseline::cudnn);
+  EvalRequest other = plain;
+  other.options.gqa_reference = reference::GqaBaseline::cudnn;
+  EXPECT_FALSE(exec::same_request(other, plain));
+  body["reference"] = "triton";
+  EXPECT_NE(error_of(body).find("$.reference: \"reference\" must be \"flashinfer\" or "
+                                "\"cudnn\" (the GQA baseline), got \"triton\""),
             std::string::npos)
       << error_of(body);
 }

@@ -172,7 +172,7 @@ const char* const kDecode = "gqa_paged_decode_h24_kv8_d128_ps1";
 class GqaCudnnSuite : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GqaCudnnSuite, LibraryReferenceIsCudnnStandingInForFlashInfer) {
-  auto library = must(make_library_reference(suite_problem(GetParam())));
+  auto library = must(make_library_reference(suite_problem(GetParam()), GqaBaseline::cudnn));
   EXPECT_EQ(library->kind(), Kind::library);
   EXPECT_EQ(library->library().rfind("cuDNN 9.", 0), 0u) << library->library();
   EXPECT_NE(library->library().find(kGqaStandIn), std::string::npos) << library->library();
@@ -180,7 +180,7 @@ TEST_P(GqaCudnnSuite, LibraryReferenceIsCudnnStandingInForFlashInfer) {
 
 TEST_P(GqaCudnnSuite, CudnnMatchesNaiveOnTheSuiteWorkload) {
   const suite::Problem& problem = suite_problem(GetParam());
-  auto library = must(make_library_reference(problem));
+  auto library = must(make_library_reference(problem, GqaBaseline::cudnn));
   expect_agreement(GetParam(), against_naive(problem, suite_layout(problem), *library));
   EXPECT_EQ(library->library().find("direct launches"), std::string::npos) << library->library();
 }
