@@ -209,6 +209,8 @@ struct HttpServer::Impl {
   void batch(const Request& request, Response& response);
   void definition(const Request& request, Response& response, bool workloads);
   void rollout_routes();
+  template <typename Read, typename Act>
+  void rollout_post(const Request& request, Response& response, Read read, Act act);
   void feedback(const Request& request, Response& response);
   // The rollouts, or a 404 answered saying there are none.
   rollout::Rollouts* rollouts(Response& response);
@@ -331,52 +333,56 @@ void reply_view(Response& response, const util::Expected<rollout::RolloutView>& 
 
 } // namespace
 
+// A rollout endpoint with a JSON body: the rollouts (404 without), the body read by `read`
+// (400 naming the JSON path), then `act` on the rollouts and what was read.
+template <typename Read, typename Act>
+void HttpServer::Impl::rollout_post(const Request& request, Response& response, Read read,
+                                    Act act) {
+  rollout::Rollouts* all = rollouts(response);
+  auto body = all != nullptr ? json_body(request, response) : std::nullopt;
+  if (!body)
+    return;
+  auto value = read(*body);
+  if (!value)
+    return reply_error(response, value.error());
+  act(*all, *value);
+}
+
 void HttpServer::Impl::rollout_routes() {
   server.Post("/v1/prompt", [this](const Request& request, Response& response) {
-    rollout::Rollouts* all = rollouts(response);
-    auto body = all != nullptr ? json_body(request, response) : std::nullopt;
-    if (!body)
-      return;
-    auto spec = rollout::read_prompt_spec(*body);
-    if (!spec)
-      return reply_error(response, spec.error());
-    auto messages = all->prompt(*spec);
-    if (!messages)
-      return reply_error(response, messages.error());
-    reply(response, Json{{"messages", rollout::messages_json(*messages)}});
+    rollout_post(request, response, rollout::read_prompt_spec,
+                 [&](rollout::Rollouts& all, const rollout::PromptSpec& spec) {
+                   auto messages = all.prompt(spec);
+                   if (!messages)
+                     return reply_error(response, messages.error());
+                   reply(response, Json{{"messages", rollout::messages_json(*messages)}});
+                 });
   });
   server.Post("/v1/rollouts", [this](const Request& request, Response& response) {
-    rollout::Rollouts* all = rollouts(response);
-    auto body = all != nullptr ? json_body(request, response) : std::nullopt;
-    if (!body)
-      return;
-    auto spec = rollout::read_rollout_spec(*body);
-    if (!spec)
-      return reply_error(response, spec.error());
-    reply_view(response, all->create(*spec));
-  });
-  server.Get(R"(/v1/rollouts/([^/]+))", [this](const Request& request, Response& response) {
-    if (rollout::Rollouts* all = rollouts(response))
-      reply_view(response, all->get(request.matches[1].str()));
+    rollout_post(request, response, rollout::read_rollout_spec,
+                 [&](rollout::Rollouts& all, const rollout::RolloutSpec& spec) {
+                   reply_view(response, all.create(spec));
+                 });
   });
   server.Post(R"(/v1/rollouts/([^/]+)/step)", [this](const Request& request, Response& response) {
-    rollout::Rollouts* all = rollouts(response);
-    auto body = all != nullptr ? json_body(request, response) : std::nullopt;
-    if (!body)
-      return;
-    auto reply_read = rollout::read_reply(*body);
-    if (!reply_read)
-      return reply_error(response, reply_read.error());
-    reply_view(response, all->step(request.matches[1].str(), *reply_read));
+    rollout_post(request, response, rollout::read_reply,
+                 [&](rollout::Rollouts& all, const rollout::Reply& reply_read) {
+                   reply_view(response, all.step(request.matches[1].str(), reply_read));
+                 });
   });
-  server.Post(R"(/v1/rollouts/([^/]+)/retry)", [this](const Request& request, Response& response) {
-    if (rollout::Rollouts* all = rollouts(response))
-      reply_view(response, all->retry(request.matches[1].str()));
-  });
-  server.Post(R"(/v1/rollouts/([^/]+)/close)", [this](const Request& request, Response& response) {
-    if (rollout::Rollouts* all = rollouts(response))
-      reply_view(response, all->close(request.matches[1].str()));
-  });
+  // Without a body to read: the rollout named in the path.
+  const auto by_id = [this](auto act) {
+    return [this, act](const Request& request, Response& response) {
+      if (rollout::Rollouts* all = rollouts(response))
+        reply_view(response, act(*all, request.matches[1].str()));
+    };
+  };
+  server.Get(R"(/v1/rollouts/([^/]+))",
+             by_id([](rollout::Rollouts& all, const std::string& id) { return all.get(id); }));
+  server.Post(R"(/v1/rollouts/([^/]+)/retry)",
+              by_id([](rollout::Rollouts& all, const std::string& id) { return all.retry(id); }));
+  server.Post(R"(/v1/rollouts/([^/]+)/close)",
+              by_id([](rollout::Rollouts& all, const std::string& id) { return all.close(id); }));
 }
 
 namespace {
