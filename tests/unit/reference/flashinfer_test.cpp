@@ -6,6 +6,7 @@
 #include "reference/library_factories.hpp"
 #include "reference/shapes.hpp"
 #include "suite/suite.hpp"
+#include "suite_support.hpp"
 
 #include <gtest/gtest.h>
 #include <stdexcept>
@@ -14,18 +15,7 @@
 namespace ptxbench::reference {
 namespace {
 
-const suite::Problem& flashinfer_problem(std::string_view name) {
-  static const suite::Suite loaded = [] {
-    auto result = suite::Suite::load_default();
-    if (!result)
-      throw std::runtime_error(result.error().message);
-    return std::move(*result);
-  }();
-  auto found = loaded.find(name);
-  if (!found)
-    throw std::runtime_error(found.error().message);
-  return **found;
-}
+using testing::shipped_problem;
 
 constexpr const char* kGqaProblems[] = {"gqa_ragged_prefill_causal_h32_kv4_d128",
                                         "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
@@ -33,14 +23,14 @@ constexpr const char* kGqaProblems[] = {"gqa_ragged_prefill_causal_h32_kv4_d128"
 
 TEST(FlashInferGqa, TheSuiteGqaProblemsAreServedByTheCompiledKernels) {
   for (const char* name : kGqaProblems) {
-    const auto shape = gqa_shape(flashinfer_problem(name));
+    const auto shape = gqa_shape(shipped_problem(name));
     ASSERT_TRUE(shape.has_value()) << name;
     EXPECT_EQ(flashinfer_gqa_unsupported(*shape), "") << name;
   }
 }
 
 TEST(FlashInferGqa, ShapesNotCompiledInAreRefusedWithTheReason) {
-  const GqaShape base = *gqa_shape(flashinfer_problem(kGqaProblems[0]));
+  const GqaShape base = *gqa_shape(shipped_problem(kGqaProblems[0]));
   GqaShape head_dim = base;
   head_dim.head_dim = 64;
   EXPECT_EQ(flashinfer_gqa_unsupported(head_dim),
@@ -53,7 +43,7 @@ TEST(FlashInferGqa, ShapesNotCompiledInAreRefusedWithTheReason) {
   full.causal = false;
   EXPECT_EQ(flashinfer_gqa_unsupported(full),
             "FlashInfer GQA: non-causal prefill is not compiled in");
-  GqaShape decode = *gqa_shape(flashinfer_problem(kGqaProblems[2]));
+  GqaShape decode = *gqa_shape(shipped_problem(kGqaProblems[2]));
   decode.qo_heads = 48; // group 6
   EXPECT_EQ(flashinfer_gqa_unsupported(decode),
             "FlashInfer GQA: decode serves group sizes 1, 2, 3, 4 and 8, not 6");
@@ -70,13 +60,13 @@ TEST(FlashInferGqa, LibraryNamesVersionKernelAndBackend) {
 }
 
 TEST(FlashInferGqa, ThePlanIsMadeFromTheWorkloadIndptrs) {
-  const auto ragged = gqa_indptrs(flashinfer_problem(kGqaProblems[0]));
+  const auto ragged = gqa_indptrs(shipped_problem(kGqaProblems[0]));
   ASSERT_TRUE(ragged.has_value()) << ragged.error().message;
-  const GqaShape ragged_shape = *gqa_shape(flashinfer_problem(kGqaProblems[0]));
+  const GqaShape ragged_shape = *gqa_shape(shipped_problem(kGqaProblems[0]));
   EXPECT_EQ(static_cast<std::int64_t>(ragged->qo_indptr.size()), ragged_shape.sequences + 1);
   EXPECT_EQ(ragged->qo_indptr.back(), ragged_shape.q_tokens);
   EXPECT_EQ(ragged->kv_indptr.back(), ragged_shape.kv_rows);
-  const auto decode = gqa_indptrs(flashinfer_problem(kGqaProblems[2]));
+  const auto decode = gqa_indptrs(shipped_problem(kGqaProblems[2]));
   ASSERT_TRUE(decode.has_value()) << decode.error().message;
   EXPECT_TRUE(decode->qo_indptr.empty());
   EXPECT_EQ(decode->kv_indptr.back(), 9625); // page indices
@@ -85,8 +75,8 @@ TEST(FlashInferGqa, ThePlanIsMadeFromTheWorkloadIndptrs) {
 TEST(FlashInferGqa, WithoutACudaDeviceTheFactoryIsUnsupportedNotAThrow) {
   if (cuda::require_device().has_value())
     GTEST_SKIP() << "a CUDA device is present";
-  const GqaShape shape = *gqa_shape(flashinfer_problem(kGqaProblems[1]));
-  const auto indptrs = *gqa_indptrs(flashinfer_problem(kGqaProblems[1]));
+  const GqaShape shape = *gqa_shape(shipped_problem(kGqaProblems[1]));
+  const auto indptrs = *gqa_indptrs(shipped_problem(kGqaProblems[1]));
   const auto made = make_flashinfer_gqa(shape, indptrs);
   ASSERT_FALSE(made.has_value());
   EXPECT_EQ(made.error().kind, util::ErrorKind::unsupported);

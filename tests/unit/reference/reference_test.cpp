@@ -2,6 +2,7 @@
 #include "reference/reference.hpp"
 #include "reference/shapes.hpp"
 #include "suite/suite.hpp"
+#include "suite_support.hpp"
 #include "support/library_error.hpp"
 
 #include <gtest/gtest.h>
@@ -11,18 +12,7 @@
 namespace ptxbench::reference {
 namespace {
 
-const suite::Problem& problem(std::string_view name) {
-  static const suite::Suite loaded = [] {
-    auto result = suite::Suite::load_default();
-    if (!result)
-      throw std::runtime_error(result.error().message);
-    return std::move(*result);
-  }();
-  auto found = loaded.find(name);
-  if (!found)
-    throw std::runtime_error(found.error().message);
-  return **found;
-}
+using testing::shipped_problem;
 
 using test_support::library_error_message;
 
@@ -72,24 +62,24 @@ TEST(Owners, LibraryHandlesAreMoveOnly) {
 }
 
 TEST(Shapes, ReadEverySuiteProblem) {
-  const auto gemm = gemm_shape(problem("gemm_n7168_k5120"));
+  const auto gemm = gemm_shape(shipped_problem("gemm_n7168_k5120"));
   ASSERT_TRUE(gemm.has_value());
   EXPECT_EQ(gemm->m, 8192);
   EXPECT_EQ(gemm->n, 7168);
   EXPECT_EQ(gemm->k, 5120);
-  const auto mha = mha_shape(problem("mha_bwd_d96_causal"));
+  const auto mha = mha_shape(shipped_problem("mha_bwd_d96_causal"));
   ASSERT_TRUE(mha.has_value());
   EXPECT_EQ(mha->rows(), 4 * 48 * 4096);
   EXPECT_EQ(mha->head_dim, 96);
   EXPECT_EQ(mha->mask, MaskKind::causal);
-  const auto ragged = gqa_shape(problem("gqa_ragged_prefill_causal_h32_kv4_d128"));
+  const auto ragged = gqa_shape(shipped_problem("gqa_ragged_prefill_causal_h32_kv4_d128"));
   ASSERT_TRUE(ragged.has_value());
   EXPECT_EQ(ragged->layout, GqaLayout::ragged_prefill);
   EXPECT_EQ(ragged->qo_heads, 32);
   EXPECT_EQ(ragged->kv_heads, 4);
   EXPECT_EQ(ragged->sequences, 33);
   EXPECT_TRUE(ragged->causal);
-  const auto decode = gqa_shape(problem("gqa_paged_decode_h24_kv8_d128_ps1"));
+  const auto decode = gqa_shape(shipped_problem("gqa_paged_decode_h24_kv8_d128_ps1"));
   ASSERT_TRUE(decode.has_value());
   EXPECT_EQ(decode->sequences, 15);
   EXPECT_EQ(decode->kv_rows, 42784);
@@ -97,15 +87,15 @@ TEST(Shapes, ReadEverySuiteProblem) {
 }
 
 TEST(Shapes, GqaShapesCountPageIndicesAndSequences) {
-  const auto paged = gqa_shape(problem("gqa_paged_prefill_causal_h24_kv8_d128_ps1"));
+  const auto paged = gqa_shape(shipped_problem("gqa_paged_prefill_causal_h24_kv8_d128_ps1"));
   ASSERT_TRUE(paged.has_value());
   EXPECT_EQ(paged->sequences, 1);
   EXPECT_EQ(paged->page_indices, 892);
   EXPECT_EQ(paged->kv_rows, 43676);
-  const auto decode = gqa_shape(problem("gqa_paged_decode_h24_kv8_d128_ps1"));
+  const auto decode = gqa_shape(shipped_problem("gqa_paged_decode_h24_kv8_d128_ps1"));
   ASSERT_TRUE(decode.has_value());
   EXPECT_EQ(decode->page_indices, 9625);
-  EXPECT_EQ(gqa_shape(problem("gqa_ragged_prefill_causal_h32_kv4_d128"))->page_indices, 0);
+  EXPECT_EQ(gqa_shape(shipped_problem("gqa_ragged_prefill_causal_h32_kv4_d128"))->page_indices, 0);
 }
 
 TEST(GqaPlan, SuiteWorkloadsArePlannedForTheirLongestSequences) {
@@ -117,7 +107,7 @@ TEST(GqaPlan, SuiteWorkloadsArePlannedForTheirLongestSequences) {
       {"gqa_paged_prefill_causal_h24_kv8_d128_ps1", {892, 892}},
       {"gqa_paged_decode_h24_kv8_d128_ps1", {1, 969}}};
   for (const auto& [name, plan] : expected) {
-    const suite::Problem& p = problem(name);
+    const suite::Problem& p = shipped_problem(name);
     const auto shape = gqa_shape(p);
     ASSERT_TRUE(shape.has_value()) << name;
     const auto planned = gqa_plan(p, *shape);
@@ -182,11 +172,11 @@ void expect_unsupported(const util::Expected<std::unique_ptr<Reference>>& made,
 }
 
 TEST(Factories, UnsupportedShapesAreErrorsWithAReasonEvenWithoutAGpu) {
-  suite::Problem wrong = problem("gemm_n7168_k5120");
+  suite::Problem wrong = shipped_problem("gemm_n7168_k5120");
   wrong.inputs[0].dtype = trace::DType::float32;
   expect_unsupported(make_library_reference(wrong), "bfloat16");
   expect_unsupported(make_naive_reference(wrong), "bfloat16");
-  suite::Problem odd_dim = problem("mha_with_lse_d128");
+  suite::Problem odd_dim = shipped_problem("mha_with_lse_d128");
   for (auto* list : {&odd_dim.inputs, &odd_dim.outputs})
     for (auto& t : *list)
       if (t.dims.size() == 4)
@@ -195,7 +185,7 @@ TEST(Factories, UnsupportedShapesAreErrorsWithAReasonEvenWithoutAGpu) {
 }
 
 TEST(Factories, GqaWithoutSequencesIsUnsupportedWithAReason) {
-  suite::Problem empty = problem("gqa_paged_decode_h24_kv8_d128_ps1");
+  suite::Problem empty = shipped_problem("gqa_paged_decode_h24_kv8_d128_ps1");
   empty.inputs[3].dims[0] = 1; // kv_indptr of zero sequences
   expect_unsupported(make_library_reference(empty), "at least one sequence");
 }
@@ -205,8 +195,8 @@ TEST(Factories, WithoutACudaDeviceEveryProblemIsUnsupported) {
     GTEST_SKIP() << "a CUDA device is present";
   for (const char* name : {"gemm_n7168_k5120", "mha_with_lse_d128", "mha_bwd_d64_causal",
                            "gqa_paged_prefill_causal_h24_kv8_d128_ps1"}) {
-    expect_unsupported(make_library_reference(problem(name)), "no CUDA device");
-    expect_unsupported(make_naive_reference(problem(name)), "no CUDA device");
+    expect_unsupported(make_library_reference(shipped_problem(name)), "no CUDA device");
+    expect_unsupported(make_naive_reference(shipped_problem(name)), "no CUDA device");
   }
 }
 
