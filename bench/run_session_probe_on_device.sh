@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Issue 35 on a GPU machine (bench/results/session_open_probe_h200.md): what the range
+# profiler's first Start of a session spends its ~0.4 s on. From the repository root:
+#   bash bench/run_session_probe_on_device.sh BUILD
+# BUILD: a gpu-preset build laid out as build/gpu (bench/session_open_probe in it), or a .tar.xz
+# of one. About 1 minute. Output under $OUT: machine.txt, sampler_check.json (the sampler on
+# known work), probe.txt (one JSON line per variant, then the markdown summary) and, where
+# strace is installed, strace_default.txt with the default variant's ioctls and their times.
+set -u
+unpack() { if [ -f "$1" ]; then mkdir -p "$2" && tar -C "$2" -xJf "$1" && echo "$2"; else realpath "$1"; fi; }
+bin=$(unpack "$1" /tmp/gpubuild)
+out=${OUT:-/tmp/session_probe_out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$bin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+probe=$bin/bench/session_open_probe
+{ date -u; nvidia-smi --query-gpu=name,driver_version,persistence_mode,compute_mode,clocks.sm \
+    --format=csv; nvidia-smi -q | grep -i -A2 'MIG Mode\|Accounting Mode'; uname -r;
+  command -v strace || echo "no strace"; } > "$out/machine.txt" 2>&1
+timeout 30 "$probe" --sampler-check > "$out/sampler_check.json" 2>&1
+echo "rc=$?" >> "$out/sampler_check.json"
+timeout 300 "$probe" > "$out/probe.txt" 2>&1
+echo "rc=$?" >> "$out/probe.txt"
+if command -v strace > /dev/null; then
+  # -T: time spent in each call; -f: CUPTI's and the driver's own threads too.
+  timeout 120 strace -f -T -e trace=ioctl,mmap,munmap -o "$out/strace_default.txt" \
+    "$probe" --variant default > "$out/strace_variant.json" 2>&1
+  echo "rc=$?" >> "$out/strace_variant.json"
+  # The slowest calls, for reading without the whole trace.
+  sed -n 's/.*<\([0-9.]*\)>$/\1 &/p' "$out/strace_default.txt" | sort -rn | head -40 \
+    > "$out/strace_slowest.txt"
+fi
