@@ -18,8 +18,12 @@ variable of its own appended, so every source and cubin hash differs and no cach
 kernel (compile, SASS report, counts) makes the numbers (issue 35). Each request then pays its
 own compile in the check phase; the summary also gives the wall time less the check phase.
 
+With --reuse-counts the same kernel is sent with one fixed seed and "counts_cache": "on", so
+every request after the first takes its instruction counts from the counts cache
+(docs/evaluation.md "Counts cache"); never together with --distinct.
+
 Usage: eval_throughput.py URL KERNEL [--problem P] [--count 10] [--mode reuse|bypass]
-                          [--distinct] [--trials 3 --warmup 10 --iterations 50]
+                          [--distinct | --reuse-counts] [--trials 3 --warmup 10 --iterations 50]
 """
 import argparse
 import json
@@ -68,7 +72,11 @@ def main():
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--distinct", action="store_true",
                         help="a different kernel (a harmless constant) in every request")
+    parser.add_argument("--reuse-counts", action="store_true",
+                        help="one fixed seed and the counts cache on: counts reused after the first")
     args = parser.parse_args()
+    if args.distinct and args.reuse_counts:
+        parser.error("--distinct measures without any cache keyed by the kernel")
     source = open(args.kernel).read()
     # A token of this run in the constant's name, so two runs against one server's caches
     # never send the same kernel either.
@@ -81,6 +89,9 @@ def main():
         body = {"solution": {"definition": args.problem,
                              "sources": [{"path": "kernel.cu", "content": text}]},
                 "baseline_cache_mode": args.mode}
+        if args.reuse_counts:
+            body["seed"] = int(run_token, 16)
+            body["counts_cache"] = "on"
         start = time.monotonic()
         task_id = call(args.url + "/evaluate", body)["task_id"]
         task = call(f"{args.url}/tasks/{task_id}?timeout=600")
@@ -88,7 +99,9 @@ def main():
         result = task.get("result") or {}
         extras = ((result.get("trace") or {}).get("evaluation") or {}).get("ptxbench") or {}
         timing = extras.get("timing") or {}
+        dynamic = (extras.get("dynamic") or {})
         row = {"request": index + 1, "mode": args.mode, "distinct": args.distinct,
+               "counts_cache": dynamic.get("counts_cache"),
                "solution": task.get("solution"), "status": result.get("status"),
                "wall_s": round(wall, 3), "phases_ms": extras.get("phases"),
                "child_startup_ms": extras.get("child_startup_ms"),

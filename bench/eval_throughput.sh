@@ -4,10 +4,13 @@
 # the wgmma+TMA GEMM test kernel with the reference reused, then COUNT with it re-timed
 # (bench/eval_throughput.py: evaluations per minute, phase medians, ratio to the physical
 # minimum); with DISTINCT=1 also COUNT distinct kernels back to back (a harmless constant each,
-# every cubin different: issue 35) in both modes; then stops the server. SERVE_ARGS are passed
+# every cubin different: issue 35) in both modes; with REUSE_COUNTS=1 also COUNT of the same
+# kernel with one fixed seed and the counts cache on (counts reused after the first); then
+# stops the server. SERVE_ARGS are passed
 # to `ptxbench serve` (e.g.
 # "--gpus 0 --workers-per-gpu 2"). Writes $OUT/eval_throughput_$LABEL.jsonl and the server's log.
 # Usage (repository root, on the GPU machine): [BIN_DIR=…] [COUNT=10] [LABEL=after] [DISTINCT=1] \
+#   [REUSE_COUNTS=1] \
 #   bash bench/eval_throughput.sh
 set -u
 out=${OUT:-/tmp/eval_throughput}
@@ -33,7 +36,7 @@ for _ in $(seq 300); do [ -s "$out/serve_$label.stdout" ] && break; sleep 0.1; d
 url=$(head -1 "$out/serve_$label.stdout")
 kernel=tests/kernels/sm90_wgmma_tma_gemm.cu
 python3 -c "import urllib.request,sys; print('# health', urllib.request.urlopen(sys.argv[1] + '/health').read().decode())" "$url" >> "$log" 2>&1
-for distinct in "" ${DISTINCT:+--distinct}; do
+for distinct in "" ${DISTINCT:+--distinct} ${REUSE_COUNTS:+--reuse-counts}; do
   for mode in reuse bypass; do
     echo "# python3 bench/eval_throughput.py URL $kernel --count $count --mode $mode $distinct" >> "$log"
     # shellcheck disable=SC2086

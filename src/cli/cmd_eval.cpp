@@ -6,8 +6,10 @@
 #include "util/fs.hpp"
 #include "util/terminal.hpp"
 
+#include <cstdint>
 #include <fmt/core.h>
 #include <memory>
+#include <optional>
 
 namespace ptxbench::cli {
 namespace {
@@ -25,6 +27,8 @@ struct EvalCliOptions {
   bool debug = false;
   std::string audit;
   std::string reference = "flashinfer";
+  std::string counts_cache = "off";
+  std::optional<std::uint64_t> seed;
   int sets = 3;
   int trials = 3;
   int warmup = 10;
@@ -44,6 +48,9 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
   if (o.reference != "flashinfer" && o.reference != "cudnn")
     return util::make_error(util::ErrorKind::invalid_input,
                             "unknown --reference '" + o.reference + "' (flashinfer, cudnn)");
+  if (o.counts_cache != "on" && o.counts_cache != "off")
+    return util::make_error(util::ErrorKind::invalid_input,
+                            "unknown --counts-cache '" + o.counts_cache + "' (on, off)");
   if (!o.audit.empty() && o.audit != "ncu")
     return util::make_error(util::ErrorKind::invalid_input,
                             "unknown --audit '" + o.audit + "' (the one audit is `ncu`)");
@@ -63,6 +70,9 @@ util::Expected<exec::EvalOptions> eval_options(const EvalCliOptions& o) {
       o.cached_reference ? exec::ReferenceTiming::cached : exec::ReferenceTiming::interleave;
   options.gqa_reference =
       o.reference == "cudnn" ? reference::GqaBaseline::cudnn : reference::GqaBaseline::flashinfer;
+  options.seed = o.seed;
+  options.counts_cache =
+      o.counts_cache == "on" ? exec::CountsCacheUse::on : exec::CountsCacheUse::off;
   return options;
 }
 
@@ -138,6 +148,14 @@ Action setup_eval(CLI::App& sub) {
   sub.add_option("--reference", o->reference,
                  "the GQA problems' baseline: `flashinfer` (the paper's, FlashInfer 0.6.14) or "
                  "`cudnn` (cuDNN SDPA); other problems have one")
+      ->capture_default_str();
+  sub.add_option("--seed", o->seed,
+                 "the inputs' seed (default: a secret one drawn for this evaluation); the same "
+                 "seed gives the same input values");
+  sub.add_option("--counts-cache", o->counts_cache,
+                 "`on`: reuse the instruction counts of an earlier evaluation of the same source, "
+                 "kernel.so, seed and GPU instead of counting (needs --seed; "
+                 "docs/evaluation.md \"Counts cache\")")
       ->capture_default_str();
   sub.add_flag("--sanitize", o->sanitize,
                "also run one call under compute-sanitizer memcheck; an error is RUNTIME_ERROR "

@@ -41,6 +41,11 @@ enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
 // trials once all of them have counted.
 enum class CounterSessionAhead : std::uint8_t { when_idle = 1, beside_timing = 2 };
 
+// Whether the counting pass's counts may be reused from an earlier evaluation of the same
+// source, kernel.so, inputs (a caller-fixed seed) and GPU (counts_cache.hpp says what a reused
+// count cannot see, and why this is off unless asked for).
+enum class CountsCacheUse : std::uint8_t { off = 1, on = 2 };
+
 struct EvalOptions {
   compile::Arch arch = compile::Arch::sm_90a;
   // The candidate's language: a Triton candidate is checked by the Triton gate and runs in
@@ -61,6 +66,7 @@ struct EvalOptions {
   reference::GqaBaseline gqa_reference = reference::GqaBaseline::flashinfer;
   std::optional<std::uint64_t> seed; // secret random seed when unset
   bool dynamic_counts = true;
+  CountsCacheUse counts_cache = CountsCacheUse::off;
   // Strict (a window per call) by default: batched timing reads back to back at full duty
   // cycle, and on an H200 its A/A missed 1.00 ± 0.01 (power-cap transients; docs/evaluation.md).
   measure::TimingMode timing_mode = measure::TimingMode::strict;

@@ -19,10 +19,10 @@ constexpr std::int64_t kMaxWarmup = 1000;
 constexpr std::int64_t kMaxIterations = 10000;
 constexpr double kMaxTimeoutS = 3600;
 
-constexpr std::array<std::string_view, 15> kRequestKeys{
+constexpr std::array<std::string_view, 17> kRequestKeys{
     "version", "language", "solution",   "arch",    "workload_uuids",      "sets",
     "trials",  "warmup",   "iterations", "timeout", "baseline_cache_mode", "sanitizer_types",
-    "audit",   "debug",    "reference"};
+    "audit",   "debug",    "reference",  "seed",    "counts_cache"};
 // FlashInfer-Trace Solution fields; name, author, spec and description are accepted and not
 // used (the service names the solution by its content hash).
 constexpr std::array<std::string_view, 6> kSolutionKeys{"definition", "sources", "name",
@@ -154,6 +154,24 @@ reference::GqaBaseline gqa_reference(util::JsonReader& in, const Json& body) {
   return reference::GqaBaseline::flashinfer;
 }
 
+// "seed": the inputs' seed (default: a secret one per evaluation); "counts_cache": "on" reuses
+// the counts of an earlier evaluation of the same source, kernel.so, seed and GPU.
+void read_counts_cache(util::JsonReader& in, const Json& body, EvalOptions& options) {
+  if (const Json* seed = util::JsonReader::optional(body, "seed")) {
+    if (seed->is_number_unsigned() || (seed->is_number_integer() && seed->get<std::int64_t>() >= 0))
+      options.seed = seed->get<std::uint64_t>();
+    else
+      in.fail("$.seed", "\"seed\" must be an integer from 0 to 2^64-1, got " + seed->dump());
+  }
+  const Json* use = util::JsonReader::optional(body, "counts_cache");
+  if (use == nullptr || *use == "off")
+    options.counts_cache = CountsCacheUse::off;
+  else if (*use == "on")
+    options.counts_cache = CountsCacheUse::on;
+  else
+    in.fail("$.counts_cache", "\"counts_cache\" must be \"on\" or \"off\", got " + use->dump());
+}
+
 void read_tools(util::JsonReader& in, const Json& body, EvalOptions& options) {
   options.sanitize = Sanitize::off;
   if (const Json* types = util::JsonReader::optional(body, "sanitizer_types")) {
@@ -208,6 +226,7 @@ void read_options(util::JsonReader& in, const Json& body, EvalOptions& options) 
   }
   options.reference_timing = reference_timing(in, body);
   options.gqa_reference = gqa_reference(in, body);
+  read_counts_cache(in, body, options);
   read_tools(in, body, options);
 }
 
@@ -238,6 +257,10 @@ Json to_json(const EvalRequest& request) {
     out["debug"] = true;
   if (o.gqa_reference == reference::GqaBaseline::cudnn) // likewise
     out["reference"] = "cudnn";
+  if (o.seed) // likewise
+    out["seed"] = *o.seed;
+  if (o.counts_cache == CountsCacheUse::on) // likewise
+    out["counts_cache"] = "on";
   return out;
 }
 
@@ -274,7 +297,8 @@ bool same_request(const EvalRequest& a, const EvalRequest& b) {
          x.arch == y.arch && x.language == y.language && x.sets == y.sets && x.trials == y.trials &&
          x.warmup == y.warmup && x.iterations == y.iterations && x.timeout == y.timeout &&
          x.reference_timing == y.reference_timing && x.sanitize == y.sanitize &&
-         x.audit == y.audit && x.debug == y.debug && x.gqa_reference == y.gqa_reference;
+         x.audit == y.audit && x.debug == y.debug && x.gqa_reference == y.gqa_reference &&
+         x.seed == y.seed && x.counts_cache == y.counts_cache;
 }
 
 } // namespace ptxbench::exec

@@ -75,6 +75,9 @@ struct DynamicReport {
   std::string coverage_unknown; // why the tensor FLOPs could not be read, or empty
   int foreign_ranges = 0;       // profiled kernels not in kernel.so: left out above
   std::optional<trace::Json> raw;
+  // With the counts cache asked for (EvalOptions::counts_cache): "reused: counted <when>",
+  // "stored", or "not used: <why>"; empty when it was not asked for.
+  std::string counts_cache;
 };
 
 struct TimingReport {

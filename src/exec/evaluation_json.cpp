@@ -176,6 +176,7 @@ DynamicReport read_dynamic(JsonReader& r, const Json& d, const std::string& path
   out.foreign_ranges =
       static_cast<int>(r.optional_integer(d, path, "foreign_kernels_not_credited", 0).value_or(0));
   out.reason = r.optional_string(d, path, "reason", Emptiness::allowed).value_or("");
+  out.counts_cache = r.optional_string(d, path, "counts_cache", Emptiness::rejected).value_or("");
   if (const Json* counter = JsonReader::optional(d, "counter"))
     out.raw = *counter;
   return out;

@@ -63,6 +63,8 @@ Json dynamic_json(const DynamicReport& dyn) {
     out["coverage_unknown"] = dyn.coverage_unknown;
   if (dyn.foreign_ranges > 0)
     out["foreign_kernels_not_credited"] = dyn.foreign_ranges;
+  if (!dyn.counts_cache.empty())
+    out["counts_cache"] = dyn.counts_cache;
   if (dyn.raw)
     out["counter"] = *dyn.raw;
   return out;
@@ -167,6 +169,8 @@ std::string target_text(const Evaluation& ev) {
       out += fmt::format(" (counts of the candidate's own kernels; {} other kernel launch(es) "
                          "not credited)",
                          ev.dynamic->foreign_ranges);
+    if (!ev.dynamic->counts_cache.empty())
+      out += "; counts cache: " + ev.dynamic->counts_cache;
   } else if (!ev.gpu_ran) {
     out += "; dynamic: not measured (needs a GPU)";
   }

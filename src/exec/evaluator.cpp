@@ -4,6 +4,7 @@
 #include "cuda/device.hpp"
 #include "exec/dynamic_report.hpp"
 #include "exec/gpu_evaluation.hpp"
+#include "util/hash.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -152,6 +153,7 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
     : m_checker(checker), m_suite(suite),
       m_candidate_binary(candidate_binary.empty() ? candidate_binary_path() : candidate_binary),
       m_reference_cache(std::move(reference_cache)),
+      m_counts_cache(evaluator_options.counts_folder.value_or(CountsCache::default_folder())),
       m_child_paths(child_paths(m_candidate_binary, evaluator_options)),
       m_warm(std::make_unique<detail::WarmState>(
           m_candidate_binary, evaluator_options.device, evaluator_options.warm_bytes,
@@ -184,17 +186,20 @@ void Evaluator::allow_counter_sessions_ahead(bool allowed) {
 // throws (a CUDA error in its context, a reply it could not read) becomes an error that names
 // the phase, so a run records an infra turn and goes on.
 util::Status Evaluator::gpu_phases(Evaluation& ev, const frontend::Frontend& language,
-                                   const frontend::Candidate& candidate,
+                                   const frontend::Candidate& candidate, const std::string& source,
                                    const suite::Problem& problem, const EvalOptions& options,
                                    util::PhaseLog& phases) {
   try {
     PTXBENCH_CUDA_CHECK(cudaSetDevice(m_warm->device)); // the calling thread's, for its phases
-    detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, *m_warm, phases,
-                              m_tool_runner);
+    detail::GpuEvaluation run(ev, m_suite, problem, options, m_reference_cache, m_counts_cache,
+                              *m_warm, phases, m_tool_runner);
     PTXBENCH_TRY_ASSIGN(auto binding, candidate.binding());
-    const detail::CandidateRun candidate_run{&candidate, ChildLaunch{m_child_paths, &candidate},
-                                             !language.uses_candidate_binary(), std::move(binding),
-                                             &m_checker.disassembler()};
+    const detail::CandidateRun candidate_run{&candidate,
+                                             ChildLaunch{m_child_paths, &candidate},
+                                             !language.uses_candidate_binary(),
+                                             std::move(binding),
+                                             &m_checker.disassembler(),
+                                             util::sha256_hex(source)};
     // The identities of kernel.so's cubins, read beside the GPU phases (launch_rules.hpp); a
     // candidate compiled in its warm-up has its cubins read after it (gpu_warm_up.cpp).
     std::future<util::Expected<std::vector<std::string>>> cubins;
@@ -264,7 +269,7 @@ util::Expected<Evaluation> Evaluator::evaluate(const std::string& source,
       if (!checked.candidate)
         throw util::Fatal("the " + std::string(language.name()) +
                           " check passed a candidate without making it");
-      PTXBENCH_TRY(gpu_phases(ev, language, *checked.candidate, problem, options, phases));
+      PTXBENCH_TRY(gpu_phases(ev, language, *checked.candidate, source, problem, options, phases));
     }
   }
   fill_libs(ev);

@@ -53,6 +53,7 @@
 #pragma once
 
 #include "exec/check.hpp"
+#include "exec/counts_cache.hpp"
 #include "exec/eval_options.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/reference_cache.hpp"
@@ -86,6 +87,9 @@ struct EvaluatorOptions {
   std::filesystem::path python = "python3";
   std::filesystem::path python_root;
   std::filesystem::path child_library;
+  // Where reused counts are kept (EvalOptions::counts_cache): unset, CountsCache::default_folder();
+  // empty, in memory only.
+  std::optional<std::filesystem::path> counts_folder;
 };
 
 namespace detail {
@@ -120,13 +124,15 @@ public:
 
 private:
   util::Status gpu_phases(Evaluation& ev, const frontend::Frontend& language,
-                          const frontend::Candidate& candidate, const suite::Problem& problem,
-                          const EvalOptions& options, util::PhaseLog& phases);
+                          const frontend::Candidate& candidate, const std::string& source,
+                          const suite::Problem& problem, const EvalOptions& options,
+                          util::PhaseLog& phases);
 
   const Checker& m_checker;
   const suite::Suite& m_suite;
   std::filesystem::path m_candidate_binary;
   ReferenceLatencyCache m_reference_cache;
+  CountsCache m_counts_cache;
   util::PosixProcessRunner m_tool_runner; // compute-sanitizer and ncu, the Triton gate
   frontend::ChildPaths m_child_paths;
   std::unique_ptr<detail::WarmState> m_warm;

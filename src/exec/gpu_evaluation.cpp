@@ -4,10 +4,14 @@
 #include "cuda/device.hpp"
 #include "exec/dynamic_report.hpp"
 #include "exec/matched_ratio.hpp"
+#include "sass/counters.hpp"
 #include "suite/correctness.hpp"
 #include "trace/json_io.hpp"
+#include "util/fs.hpp"
+#include "util/hash.hpp"
 
 #include <algorithm>
+#include <cuda_runtime.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <future>
@@ -60,6 +64,8 @@ util::Status GpuEvaluation::run(const CandidateRun& candidate) {
   // (spare_child.hpp "The counter session").
   RunningEvaluation running(m_warm.spares);
   m_running = &running;
+  // Before the child starts: a child whose counts are reused never opens a counter session.
+  look_up_counts(library);
   // The child starts (process, CUDA context) while the inputs are leased or made.
   auto inputs = std::async(std::launch::async, [&] { return prepare(); });
   const bool started = m_phases.time("child", [&] { return start_child(); });
@@ -321,7 +327,8 @@ std::optional<std::string> GpuEvaluation::prepare_child(StartedChild started) {
   }
   // The session's first pass costs what a count without it would: opening it here when it is
   // free costs nothing extra and spares the count the wait for the right.
-  const bool claimed = m_options.dynamic_counts && m_warm.spares.try_claim_counter_session();
+  const bool claimed =
+      m_options.dynamic_counts && !m_cached_counts && m_warm.spares.try_claim_counter_session();
   protocol::Request prepare;
   prepare.op = protocol::RequestOp::prepare;
   prepare.counter_session = claimed;
@@ -385,7 +392,8 @@ void GpuEvaluation::open_counter_session() {
 }
 
 bool GpuEvaluation::load_child(const std::filesystem::path& library) {
-  open_counter_session();
+  if (!m_cached_counts) // reused counts need no session
+    open_counter_session();
   std::shared_lock gpu(m_warm.lock);
   protocol::Request load;
   load.op = protocol::RequestOp::load;
@@ -502,12 +510,68 @@ bool GpuEvaluation::recheck() {
          outputs_match(m_buffers->staged_set(), "last timed call");
 }
 
+void GpuEvaluation::look_up_counts(const std::filesystem::path& library) {
+  if (m_options.counts_cache != CountsCacheUse::on || !m_options.dynamic_counts)
+    return;
+  // A secret seed is drawn once and never comes again; a Triton candidate's cubins are built in
+  // its warm-up, after the session would have to open.
+  if (!m_options.seed || m_run->own_child) {
+    m_counts_cache_note = !m_options.seed ? "not used: the input seed is secret (fix it to reuse)"
+                                          : "not used: the candidate has no kernel.so";
+    return;
+  }
+  auto bytes = util::read_file(library);
+  if (!bytes) {
+    m_counts_cache_note = "not used: " + bytes.error().message;
+    return;
+  }
+  const sass::ArchCounters* counters = sass::counters_for(compile::to_string(m_options.arch));
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  CountsKey key{m_run->source_sha256,
+                util::sha256_hex(*bytes),
+                m_problem.name(),
+                m_problem.workload.uuid,
+                m_result.seed,
+                m_result.sets,
+                m_result.gpu,
+                std::to_string(driver),
+                counters != nullptr ? sass::metric_names(*counters) : std::vector<std::string>{},
+                "user",
+                PTXBENCH_VERSION};
+  // An entry whose counts do not read as the child's reply must is no entry.
+  if (auto cached = m_counts_cache.get(key); cached && read_counts(cached->counts))
+    m_cached_counts = std::move(cached);
+  m_counts_key = std::move(key);
+}
+
+bool GpuEvaluation::reuse_counts() {
+  m_result.dynamic = DynamicReport{};
+  m_result.dynamic->raw = m_cached_counts->counts;
+  m_result.dynamic->counts_cache = "reused: counted " + m_cached_counts->counted_at;
+  // A spare prepared ahead may hold a session: it closes before any trial.
+  if (!end_counter_session())
+    return false;
+  auto counts = read_counts(m_cached_counts->counts); // read once in look_up_counts
+  if (counts && counts->available)
+    record_counted_kernels(counts->kernels());
+  return true;
+}
+
+void GpuEvaluation::store_counts(const trace::Json& counts) {
+  m_counts_cache.put(*m_counts_key, counts, m_result.timestamp);
+  m_counts_cache_note = "stored";
+}
+
 bool GpuEvaluation::counts() {
+  if (m_cached_counts)
+    return reuse_counts();
   // Only a child that opened its range-profiler session before loading counts (its filter
   // refuses what opening one needs). It has closed its session when the count returns, and the
   // right goes back — or, if the count broke the child, when the child has ended.
+  m_result.dynamic = DynamicReport{};
+  m_result.dynamic->counts_cache = m_counts_cache_note;
   if (!m_child_holds_counter_session) {
-    m_result.dynamic = DynamicReport{};
     m_result.dynamic->reason =
         "no counter session: the GPU's range profiler was not free before the candidate loaded";
     return true;
@@ -519,7 +583,6 @@ bool GpuEvaluation::counts() {
     protocol::Request count;
     count.op = protocol::RequestOp::count;
     count.set = 0;
-    m_result.dynamic = DynamicReport{};
     reply = ask(count);
   }
   if (!reply) {
@@ -539,7 +602,12 @@ bool GpuEvaluation::counts() {
   // The counting pass called the candidate again on input set 0 (once per hardware pass), its
   // outputs reset before each: what it left must still be right.
   std::shared_lock gpu(m_warm.lock);
-  return outputs_match(0, "counting-pass call (again, after the correctness calls)");
+  const bool right = outputs_match(0, "counting-pass call (again, after the correctness calls)");
+  if (right && m_counts_key) {
+    store_counts(*m_result.dynamic->raw);
+    m_result.dynamic->counts_cache = m_counts_cache_note;
+  }
+  return right;
 }
 
 void GpuEvaluation::record_counted_kernels(const std::vector<std::string>& names) {

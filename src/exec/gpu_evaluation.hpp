@@ -9,6 +9,7 @@
 #include "exec/buffers.hpp"
 #include "exec/child_command.hpp"
 #include "exec/child_process.hpp"
+#include "exec/counts_cache.hpp"
 #include "exec/eval_options.hpp"
 #include "exec/evaluation.hpp"
 #include "exec/tool_passes.hpp"
@@ -45,6 +46,7 @@ struct CandidateRun {
   bool own_child = false;
   std::string binding;
   const sass::Disassembler* disassembler = nullptr;
+  std::string source_sha256; // of the candidate's source text (the counts cache's key)
 };
 
 struct TrialSamples {
@@ -56,10 +58,10 @@ struct TrialSamples {
 class GpuEvaluation {
 public:
   GpuEvaluation(Evaluation& result, const suite::Suite& suite, const suite::Problem& problem,
-                const EvalOptions& options, ReferenceLatencyCache& cache, WarmState& warm,
-                util::PhaseLog& phases, util::ProcessRunner& tool_runner)
+                const EvalOptions& options, ReferenceLatencyCache& cache, CountsCache& counts_cache,
+                WarmState& warm, util::PhaseLog& phases, util::ProcessRunner& tool_runner)
       : m_result(result), m_suite(suite), m_problem(problem), m_options(options), m_cache(cache),
-        m_warm(warm), m_phases(phases), m_tool_runner(tool_runner) {}
+        m_counts_cache(counts_cache), m_warm(warm), m_phases(phases), m_tool_runner(tool_runner) {}
   ~GpuEvaluation();
   GpuEvaluation(const GpuEvaluation&) = delete;
   GpuEvaluation& operator=(const GpuEvaluation&) = delete;
@@ -110,7 +112,12 @@ private:
   bool retime_outlier_pairs();
   void switch_to_strict(std::string reason);
   bool recheck();
+  // The counts cache's key for this evaluation, when it may use the cache (counts_cache.hpp);
+  // sets m_cached_counts on a hit, before the child would open its counter session.
+  void look_up_counts(const std::filesystem::path& library);
   bool counts();
+  bool reuse_counts();
+  void store_counts(const trace::Json& counts);
   bool end_counter_session();
   void finish_child();
   void release_warm_state();
@@ -132,6 +139,10 @@ private:
   const suite::Problem& m_problem;
   const EvalOptions& m_options;
   ReferenceLatencyCache& m_cache;
+  CountsCache& m_counts_cache;
+  std::optional<CountsKey> m_counts_key;
+  std::optional<CachedCounts> m_cached_counts;
+  std::string m_counts_cache_note; // DynamicReport::counts_cache
   WarmState& m_warm;
   util::PhaseLog& m_phases;
   util::ProcessRunner& m_tool_runner;

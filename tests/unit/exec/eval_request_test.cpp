@@ -29,6 +29,8 @@ EvalRequest every_member_set() {
   o.audit = exec::Audit::ncu;
   o.debug = exec::Debug::cuda_gdb;
   o.gqa_reference = reference::GqaBaseline::cudnn;
+  o.seed = 18446744073709551615ULL;
+  o.counts_cache = exec::CountsCacheUse::on;
   return request;
 }
 
@@ -110,6 +112,39 @@ TEST(EvalRequest, TheGqaReferenceIsFlashInferUnlessCudnnIsAskedFor) {
   EXPECT_NE(error_of(body).find("$.reference: \"reference\" must be \"flashinfer\" or "
                                 "\"cudnn\" (the GQA baseline), got \"triton\""),
             std::string::npos)
+      << error_of(body);
+}
+
+TEST(EvalRequest, TheSeedAndTheCountsCacheAreWrittenOnlyWhenSetAndReadStrictly) {
+  const EvalRequest plain{"gemm_n7168_k5120", "__global__ void k() {}", std::nullopt, {}};
+  EXPECT_FALSE(exec::to_json(plain).contains("seed"));
+  EXPECT_FALSE(exec::to_json(plain).contains("counts_cache"));
+  Json body = fib_body();
+  auto read = exec::eval_request_from_json(body, "");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->options.seed);
+  EXPECT_EQ(read->options.counts_cache, exec::CountsCacheUse::off);
+  body["seed"] = 0;
+  body["counts_cache"] = "on";
+  read = exec::eval_request_from_json(body, "");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->options.seed, 0U);
+  EXPECT_EQ(read->options.counts_cache, exec::CountsCacheUse::on);
+  EvalRequest other = plain;
+  other.options.seed = 1;
+  EXPECT_FALSE(exec::same_request(other, plain));
+
+  body["seed"] = -1;
+  EXPECT_NE(error_of(body).find("$.seed: \"seed\" must be an integer from 0 to 2^64-1, got -1"),
+            std::string::npos)
+      << error_of(body);
+  body["seed"] = "42";
+  EXPECT_NE(error_of(body).find("$.seed:"), std::string::npos) << error_of(body);
+  body["seed"] = 42;
+  body["counts_cache"] = true;
+  EXPECT_NE(
+      error_of(body).find("$.counts_cache: \"counts_cache\" must be \"on\" or \"off\", got true"),
+      std::string::npos)
       << error_of(body);
 }
 

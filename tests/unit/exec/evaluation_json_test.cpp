@@ -49,6 +49,7 @@ DynamicReport full_dynamic() {
   d.tensor_flops = 3.75e11;
   d.coverage = 0.875;
   d.foreign_ranges = 2;
+  d.counts_cache = "reused: counted 2026-12-04T10:00:00Z";
   d.raw = trace::Json{{"available", true}, {"gmma", "NaN"}, {"pass_ms", "Infinity"}};
   return d;
 }
@@ -129,6 +130,7 @@ void expect_same_dynamic(const DynamicReport& a, const DynamicReport& b) {
   EXPECT_EQ(a.coverage, b.coverage);
   EXPECT_EQ(a.coverage_unknown, b.coverage_unknown);
   EXPECT_EQ(a.foreign_ranges, b.foreign_ranges);
+  EXPECT_EQ(a.counts_cache, b.counts_cache);
   EXPECT_EQ(a.raw, b.raw);
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <optional>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace ptxbench::exec {
@@ -523,6 +524,55 @@ TEST(EvaluatorGpu, BesideTimingBackToBackEvaluationsCountWithASessionOpenedAhead
   }
   evaluator.settle();
   EXPECT_EQ(stray_children() - evaluator.spare_processes(), 0);
+}
+
+// The counts cache (counts_cache.hpp): with a fixed seed the second evaluation of the same
+// kernel reuses the first's counts, to the same verdict, and its child opens no counter session
+// for them; another seed or a secret one counts again.
+TEST(EvaluatorGpu, TheCountsCacheReusesACountOnlyForTheSameKernelAndSeed) {
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("ptxbench_counts_gpu_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
+  EvaluatorOptions evaluator_options;
+  evaluator_options.counts_folder = folder;
+  Evaluator evaluator(*supervisor().checker, *supervisor().suite, std::filesystem::path{},
+                      std::filesystem::path{}, evaluator_options);
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem);
+  const std::string source = read_kernel("sm90_wgmma_tma_gemm.cu");
+  auto run = [&](std::optional<std::uint64_t> seed) {
+    EvalOptions options = quick();
+    options.seed = seed;
+    options.counts_cache = CountsCacheUse::on;
+    auto ev = evaluator.evaluate(source, **problem, options);
+    EXPECT_TRUE(ev) << ev.error().message;
+    return ev ? std::move(*ev) : Evaluation{};
+  };
+  const Evaluation counted = run(0x5eed'c0c0);
+  ASSERT_EQ(counted.status, Status::passed) << counted.message;
+  ASSERT_TRUE(counted.dynamic && counted.dynamic->raw);
+  if (counted.dynamic->verdict == DynamicState::unknown)
+    GTEST_SKIP() << counted.dynamic->reason;
+  EXPECT_EQ(counted.dynamic->counts_cache, "stored");
+
+  const Evaluation reused = run(0x5eed'c0c0);
+  ASSERT_EQ(reused.status, Status::passed) << reused.message;
+  ASSERT_TRUE(reused.dynamic && reused.dynamic->raw);
+  EXPECT_EQ(reused.dynamic->counts_cache, "reused: counted " + counted.timestamp);
+  EXPECT_EQ(*reused.dynamic->raw, *counted.dynamic->raw);
+  EXPECT_EQ(reused.dynamic->verdict, counted.dynamic->verdict);
+  EXPECT_EQ(reused.dynamic->coverage, counted.dynamic->coverage);
+  EXPECT_EQ(reused.launches.counted, counted.launches.counted);
+  EXPECT_FALSE(reused.child_startup.contains("counter_session_error"));
+
+  const Evaluation other_seed = run(0x5eed'c0c1);
+  ASSERT_EQ(other_seed.status, Status::passed) << other_seed.message;
+  EXPECT_EQ(other_seed.dynamic->counts_cache, "stored");
+  const Evaluation secret = run(std::nullopt);
+  ASSERT_EQ(secret.status, Status::passed) << secret.message;
+  EXPECT_EQ(secret.dynamic->counts_cache, "not used: the input seed is secret (fix it to reuse)");
+  evaluator.settle();
+  std::filesystem::remove_all(folder);
 }
 
 TEST(EvaluatorGpu, TwentyBackToBackEvaluationsLeakNoMemoryNorProcesses) {
