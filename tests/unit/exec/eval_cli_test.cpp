@@ -65,6 +65,17 @@ TEST(EvalCli, UnknownAuditIsBadInput) {
   EXPECT_NE(result.err.find("unknown --audit 'nsys'"), std::string::npos) << result.err;
 }
 
+TEST(EvalCli, AnUnknownCountsCacheModeOrANegativeSeedIsBadInput) {
+  auto result =
+      eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--counts-cache", "sometimes"});
+  EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("unknown --counts-cache 'sometimes' (on, off)"), std::string::npos)
+      << result.err;
+  result = eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--seed", "-3"});
+  EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("--seed"), std::string::npos) << result.err;
+}
+
 TEST(EvalCli, SanitizeAndAuditWithoutAGpuSayTheyNeedOne) {
   const auto result =
       eval({kernel("simt_gemm.cu"), "--problem", kProblem, "--sanitize", "--audit", "ncu"});
