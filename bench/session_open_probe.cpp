@@ -16,7 +16,7 @@
 //   session_open_probe --variant NAME   one variant in this process (its JSON line)
 //   session_open_probe --sampler-check  the sampler on known work, no GPU: 60 ms computing, 60 ms
 //                                       in nanosleep, 60 ms blocked in read (its JSON line)
-// bench/run_session_probe_on_device.sh runs it on the GPU machine (bench/results/
+// bench/run_overhead_probes_on_device.sh runs it on the GPU machine (bench/results/
 // session_open_probe_h200.md).
 #include "bench/wgmma_gemm_call.hpp"
 #include "measure/instruction_counter.hpp"
