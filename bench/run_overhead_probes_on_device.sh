@@ -3,10 +3,11 @@
 # ~0.4 s on (bench/results/session_open_probe_h200.md), and where the strict protocol's ~1 ms
 # per call goes (bench/results/eval_throughput_h200.md, stop 29). From the repository root:
 #   bash bench/run_overhead_probes_on_device.sh BUILD
-# BUILD: a gpu-preset build laid out as build/gpu (bench/session_open_probe and
-# bench/strict_call_steps in it), or a .tar.xz of one. About 2 minutes. Output under $OUT:
-# machine.txt, sampler_check.json (the sampler on known work), probe.txt (one JSON line per
-# variant, then the markdown summary), strict_call_steps.md and, where strace is installed,
+# BUILD: a gpu-preset build laid out as build/gpu (bench/session_open_probe,
+# bench/strict_call_steps and bench/pm_sampling_probe in it), or a .tar.xz of one. About 2
+# minutes. Output under $OUT: machine.txt, sampler_check.json (the sampler on known work),
+# probe.txt (one JSON line per variant, then the markdown summary), strict_call_steps.md,
+# pm_sampling.md (PM sampling as a counting route) and, where strace is installed,
 # strace_default.txt / strace_slowest.txt with the default variant's ioctls and their times.
 set -u
 unpack() { if [ -f "$1" ]; then mkdir -p "$2" && tar -C "$2" -xJf "$1" && echo "$2"; else realpath "$1"; fi; }
@@ -24,6 +25,8 @@ timeout 300 "$probe" > "$out/probe.txt" 2>&1
 echo "rc=$?" >> "$out/probe.txt"
 timeout 200 "$bin/bench/strict_call_steps" --calls 200 > "$out/strict_call_steps.md" 2>&1
 echo "rc=$?" >> "$out/strict_call_steps.md"
+timeout 120 "$bin/bench/pm_sampling_probe" --cycles 3 > "$out/pm_sampling.md" 2>&1
+echo "rc=$?" >> "$out/pm_sampling.md"
 if command -v strace > /dev/null; then
   # -T: time spent in each call; -f: CUPTI's and the driver's own threads too.
   timeout 120 strace -f -T -e trace=ioctl,mmap,munmap -o "$out/strace_default.txt" \
