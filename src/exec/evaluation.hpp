@@ -76,7 +76,8 @@ struct DynamicReport {
   int foreign_ranges = 0;       // profiled kernels not in kernel.so: left out above
   std::optional<trace::Json> raw;
   // With the counts cache asked for (EvalOptions::counts_cache): "reused: counted <when>",
-  // "stored", or "not used: <why>"; empty when it was not asked for.
+  // "stored", "no earlier count: …" (a miss whose count was not stored) or "not used: <why>";
+  // empty when it was not asked for.
   std::string counts_cache;
 };
 

@@ -542,6 +542,9 @@ void GpuEvaluation::look_up_counts(const std::filesystem::path& library) {
   // An entry whose counts do not read as the child's reply must is no entry.
   if (auto cached = m_counts_cache.get(key); cached && read_counts(cached->counts))
     m_cached_counts = std::move(cached);
+  else
+    m_counts_cache_note =
+        "no earlier count: counted here, stored if it reads and the outputs match";
   m_counts_key = std::move(key);
 }
 
