@@ -201,6 +201,12 @@ int main(int argc, char** argv) {
   fmt::print("\n## 2. The primitives alone\n\n| step | median µs |\n|---|---|\n");
   fmt::print("| cudaDeviceSynchronize, device idle | {:.1f} |\n",
              median_us(calls, [] { cudaDeviceSynchronize(); }));
+  fmt::print(
+      "| persisting L2 lines released (cudaCtxResetPersistingL2Cache), waited for | {:.1f} |\n",
+      median_us(calls, [&] {
+        flusher->release_persisting();
+        cudaDeviceSynchronize();
+      }));
   fmt::print("| L2 flush ({} MiB), waited for | {:.1f} |\n", flusher->bytes() >> 20,
              median_us(calls, [&] {
                flusher->flush(stream);
