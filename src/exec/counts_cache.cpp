@@ -1,5 +1,6 @@
 #include "exec/counts_cache.hpp"
 
+#include "sass/counters.hpp"
 #include "util/fs.hpp"
 #include "util/hash.hpp"
 #include "util/json_reader.hpp"
@@ -14,6 +15,34 @@ constexpr int kSchema = 1;
 constexpr std::array<std::string_view, 4> kEntryKeys{"schema", "key", "counted_at", "counts"};
 
 } // namespace
+
+CountsKey counts_key(std::string source_sha256, std::string library_sha256,
+                     const CountsContext& context) {
+  const sass::ArchCounters* counters = sass::counters_for(compile::to_string(context.arch));
+  return {std::move(source_sha256),
+          std::move(library_sha256),
+          context.problem,
+          context.workload,
+          context.seed,
+          context.sets,
+          context.gpu,
+          std::to_string(context.driver_version),
+          counters != nullptr ? sass::metric_names(*counters) : std::vector<std::string>{},
+          "user",
+          PTXBENCH_VERSION};
+}
+
+std::optional<std::string> counts_cache_refusal(const EvalOptions& options, bool has_library) {
+  if (options.counts_cache != CountsCacheUse::on || !options.dynamic_counts)
+    return std::nullopt;
+  // A secret seed is drawn once and never comes again; a Triton candidate's cubins are built in
+  // its warm-up, after the counter session would have had to open.
+  if (!options.seed)
+    return "not used: the input seed is secret (fix it to reuse)";
+  if (!has_library)
+    return "not used: the candidate has no kernel.so";
+  return "";
+}
 
 trace::Json to_json(const CountsKey& key) {
   return {{"source_sha256", key.source_sha256},

@@ -26,6 +26,8 @@
 // by the next store). Entries are written atomically; concurrent evaluators may share a folder.
 #pragma once
 
+#include "compile/nvcc.hpp"
+#include "exec/eval_options.hpp"
 #include "trace/schema.hpp"
 #include "util/error.hpp"
 
@@ -53,6 +55,27 @@ struct CountsKey {
   std::string replay;
   std::string ptxbench; // version
 };
+
+// What the key is made of besides the source and kernel.so: the evaluation's problem, inputs
+// and GPU.
+struct CountsContext {
+  std::string problem;
+  std::string workload;
+  std::uint64_t seed = 0;
+  int sets = 0;
+  std::string gpu;
+  int driver_version = 0; // cudaDriverGetVersion
+  compile::Arch arch = compile::Arch::sm_90a;
+};
+
+// The key of a candidate counted with user replay (as the child counts) under `context`: the
+// metrics are the architecture's row of the counter table (sass/counters.hpp).
+CountsKey counts_key(std::string source_sha256, std::string library_sha256,
+                     const CountsContext& context);
+
+// Whether an evaluation may use the cache: nullopt when it was not asked for (or counts
+// nothing), else "" when it may, or why not ("not used: …", the report's text).
+std::optional<std::string> counts_cache_refusal(const EvalOptions& options, bool has_library);
 
 trace::Json to_json(const CountsKey& key);
 // The entry's file name: SHA-256 of the key's JSON.

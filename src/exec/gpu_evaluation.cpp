@@ -511,13 +511,9 @@ bool GpuEvaluation::recheck() {
 }
 
 void GpuEvaluation::look_up_counts(const std::filesystem::path& library) {
-  if (m_options.counts_cache != CountsCacheUse::on || !m_options.dynamic_counts)
-    return;
-  // A secret seed is drawn once and never comes again; a Triton candidate's cubins are built in
-  // its warm-up, after the session would have to open.
-  if (!m_options.seed || m_run->own_child) {
-    m_counts_cache_note = !m_options.seed ? "not used: the input seed is secret (fix it to reuse)"
-                                          : "not used: the candidate has no kernel.so";
+  const auto refusal = counts_cache_refusal(m_options, !m_run->own_child);
+  if (!refusal || !refusal->empty()) {
+    m_counts_cache_note = refusal.value_or("");
     return;
   }
   auto bytes = util::read_file(library);
@@ -525,21 +521,12 @@ void GpuEvaluation::look_up_counts(const std::filesystem::path& library) {
     m_counts_cache_note = "not used: " + bytes.error().message;
     return;
   }
-  const sass::ArchCounters* counters = sass::counters_for(compile::to_string(m_options.arch));
   int driver = 0;
   cudaDriverGetVersion(&driver);
-  CountsKey key{m_run->source_sha256,
-                util::sha256_hex(*bytes),
-                m_problem.name(),
-                m_problem.workload.uuid,
-                m_result.seed,
-                m_result.sets,
-                m_result.gpu,
-                std::to_string(driver),
-                counters != nullptr ? sass::metric_names(*counters) : std::vector<std::string>{},
-                "user",
-                PTXBENCH_VERSION};
-  // An entry whose counts do not read as the child's reply must is no entry.
+  CountsKey key = counts_key(m_run->source_sha256, util::sha256_hex(*bytes),
+                             {m_problem.name(), m_problem.workload.uuid, m_result.seed,
+                              m_result.sets, m_result.gpu, driver, m_options.arch});
+  // An entry whose counts do not read as a child's reply does is no entry.
   if (auto cached = m_counts_cache.get(key); cached && read_counts(cached->counts))
     m_cached_counts = std::move(cached);
   else

@@ -2,6 +2,7 @@
 // for, every part of the key matters, and a damaged or foreign entry is a miss that the next
 // store replaces.
 #include "exec/counts_cache.hpp"
+#include "sass/counters.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,33 @@ TEST(CountsCache, AnEntryOfTheWrongShapeNamesItsJsonPath) {
   EXPECT_EQ(read("{\"schema\": 1, \"key\": " + key_json + ", \"counts\": {}}"),
             "counts/x.json: $: missing required key \"counted_at\"");
   EXPECT_EQ(read("not json"), "counts/x.json: $: not JSON");
+}
+
+TEST(CountsCache, OnlyAnAskedForCountWithAFixedSeedAndAKernelSoMayBeReused) {
+  EvalOptions options;
+  EXPECT_EQ(counts_cache_refusal(options, true), std::nullopt); // off: not asked for
+  options.counts_cache = CountsCacheUse::on;
+  EXPECT_EQ(counts_cache_refusal(options, true),
+            "not used: the input seed is secret (fix it to reuse)");
+  options.seed = 7;
+  EXPECT_EQ(counts_cache_refusal(options, true), "");
+  EXPECT_EQ(counts_cache_refusal(options, false), "not used: the candidate has no kernel.so");
+  options.dynamic_counts = false; // nothing is counted, so nothing is reused
+  EXPECT_EQ(counts_cache_refusal(options, true), std::nullopt);
+}
+
+TEST(CountsCache, TheKeyCarriesTheArchitecturesMetricsAndTheChildsReplay) {
+  const CountsContext context{"gemm_n7168_k5120",   "uuid-1", 42, 3, "NVIDIA H200", 13000,
+                              compile::Arch::sm_90a};
+  const CountsKey hopper = counts_key("src", "lib", context);
+  EXPECT_EQ(hopper.metrics, sass::metric_names(*sass::counters_for("sm_90a")));
+  EXPECT_EQ(hopper.replay, "user");
+  EXPECT_EQ(hopper.driver, "13000");
+  EXPECT_EQ(hopper.seed, 42U);
+  CountsContext blackwell = context;
+  blackwell.arch = compile::Arch::sm_100a;
+  EXPECT_NE(file_name(counts_key("src", "lib", blackwell)), file_name(hopper));
+  EXPECT_NE(file_name(counts_key("src", "other lib", context)), file_name(hopper));
 }
 
 TEST(CountsCache, WithoutAFolderEntriesLiveInMemoryOnly) {
