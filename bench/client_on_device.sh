@@ -46,6 +46,17 @@ python3 bench/client_batch.py "$url" --n "${2:-64}" --concurrency "${3:-16}" \
 for dir in /tmp/client_state/rollouts/*/; do
   [ -f "$dir/run.sqlite" ] && "$ptxbench" report "$dir" > "$out/rollouts_report.md" 2>&1
 done
+# The GRPO trainer step (issue 34), where this Python has the trainer stack; TOKENIZER: a
+# tokenizer.json (CI's comes from the anthropic package in .deps/python-tokenizer/, which does
+# not travel; carry a copy, e.g. .devbuild/tokenizer.json).
+tokenizer=${TOKENIZER:-.devbuild/tokenizer.json}
+if python3 -c "import torch, transformers, datasets, trl" > /dev/null 2>&1 && [ -f "$tokenizer" ]; then
+  (cd "$out" && timeout 300 python3 /work/main/python/ptxbench_client/examples/grpo_trl.py \
+    "$url" "$(realpath "/work/main/$tokenizer")" > grpo.json 2> grpo.err; echo "rc=$?" >> grpo.err)
+else
+  echo "GRPO step not run: torch, transformers, datasets and trl do not all import, or no $tokenizer" \
+    > "$out/grpo.err"
+fi
 curl -s "$url/metrics" > "$out/metrics.txt"
 kill -TERM $serve; wait $serve
 echo done >> "$out/machine.txt"

@@ -5,7 +5,8 @@ conversational completions, an outage as None); the SFT loader turns `fixit buil
 `datasets.Dataset` with a chat template applied (datasets and transformers from
 .deps/python-trainer/, the tokenizer.json that the anthropic package ships, from
 .deps/python-tokenizer/ — both installed by scripts/setup.sh). The GRPO trainer step itself
-needs torch and trl: test_grpo.py, on the GPU machine.
+needs torch and trl, which CI does not have: bench/client_on_device.sh runs grpo_trl.py where
+they import (bench/results/client_batch_h200.md).
 Run: python3 python/tests/test_examples.py PTXBENCH_BINARY (ctest: client_examples_py)."""
 
 import contextlib
