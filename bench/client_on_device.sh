@@ -51,8 +51,9 @@ done
 # not travel; carry a copy, e.g. .devbuild/tokenizer.json).
 tokenizer=${TOKENIZER:-.devbuild/tokenizer.json}
 if python3 -c "import torch, transformers, datasets, trl" > /dev/null 2>&1 && [ -f "$tokenizer" ]; then
+  tokenizer=$(realpath "$tokenizer")
   (cd "$out" && timeout 300 python3 /work/main/python/ptxbench_client/examples/grpo_trl.py \
-    "$url" "$(realpath "/work/main/$tokenizer")" > grpo.json 2> grpo.err; echo "rc=$?" >> grpo.err)
+    "$url" "$tokenizer" > grpo.json 2> grpo.err; echo "rc=$?" >> grpo.err)
 else
   echo "GRPO step not run: torch, transformers, datasets and trl do not all import, or no $tokenizer" \
     > "$out/grpo.err"
