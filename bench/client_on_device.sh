@@ -60,4 +60,4 @@ else
 fi
 curl -s "$url/metrics" > "$out/metrics.txt"
 kill -TERM $serve; wait $serve
-echo done >> "$out/machine.txt"
+echo "done" >> "$out/machine.txt"

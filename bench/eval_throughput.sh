@@ -20,7 +20,9 @@ mkdir -p "$out"
 bin=${BIN_DIR:-build/gpu}
 ptxbench=$bin/ptxbench; [ -x "$ptxbench" ] || ptxbench=$bin/src/cli/ptxbench
 candidate=$bin/ptxbench-candidate; [ -x "$candidate" ] || candidate=$bin/bin/ptxbench-candidate
-export PTXBENCH_CANDIDATE=$(realpath "$candidate") PTXBENCH_CACHE=${PTXBENCH_CACHE:-$(mktemp -d)}
+PTXBENCH_CANDIDATE=$(realpath "$candidate")
+PTXBENCH_CACHE=${PTXBENCH_CACHE:-$(mktemp -d)}
+export PTXBENCH_CANDIDATE PTXBENCH_CACHE
 log=$out/eval_throughput_$label.jsonl
 {
   date -u +"# date: %Y-%m-%dT%H:%M:%SZ"
