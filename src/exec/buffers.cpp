@@ -94,7 +94,7 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   EvalBuffers buffers;
   const suite::CorrectnessRule rule = suite::correctness_rule(problem);
   buffers.m_tolerance = {static_cast<float>(rule.atol), static_cast<float>(rule.rtol)};
-  buffers.m_seed = seed;
+  buffers.m_draw_secret = seed;                      // until an evaluation reseeds the draws
   PTXBENCH_TRY(buffers.allocate(problem, sets + 1)); // the correctness sets and the fresh one
   PTXBENCH_TRY(buffers.fill_inputs(suite, problem, seed, stream));
   PTXBENCH_TRY(buffers.prepare_forward(suite, problem));
@@ -271,13 +271,18 @@ util::Status EvalBuffers::fill_from_forward(Set& set, cudaStream_t stream) {
 
 util::Expected<int> EvalBuffers::draw(cudaStream_t stream) {
   Set& fresh = m_sets.back();
-  // Past the correctness sets' own derivations (set_seed(seed, 0 .. sets - 1)).
-  const std::uint64_t seed = set_seed(m_seed, set_count() + static_cast<int>(++m_draws));
+  // Past the correctness sets' own derivation indices (set_seed(seed, 0 .. sets - 1)).
+  const std::uint64_t seed = set_seed(m_draw_secret, set_count() + static_cast<int>(++m_draws));
   PTXBENCH_TRY(fill_random_inputs(fresh, seed, stream));
   PTXBENCH_TRY(fill_from_forward(fresh, stream));
   fresh.digest.reset();
   m_fresh_has_reference = false;
   return fresh_set();
+}
+
+void EvalBuffers::reseed_draws(std::uint64_t secret) {
+  m_draw_secret = secret;
+  m_draws = 0;
 }
 
 util::Status EvalBuffers::fresh_reference(reference::Reference& reference, cudaStream_t stream) {

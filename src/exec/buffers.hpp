@@ -21,7 +21,9 @@
 // gets inputs no call has seen: one more set, the fresh set, is drawn again before each of
 // them (draw) from a seed derived from the secret one and a draw counter, and its reference
 // outputs are computed only when that call's output is compared (fresh_reference). The fresh
-// set, like the others, never gets an IPC handle.
+// set, like the others, never gets an IPC handle. The draws follow a secret of their own, given
+// by every evaluation that uses the buffers (reseed_draws): a caller may fix the seed of the
+// correctness sets (EvalOptions::seed), never the fresh inputs of the timed calls.
 //
 // Invariants. Buffer order is the ABI order (tensor inputs, then outputs); every buffer is a
 // whole cudaMalloc allocation; the correctness sets' inputs are written only here, before the
@@ -71,6 +73,9 @@ public:
   // Draws new inputs into the fresh set (enqueued on `stream`); its reference outputs are then
   // unknown until fresh_reference. Returns fresh_set().
   util::Expected<int> draw(cudaStream_t stream);
+  // The secret the following draws derive from (an evaluation's, never the caller's seed); the
+  // draw count starts again.
+  void reseed_draws(std::uint64_t secret);
   // Computes the fresh set's reference outputs with `reference` when the current draw has none
   // yet (synchronises `stream`).
   util::Status fresh_reference(reference::Reference& reference, cudaStream_t stream);
@@ -159,7 +164,7 @@ private:
   int m_staged = -1;     // the set in the call slot
   std::vector<RandomInput> m_random;
   std::optional<Forward> m_forward; // backward problems only
-  std::uint64_t m_seed = 0;         // the evaluation's secret seed
+  std::uint64_t m_draw_secret = 0;  // reseed_draws's
   std::uint64_t m_draws = 0;
   bool m_fresh_has_reference = false;
   Tolerance m_tolerance; // the problem's (suite::correctness_rule)
@@ -167,7 +172,8 @@ private:
   std::vector<std::int64_t> m_var_axes;
 };
 
-// The seed of input set `set` derived from the evaluation's secret seed.
+// The seed of input set `set` derived from the evaluation's seed (the fresh set's draws: from
+// the draw secret).
 std::uint64_t set_seed(std::uint64_t seed, int set);
 
 } // namespace ptxbench::exec

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <mutex>
+#include <random>
 #include <shared_mutex>
 #include <utility>
 
@@ -49,6 +50,11 @@ GpuEvaluation::~GpuEvaluation() {
     m_reference.reset();
     m_stream.reset();
   }
+}
+
+std::uint64_t draw_secret() {
+  std::random_device source;
+  return (std::uint64_t{source()} << 32) ^ source();
 }
 
 util::Status GpuEvaluation::run(const CandidateRun& candidate) {
@@ -265,6 +271,7 @@ util::Status GpuEvaluation::lease_inputs(cudaStream_t stream) {
     m_inputs->bytes = m_inputs->buffers.device_bytes();
   }
   m_buffers = &m_inputs->buffers;
+  m_buffers->reseed_draws(m_secret);
   m_inputs_warm = warm;
   return util::Ok{};
 }

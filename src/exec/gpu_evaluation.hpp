@@ -26,6 +26,9 @@
 
 namespace ptxbench::exec::detail {
 
+// 64 bits from the OS's random source: an evaluation's protocol secret.
+std::uint64_t draw_secret();
+
 // How long the reference keeps the GPU busy before the first trial (gpu_timing.cpp).
 inline constexpr std::chrono::milliseconds kPreheat{120};
 // A pair of trials whose reference/candidate ratio strays more than this from the median
@@ -161,7 +164,11 @@ private:
   RunningEvaluation* m_running = nullptr;     // run()'s, while it runs
   bool m_inputs_modified = false;
   bool m_inputs_warm = false;
-  std::optional<CheckPattern> m_checks; // which timed calls are compared, from the secret seed
+  // The protocol's own secret, drawn for every evaluation whatever its seed: which timed calls
+  // are compared, where the calibrations go and the fresh inputs of the timed calls follow it,
+  // so a caller-fixed seed (EvalOptions::seed) fixes only the correctness sets.
+  std::uint64_t m_secret = draw_secret();
+  std::optional<CheckPattern> m_checks; // which timed calls are compared, from m_secret
   // Wall time less reported latency of each timed call without warm-ups, per side.
   std::vector<double> m_candidate_overhead_ms, m_reference_overhead_ms, m_calibration_ms;
   measure::TimingMode m_mode = measure::TimingMode::batched;

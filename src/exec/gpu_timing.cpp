@@ -187,7 +187,7 @@ void GpuEvaluation::switch_to_strict(std::string reason) {
 // are drawn and staged into the call slot first (buffers.hpp: no output seen before can
 // answer them), and after the reply, when `check`, the slot's outputs are compared with the
 // reference's on those inputs. The child cannot tell a checked call: the choice is the
-// supervisor's, drawn from the secret seed, and made known only by a failure.
+// supervisor's, drawn from the protocol secret, and made known only by a failure.
 bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk,
                                     TrialSamples& samples, bool check) {
   using Ms = std::chrono::duration<double, std::milli>;
@@ -420,7 +420,7 @@ bool GpuEvaluation::timing() {
   const TimedWindow window(m_warm.spares);
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;
-  m_checks.emplace(m_result.seed);
+  m_checks.emplace(m_secret);
   timing.inputs_warm = m_inputs_warm;
   m_mode = m_options.timing_mode;
   timing.mode = std::string(to_string(m_mode));

@@ -41,7 +41,8 @@ std::optional<StrayPair> stray_pair(const std::vector<double>& reference_ms,
 // 6.6e-4 for k = 8 (docs/evaluation.md "Every timed call may be checked").
 inline constexpr double kTimedCheckRate = 0.6;
 
-// A generator of the check pattern, seeded from the evaluation's secret seed (splitmix64).
+// A generator of the check pattern, seeded from the evaluation's protocol secret (splitmix64;
+// GpuEvaluation::m_secret, never the caller's input seed).
 class CheckPattern {
 public:
   explicit CheckPattern(std::uint64_t seed) : m_state(seed ^ 0xC3A5C85C97CB3127ull) {}
@@ -78,7 +79,7 @@ struct UnexplainedTime {
 UnexplainedTime unexplained_time(const std::vector<double>& candidate_overhead_ms,
                                  const std::vector<double>& calibration_ms, double candidate_ms,
                                  double floor_ms);
-// Calibration requests per trial, at positions drawn from the secret seed.
+// Calibration requests per trial, at positions drawn from the protocol secret.
 inline constexpr int kCalibrationsPerTrial = 3;
 
 // The probability that none of `skipped` timed calls is compared when each is with `rate`.

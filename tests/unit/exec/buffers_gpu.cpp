@@ -148,5 +148,39 @@ TEST(EvalBuffersGpu, ABackwardProblemsDrawTakesItsForwardOutputsFromTheDrawnInpu
   expect_draws_are_new_inputs("mha_bwd_d128");
 }
 
+// The fresh inputs follow the evaluation's protocol secret (reseed_draws), not the seed of the
+// correctness sets, which a caller may fix: the same secret draws the same inputs again, another
+// secret others.
+TEST(EvalBuffersGpu, TheDrawsFollowTheProtocolSecretNotTheInputSeed) {
+  auto problem = supervisor().suite->find("gemm_n7168_k5120");
+  ASSERT_TRUE(problem);
+  auto reference = reference::make_library_reference(**problem);
+  ASSERT_TRUE(reference) << reference.error().message;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  auto buffers = EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 7, stream);
+  ASSERT_TRUE(buffers) << buffers.error().message;
+  auto failed_on_fresh = [&] {
+    std::size_t wrong = 0;
+    for (const CompareStats& stats : buffers->compare(buffers->fresh_set(), stream))
+      wrong += stats.failed;
+    return wrong;
+  };
+  buffers->reseed_draws(0x5ec2e7);
+  ASSERT_TRUE(buffers->draw(stream));
+  ASSERT_TRUE(buffers->stage(buffers->fresh_set(), stream));
+  ASSERT_TRUE((*reference)->run(buffers->slot_call(stream))); // the slot's outputs: draw 1's
+  buffers->reseed_draws(0x5ec2e7);
+  EXPECT_EQ(buffers->draws(), 0u);
+  ASSERT_TRUE(buffers->draw(stream));
+  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
+  EXPECT_EQ(failed_on_fresh(), 0u) << "the same secret drew other inputs";
+  buffers->reseed_draws(0x5ec2e8);
+  ASSERT_TRUE(buffers->draw(stream));
+  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
+  EXPECT_GT(failed_on_fresh(), 0u) << "another secret drew the same inputs";
+  cudaStreamDestroy(stream);
+}
+
 } // namespace
 } // namespace ptxbench::exec
