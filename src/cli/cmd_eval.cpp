@@ -151,7 +151,7 @@ Action setup_eval(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--seed", o->seed,
                  "the inputs' seed (default: a secret one drawn for this evaluation); the same "
-                 "seed gives the same input values")
+                 "seed gives the same correctness input sets")
       ->check(CLI::NonNegativeNumber); // CLI11 would wrap -3 into 2^64-3
   sub.add_option("--counts-cache", o->counts_cache,
                  "`on`: reuse the instruction counts of an earlier evaluation of the same source, "
