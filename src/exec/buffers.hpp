@@ -5,8 +5,8 @@
 // its reach, and no call may reach the inputs of another call (a first call that found every
 // set could compute them all and replay them later: catalogue row 4).
 //
-// Approach. N input sets (3 by default) are generated on the GPU from a secret 64-bit seed
-// (each set's seed is derived from it), following suite::recipe_for: normal or spiky Philox
+// Approach. N input sets (3 by default) are generated on the GPU from a 64-bit seed, secret
+// unless the caller fixed it (each set's seed is derived from it), following suite::recipe_for: normal or spiky Philox
 // values, index blobs and scalars from the workload, and for the MHA backward problems O and L
 // from the library forward on the set's Q, K, V. The sets and their reference outputs never
 // get an IPC handle. The child is handed one **call slot** (inputs and outputs, the only
@@ -19,11 +19,11 @@
 // sight, replayed on later calls behind enough idle time to pass the first-sight time rule
 // (catalogue row 4: up to 2x of a speedup that no work made). So every candidate timed call
 // gets inputs no call has seen: one more set, the fresh set, is drawn again before each of
-// them (draw) from a seed derived from the secret one and a draw counter, and its reference
+// them (draw) from a seed derived from the draw secret and a draw counter, and its reference
 // outputs are computed only when that call's output is compared (fresh_reference). The fresh
-// set, like the others, never gets an IPC handle. The draws follow a secret of their own, given
-// by every evaluation that uses the buffers (reseed_draws): a caller may fix the seed of the
-// correctness sets (EvalOptions::seed), never the fresh inputs of the timed calls.
+// set, like the others, never gets an IPC handle. The draw secret is given by every evaluation
+// that uses the buffers (reseed_draws): a caller may fix the seed of the correctness sets
+// (EvalOptions::seed), never the fresh inputs of the timed calls.
 //
 // Invariants. Buffer order is the ABI order (tensor inputs, then outputs); every buffer is a
 // whole cudaMalloc allocation; the correctness sets' inputs are written only here, before the
