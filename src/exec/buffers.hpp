@@ -6,13 +6,13 @@
 // set could compute them all and replay them later: catalogue row 4).
 //
 // Approach. N input sets (3 by default) are generated on the GPU from a 64-bit seed, secret
-// unless the caller fixed it (each set's seed is derived from it), following suite::recipe_for: normal or spiky Philox
-// values, index blobs and scalars from the workload, and for the MHA backward problems O and L
-// from the library forward on the set's Q, K, V. The sets and their reference outputs never
-// get an IPC handle. The child is handed one **call slot** (inputs and outputs, the only
-// buffers with IPC handles): before every candidate call the supervisor copies the inputs of
-// the set it chose into the slot (stage), so a call sees one set and nothing else. The
-// reference's timed calls read a slot of their own, staged the same way, and write scratch
+// unless the caller fixed it (each set's seed is derived from it), following suite::recipe_for:
+// normal or spiky Philox values, index blobs and scalars from the workload, and for the MHA
+// backward problems O and L from the library forward on the set's Q, K, V. The sets and their
+// reference outputs never get an IPC handle. The child is handed one **call slot** (inputs and
+// outputs, the only buffers with IPC handles): before every candidate call the supervisor copies
+// the inputs of the set it chose into the slot (stage), so a call sees one set and nothing else.
+// The reference's timed calls read a slot of their own, staged the same way, and write scratch
 // outputs, so both sides do the same work around each call.
 //
 // Fresh inputs. A set seen before can be answered from a cache: an output kept from its first
