@@ -32,14 +32,14 @@ Comparison cublaslt_vs_naive(const suite::Problem& problem) {
 }
 
 TEST(GemmGpu, CublasLtMatchesNaiveOnReducedM) {
-  const auto problem = with_gemm_m(suite_problem("gemm_n7168_k5120"), 256);
+  const auto problem = with_gemm_m(shipped_problem("gemm_n7168_k5120"), 256);
   const Comparison result = cublaslt_vs_naive(problem);
   EXPECT_EQ(result.failures, 0) << result.describe();
   std::printf("[gemm M=256] %s\n", result.describe().c_str());
 }
 
 TEST(GemmGpu, CublasLtMatchesNaiveAtFullSize) {
-  const Comparison result = cublaslt_vs_naive(suite_problem("gemm_n7168_k5120"));
+  const Comparison result = cublaslt_vs_naive(shipped_problem("gemm_n7168_k5120"));
   EXPECT_EQ(result.failures, 0) << result.describe();
   std::printf("[gemm M=8192] %s\n", result.describe().c_str());
 }
@@ -84,7 +84,7 @@ TEST(GemmGpu, NaiveGemmComputesABTransposedOnAKnownCase) {
   // A row 1 is 2.0, other rows 1.0; B is all 1.0 → C[r,n] = K·A[r,0] (exact in bf16).
   constexpr std::uint16_t kOne = 0x3F80;
   constexpr std::uint16_t kTwo = 0x4000;
-  const auto problem = with_gemm_m(suite_problem("gemm_n7168_k5120"), 4);
+  const auto problem = with_gemm_m(shipped_problem("gemm_n7168_k5120"), 4);
   auto naive = must(make_naive_reference(problem));
   ProblemBuffers buffers = allocate(problem);
   const auto k = static_cast<std::size_t>(problem.inputs[0].dims[1]);

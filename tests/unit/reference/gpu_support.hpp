@@ -6,6 +6,7 @@
 #include "device_support.hpp"
 #include "reference/library_check.hpp"
 #include "suite/problem.hpp"
+#include "suite_support.hpp"
 #include "util/error.hpp"
 
 #include <cstdint>
@@ -30,8 +31,6 @@ ProblemBuffers allocate(const suite::Problem& problem);
 suite::Problem with_gemm_m(suite::Problem problem, std::int64_t m);
 suite::Problem with_mha_dims(suite::Problem problem, std::int64_t batch, std::int64_t heads,
                              std::int64_t seq);
-
-const suite::Problem& suite_problem(const std::string& name);
 
 // The value, or the test stops with the error's message.
 template <typename T> T must(util::Expected<T> made) {

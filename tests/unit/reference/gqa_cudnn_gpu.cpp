@@ -55,7 +55,7 @@ Layout suite_layout(const suite::Problem& problem) {
 
 // The suite problem `name` resized to `layout` (paged: a pool of `pool` pages).
 suite::Problem resized(const std::string& name, const Layout& layout, std::int64_t pool) {
-  suite::Problem problem = suite_problem(name);
+  suite::Problem problem = shipped_problem(name);
   const bool decode = layout.qo_indptr.empty();
   const std::int64_t tokens =
       decode ? static_cast<std::int64_t>(layout.kv_indptr.size()) - 1 : layout.qo_indptr.back();
@@ -172,14 +172,14 @@ const char* const kDecode = "gqa_paged_decode_h24_kv8_d128_ps1";
 class GqaCudnnSuite : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GqaCudnnSuite, LibraryReferenceIsCudnnStandingInForFlashInfer) {
-  auto library = must(make_library_reference(suite_problem(GetParam()), GqaBaseline::cudnn));
+  auto library = must(make_library_reference(shipped_problem(GetParam()), GqaBaseline::cudnn));
   EXPECT_EQ(library->kind(), Kind::library);
   EXPECT_EQ(library->library().rfind("cuDNN 9.", 0), 0u) << library->library();
   EXPECT_NE(library->library().find(kGqaStandIn), std::string::npos) << library->library();
 }
 
 TEST_P(GqaCudnnSuite, CudnnMatchesNaiveOnTheSuiteWorkload) {
-  const suite::Problem& problem = suite_problem(GetParam());
+  const suite::Problem& problem = shipped_problem(GetParam());
   auto library = must(make_library_reference(problem, GqaBaseline::cudnn));
   expect_agreement(GetParam(), against_naive(problem, suite_layout(problem), *library));
   EXPECT_EQ(library->library().find("direct launches"), std::string::npos) << library->library();

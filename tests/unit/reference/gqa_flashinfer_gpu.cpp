@@ -70,20 +70,20 @@ void expect_flashinfer_agrees(const suite::Problem& problem, const FlashInferTri
 class GqaFlashInferSuite : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GqaFlashInferSuite, LibraryReferenceIsFlashInferByDefault) {
-  const suite::Problem& problem = suite_problem(GetParam());
+  const suite::Problem& problem = shipped_problem(GetParam());
   auto library = must(make_library_reference(problem));
   EXPECT_EQ(library->kind(), Kind::library);
   EXPECT_EQ(library->library(), flashinfer_library(must(gqa_shape(problem)).layout));
 }
 
 TEST_P(GqaFlashInferSuite, CudnnOnRequestStandsInAndSaysSo) {
-  auto cudnn = must(make_library_reference(suite_problem(GetParam()), GqaBaseline::cudnn));
+  auto cudnn = must(make_library_reference(shipped_problem(GetParam()), GqaBaseline::cudnn));
   EXPECT_EQ(cudnn->library().rfind("cuDNN 9.", 0), 0u) << cudnn->library();
   EXPECT_NE(cudnn->library().find(kGqaStandIn), std::string::npos) << cudnn->library();
 }
 
 TEST_P(GqaFlashInferSuite, FlashInferMatchesNaiveAndCudnnOnTheSuiteWorkload) {
-  const suite::Problem& problem = suite_problem(GetParam());
+  const suite::Problem& problem = shipped_problem(GetParam());
   auto flashinfer = must(make_library_reference(problem));
   auto naive = must(make_naive_reference(problem));
   auto cudnn = must(make_library_reference(problem, GqaBaseline::cudnn));

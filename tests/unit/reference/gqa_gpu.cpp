@@ -20,7 +20,7 @@ struct GqaCase {
 };
 
 GqaCase suite_case(const std::string& name) {
-  GqaCase c{suite_problem(name), {}};
+  GqaCase c{shipped_problem(name), {}};
   auto layout = suite::build_index_layout(c.problem.definition, c.problem.workload);
   if (!layout)
     throw std::runtime_error(layout.error().message);
@@ -193,7 +193,7 @@ INSTANTIATE_TEST_SUITE_P(SuiteProblems, GqaGpu,
 // Sequence 0 has 2 queries and 1 key (bottom-right: query 0 sees nothing, query 1 sees key 0);
 // sequence 1 is empty; sequence 2 has 1 query and 2 keys (sees both).
 TEST(GqaGpuEdges, BottomRightCausalAndEmptyRowsGiveZeroAndMinusInfinity) {
-  GqaCase c{suite_problem("gqa_ragged_prefill_causal_h32_kv4_d128"),
+  GqaCase c{shipped_problem("gqa_ragged_prefill_causal_h32_kv4_d128"),
             {{"qo_indptr", {0, 2, 2, 3}}, {"kv_indptr", {0, 1, 1, 3}}}};
   auto& in = c.problem.inputs;
   in[0].dims[0] = 3; // q [total_q, 32, 128]

@@ -31,7 +31,7 @@ struct ForwardRun {
 };
 
 ForwardRun run_forward(int dim, bool causal, Dims d, Values values) {
-  ForwardRun run{with_mha_dims(suite_problem(forward_name(dim, causal)), d.batch, d.heads, d.seq),
+  ForwardRun run{with_mha_dims(shipped_problem(forward_name(dim, causal)), d.batch, d.heads, d.seq),
                  {},
                  {},
                  {},
@@ -127,7 +127,7 @@ struct BackwardCase {
 
 void check_backward(const BackwardCase& c) {
   ForwardRun forward = run_forward(c.dim, c.causal, c.dims, c.values);
-  const auto problem = with_mha_dims(suite_problem(backward_name(c.dim, c.causal)), c.dims.batch,
+  const auto problem = with_mha_dims(shipped_problem(backward_name(c.dim, c.causal)), c.dims.batch,
                                      c.dims.heads, c.dims.seq);
   auto library = must(make_library_reference(problem));
   auto naive = must(make_naive_reference(problem));

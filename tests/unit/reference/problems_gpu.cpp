@@ -1,7 +1,4 @@
 #include "gpu_support.hpp"
-#include "suite/suite.hpp"
-
-#include <stdexcept>
 
 namespace ptxbench::reference::testing {
 
@@ -47,19 +44,6 @@ suite::Problem with_mha_dims(suite::Problem problem, std::int64_t batch, std::in
       tensor.dims[2] = seq;
     }
   return problem;
-}
-
-const suite::Problem& suite_problem(const std::string& name) {
-  static const suite::Suite loaded = [] {
-    auto result = suite::Suite::load_default();
-    if (!result)
-      throw std::runtime_error(result.error().message);
-    return std::move(*result);
-  }();
-  auto found = loaded.find(name);
-  if (!found)
-    throw std::runtime_error(found.error().message);
-  return **found;
 }
 
 } // namespace ptxbench::reference::testing
