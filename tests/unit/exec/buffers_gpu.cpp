@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -30,16 +32,44 @@ std::string handle_hex(void* pointer) {
   return hex;
 }
 
-TEST(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
-  auto problem = supervisor().suite->find("gemm_n7168_k5120");
-  ASSERT_TRUE(problem);
-  auto reference = reference::make_library_reference(**problem);
-  ASSERT_TRUE(reference) << reference.error().message;
+// One problem's library reference, a stream, and its buffers: 3 input sets from `seed`.
+class EvalBuffersGpu : public ::testing::Test {
+protected:
+  void make(const std::string& problem_name, std::uint64_t seed) {
+    auto problem = supervisor().suite->find(problem_name);
+    ASSERT_TRUE(problem);
+    auto made = reference::make_library_reference(**problem);
+    ASSERT_TRUE(made) << made.error().message;
+    reference = std::move(*made);
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    auto created = EvalBuffers::create(*supervisor().suite, **problem, *reference, 3, seed, stream);
+    ASSERT_TRUE(created) << created.error().message;
+    buffers.emplace(std::move(*created));
+  }
+  void TearDown() override {
+    buffers.reset();
+    if (stream != nullptr)
+      cudaStreamDestroy(stream);
+  }
+  // Output elements of the call slot that miss set `set`'s reference outputs.
+  std::size_t failed(int set) {
+    std::size_t wrong = 0;
+    for (const CompareStats& stats : buffers->compare(set, stream))
+      wrong += stats.failed;
+    return wrong;
+  }
+  // Catalogue row 4: every draw is inputs no call has seen, and its reference is computed on
+  // those inputs. `problem_name` is a forward problem or a backward one (whose O and L come
+  // from the forward on each draw's Q, K, V).
+  void expect_draws_are_new_inputs(const std::string& problem_name);
+
+  std::unique_ptr<reference::Reference> reference;
   cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  auto buffers =
-      EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 0x5eed, stream);
-  ASSERT_TRUE(buffers) << buffers.error().message;
+  std::optional<EvalBuffers> buffers;
+};
+
+TEST_F(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
+  ASSERT_NO_FATAL_FAILURE(make("gemm_n7168_k5120", 0x5eed));
   const std::size_t slots = buffers->slots().size();
 
   // Catalogue row 4: the child is handed one call slot, never the input sets.
@@ -66,31 +96,16 @@ TEST(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
           << "buffer " << i << " of set " << set << " (an input or its expected output) has "
           << "an IPC handle";
   }
-  cudaStreamDestroy(stream);
 }
 
-TEST(EvalBuffersGpu, StagingCopiesOneSetIntoTheSlotAndItsOutputMatchesOnlyThatSet) {
-  auto problem = supervisor().suite->find("gemm_n7168_k5120");
-  ASSERT_TRUE(problem);
-  auto reference = reference::make_library_reference(**problem);
-  ASSERT_TRUE(reference) << reference.error().message;
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  auto buffers =
-      EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 0xfeed, stream);
-  ASSERT_TRUE(buffers) << buffers.error().message;
+TEST_F(EvalBuffersGpu, StagingCopiesOneSetIntoTheSlotAndItsOutputMatchesOnlyThatSet) {
+  ASSERT_NO_FATAL_FAILURE(make("gemm_n7168_k5120", 0xfeed));
   ASSERT_TRUE(buffers->stage(1, stream));
   EXPECT_EQ(buffers->staged_set(), 1);
   EXPECT_TRUE(buffers->slot_inputs_intact(stream));
   // The library computes into the slot what the candidate would: it matches set 1 only.
-  ASSERT_TRUE((*reference)->run(buffers->slot_call(stream)));
+  ASSERT_TRUE(reference->run(buffers->slot_call(stream)));
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  auto failed = [&](int set) {
-    std::size_t wrong = 0;
-    for (const CompareStats& stats : buffers->compare(set, stream))
-      wrong += stats.failed;
-    return wrong;
-  };
   EXPECT_EQ(failed(1), 0u);
   EXPECT_GT(failed(0), 0u);
   EXPECT_GT(failed(2), 0u);
@@ -100,86 +115,54 @@ TEST(EvalBuffersGpu, StagingCopiesOneSetIntoTheSlotAndItsOutputMatchesOnlyThatSe
   EXPECT_FALSE(buffers->slot_inputs_intact(stream));
   ASSERT_TRUE(buffers->stage(1, stream));
   EXPECT_TRUE(buffers->slot_inputs_intact(stream));
-  cudaStreamDestroy(stream);
 }
 
-// Catalogue row 4: every draw is inputs no call has seen, and its reference is computed on
-// those inputs. `problem_name` is a forward problem or a backward one (whose O and L come
-// from the forward on each draw's Q, K, V).
-void expect_draws_are_new_inputs(const std::string& problem_name) {
-  auto problem = supervisor().suite->find(problem_name);
-  ASSERT_TRUE(problem);
-  auto reference = reference::make_library_reference(**problem);
-  ASSERT_TRUE(reference) << reference.error().message;
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  auto buffers = EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 7, stream);
-  ASSERT_TRUE(buffers) << buffers.error().message;
-  auto failed = [&](int set) {
-    std::size_t wrong = 0;
-    for (const CompareStats& stats : buffers->compare(set, stream))
-      wrong += stats.failed;
-    return wrong;
-  };
+void EvalBuffersGpu::expect_draws_are_new_inputs(const std::string& problem_name) {
+  ASSERT_NO_FATAL_FAILURE(make(problem_name, 7));
   auto drawn = buffers->draw(stream);
   ASSERT_TRUE(drawn) << drawn.error().message;
   EXPECT_EQ(*drawn, buffers->fresh_set());
   ASSERT_TRUE(buffers->stage(*drawn, stream));
   EXPECT_TRUE(buffers->slot_inputs_intact(stream));
-  ASSERT_TRUE((*reference)->run(buffers->slot_call(stream)));
-  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
+  ASSERT_TRUE(reference->run(buffers->slot_call(stream)));
+  ASSERT_TRUE(buffers->fresh_reference(*reference, stream));
   EXPECT_EQ(failed(*drawn), 0u) << "the library on the drawn inputs matches their reference";
   for (int set = 0; set < buffers->set_count(); ++set)
     EXPECT_GT(failed(set), 0u) << "the drawn inputs are those of correctness set " << set;
   // The next draw: the output of the last one answers it no more.
   ASSERT_TRUE(buffers->draw(stream));
-  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
+  ASSERT_TRUE(buffers->fresh_reference(*reference, stream));
   EXPECT_GT(failed(buffers->fresh_set()), 0u) << "two draws gave the same inputs";
   EXPECT_FALSE(buffers->slot_inputs_intact(stream)) << "the slot still holds the last draw";
   EXPECT_EQ(buffers->draws(), 2u);
-  cudaStreamDestroy(stream);
 }
 
-TEST(EvalBuffersGpu, EveryDrawIsInputsNoCallHasSeenWithItsReferenceOnThem) {
+TEST_F(EvalBuffersGpu, EveryDrawIsInputsNoCallHasSeenWithItsReferenceOnThem) {
   expect_draws_are_new_inputs("gemm_n7168_k5120");
 }
 
-TEST(EvalBuffersGpu, ABackwardProblemsDrawTakesItsForwardOutputsFromTheDrawnInputs) {
+TEST_F(EvalBuffersGpu, ABackwardProblemsDrawTakesItsForwardOutputsFromTheDrawnInputs) {
   expect_draws_are_new_inputs("mha_bwd_d128");
 }
 
 // The fresh inputs follow the evaluation's protocol secret (reseed_draws), not the seed of the
 // correctness sets, which a caller may fix: the same secret draws the same inputs again, another
 // secret others.
-TEST(EvalBuffersGpu, TheDrawsFollowTheProtocolSecretNotTheInputSeed) {
-  auto problem = supervisor().suite->find("gemm_n7168_k5120");
-  ASSERT_TRUE(problem);
-  auto reference = reference::make_library_reference(**problem);
-  ASSERT_TRUE(reference) << reference.error().message;
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  auto buffers = EvalBuffers::create(*supervisor().suite, **problem, **reference, 3, 7, stream);
-  ASSERT_TRUE(buffers) << buffers.error().message;
-  auto failed_on_fresh = [&] {
-    std::size_t wrong = 0;
-    for (const CompareStats& stats : buffers->compare(buffers->fresh_set(), stream))
-      wrong += stats.failed;
-    return wrong;
-  };
+TEST_F(EvalBuffersGpu, TheDrawsFollowTheProtocolSecretNotTheInputSeed) {
+  ASSERT_NO_FATAL_FAILURE(make("gemm_n7168_k5120", 7));
   buffers->reseed_draws(0x5ec2e7);
   ASSERT_TRUE(buffers->draw(stream));
   ASSERT_TRUE(buffers->stage(buffers->fresh_set(), stream));
-  ASSERT_TRUE((*reference)->run(buffers->slot_call(stream))); // the slot's outputs: draw 1's
+  ASSERT_TRUE(reference->run(buffers->slot_call(stream))); // the slot's outputs: draw 1's
   buffers->reseed_draws(0x5ec2e7);
   EXPECT_EQ(buffers->draws(), 0u);
   ASSERT_TRUE(buffers->draw(stream));
-  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
-  EXPECT_EQ(failed_on_fresh(), 0u) << "the same secret drew other inputs";
+  ASSERT_TRUE(buffers->fresh_reference(*reference, stream));
+  EXPECT_EQ(failed(buffers->fresh_set()), 0u) << "the same secret drew other inputs";
   buffers->reseed_draws(0x5ec2e8);
   ASSERT_TRUE(buffers->draw(stream));
-  ASSERT_TRUE(buffers->fresh_reference(**reference, stream));
-  EXPECT_GT(failed_on_fresh(), 0u) << "another secret drew the same inputs";
-  cudaStreamDestroy(stream);
+  ASSERT_TRUE(buffers->fresh_reference(*reference, stream));
+  EXPECT_GT(failed(buffers->fresh_set()), 0u) << "another secret drew the same inputs";
 }
 
 } // namespace
