@@ -6,18 +6,10 @@
 #   bash bench/client_on_device.sh BUILD [N] [CONCURRENCY]
 # BUILD: a gpu-preset build laid out as build/gpu, or a .tar.xz of one. Output under $OUT.
 set -u
-if [ "$PWD" != /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
-unpack() { if [ -f "$1" ]; then mkdir -p "$2" && tar -C "$2" -xJf "$1" && echo "$2"; else realpath "$1"; fi; }
-bin=$(unpack "$1" /tmp/gpubuild)
-cd /work/main || exit 1
-if [ "$(realpath build/gpu 2>/dev/null)" != "$bin" ]; then
-  rm -rf build/gpu && mkdir -p build && ln -sfn "$bin" build/gpu
-fi
+# shellcheck source=bench/device_build.sh
+source bench/device_build.sh && use_gpu_build "$1" || exit 1
 out=${OUT:-/tmp/client_out}
 mkdir -p "$out"
-cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda/bin:$PATH
 export PTXBENCH_CACHE=/tmp/client_cache
 ptxbench=/work/main/build/gpu/src/cli/ptxbench
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,temperature.gpu \

@@ -10,25 +10,15 @@
 # BUILD: a gpu-preset build laid out as build/gpu, or a .tar.xz of one; PG: the packed
 # PostgreSQL folder or its .tar.xz. Logs under $OUT.
 set -u
-# The binaries carry /work/main paths (problems, knowledge) from the build machine.
-if [ "$PWD" != /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
-unpack() { # FILE-OR-DIR DEST -> prints the folder
-  if [ -f "$1" ]; then mkdir -p "$2" && tar -C "$2" -xJf "$1" && echo "$2"; else realpath "$1"; fi
-}
-bin=$(unpack "$1" /tmp/gpubuild)
-pgroot=$(unpack "$2" /tmp/pgpack)
-# The build's binaries find their bundled libraries under /work/main/build/gpu/lib.
-cd /work/main || exit 1
-if [ "$(realpath build/gpu 2>/dev/null)" != "$bin" ]; then
-  rm -rf build/gpu && mkdir -p build && ln -sfn "$bin" build/gpu
-fi
+pgroot=$(realpath "$2")
+# shellcheck source=bench/device_build.sh
+source bench/device_build.sh && use_gpu_build "$1" || exit 1
+pgroot=$(unpack "$pgroot" /tmp/pgpack)
 [ -d "$pgroot/pg" ] && pgroot=$pgroot/pg
 out=${OUT:-/tmp/fleet_out}
 problem=${PROBLEM:-gemm_n7168_k5120}
 mkdir -p "$out"
-cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$pgroot/client:$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=$pgroot/client:$LD_LIBRARY_PATH
 export PTXBENCH_CACHE=/tmp/fleet_cache
 ptxbench=/work/main/build/gpu/src/cli/ptxbench
 step() { echo "=== $1 $(date -u +%H:%M:%S)" | tee -a "$out/steps.txt"; }

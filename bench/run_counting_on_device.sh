@@ -13,20 +13,11 @@
 # Each part fits one 10-minute device command. Logs and the eval JSON under $OUT; each step's
 # exit status as `rc=N` at the end of its log.
 set -u
-bin=$(realpath "$1")
 part=${2:-all}
-if [ -f "$bin" ]; then
-  mkdir -p /tmp/gpubuild && tar -C /tmp/gpubuild -xJf "$bin" && bin=/tmp/gpubuild
-fi
+# shellcheck source=bench/device_build.sh
+source bench/device_build.sh && use_gpu_build "$1" || exit 1
 out=${OUT:-/tmp/counting_out}
 mkdir -p "$out"
-# The test binaries carry /work/main paths (test kernels, problems) from the build machine.
-if [ "$PWD" != /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
-cd /work/main || exit 1
-rm -rf build/gpu && mkdir -p build && ln -sfn "$bin" build/gpu
-cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$PWD/build/gpu/lib:$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda/bin:$PATH
 export PTXBENCH_ROOT=$PWD
 step() { echo "=== $1 $(date -u +%H:%M:%S)" | tee -a "$out/steps.txt"; }
 run() { # run LOG SECONDS COMMAND...: the command's output and exit status into $out/LOG

@@ -10,11 +10,10 @@
 # pm_sampling.md (PM sampling as a counting route) and, where strace is installed,
 # strace_default.txt / strace_slowest.txt with the default variant's ioctls and their times.
 set -u
-unpack() { if [ -f "$1" ]; then mkdir -p "$2" && tar -C "$2" -xJf "$1" && echo "$2"; else realpath "$1"; fi; }
-bin=$(unpack "$1" /tmp/gpubuild)
+# shellcheck source=bench/device_build.sh
+source bench/device_build.sh && use_gpu_build "$1" || exit 1
 out=${OUT:-/tmp/session_probe_out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$bin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 probe=$bin/bench/session_open_probe
 { date -u; nvidia-smi --query-gpu=name,driver_version,persistence_mode,compute_mode,clocks.sm \
     --format=csv; nvidia-smi -q | grep -i -A2 'MIG Mode\|Accounting Mode'; uname -r;

@@ -27,20 +27,11 @@
 #         machine.txt; with SURVEY=1, first what the child may read (child_reads_survey).
 # Logs under $OUT.
 set -u
-bin=$(realpath "$1")
-if [ -f "$bin" ]; then
-  mkdir -p /tmp/gpubuild && tar -C /tmp/gpubuild -xJf "$bin" && bin=/tmp/gpubuild
-fi
 part=${2:-1}
+# shellcheck source=bench/device_build.sh
+source bench/device_build.sh && use_gpu_build "$1" || exit 1
 out=${OUT:-/tmp/verdicts_out}
 mkdir -p "$out"
-# The test binaries carry /work/main paths (test kernels, problems) from the build machine.
-if [ "$PWD" != /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
-cd /work/main || exit 1
-rm -rf build/gpu && mkdir -p build && ln -sfn "$bin" build/gpu
-cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda/bin:$PATH
 step() { echo "=== $1 $(date -u +%H:%M:%S)" | tee -a "$out/steps.txt"; }
 # strace and libunwind8 from TOOLS_DIR's .debs, for bench/strace_child.sh (STRACE) and its
 # library path (STRACE_LIBS); the machine has no network to install them.
