@@ -34,6 +34,9 @@ constexpr Colour kFigureMuted = colour(0x666666);
 // after eight models. Model 0 is 0x1f77b4.
 Colour model_colour(std::size_t index);
 
+// The title band of a figure: `title` in bold and `subtitle` in the muted ink beneath it.
+void draw_figure_header(Canvas& canvas, const std::string& title, const std::string& subtitle);
+
 // fast_p_inst, fast_p, fast_p_languages (only when holds_both_languages), per_turn, transitions;
 // an error
 // when cairo cannot be loaded (cairo_api()).

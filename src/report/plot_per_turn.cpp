@@ -154,12 +154,9 @@ util::Expected<Figure> draw_per_turn(std::span<const CategoryStats> stats) {
       render(
           width, height, title,
           [&](Canvas& canvas) {
-            canvas.text({kFigureMargin, 28}, title,
-                        {16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
-            canvas.text({kFigureMargin, 50},
-                        "Left: median reasoning tokens (band: 25th–75th percentile). Right: "
-                        "category mix of the counted turns.",
-                        {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
+            draw_figure_header(canvas, title,
+                               "Left: median reasoning tokens (band: 25th–75th percentile). "
+                               "Right: category mix of the counted turns.");
             per_turn_draw_legend(canvas, {kFigureMargin, kFigureHeaderHeight + 12});
             for (std::size_t k = 0; k < stats.size(); ++k) {
               const double top =

@@ -72,6 +72,13 @@ void draw_matrix(Canvas& canvas, const TransitionMatrix& m, Point origin) {
 
 } // namespace
 
+void draw_figure_header(Canvas& canvas, const std::string& title, const std::string& subtitle) {
+  canvas.text({kFigureMargin, 28}, title,
+              {16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
+  canvas.text({kFigureMargin, 50}, subtitle,
+              {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
+}
+
 Colour model_colour(std::size_t index) {
   return colour(kPalette[index % kPalette.size()]);
 }
@@ -92,12 +99,9 @@ util::Expected<Figure> draw_transitions(std::span<const TransitionMatrix> matric
   const std::string title = "Error-state transitions between consecutive counted turns";
   PTXBENCH_TRY_ASSIGN(
       auto picture, render(width, height, title, [&](Canvas& canvas) {
-        canvas.text({kFigureMargin, 28}, title,
-                    {16, Weight::bold, Align::start, Anchor::baseline, 0, kFigureInk});
-        canvas.text({kFigureMargin, 50},
-                    "All problems and prompt variants · infra turns excluded · shade: share of the "
-                    "model's largest cell",
-                    {11.5, Weight::normal, Align::start, Anchor::baseline, 0, kFigureMuted});
+        draw_figure_header(canvas, title,
+                           "All problems and prompt variants · infra turns excluded · shade: "
+                           "share of the model's largest cell");
         for (std::size_t k = 0; k < matrices.size(); ++k) {
           const std::size_t row = k / columns;
           const std::size_t column = k % columns;
