@@ -24,10 +24,15 @@ namespace {
 using ptxbench::reference::Reference;
 
 // nullptr (after printing why) when the problem or its library baseline is unavailable.
-Reference* baseline_for(const std::string& problem_name) {
+Reference* baseline_for(const std::string& requested) {
   static std::map<std::string, std::unique_ptr<Reference>> baselines;
-  if (auto found = baselines.find(problem_name); found != baselines.end())
+  if (auto found = baselines.find(requested); found != baselines.end())
     return found->second.get();
+  const std::size_t at = requested.find('@');
+  const std::string problem_name = requested.substr(0, at);
+  const auto gqa = at != std::string::npos && requested.substr(at + 1) == "cudnn"
+                       ? ptxbench::reference::GqaBaseline::cudnn
+                       : ptxbench::reference::GqaBaseline::flashinfer;
   static auto suite = ptxbench::suite::Suite::load_default();
   if (!suite) {
     std::fprintf(stderr, "aa hook: %s\n", suite.error().message.c_str());
@@ -38,14 +43,14 @@ Reference* baseline_for(const std::string& problem_name) {
     std::fprintf(stderr, "aa hook: %s\n", problem.error().message.c_str());
     return nullptr;
   }
-  auto reference = ptxbench::reference::make_library_reference(**problem);
+  auto reference = ptxbench::reference::make_library_reference(**problem, gqa);
   if (!reference) {
     std::fprintf(stderr, "aa hook: %s\n", reference.error().message.c_str());
     return nullptr;
   }
   std::fprintf(stderr, "aa hook: %s baseline %s\n", problem_name.c_str(),
                (*reference)->library().c_str());
-  return (baselines[problem_name] = std::move(*reference)).get();
+  return (baselines[requested] = std::move(*reference)).get();
 }
 
 } // namespace

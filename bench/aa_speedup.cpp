@@ -21,6 +21,8 @@
 //              [--reference interleave|cached] [--gap-ms G]
 //              [--counts on|off]           (default off: the A/A times only)
 //              [--counter-session when-idle|beside-timing]  (default: when-idle)
+//              [--children spare|on-demand]  (default: spare)
+//              [--gqa-baseline flashinfer|cudnn]  (default: flashinfer)
 // prints a markdown report on stdout. With --reference cached the first repeat of a problem
 // times the reference (the cache is empty) and the later ones reuse that latency, as
 // `ptxbench eval --cached-reference` does: their speedups show what reuse costs in accuracy.
@@ -28,6 +30,9 @@
 // --counts on adds the counting pass; with --counter-session beside-timing and no gap, the
 // next evaluation's spare then opens its counter session beside every evaluation's trials, and
 // a speedup within 1.00 ± 0.01 is the check that this does not move timed latencies.
+// --children on-demand starts each evaluation's child when it is needed (no spare, so no
+// counter session opened ahead). --gqa-baseline cudnn makes the GQA problems' baseline, on both
+// sides, cuDNN SDPA: the candidate names its problem as "<problem>@cudnn" to the hook.
 #include "bench/bench_evaluator.hpp"
 #include "cuda/device.hpp"
 #include "exec/buffers.hpp"
@@ -61,6 +66,7 @@ struct Arguments {
   int repeats = 3;
   std::string kernels = PTXBENCH_AA_KERNELS;
   int gap_ms = 0; // idle before every repeat but the first
+  reference::GqaBaseline gqa = reference::GqaBaseline::flashinfer;
   exec::EvaluatorOptions evaluator;
   exec::EvalOptions options = [] {
     exec::EvalOptions o; // the paper's protocol, no counting pass (A/A times only)
@@ -108,6 +114,13 @@ Arguments parse(int argc, char** argv) {
       args.evaluator.counter_session = value == "beside-timing"
                                            ? exec::CounterSessionAhead::beside_timing
                                            : exec::CounterSessionAhead::when_idle;
+    else if (flag == "--children" && (value == "spare" || value == "on-demand"))
+      args.evaluator.children =
+          value == "spare" ? exec::ChildStart::spare : exec::ChildStart::on_demand;
+    else if (flag == "--gqa-baseline" && (value == "flashinfer" || value == "cudnn"))
+      args.options.gqa_reference = args.gqa = value == "cudnn"
+                                                  ? reference::GqaBaseline::cudnn
+                                                  : reference::GqaBaseline::flashinfer;
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -118,10 +131,11 @@ Arguments parse(int argc, char** argv) {
 
 // The kernels one reference call launches, timed in this (the supervisor's) process.
 std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
-                                        const suite::Problem& problem) {
+                                        const suite::Problem& problem,
+                                        reference::GqaBaseline gqa) {
   auto timer = measure::cupti_call_timer();
   auto stream = cuda::create_stream();
-  auto reference = reference::make_library_reference(problem);
+  auto reference = reference::make_library_reference(problem, gqa);
   if (!timer || !stream || !reference)
     throw util::Fatal("reference kernels: set-up failed");
   auto buffers = exec::EvalBuffers::create(*bench.suite, problem, **reference, 1, 1, stream->get());
@@ -229,7 +243,7 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
   if (first->timing) {
     const std::set<std::string> candidate(first->timing->kernels.begin(),
                                           first->timing->kernels.end());
-    const std::set<std::string> reference = reference_kernels(bench, problem);
+    const std::set<std::string> reference = reference_kernels(bench, problem, options.gqa_reference);
     fmt::print("- candidate kernels (last timed call of repeat 0): {}\n",
                joined(first->timing->kernels, ", "));
     fmt::print("- reference kernels (one call in the supervisor): {}\n",
@@ -256,14 +270,16 @@ int main(int argc, char** argv) {
     fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
                "{}, {} timing, reference and candidate handing over every {} timed calls, "
                "reference {}, {} ms idle between repeats, counting pass {}, counter session "
-               "opened ahead {}\n\n",
+               "opened ahead {}, {} children, GQA baseline {}\n\n",
                props.name, args.candidate, measure::to_string(args.options.timing_mode),
                args.options.interleave_calls,
                cached ? "cached (timed in the first repeat, reused after)" : "interleaved",
                args.gap_ms, args.options.dynamic_counts ? "on" : "off",
                args.evaluator.counter_session == exec::CounterSessionAhead::beside_timing
                    ? "beside timing"
-                   : "when idle");
+                   : "when idle",
+               args.evaluator.children == exec::ChildStart::spare ? "spare" : "on-demand",
+               args.gqa == reference::GqaBaseline::cudnn ? "cuDNN" : "FlashInfer");
     bool all_ok = true;
     for (const std::string& name : args.problems) {
       auto problem = bench.suite->find(name);
@@ -272,6 +288,9 @@ int main(int argc, char** argv) {
       auto source = util::read_file(args.kernels + "/" + name + ".cu");
       if (!source)
         throw util::Fatal(source.error().message);
+      if (args.gqa == reference::GqaBaseline::cudnn)
+        if (const std::string quoted = '"' + name + '"'; source->find(quoted) != std::string::npos)
+          source->replace(source->find(quoted), quoted.size(), '"' + name + "@cudnn\"");
       all_ok =
           run_problem(bench, **problem, *source, args.repeats, args.gap_ms, args.options) && all_ok;
     }

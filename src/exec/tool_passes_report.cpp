@@ -60,6 +60,15 @@ Json to_json(const NcuAuditPass& pass) {
     out["agreement_note"] = pass.agreement_note;
   out["kernels"] = pass.audit->kernels;
   out["instruction_rows"] = pass.audit->instruction_rows;
+  // The target families' SASS rows, one by one: where a count and its metric part, the row
+  // shows whether whole warps ran the instruction predicated off (executed > thread_true).
+  Json rows = Json::array();
+  for (const measure::SassRow& row : pass.audit->rows)
+    rows.push_back({{"kernel", row.kernel},
+                    {"sass", row.source},
+                    {"executed", row.executed},
+                    {"thread_inst_executed_true", row.thread_true}});
+  out["target_rows"] = std::move(rows);
   out["wall_ms"] = pass.audit->wall_ms;
   out["input_set"] = 0;
   return out;
