@@ -129,7 +129,10 @@ struct SanitizerPass {
 // them inside one call.
 struct CountAgreement {
   std::string family; // the row's key: "gmma", "tma_load", … ("tcgen05_mma", … on Blackwell)
-  std::uint64_t ncu = 0;
+  std::uint64_t ncu = 0; // warp instructions, whatever their predicate (inst_executed)
+  // Of those, the ones predicated on (measure::SassRow::predicated_on): what the range
+  // profiler's metric counts, and what is compared when ncu printed what derives it.
+  std::optional<double> ncu_predicated_on;
   std::optional<double> in_process; // absent when the in-process counts lack the metric
   bool agree = false;
   std::string metric;                               // the row's range-profiler metric

@@ -227,10 +227,10 @@ DebuggerPass run_debugger_pass(util::ProcessRunner& runner, const ChildCommand& 
 
 namespace {
 
-bool counts_agree(sass::AuditMatch match, double in_process, std::uint64_t ncu) {
+bool counts_agree(sass::AuditMatch match, double in_process, double ncu) {
   if (match == sass::AuditMatch::presence)
-    return (in_process > 0.5) == (ncu > 0);
-  return std::fabs(in_process - static_cast<double>(ncu)) < 0.5;
+    return (in_process > 0.5) == (ncu > 0.5);
+  return std::fabs(in_process - ncu) < 0.5;
 }
 
 void add_note(std::string& note, const std::string& sentence) {
@@ -251,8 +251,9 @@ void compare_counts(NcuAuditPass& pass, const sass::ArchCounters* table,
     return;
   }
   for (const measure::CounterTotal& counted : measure::counter_totals(*pass.audit, *table))
-    pass.counts.push_back({std::string(counted.row->key), counted.total.executed, std::nullopt,
-                           false, std::string(counted.row->metric), counted.row->match});
+    pass.counts.push_back({std::string(counted.row->key), counted.total.executed,
+                           counted.total.predicated_on, std::nullopt, false,
+                           std::string(counted.row->metric), counted.row->match});
   if (!in_process || !in_process->available) {
     pass.agreement_note =
         !in_process ? "the in-process count pass did not run"
@@ -270,12 +271,16 @@ void compare_counts(NcuAuditPass& pass, const sass::ArchCounters* table,
                fmt::format("{}: the in-process counter has no value of {}", c.family, c.metric));
       continue;
     }
-    c.agree = counts_agree(c.match, *c.in_process, c.ncu);
+    // The predicated-on count where ncu printed what derives it; a page without
+    // thread_inst_executed (an older ncu audit) compares every warp instruction.
+    const double ncu = c.ncu_predicated_on.value_or(static_cast<double>(c.ncu));
+    c.agree = counts_agree(c.match, *c.in_process, ncu);
     if (c.agree)
       continue;
     differ = true;
     add_note(pass.agreement_note,
-             fmt::format("{}: ncu {} vs in-process {:.0f}{}", c.family, c.ncu, *c.in_process,
+             fmt::format("{}: ncu {:.0f}{} vs in-process {:.0f}{}", c.family, ncu,
+                         c.ncu_predicated_on ? " predicated on" : "", *c.in_process,
                          c.match == sass::AuditMatch::presence ? " (compared for presence)" : ""));
   }
   pass.agreement = differ ? Agreement::disagree : missing ? Agreement::unknown : Agreement::agree;

@@ -1,5 +1,6 @@
 #include "exec/tool_passes.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 namespace ptxbench::exec {
@@ -37,7 +38,8 @@ Json to_json(const SanitizerPass& pass) {
 }
 
 Json to_json(const NcuAuditPass& pass) {
-  Json out{{"tool", "ncu source counters (inst_executed, thread_inst_executed_true; NVTX range "
+  Json out{{"tool", "ncu source counters (inst_executed, thread_inst_executed_true, "
+                    "thread_inst_executed; NVTX range "
                     "ptxbench_eval; application replay, kernel replay for Triton)"},
            {"ran", pass.ran}};
   if (!pass.ran) {
@@ -47,6 +49,8 @@ Json to_json(const NcuAuditPass& pass) {
   Json families = Json::object();
   for (const CountAgreement& c : pass.counts)
     families[c.family] = {{"ncu", c.ncu},
+                          {"ncu_predicated_on",
+                           c.ncu_predicated_on ? Json(*c.ncu_predicated_on) : Json(nullptr)},
                           {"in_process", c.in_process ? Json(*c.in_process) : Json(nullptr)},
                           {"agree", c.agree},
                           {"metric", c.metric},
@@ -67,7 +71,9 @@ Json to_json(const NcuAuditPass& pass) {
     rows.push_back({{"kernel", row.kernel},
                     {"sass", row.source},
                     {"executed", row.executed},
-                    {"thread_inst_executed_true", row.thread_true}});
+                    {"thread_inst_executed_true", row.thread_true},
+                    {"thread_inst_executed",
+                     row.thread_executed ? Json(*row.thread_executed) : Json(nullptr)}});
   out["target_rows"] = std::move(rows);
   out["wall_ms"] = pass.audit->wall_ms;
   out["input_set"] = 0;
@@ -129,9 +135,15 @@ std::string render_text(const NcuAuditPass& pass) {
   if (!pass.ran)
     return "  ncu audit: not run — " + pass.reason + "\n";
   std::string counts;
-  for (const CountAgreement& c : pass.counts)
-    counts += fmt::format("{}{} {}{}", counts.empty() ? "" : ", ", c.family, c.ncu,
+  for (const CountAgreement& c : pass.counts) {
+    // Every warp instruction, then the predicated-on ones where they differ.
+    const bool differs = c.ncu_predicated_on && std::fabs(*c.ncu_predicated_on -
+                                                          static_cast<double>(c.ncu)) >= 0.5;
+    counts += fmt::format("{}{} {}{}{}", counts.empty() ? "" : ", ", c.family, c.ncu,
+                          differs ? fmt::format(" ({:.0f} predicated on)", *c.ncu_predicated_on)
+                                  : "",
                           c.in_process ? fmt::format(" (in-process {:.0f})", *c.in_process) : "");
+  }
   std::string out = fmt::format("  ncu audit: {}: {}", counts, to_string(pass.agreement));
   if (!pass.agreement_note.empty())
     out += " (" + pass.agreement_note + ")";

@@ -3,9 +3,10 @@
 // Layout (ncu 2025.3, `--page source --csv --print-source sass`): for each profiled kernel a
 // line `"Kernel Name","<name>"`, then a header line whose first cells are "Address" and
 // "Source", then one line per SASS instruction with numbers printed with thousands
-// separators. The two requested metrics are located by header name (the raw metric name or
-// its label), falling back to the last two columns, which is where the paper's regex finds
-// them. Opcodes are classified with the static analysis' family table (sass/families), so
+// separators. The requested metrics are located by header name (the raw metric name or its
+// label); inst_executed and thread_inst_executed_true fall back to the last two columns, which
+// is where the paper's regex finds them on a page of those two, and thread_inst_executed is
+// read only where its header names it (ncu_audit.hpp: predicated-on warp instructions). Opcodes are classified with the static analysis' family table (sass/families), so
 // static and dynamic verdicts agree on what GMMA, TMA and TCGEN05 mean, and every opcode's
 // executed count is kept, so the counter table (sass/counters.hpp) can sum, row by row, the
 // opcodes its range-profiler metrics count.
@@ -65,6 +66,7 @@ std::string opcode_of(std::string_view source) {
 
 struct Columns {
   std::size_t source = 1, executed = 0, thread_true = 0;
+  std::optional<std::size_t> thread_executed;
 };
 
 Columns find_columns(const std::vector<std::string>& header) {
@@ -79,6 +81,8 @@ Columns find_columns(const std::vector<std::string>& header) {
       columns.executed = i;
     if (name == "thread_inst_executed_true" || name == "Predicated-On Thread Instructions Executed")
       columns.thread_true = i;
+    if (name == "thread_inst_executed" || name == "Thread Instructions Executed")
+      columns.thread_executed = i;
   }
   return columns;
 }
@@ -113,6 +117,44 @@ bool is_target(const std::string& opcode) {
 
 } // namespace
 
+std::optional<double> SassRow::predicated_on() const {
+  if (!thread_executed)
+    return std::nullopt;
+  if (*thread_executed == 0)
+    return 0.0;
+  // thread_true / (thread_executed / executed), in that order to keep integers exact.
+  return static_cast<double>(thread_true) * static_cast<double>(executed) /
+         static_cast<double>(*thread_executed);
+}
+
+namespace {
+
+// A sum over rows that stays absent once one addend is.
+std::optional<double> add_derived(std::uint64_t rows_before, std::optional<double> sum,
+                                  std::optional<double> addend) {
+  if (rows_before == 0)
+    return addend;
+  return sum && addend ? std::optional(*sum + *addend) : std::nullopt;
+}
+
+} // namespace
+
+void OpcodeTotal::add(const SassRow& row) {
+  executed += row.executed;
+  thread_true += row.thread_true;
+  predicated_on = add_derived(rows, predicated_on, row.predicated_on());
+  ++rows;
+}
+
+void OpcodeTotal::add(const OpcodeTotal& other) {
+  if (other.rows == 0)
+    return;
+  executed += other.executed;
+  thread_true += other.thread_true;
+  predicated_on = add_derived(rows, predicated_on, other.predicated_on);
+  rows += other.rows;
+}
+
 std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_argv,
                                            const NcuAuditOptions& options) {
   std::vector<std::string> argv{options.ncu,
@@ -127,7 +169,7 @@ std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_a
                                 "--replay-mode",
                                 options.replay == NcuReplay::application ? "application" : "kernel",
                                 "--metrics",
-                                "inst_executed,thread_inst_executed_true",
+                                "inst_executed,thread_inst_executed_true,thread_inst_executed",
                                 "--clock-control",
                                 "none",
                                 "-f"};
@@ -152,12 +194,12 @@ util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text) {
     } else if (in_table && cells.size() > std::max(columns.executed, columns.thread_true)) {
       SassRow row{audit.kernels.back(), std::string(util::trim(cells[columns.source])),
                   opcode_of(cells[columns.source]), parse_count(cells[columns.executed]),
-                  parse_count(cells[columns.thread_true])};
+                  parse_count(cells[columns.thread_true]), std::nullopt};
+      if (columns.thread_executed && *columns.thread_executed < cells.size())
+        row.thread_executed = parse_count(cells[*columns.thread_executed]);
       ++audit.instruction_rows;
       add_to_families(row, audit.families);
-      OpcodeTotal& total = audit.opcodes[row.opcode];
-      total.executed += row.executed;
-      total.thread_true += row.thread_true;
+      audit.opcodes[row.opcode].add(row);
       if (is_target(row.opcode))
         audit.rows.push_back(std::move(row));
     }
@@ -175,8 +217,7 @@ std::vector<CounterTotal> counter_totals(const NcuAudit& audit, const sass::Arch
     for (const auto& [opcode, total] : audit.opcodes) {
       if (!sass::counts_opcode(row, opcode))
         continue;
-      counted.total.executed += total.executed;
-      counted.total.thread_true += total.thread_true;
+      counted.total.add(total);
     }
   }
   return out;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,30 @@ struct NcuAuditOptions {
 };
 
 // One SASS instruction row of the source page.
+//
+// Predicated-on warp instructions. `inst_executed` counts a warp's instruction whatever its
+// guard predicate; the range profiler's `smsp__sass_inst_executed_op_*` metrics count only the
+// warp instructions whose predicate was on (measured on an H200: a Triton GEMM issues each
+// UTMALDG from all 8 warps under a uniform predicate that is on in one of them — ncu 4,759,552,
+// range profiler 573,440; cuBLAS's UTMASTG from the 4 warps of a warpgroup — ncu 4× the metric;
+// bench/results/counting_h200.md). The source page has no warp-level predicated-on count, but
+// with `thread_inst_executed` beside `thread_inst_executed_true` it can be derived: a row whose
+// executions all had the same number of active threads a = thread_inst_executed / inst_executed
+// ran thread_inst_executed_true / a of them predicated on. Exact for the usual issue patterns (one
+// elected thread in a branch: a = 1; a whole warp under a uniform predicate: a = 32); an
+// estimate when a row's active-thread count varied.
 struct SassRow {
   std::string kernel;
   std::string source;            // the SASS text, e.g. "HGMMA.64x128x16.F32.BF16 R24, …"
   std::string opcode;            // with modifiers, predicate removed
   std::uint64_t executed = 0;    // inst_executed (warp instructions)
   std::uint64_t thread_true = 0; // thread_inst_executed_true (predicated-on thread instructions)
+  // thread_inst_executed (active thread instructions, whatever the predicate); absent on a page
+  // printed without it.
+  std::optional<std::uint64_t> thread_executed;
+
+  // Predicated-on warp instructions (above); absent without thread_inst_executed.
+  std::optional<double> predicated_on() const;
 };
 
 // Executed warp instructions per family; `*_thread_true` > 0 is the paper's "executed" test.
@@ -41,10 +60,17 @@ struct FamilyTotals {
   std::uint64_t tcgen05 = 0, tcgen05_thread_true = 0;
 };
 
-// Executed warp instructions and predicated-on thread instructions of one opcode.
+// Executed warp instructions and predicated-on thread instructions of one opcode (or of the
+// opcodes of one counter row), and the predicated-on warp instructions summed over its rows:
+// absent when no row was added or one of them lacked them.
 struct OpcodeTotal {
   std::uint64_t executed = 0;
   std::uint64_t thread_true = 0;
+  std::optional<double> predicated_on;
+  std::uint64_t rows = 0; // SASS rows added
+
+  void add(const SassRow& row);
+  void add(const OpcodeTotal& other);
 };
 
 struct NcuAudit {
@@ -65,7 +91,8 @@ struct CounterTotal {
 std::vector<CounterTotal> counter_totals(const NcuAudit& audit, const sass::ArchCounters& table);
 
 // `ncu --page source --print-source sass --csv --nvtx --nvtx-include <range>/ --replay-mode
-// application --metrics inst_executed,thread_inst_executed_true --clock-control none … argv`.
+// application --metrics inst_executed,thread_inst_executed_true,thread_inst_executed
+// --clock-control none … argv`.
 std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_argv,
                                            const NcuAuditOptions& options);
 

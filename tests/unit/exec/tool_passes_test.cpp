@@ -162,7 +162,7 @@ TEST(NcuAuditAgreement, OneDifferentFamilyIsADisagreementNamingIt) {
 // presence, so a store the source page has and the counter saw agrees, one it did not see does not.
 TEST(NcuAuditAgreement, APresenceRowAgreesOnNonZeroAndDisagreesOnZero) {
   NcuAuditPass pass = audited();
-  pass.audit->opcodes["UTMASTG.2D"] = {400, 400};
+  pass.audit->opcodes["UTMASTG.2D"] = {400, 400, std::nullopt, 1}; // no thread_inst_executed
   compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0, 100.0));
   EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
   EXPECT_EQ(pass.counts[2].ncu, 400u);
@@ -171,12 +171,50 @@ TEST(NcuAuditAgreement, APresenceRowAgreesOnNonZeroAndDisagreesOnZero) {
   EXPECT_EQ(pass.agreement_note, "tma_store: ncu 400 vs in-process 0 (compared for presence)");
 }
 
+// A Triton GEMM on an H200 issues each UTMALDG from all 8 warps under a uniform predicate on in
+// one of them: ncu's inst_executed counts 4,759,552 warp instructions, the range profiler's
+// op_tma_ld 573,440 (bench/results/counting_h200.md). With thread_inst_executed on the page the
+// audit compares the predicated-on count, and agrees; the elected-thread CUDA GEMM's rows (one
+// active thread) still compare every warp instruction, as measured.
+TEST(NcuAuditAgreement, ThePredicatedOnCountIsComparedWhereThePageDerivesIt) {
+  // inst_executed and thread_inst_executed_true as the H200 page had them; thread_inst_executed
+  // 32 per warp instruction, as a uniform instruction of a full warp runs.
+  const std::string triton = "\"Kernel Name\",\"matmul_kernel_persistent\",\n"
+                             "\"Address\",\"Source\",\"inst_executed\","
+                             "\"thread_inst_executed_true\",\"thread_inst_executed\"\n"
+                             "\"0x10\",\"@UP5 UTMALDG.2D [UR8], [UR12]\",\"28,672\",\"114,688\","
+                             "\"917,504\"\n"
+                             "\"0x20\",\"@UP0 UTMALDG.2D [UR24], [UR12]\",\"2,293,760\","
+                             "\"8,830,976\",\"73,400,320\"\n"
+                             "\"0x30\",\"HGMMA.64x128x16.F32.BF16 R24, gdesc[UR20], R24\","
+                             "\"2,293,760\",\"73,400,320\",\"73,400,320\"\n";
+  auto audit = measure::parse_ncu_source_csv(triton);
+  ASSERT_TRUE(audit) << audit.error().message;
+  NcuAuditPass pass;
+  pass.ran = true;
+  pass.audit = std::move(*audit);
+  // 114,688/32 + 8,830,976/32 = 3,584 + 275,968 predicated-on warp instructions.
+  compare_counts(pass, hopper(), hopper_counts(2293760.0, 279552.0));
+  EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
+  EXPECT_EQ(pass.counts[1].ncu, 2322432u);
+  ASSERT_TRUE(pass.counts[1].ncu_predicated_on);
+  EXPECT_DOUBLE_EQ(*pass.counts[1].ncu_predicated_on, 279552.0);
+  EXPECT_EQ(to_json(pass)["families"]["tma_load"]["ncu_predicated_on"], 279552.0);
+  EXPECT_NE(render_text(pass).find("tma_load 2322432 (279552 predicated on) (in-process 279552)"),
+            std::string::npos)
+      << render_text(pass);
+  // Every warp instruction is not what the counter counts: that in-process value disagrees.
+  compare_counts(pass, hopper(), hopper_counts(2293760.0, 2322432.0));
+  EXPECT_EQ(pass.agreement, Agreement::disagree);
+  EXPECT_EQ(pass.agreement_note, "tma_load: ncu 279552 predicated on vs in-process 2322432");
+}
+
 // The rows come from the evaluation's architecture: a B200's audit compares the TCGEN05 metrics,
 // and an architecture without a table leaves the agreement unknown.
 TEST(NcuAuditAgreement, TheRowsAreTheArchitecturesCounters) {
   NcuAuditPass pass = audited();
-  pass.audit->opcodes["UTCHMMA"] = {64, 64};
-  pass.audit->opcodes["LDTM.x32"] = {128, 4096};
+  pass.audit->opcodes["UTCHMMA"] = {64, 64, std::nullopt, 1};
+  pass.audit->opcodes["LDTM.x32"] = {128, 4096, std::nullopt, 1};
   protocol::Counts counts;
   counts.available = true;
   counts.metrics = sass::metric_names(*sass::counters_for("sm_100a"));

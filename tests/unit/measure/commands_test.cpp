@@ -22,7 +22,7 @@ TEST(NcuAuditCommand, UsesSourcePageNvtxRangeApplicationReplayAndTheTwoMetrics) 
                                           "--replay-mode",
                                           "application",
                                           "--metrics",
-                                          "inst_executed,thread_inst_executed_true",
+                                          "inst_executed,thread_inst_executed_true,thread_inst_executed",
                                           "--clock-control",
                                           "none",
                                           "-f",

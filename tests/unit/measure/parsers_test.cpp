@@ -47,6 +47,42 @@ TEST(NcuSourceCsv, OpcodeDropsPredicateAndOperands) {
   EXPECT_EQ(audit->families.tma_thread_true, 0u); // predicated off: not executed (paper rule)
 }
 
+// thread_inst_executed gives each row's active threads per warp instruction, and so its
+// predicated-on warp instructions (ncu_audit.hpp): one elected thread (a = 1) counts every warp
+// instruction, a full warp under a predicate on in 1 of 8 warps an eighth; a page without the
+// column derives nothing.
+TEST(NcuSourceCsv, ThreadInstExecutedDerivesThePredicatedOnWarpInstructions) {
+  const std::string csv =
+      "\"Kernel Name\",\"k\",\n"
+      "\"Address\",\"Source\",\"inst_executed\",\"thread_inst_executed_true\","
+      "\"thread_inst_executed\"\n"
+      "\"0x10\",\"UTMALDG.2D [UR4], [UR8]\",\"100\",\"100\",\"100\"\n"
+      "\"0x20\",\"@UP0 UTMALDG.2D [UR4], [UR8]\",\"800\",\"3,200\",\"25,600\"\n"
+      "\"0x30\",\"@P0 UTMASTG.2D [UR4], [UR8]\",\"40\",\"0\",\"40\"\n";
+  auto audit = parse_ncu_source_csv(csv);
+  ASSERT_TRUE(audit) << audit.error().message;
+  ASSERT_EQ(audit->rows.size(), 3u);
+  EXPECT_EQ(audit->rows[1].thread_executed, std::optional<std::uint64_t>(25600u));
+  EXPECT_EQ(audit->rows[0].predicated_on(), std::optional(100.0));
+  EXPECT_EQ(audit->rows[1].predicated_on(), std::optional(100.0));
+  EXPECT_EQ(audit->rows[2].predicated_on(), std::optional(0.0));
+  EXPECT_EQ(audit->opcodes.at("UTMALDG.2D").executed, 900u);
+  EXPECT_EQ(audit->opcodes.at("UTMALDG.2D").predicated_on, std::optional(200.0));
+  const auto totals = counter_totals(*audit, *sass::counters_for("sm_90a"));
+  EXPECT_EQ(totals[1].total.predicated_on, std::optional(200.0));
+  EXPECT_EQ(totals[2].total.predicated_on, std::optional(0.0));
+  EXPECT_FALSE(totals[3].total.predicated_on); // no UTMAREDG row: nothing to derive from
+
+  const std::string old_page = "\"Kernel Name\",\"k\",\n"
+                               "\"Address\",\"Source\",\"inst_executed\","
+                               "\"thread_inst_executed_true\"\n"
+                               "\"0x10\",\"UTMALDG.2D [UR4], [UR8]\",\"100\",\"100\"\n";
+  auto old_audit = parse_ncu_source_csv(old_page);
+  ASSERT_TRUE(old_audit);
+  EXPECT_FALSE(old_audit->rows[0].predicated_on());
+  EXPECT_FALSE(counter_totals(*old_audit, *sass::counters_for("sm_90a"))[1].total.predicated_on);
+}
+
 // The counter table's rows sum the source page's opcodes: a row counts its opcodes with any
 // modifiers, the bulk copies CUPTI counts with TMA included, and nothing of another row.
 TEST(NcuSourceCsv, CounterTotalsSumEachRowsOpcodesOverThePage) {
