@@ -63,6 +63,17 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))] if values else None
 
 
+def verdict_detail(result):
+    """The verdict's message, broken rule and violations, for a result that is not PASSED (an
+    expert kernel that fails under load must say why in the record)."""
+    if result.status in (None, "PASSED"):
+        return {}
+    evaluation = (((result.raw.get("result") or {}).get("trace") or {}).get("evaluation") or {})
+    extras = evaluation.get("ptxbench") or {}
+    return {"message": extras.get("message") or evaluation.get("log", "")[:2000],
+            "rule": extras.get("rule"), "violations": extras.get("violations")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("url")
@@ -91,7 +102,7 @@ def main() -> int:
                      "status": result.status, "speedup": result.speedup,
                      "target_executed": result.target_executed,
                      "reward": default_reward(result), "done_s": round(finished_at[index], 2),
-                     "error": result.error})
+                     "error": result.error, **verdict_detail(result)})
     rewards = [r["reward"] for r in rows]
     speedups = [r["speedup"] for r in rows if r["speedup"] is not None]
     gaps = sorted(finished_at.values())
