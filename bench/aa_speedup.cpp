@@ -118,9 +118,8 @@ Arguments parse(int argc, char** argv) {
       args.evaluator.children =
           value == "spare" ? exec::ChildStart::spare : exec::ChildStart::on_demand;
     else if (flag == "--gqa-baseline" && (value == "flashinfer" || value == "cudnn"))
-      args.options.gqa_reference = args.gqa = value == "cudnn"
-                                                  ? reference::GqaBaseline::cudnn
-                                                  : reference::GqaBaseline::flashinfer;
+      args.options.gqa_reference = args.gqa =
+          value == "cudnn" ? reference::GqaBaseline::cudnn : reference::GqaBaseline::flashinfer;
     else
       throw util::Fatal("unknown argument " + flag);
   }
@@ -129,10 +128,11 @@ Arguments parse(int argc, char** argv) {
   return args;
 }
 
-// The kernels one reference call launches, timed in this (the supervisor's) process.
+// The kernels one reference call launches, timed in this (the supervisor's) process, each
+// with its launch configuration (measure::GpuActivity::launch) in `launches`.
 std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
-                                        const suite::Problem& problem,
-                                        reference::GqaBaseline gqa) {
+                                        const suite::Problem& problem, reference::GqaBaseline gqa,
+                                        std::vector<std::string>& launches) {
   auto timer = measure::cupti_call_timer();
   auto stream = cuda::create_stream();
   auto reference = reference::make_library_reference(problem, gqa);
@@ -150,8 +150,10 @@ std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
     throw util::Fatal("reference kernels: " + timing.error().message);
   std::set<std::string> names;
   for (const measure::GpuActivity& a : timing->activities)
-    if (a.kind == measure::GpuActivity::Kind::kernel)
+    if (a.kind == measure::GpuActivity::Kind::kernel) {
       names.insert(a.name);
+      launches.push_back(a.launch);
+    }
   return names;
 }
 
@@ -243,12 +245,18 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
   if (first->timing) {
     const std::set<std::string> candidate(first->timing->kernels.begin(),
                                           first->timing->kernels.end());
-    const std::set<std::string> reference = reference_kernels(bench, problem, options.gqa_reference);
+    std::vector<std::string> reference_launches;
+    const std::set<std::string> reference =
+        reference_kernels(bench, problem, options.gqa_reference, reference_launches);
     fmt::print("- candidate kernels (last timed call of repeat 0): {}\n",
                joined(first->timing->kernels, ", "));
     fmt::print("- reference kernels (one call in the supervisor): {}\n",
                joined({reference.begin(), reference.end()}, ", "));
     fmt::print("- same kernels: {}\n", candidate == reference ? "yes" : "NO");
+    // The same name can run another grid, block, cluster or shared-memory split.
+    fmt::print("- candidate launches: {}\n- reference launches: {}\n- same launches: {}\n",
+               joined(first->timing->kernel_launches, "; "), joined(reference_launches, "; "),
+               first->timing->kernel_launches == reference_launches ? "yes" : "NO");
   }
   fmt::print("- baseline: {}; violations (repeat 0): {}\n- clocks (repeat 0): {}\n", first->library,
              joined(first->violations, "; "), first->clocks.dump());

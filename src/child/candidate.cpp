@@ -378,7 +378,8 @@ std::vector<protocol::KernelSeen> kernels_seen(std::vector<measure::GpuActivity>
   });
   std::vector<protocol::KernelSeen> kernels;
   for (const measure::GpuActivity& a : activities)
-    kernels.push_back({a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6});
+    kernels.push_back(
+        {a.name, a.stream_id, static_cast<double>(a.end_ns - a.start_ns) * 1e-6, a.launch});
   return kernels;
 }
 

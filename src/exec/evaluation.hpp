@@ -88,14 +88,15 @@ struct TimingReport {
   double candidate_ms = 0.0;              // mean of the trial medians
   double reference_ms = 0.0;
   bool reference_cached = false;
-  std::vector<std::string> kernels;       // kernels of the last timed call
-  std::vector<double> reference_event_ms; // per-trial medians of the reference's CUDA events
-  std::string mode = "strict";            // "strict" or "batched" (see measure/timing.hpp)
-  std::string strict_reason;              // why the evaluation fell back to strict timing
-  bool inputs_warm = false;               // input sets and reference outputs were reused
-  double preheat_ms = 0.0;                // untimed reference calls before the first trial
-  std::vector<std::string> retimed_pairs; // pairs timed again, and why (gpu_timing.cpp)
-  int interleave_calls = 0;               // timed calls per hand-over within a pair; 0: none
+  std::vector<std::string> kernels;         // kernels of the last timed call
+  std::vector<std::string> kernel_launches; // their launch configurations (same order)
+  std::vector<double> reference_event_ms;   // per-trial medians of the reference's CUDA events
+  std::string mode = "strict";              // "strict" or "batched" (see measure/timing.hpp)
+  std::string strict_reason;                // why the evaluation fell back to strict timing
+  bool inputs_warm = false;                 // input sets and reference outputs were reused
+  double preheat_ms = 0.0;                  // untimed reference calls before the first trial
+  std::vector<std::string> retimed_pairs;   // pairs timed again, and why (gpu_timing.cpp)
+  int interleave_calls = 0;                 // timed calls per hand-over within a pair; 0: none
   // Timed calls made, and those whose outputs were compared (trial_pairs.hpp CheckPattern).
   int timed_calls = 0;
   int checked_calls = 0;
@@ -128,7 +129,7 @@ struct SanitizerPass {
 // source page (the row's opcodes) and the in-process range profiler (the row's metric) count
 // them inside one call.
 struct CountAgreement {
-  std::string family; // the row's key: "gmma", "tma_load", … ("tcgen05_mma", … on Blackwell)
+  std::string family;    // the row's key: "gmma", "tma_load", … ("tcgen05_mma", … on Blackwell)
   std::uint64_t ncu = 0; // warp instructions, whatever their predicate (inst_executed)
   // Of those, the ones predicated on (measure::SassRow::predicated_on): what the range
   // profiler's metric counts, and what is compared when ncu printed what derives it.

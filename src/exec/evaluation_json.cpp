@@ -127,6 +127,8 @@ TimingReport read_timing(JsonReader& r, const Json& t, const std::string& path) 
   out.reference_ms = nullable_number(r, t, path, "reference_ms");
   out.reference_cached = flag(r, t, path, "reference_cached");
   out.kernels = strings(r, t, path, "kernels");
+  if (JsonReader::optional(t, "kernel_launches"))
+    out.kernel_launches = r.string_list(t, path, "kernel_launches", Emptiness::allowed);
   if (JsonReader::optional(t, "reference_event_trial_ms"))
     out.reference_event_ms = numbers(r, t, path, "reference_event_trial_ms");
   out.mode = r.optional_string(t, path, "mode", Emptiness::rejected).value_or("strict");

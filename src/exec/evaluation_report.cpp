@@ -92,7 +92,8 @@ Json timing_json(const TimingReport& t) {
            {"checked_calls", t.checked_calls},
            {"staging_ms", t.staging_ms},
            {"checks_ms", t.checks_ms},
-           {"kernels", t.kernels}};
+           {"kernels", t.kernels},
+           {"kernel_launches", t.kernel_launches}};
   if (!t.strict_reason.empty())
     out["strict_reason"] = t.strict_reason;
   if (!t.retimed_pairs.empty())

@@ -228,8 +228,11 @@ bool GpuEvaluation::candidate_chunk(int trial, int call, const TrialChunk& chunk
   samples.event_ms.insert(samples.event_ms.end(), reply->event_ms.begin(), reply->event_ms.end());
   TimingReport& timing = *m_result.timing;
   timing.kernels.clear();
-  for (const protocol::KernelSeen& k : reply->kernels)
+  timing.kernel_launches.clear();
+  for (const protocol::KernelSeen& k : reply->kernels) {
     timing.kernels.push_back(k.name);
+    timing.kernel_launches.push_back(k.launch);
+  }
   m_result.launches.add_timed(reply->kernel_sets);
   timing.timed_calls += chunk.iterations;
   if (!check)

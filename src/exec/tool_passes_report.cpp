@@ -48,13 +48,13 @@ Json to_json(const NcuAuditPass& pass) {
   }
   Json families = Json::object();
   for (const CountAgreement& c : pass.counts)
-    families[c.family] = {{"ncu", c.ncu},
-                          {"ncu_predicated_on",
-                           c.ncu_predicated_on ? Json(*c.ncu_predicated_on) : Json(nullptr)},
-                          {"in_process", c.in_process ? Json(*c.in_process) : Json(nullptr)},
-                          {"agree", c.agree},
-                          {"metric", c.metric},
-                          {"match", std::string(sass::to_string(c.match))}};
+    families[c.family] = {
+        {"ncu", c.ncu},
+        {"ncu_predicated_on", c.ncu_predicated_on ? Json(*c.ncu_predicated_on) : Json(nullptr)},
+        {"in_process", c.in_process ? Json(*c.in_process) : Json(nullptr)},
+        {"agree", c.agree},
+        {"metric", c.metric},
+        {"match", std::string(sass::to_string(c.match))}};
   const measure::FamilyTotals& f = pass.audit->families;
   out["families"] = families;
   out["thread_inst_executed_true"] = {
@@ -137,12 +137,12 @@ std::string render_text(const NcuAuditPass& pass) {
   std::string counts;
   for (const CountAgreement& c : pass.counts) {
     // Every warp instruction, then the predicated-on ones where they differ.
-    const bool differs = c.ncu_predicated_on && std::fabs(*c.ncu_predicated_on -
-                                                          static_cast<double>(c.ncu)) >= 0.5;
-    counts += fmt::format("{}{} {}{}{}", counts.empty() ? "" : ", ", c.family, c.ncu,
-                          differs ? fmt::format(" ({:.0f} predicated on)", *c.ncu_predicated_on)
-                                  : "",
-                          c.in_process ? fmt::format(" (in-process {:.0f})", *c.in_process) : "");
+    const bool differs =
+        c.ncu_predicated_on && std::fabs(*c.ncu_predicated_on - static_cast<double>(c.ncu)) >= 0.5;
+    counts +=
+        fmt::format("{}{} {}{}{}", counts.empty() ? "" : ", ", c.family, c.ncu,
+                    differs ? fmt::format(" ({:.0f} predicated on)", *c.ncu_predicated_on) : "",
+                    c.in_process ? fmt::format(" (in-process {:.0f})", *c.in_process) : "");
   }
   std::string out = fmt::format("  ncu audit: {}: {}", counts, to_string(pass.agreement));
   if (!pass.agreement_note.empty())

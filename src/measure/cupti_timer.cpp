@@ -283,6 +283,11 @@ GpuActivity CuptiCallTimer::to_activity(const CUpti_Activity& record) {
         common_fields(kernel, GpuActivity::Kind::kernel, kernel.name != nullptr ? kernel.name : "");
     if (auto it = m_function_modules.find(activity.name); it != m_function_modules.end())
       activity.module = it->second;
+    activity.launch = fmt::format(
+        "grid {}x{}x{} block {}x{}x{} cluster {}x{}x{} smem {}+{} B (executed {} B) regs {}",
+        kernel.gridX, kernel.gridY, kernel.gridZ, kernel.blockX, kernel.blockY, kernel.blockZ,
+        kernel.clusterX, kernel.clusterY, kernel.clusterZ, kernel.staticSharedMemory,
+        kernel.dynamicSharedMemory, kernel.sharedMemoryExecuted, kernel.registersPerThread);
     return activity;
   }
   case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -46,6 +46,9 @@ struct GpuActivity {
   std::uint32_t device_id = 0;
   std::uint32_t context_id = 0;
   std::uint32_t correlation_id = 0; // links the record to the API call that enqueued it
+  // Kernels: the launch as CUPTI recorded it ("grid 132x1x1 block 384x1x1 cluster 1x1x1 smem
+  // 0+229376 B (executed 233472 B) regs 168"); the same name can run another configuration.
+  std::string launch;
 };
 
 // A module (cubin) loaded in this process, as CUPTI's module-load callback saw it: the identity

@@ -41,7 +41,8 @@ Json kernels_json(const std::vector<KernelSeen>& kernels) {
   for (const KernelSeen& k : kernels)
     out.push_back({{"name", k.name},
                    {"stream", k.stream_id},
-                   {"duration_ms", util::number_json(k.duration_ms)}});
+                   {"duration_ms", util::number_json(k.duration_ms)},
+                   {"launch", k.launch}});
   return out;
 }
 
@@ -159,7 +160,8 @@ std::vector<KernelSeen> read_kernels(JsonReader& in, const Json& j, const std::s
     kernels.push_back({text(in, k, k_path, "name"),
                        static_cast<std::uint32_t>(
                            in.integer(k, k_path, "stream", IntegerRange::of<std::uint32_t>())),
-                       number_member(in, k, k_path, "duration_ms")});
+                       number_member(in, k, k_path, "duration_ms"),
+                       in.optional_string(k, k_path, "launch", Emptiness::allowed).value_or("")});
   });
   return kernels;
 }

@@ -154,6 +154,7 @@ struct KernelSeen {
   std::string name;
   std::uint32_t stream_id = 0;
   double duration_ms = 0.0;
+  std::string launch; // measure::GpuActivity::launch; empty when not recorded
 };
 
 // A module (cubin) loaded in the child, as its CUPTI module-load callback saw it

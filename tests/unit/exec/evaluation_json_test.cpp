@@ -30,6 +30,8 @@ TimingReport full_timing() {
   t.reference_ms = 1.0;
   t.reference_cached = true;
   t.kernels = {"_Z4gemmv"};
+  t.kernel_launches = {
+      "grid 132x1x1 block 384x1x1 cluster 1x1x1 smem 0+229376 B (executed 233472 B) regs 168"};
   t.reference_event_ms = {1.02, 1.03, 1.01};
   t.mode = "batched";
   t.strict_reason = "a pair differed";
@@ -107,6 +109,7 @@ void expect_same_timing(const TimingReport& a, const TimingReport& b) {
   EXPECT_EQ(a.reference_ms, b.reference_ms);
   EXPECT_EQ(a.reference_cached, b.reference_cached);
   EXPECT_EQ(a.kernels, b.kernels);
+  EXPECT_EQ(a.kernel_launches, b.kernel_launches);
   EXPECT_EQ(a.reference_event_ms, b.reference_event_ms);
   EXPECT_EQ(a.mode, b.mode);
   EXPECT_EQ(a.strict_reason, b.strict_reason);

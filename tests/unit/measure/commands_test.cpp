@@ -10,24 +10,25 @@ namespace {
 
 TEST(NcuAuditCommand, UsesSourcePageNvtxRangeApplicationReplayAndTheTwoMetrics) {
   const auto argv = ncu_audit_command({"./probe", "--x"}, NcuAuditOptions{});
-  const std::vector<std::string> expected{"ncu",
-                                          "--page",
-                                          "source",
-                                          "--print-source",
-                                          "sass",
-                                          "--csv",
-                                          "--nvtx",
-                                          "--nvtx-include",
-                                          "ptxbench_eval/",
-                                          "--replay-mode",
-                                          "application",
-                                          "--metrics",
-                                          "inst_executed,thread_inst_executed_true,thread_inst_executed",
-                                          "--clock-control",
-                                          "none",
-                                          "-f",
-                                          "./probe",
-                                          "--x"};
+  const std::vector<std::string> expected{
+      "ncu",
+      "--page",
+      "source",
+      "--print-source",
+      "sass",
+      "--csv",
+      "--nvtx",
+      "--nvtx-include",
+      "ptxbench_eval/",
+      "--replay-mode",
+      "application",
+      "--metrics",
+      "inst_executed,thread_inst_executed_true,thread_inst_executed",
+      "--clock-control",
+      "none",
+      "-f",
+      "./probe",
+      "--x"};
   EXPECT_EQ(argv, expected);
 }
 

@@ -52,13 +52,12 @@ TEST(NcuSourceCsv, OpcodeDropsPredicateAndOperands) {
 // instruction, a full warp under a predicate on in 1 of 8 warps an eighth; a page without the
 // column derives nothing.
 TEST(NcuSourceCsv, ThreadInstExecutedDerivesThePredicatedOnWarpInstructions) {
-  const std::string csv =
-      "\"Kernel Name\",\"k\",\n"
-      "\"Address\",\"Source\",\"inst_executed\",\"thread_inst_executed_true\","
-      "\"thread_inst_executed\"\n"
-      "\"0x10\",\"UTMALDG.2D [UR4], [UR8]\",\"100\",\"100\",\"100\"\n"
-      "\"0x20\",\"@UP0 UTMALDG.2D [UR4], [UR8]\",\"800\",\"3,200\",\"25,600\"\n"
-      "\"0x30\",\"@P0 UTMASTG.2D [UR4], [UR8]\",\"40\",\"0\",\"40\"\n";
+  const std::string csv = "\"Kernel Name\",\"k\",\n"
+                          "\"Address\",\"Source\",\"inst_executed\",\"thread_inst_executed_true\","
+                          "\"thread_inst_executed\"\n"
+                          "\"0x10\",\"UTMALDG.2D [UR4], [UR8]\",\"100\",\"100\",\"100\"\n"
+                          "\"0x20\",\"@UP0 UTMALDG.2D [UR4], [UR8]\",\"800\",\"3,200\",\"25,600\"\n"
+                          "\"0x30\",\"@P0 UTMASTG.2D [UR4], [UR8]\",\"40\",\"0\",\"40\"\n";
   auto audit = parse_ncu_source_csv(csv);
   ASSERT_TRUE(audit) << audit.error().message;
   ASSERT_EQ(audit->rows.size(), 3u);

@@ -145,7 +145,8 @@ TEST(Protocol, TimeReplyRoundTripsLatenciesKernelsAndLateWork) {
   reply.event_ms = {0.51, 0.26};
   reply.late_work = true;
   reply.last_set = 1;
-  reply.kernels = {{"_Z6kernelv", 7, 0.2}};
+  reply.kernels = {
+      {"_Z6kernelv", 7, 0.2, "grid 132x1x1 block 384x1x1 cluster 1x1x1 smem 0+1024 B"}};
   auto decoded = decode_reply(encode(reply));
   ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_TRUE(decoded->ok);
@@ -156,6 +157,20 @@ TEST(Protocol, TimeReplyRoundTripsLatenciesKernelsAndLateWork) {
   ASSERT_EQ(decoded->kernels.size(), 1u);
   EXPECT_EQ(decoded->kernels[0].name, "_Z6kernelv");
   EXPECT_EQ(decoded->kernels[0].stream_id, 7u);
+  EXPECT_EQ(decoded->kernels[0].launch, reply.kernels[0].launch);
+}
+
+// A child that records no launch configuration (an older one) still gives a valid reply.
+TEST(Protocol, AKernelWithoutItsLaunchConfigurationDecodesWithAnEmptyOne) {
+  Reply reply;
+  reply.last_set = 0; // a time reply
+  reply.kernels = {{"_Z6kernelv", 7, 0.2, "grid 1x1x1"}};
+  auto json = trace::Json::parse(encode(reply));
+  json["time"]["kernels"][0].erase("launch");
+  auto decoded = decode_reply(json.dump());
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  ASSERT_EQ(decoded->kernels.size(), 1u);
+  EXPECT_EQ(decoded->kernels[0].launch, "");
 }
 
 TEST(Protocol, FailureReplyCarriesKindMessageAndCudaError) {
@@ -227,7 +242,7 @@ TEST(Protocol, NonFiniteNumbersTravelAsStringsAndComeBackAsThemselves) {
 TEST(Protocol, ACallReplyCarriesItsLatencyKernelsAndTheRefusedLookups) {
   Reply reply;
   reply.call_ms = 1.25;
-  reply.kernels = {{"_Z4gemmv", 13, 1.2}};
+  reply.kernels = {{"_Z4gemmv", 13, 1.2, ""}};
   reply.refused = {"cuModuleLoadData"};
   auto decoded = decode_reply(encode(reply));
   ASSERT_TRUE(decoded) << decoded.error().message;
