@@ -24,6 +24,9 @@ struct NcuAuditOptions {
   NcuReplay replay = NcuReplay::application;
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   std::vector<std::string> env; // NAME=value added to the audited program's environment
+  // Also ask for thread_inst_executed (SassRow::predicated_on). run_ncu_audit asks again without
+  // it when an ncu refuses the three metrics.
+  bool thread_inst_executed = true;
 };
 
 // One SASS instruction row of the source page.
@@ -91,7 +94,7 @@ struct CounterTotal {
 std::vector<CounterTotal> counter_totals(const NcuAudit& audit, const sass::ArchCounters& table);
 
 // `ncu --page source --print-source sass --csv --nvtx --nvtx-include <range>/ --replay-mode
-// application --metrics inst_executed,thread_inst_executed_true,thread_inst_executed
+// application --metrics inst_executed,thread_inst_executed_true[,thread_inst_executed]
 // --clock-control none … argv`.
 std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_argv,
                                            const NcuAuditOptions& options);
@@ -101,7 +104,8 @@ std::vector<std::string> ncu_audit_command(const std::vector<std::string>& app_a
 util::Expected<NcuAudit> parse_ncu_source_csv(std::string_view text);
 
 // Runs the command; a failing ncu is `subprocess` (its stderr tail in the message), a
-// deadline `timeout`.
+// deadline `timeout`. When ncu fails with thread_inst_executed asked for, it runs once more
+// without it (the paper's two metrics): the audit then compares every warp instruction.
 util::Expected<NcuAudit> run_ncu_audit(util::ProcessRunner& runner,
                                        const std::vector<std::string>& app_argv,
                                        const NcuAuditOptions& options);

@@ -317,6 +317,33 @@ TEST(NcuAuditPass, TheSingleCallRunsUnderNcuWithTheChildsEnvironmentAndReplay) {
   EXPECT_EQ(missing.reason, "ncu not found (PATH, /usr/local/cuda/bin)");
 }
 
+// An ncu that refuses thread_inst_executed (exit 1, as for an unknown metric) is asked again
+// with the paper's two metrics; the audit runs and compares every warp instruction.
+TEST(NcuAuditPass, AnNcuThatRefusesThreadInstExecutedIsAskedAgainWithoutIt) {
+  NcuScratch dir;
+  const std::filesystem::path ncu = dir.path / "ncu";
+  const std::string calls = (dir.path / "calls.txt").string();
+  std::ofstream(ncu) << "#!/bin/sh\necho \"$*\" >> " << calls
+                     << "\ncase \"$*\" in *thread_inst_executed_true,thread_inst_executed*) "
+                        "echo '==ERROR== unknown metric thread_inst_executed' >&2; exit 1;; esac\n"
+                     << "cat " << PTXBENCH_TEST_DATA << "/measure/ncu_source_wgmma_gemm_m128.csv\n";
+  ::chmod(ncu.c_str(), 0755);
+  util::PosixProcessRunner runner;
+  NcuAuditPass pass =
+      run_ncu_audit_pass(runner, ChildCommand{{"ptxbench-candidate"}, {}},
+                         measure::NcuReplay::application, std::chrono::seconds(20), ncu);
+  ASSERT_TRUE(pass.ran) << pass.reason;
+  auto lines = util::read_file(calls);
+  ASSERT_TRUE(lines);
+  EXPECT_EQ(std::count(lines->begin(), lines->end(), '\n'), 2) << *lines;
+  EXPECT_NE(lines->find("--metrics inst_executed,thread_inst_executed_true --clock-control"),
+            std::string::npos)
+      << *lines;
+  compare_counts(pass, hopper(), hopper_counts(143360.0, 17920.0));
+  EXPECT_EQ(pass.agreement, Agreement::agree) << pass.agreement_note;
+  EXPECT_FALSE(pass.counts[1].ncu_predicated_on);
+}
+
 TEST(NcuAuditPass, TheAuditCallHasTheNvtxRangeAndOneWarmUp) {
   const protocol::SingleCallOptions call = audit_call_options();
   EXPECT_EQ(call.nvtx_range, kAuditNvtxRange);
