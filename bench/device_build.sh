@@ -17,8 +17,14 @@ use_gpu_build() {
   if [ "$(realpath build/gpu 2>/dev/null)" != "$bin" ]; then
     rm -rf build/gpu && mkdir -p build && ln -sfn "$bin" build/gpu
   fi
+  # cuDNN: PyTorch's wheel's first (the one the reference scripts name, 9.19 on the H200
+  # image), else the first libcudnn.so.9 on the machine (an older 9.14 there) — one choice for
+  # every script, so a baseline's cuDNN version does not depend on which script ran.
   local cudnn
-  cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
+  cudnn=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)
+  if [ -z "$cudnn" ] || [ ! -f "$cudnn/libcudnn.so.9" ]; then
+    cudnn=$(dirname "$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)")
+  fi
   export LD_LIBRARY_PATH=$bin/lib:$cudnn:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   export PATH=/usr/local/cuda/bin:$PATH
 }
