@@ -42,6 +42,19 @@ done
 # tokenizer.json (CI's comes from the anthropic package in .deps/python-tokenizer/, which does
 # not travel; carry a copy, e.g. .devbuild/tokenizer.json).
 tokenizer=${TOKENIZER:-.devbuild/tokenizer.json}
+# TRAINER_WHEELS: the CI-tested trainer set and trl as wheels (bench/pack_trainer_for_device.sh),
+# installed for this step only, ahead of the machine's own packages (its torch, numpy, pyarrow
+# and accelerate serve).
+if [ -n "${TRAINER_WHEELS:-}" ]; then
+  # One by one: pip refuses a whole list for one wheel it cannot install.
+  for wheel in "$TRAINER_WHEELS"/*.whl; do
+    python3 -m pip install --quiet --no-index --no-deps --target /tmp/trainer-py "$wheel" \
+      >> "$out/trainer_install.log" 2>&1 || echo "not installed: $wheel" >> "$out/trainer_install.log"
+  done
+  export PYTHONPATH=/tmp/trainer-py${PYTHONPATH:+:$PYTHONPATH}
+  python3 -c "import transformers, datasets, trl; print('trainer', transformers.__version__, datasets.__version__, trl.__version__)" \
+    >> "$out/machine.txt" 2>&1
+fi
 if python3 -c "import torch, transformers, datasets, trl" > /dev/null 2>&1 && [ -f "$tokenizer" ]; then
   tokenizer=$(realpath "$tokenizer")
   (cd "$out" && timeout 300 python3 /work/main/python/ptxbench_client/examples/grpo_trl.py \
