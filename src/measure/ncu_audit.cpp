@@ -6,11 +6,11 @@
 // separators. The requested metrics are located by header name (the raw metric name or its
 // label); inst_executed and thread_inst_executed_true fall back to the last two columns, which
 // is where the paper's regex finds them on a page of those two, and thread_inst_executed is
-// read only where its header names it (ncu_audit.hpp: predicated-on warp instructions). Opcodes are
-// classified with the static analysis' family table (sass/families), so static and dynamic verdicts
-// agree on what GMMA, TMA and TCGEN05 mean, and every opcode's executed count is kept, so the
-// counter table (sass/counters.hpp) can sum, row by row, the opcodes its range-profiler metrics
-// count.
+// read only where its header names it (ncu_audit.hpp: predicated-on warp instructions).
+// Opcodes are classified with the static analysis' family table (sass/families), so static and
+// dynamic verdicts agree on what GMMA, TMA and TCGEN05 mean, and every opcode's executed count
+// is kept, so the counter table (sass/counters.hpp) can sum, row by row, the opcodes its
+// range-profiler metrics count.
 #include "measure/ncu_audit.hpp"
 
 #include "sass/families.hpp"

@@ -33,10 +33,9 @@ struct NcuAuditOptions {
 //
 // Predicated-on warp instructions. `inst_executed` counts a warp's instruction whatever its
 // guard predicate; the range profiler's `smsp__sass_inst_executed_op_*` metrics count only the
-// warp instructions whose predicate was on (measured on an H200: a Triton GEMM issues each
-// UTMALDG from all 8 warps under a uniform predicate that is on in one of them — ncu 4,759,552,
-// range profiler 573,440; cuBLAS's UTMASTG from the 4 warps of a warpgroup — ncu 4× the metric;
-// bench/results/counting_h200.md). The source page has no warp-level predicated-on count, but
+// warp instructions whose predicate was on (a Triton GEMM issues each UTMALDG from all its warps
+// under a uniform predicate on in one of them; bench/results/counting_h200.md has the H200
+// figures). The source page has no warp-level predicated-on count, but
 // with `thread_inst_executed` beside `thread_inst_executed_true` it can be derived: a row whose
 // executions all had the same number of active threads a = thread_inst_executed / inst_executed
 // ran thread_inst_executed_true / a of them predicated on. Exact for the usual issue patterns (one
