@@ -7,15 +7,28 @@
 // named problem of the built-in suite, built once on the first call (cuBLASLt heuristic under
 // the same 32 MiB workspace cap, cuDNN SDPA graph and plan), then `run` on the candidate's
 // buffers and stream. Same factory, same shapes, same GPU: the same algorithm and workspace.
+//
+// With PTXBENCH_AA_BUFFER_PROBE=1 in the environment the hook also answers, once per problem on
+// its first call, whether the baseline runs slower on the buffers the child maps from the
+// supervisor (cudaIpcOpenMemHandle) than on copies the child allocates itself: it times the
+// baseline on both, alternately, each run behind an L2 flush, with CUDA events, and prints the
+// medians to stderr ("aa hook: buffer probe"), which aa_speedup shows. A diagnostic of the GQA
+// A/A (bench/results/flashinfer_h200.md); the extra work makes that evaluation's first call
+// differ from the rest.
 #include "compile/ptxbench_call.h"
 #include "reference/reference.hpp"
 #include "suite/suite.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cuda.h>
+#include <cuda_runtime.h>
 #include <exception>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +66,79 @@ Reference* baseline_for(const std::string& requested) {
   return (baselines[requested] = std::move(*reference)).get();
 }
 
+// One buffer of the call and the child's own copy of the whole allocation it lies in.
+struct OwnCopy {
+  void* own_base = nullptr;
+};
+
+float elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
+  float ms = 0.0f;
+  cudaEventElapsedTime(&ms, start, stop);
+  return ms;
+}
+
+float median(std::vector<float> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0.0f : values[values.size() / 2];
+}
+
+// The probe described at the top; prints one line, or why it could not run.
+void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall& call) {
+  const auto stream = static_cast<cudaStream_t>(call.stream);
+  cudaStreamSynchronize(stream);
+  std::vector<OwnCopy> copies(call.num_buffers);
+  std::vector<void*> own(call.num_buffers);
+  for (unsigned i = 0; i < call.num_buffers; ++i) {
+    CUdeviceptr base = 0;
+    std::size_t bytes = 0;
+    const auto at = reinterpret_cast<CUdeviceptr>(call.buffers[i]);
+    if (cuMemGetAddressRange(&base, &bytes, at) != CUDA_SUCCESS ||
+        cudaMalloc(&copies[i].own_base, bytes) != cudaSuccess ||
+        cudaMemcpy(copies[i].own_base, reinterpret_cast<void*>(base), bytes,
+                   cudaMemcpyDeviceToDevice) != cudaSuccess) {
+      std::fprintf(stderr, "aa hook: buffer probe %s: could not copy buffer %u\n", problem, i);
+      return;
+    }
+    own[i] = static_cast<char*>(copies[i].own_base) + (at - base);
+  }
+  constexpr std::size_t kFlushBytes = std::size_t{256} << 20; // over the H200's 60 MiB of L2
+  void* flush = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  cudaMalloc(&flush, kFlushBytes);
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  PtxbenchCall own_call = call;
+  own_call.buffers = own.data();
+  std::vector<float> mapped_ms;
+  std::vector<float> own_ms;
+  for (int run = 0; run < 60; ++run) {
+    const bool on_own = run % 2 == 1;
+    cudaMemsetAsync(flush, run & 0xFF, kFlushBytes, stream);
+    cudaEventRecord(start, stream);
+    const auto status = baseline.run(on_own ? own_call : call);
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    if (!status)
+      return;
+    if (run >= 10) // the first runs warm the instruction cache and the driver's paths
+      (on_own ? own_ms : mapped_ms).push_back(elapsed_ms(start, stop));
+  }
+  const float mapped = median(mapped_ms);
+  const float mine = median(own_ms);
+  std::fprintf(stderr,
+               "aa hook: buffer probe %s: median of 25 runs, IPC-mapped buffers %.4f ms, the "
+               "child's own copies %.4f ms (mapped / own %.4f)\n",
+               problem, static_cast<double>(mapped), static_cast<double>(mine),
+               mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(flush);
+  for (OwnCopy& copy : copies)
+    cudaFree(copy.own_base);
+  // The copies above are the candidate's inputs and outputs as they were: nothing to restore.
+}
+
 } // namespace
 
 namespace {
@@ -71,6 +157,10 @@ int run_baseline(const char* problem, void* const* buffers, unsigned num_buffers
     const PtxbenchCall call{PTXBENCH_CALL_VERSION, num_buffers, num_scalars, num_var_axes, buffers,
                             values.data(),         var_axes,    stream};
     auto status = baseline->run(call);
+    static std::set<std::string> probed;
+    if (status && std::getenv("PTXBENCH_AA_BUFFER_PROBE") != nullptr &&
+        probed.insert(problem).second)
+      probe_buffers(problem, *baseline, call);
     if (!status)
       std::fprintf(stderr, "aa hook: %s\n", status.error().message.c_str());
     return status ? 0 : -2;

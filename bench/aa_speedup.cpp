@@ -41,6 +41,7 @@
 #include "reference/reference.hpp"
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -266,6 +267,10 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
              joined(first->violations, "; "), first->clocks.dump());
   if (first->status != trace::EvaluationStatus::passed)
     fmt::print("\n```\n{}\n```\n", first->child_log);
+  else // the hook's own lines (which baseline; the buffer probe's answer)
+    for (const std::string& line : util::split_lines(first->child_log))
+      if (line.starts_with("aa hook:"))
+        fmt::print("- {}\n", line);
   fmt::print("\n");
   return worst <= 0.01;
 }
