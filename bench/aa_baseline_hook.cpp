@@ -11,15 +11,16 @@
 // With PTXBENCH_AA_BUFFER_PROBE=1 in the environment the hook also answers, once per problem on
 // its first call, whether the baseline runs slower on the buffers the child maps from the
 // supervisor (cudaIpcOpenMemHandle) than on copies the child allocates itself: it times the
-// baseline on both, alternately, each run behind an L2 flush, with CUDA events, and prints the
-// medians to stderr ("aa hook: buffer probe"), which aa_speedup shows. A diagnostic of the GQA
+// baseline on both, alternately, each run behind an L2 flush, with CUDA events
+// (bench/event_probe.hpp), and prints the medians to stderr ("aa hook: buffer probe"), which
+// aa_speedup shows beside the same probe on the supervisor's own buffers. A diagnostic of the GQA
 // A/A (bench/results/flashinfer_h200.md); the extra work makes that evaluation's first call
 // differ from the rest.
+#include "bench/event_probe.hpp"
 #include "compile/ptxbench_call.h"
 #include "reference/reference.hpp"
 #include "suite/suite.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,9 @@
 namespace {
 
 using ptxbench::reference::Reference;
+
+// Rounds of the buffer probe, here and in aa_speedup's supervisor side.
+constexpr int kProbeRounds = 25;
 
 // nullptr (after printing why) when the problem or its library baseline is unavailable.
 Reference* baseline_for(const std::string& requested) {
@@ -66,77 +70,53 @@ Reference* baseline_for(const std::string& requested) {
   return (baselines[requested] = std::move(*reference)).get();
 }
 
-// One buffer of the call and the child's own copy of the whole allocation it lies in.
-struct OwnCopy {
-  void* own_base = nullptr;
-};
-
-float elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
-  float ms = 0.0f;
-  cudaEventElapsedTime(&ms, start, stop);
-  return ms;
-}
-
-float median(std::vector<float> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0f : values[values.size() / 2];
-}
-
 // The probe described at the top; prints one line, or why it could not run.
 void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall& call) {
   const auto stream = static_cast<cudaStream_t>(call.stream);
   cudaStreamSynchronize(stream);
-  std::vector<OwnCopy> copies(call.num_buffers);
+  std::vector<void*> own_bases(call.num_buffers, nullptr);
   std::vector<void*> own(call.num_buffers);
+  auto release = [&] {
+    for (void* base : own_bases)
+      cudaFree(base);
+  };
   for (unsigned i = 0; i < call.num_buffers; ++i) {
     CUdeviceptr base = 0;
     std::size_t bytes = 0;
     const auto at = reinterpret_cast<CUdeviceptr>(call.buffers[i]);
     if (cuMemGetAddressRange(&base, &bytes, at) != CUDA_SUCCESS ||
-        cudaMalloc(&copies[i].own_base, bytes) != cudaSuccess ||
-        cudaMemcpy(copies[i].own_base, reinterpret_cast<void*>(base), bytes,
-                   cudaMemcpyDeviceToDevice) != cudaSuccess) {
+        cudaMalloc(&own_bases[i], bytes) != cudaSuccess ||
+        cudaMemcpy(own_bases[i], reinterpret_cast<void*>(base), bytes, cudaMemcpyDeviceToDevice) !=
+            cudaSuccess) {
       std::fprintf(stderr, "aa hook: buffer probe %s: could not copy buffer %u\n", problem, i);
+      release();
       return;
     }
-    own[i] = static_cast<char*>(copies[i].own_base) + (at - base);
+    own[i] = static_cast<char*>(own_bases[i]) + (at - base);
   }
-  constexpr std::size_t kFlushBytes = std::size_t{256} << 20; // over the H200's 60 MiB of L2
-  void* flush = nullptr;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  cudaMalloc(&flush, kFlushBytes);
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
   PtxbenchCall own_call = call;
   own_call.buffers = own.data();
-  std::vector<float> mapped_ms;
-  std::vector<float> own_ms;
-  for (int run = 0; run < 60; ++run) {
-    const bool on_own = run % 2 == 1;
-    cudaMemsetAsync(flush, run & 0xFF, kFlushBytes, stream);
-    cudaEventRecord(start, stream);
-    const auto status = baseline.run(on_own ? own_call : call);
-    cudaEventRecord(stop, stream);
-    cudaEventSynchronize(stop);
-    if (!status)
-      return;
-    if (run >= 10) // the first runs warm the instruction cache and the driver's paths
-      (on_own ? own_ms : mapped_ms).push_back(elapsed_ms(start, stop));
+  auto on = [&](const PtxbenchCall& which) {
+    return [&baseline, which](cudaStream_t s) {
+      PtxbenchCall c = which;
+      c.stream = s;
+      return static_cast<bool>(baseline.run(c));
+    };
+  };
+  const auto medians =
+      ptxbench::bench::interleaved_event_ms(stream, {on(call), on(own_call)}, kProbeRounds, 5);
+  release(); // the runs rewrote the outputs with what the call wrote: nothing to restore
+  if (!medians) {
+    std::fprintf(stderr, "aa hook: buffer probe %s: a run failed\n", problem);
+    return;
   }
-  const float mapped = median(mapped_ms);
-  const float mine = median(own_ms);
+  const float mapped = (*medians)[0];
+  const float mine = (*medians)[1];
   std::fprintf(stderr,
-               "aa hook: buffer probe %s: median of 25 runs, IPC-mapped buffers %.4f ms, the "
-               "child's own copies %.4f ms (mapped / own %.4f)\n",
-               problem, static_cast<double>(mapped), static_cast<double>(mine),
+               "aa hook: buffer probe %s (child, CUDA events, median of %d): IPC-mapped buffers "
+               "%.4f ms, the child's own copies %.4f ms (mapped / own %.4f)\n",
+               problem, kProbeRounds, static_cast<double>(mapped), static_cast<double>(mine),
                mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(flush);
-  for (OwnCopy& copy : copies)
-    cudaFree(copy.own_base);
-  // The copies above are the candidate's inputs and outputs as they were: nothing to restore.
 }
 
 } // namespace

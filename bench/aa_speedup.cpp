@@ -33,7 +33,12 @@
 // --children on-demand starts each evaluation's child when it is needed (no spare, so no
 // counter session opened ahead). --gqa-baseline cudnn makes the GQA problems' baseline, on both
 // sides, cuDNN SDPA: the candidate names its problem as "<problem>@cudnn" to the hook.
+// PTXBENCH_AA_BUFFER_PROBE=1 in the environment adds the buffer probe: the baseline timed with
+// CUDA events on the child's IPC-mapped buffers, on the child's own copies (the hook) and on the
+// supervisor's own buffers (here) — where a kernel runs slower in the child, whether it is the
+// memory or the process.
 #include "bench/bench_evaluator.hpp"
+#include "bench/event_probe.hpp"
 #include "cuda/device.hpp"
 #include "exec/buffers.hpp"
 #include "measure/timing.hpp"
@@ -44,6 +49,7 @@
 #include "util/strings.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -149,6 +155,15 @@ std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
   auto timing = (*timer)->time_call(call, stream->get());
   if (!timing)
     throw util::Fatal("reference kernels: " + timing.error().message);
+  if (std::getenv("PTXBENCH_AA_BUFFER_PROBE") != nullptr) {
+    // The hook's buffer probe (aa_baseline_hook.cpp), here on the supervisor's own buffers.
+    const auto medians = bench::interleaved_event_ms(
+        stream->get(), {[&](cudaStream_t s) { return call(s) == 0; }}, 25, 5);
+    if (medians)
+      fmt::print("- supervisor buffer probe (CUDA events, median of 25): its own buffers {:.4f} "
+                 "ms\n",
+                 (*medians)[0]);
+  }
   std::set<std::string> names;
   for (const measure::GpuActivity& a : timing->activities)
     if (a.kind == measure::GpuActivity::Kind::kernel) {
