@@ -1,0 +1,42 @@
+// The expert GQA ragged prefill (examples/sm90a/gqa_ragged_prefill_causal_h32_kv4_d128.cu) on an
+// H100/H200 (label gpu): `ptxbench eval` as a user runs it (short timing) against the paper's
+// baseline, FlashInfer, must report PASSED on every input set with every element matched, and
+// wgmma (GMMA) and TMA instructions executed, not only present in the binary.
+#include "util/subprocess.hpp"
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+TEST(GqaExampleGpu, RaggedPrefillPassesAgainstFlashInferWithWgmmaAndTmaExecuted) {
+  const std::string problem = "gqa_ragged_prefill_causal_h32_kv4_d128";
+  ptxbench::util::ProcessOptions options;
+  options.timeout = std::chrono::minutes(10);
+  options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
+  ptxbench::util::PosixProcessRunner runner;
+  auto result = runner.run(
+      {PTXBENCH_BINARY, "eval", std::string(PTXBENCH_EXAMPLES) + "/sm90a/" + problem + ".cu",
+       "--problem", problem, "--json", "--trials", "1", "--warmup", "3", "--iters", "10"},
+      options);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(result->exit_code, 0) << result->out << result->err;
+  const nlohmann::json report = nlohmann::json::parse(result->out);
+  EXPECT_EQ(report["status"], "PASSED") << report.dump(1).substr(0, 4000);
+  const auto& extras = report["trace"]["evaluation"]["ptxbench"];
+  EXPECT_EQ(extras["correctness"]["failed"], 0);
+  EXPECT_EQ(extras["correctness"]["candidate_nan"], 0);
+  for (const char* family : {"GMMA", "TMA"}) {
+    const auto& f = extras["dynamic"]["families"][family];
+    EXPECT_EQ(f["state"], "present") << family << ": " << f;
+    EXPECT_GT(f["executed"].get<double>(), 0.0) << family;
+  }
+  const auto& performance = report["trace"]["evaluation"]["performance"];
+  EXPECT_GT(performance["speedup_factor"].get<double>(), 0.0);
+  EXPECT_NE(report.dump().find("FlashInfer"), std::string::npos)
+      << "the baseline is not FlashInfer: " << report.dump(1).substr(0, 2000);
+}
+
+} // namespace
