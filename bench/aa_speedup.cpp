@@ -258,12 +258,13 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
     worst = std::max(worst, std::fabs(s - 1.0));
   fmt::print("\n{}: speedups {}; largest |speedup − 1| = {:.4f} ({})\n\n", problem.name(),
              number_list(speedups), worst, worst <= 0.01 ? "within ± 0.01" : "OUTSIDE ± 0.01");
+  // The reference's kernels (and the supervisor's side of the buffer probe) whatever the verdict.
+  std::vector<std::string> reference_launches;
+  const std::set<std::string> reference =
+      reference_kernels(bench, problem, options.gqa_reference, reference_launches);
   if (first->timing) {
     const std::set<std::string> candidate(first->timing->kernels.begin(),
                                           first->timing->kernels.end());
-    std::vector<std::string> reference_launches;
-    const std::set<std::string> reference =
-        reference_kernels(bench, problem, options.gqa_reference, reference_launches);
     fmt::print("- candidate kernels (last timed call of repeat 0): {}\n",
                joined(first->timing->kernels, ", "));
     fmt::print("- reference kernels (one call in the supervisor): {}\n",
