@@ -112,6 +112,15 @@ struct TimingReport {
   // candidate's overhead that leaves unexplained.
   std::optional<double> calibrated_overhead_ms;
   std::optional<double> unexplained_ms;
+  // Each timing phase whose calls left more unexplained than the bound allows, with its figures:
+  // the phases before the one these figures are of, and that one too when the evaluation failed
+  // (gpu_timing.cpp "Timing again").
+  std::vector<std::string> phases_over_bound;
+  // How contended the host's CPUs were over the phase these figures are of
+  // (measure/host_contention.hpp): the share of its wall time in which a task waited for a CPU,
+  // and how long the supervisor's thread did.
+  std::optional<double> host_cpu_stall_share;
+  std::optional<double> supervisor_run_delay_ms;
 };
 
 // The compute-sanitizer memcheck pass (--sanitize): one call on input set 0 in a

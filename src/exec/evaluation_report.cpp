@@ -106,6 +106,12 @@ Json timing_json(const TimingReport& t) {
     out["calibrated_overhead_ms"] = *t.calibrated_overhead_ms;
   if (t.unexplained_ms)
     out["unexplained_ms"] = *t.unexplained_ms;
+  if (!t.phases_over_bound.empty())
+    out["phases_over_bound"] = t.phases_over_bound;
+  if (t.host_cpu_stall_share)
+    out["host_cpu_stall_share"] = *t.host_cpu_stall_share;
+  if (t.supervisor_run_delay_ms)
+    out["supervisor_run_delay_ms"] = *t.supervisor_run_delay_ms;
   double events = 0.0;
   for (double e : t.candidate_event_ms)
     events += e;

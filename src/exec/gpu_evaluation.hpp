@@ -88,6 +88,9 @@ private:
   bool correctness_call(int set, bool repeat);
   void record_counted_kernels(const std::vector<std::string>& names);
   bool timing();
+  // One timing phase: every trial pair, the outliers timed again, the latencies; false when
+  // the candidate failed in it (status set).
+  bool timing_phase();
   measure::L2Flusher& flusher();
   void preheat();
   // Chunk `call` of a trial, its inputs staged just before it (the reference's: set `set`; the
@@ -106,8 +109,9 @@ private:
   };
   std::optional<TimedReply> ask_time(int warmup, int iterations, Calibration calibration);
   bool calibrate();
-  // Whether the candidate's latencies explain the wall time of its calls (after the trials).
-  bool wall_time_explained();
+  // How much of its calls' wall time the candidate's latencies leave unexplained (after a
+  // phase's trials), recorded in the timing report.
+  UnexplainedTime unexplained_wall_time();
   // `slot`: the trial entry to write; none appends one.
   bool trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot = {});
   void store_trial(std::optional<std::size_t> slot, const TrialSamples* reference,

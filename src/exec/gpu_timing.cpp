@@ -42,10 +42,24 @@
 // and the trace lists what was re-timed and why. The protocol is unchanged: every trial is
 // still 10 warm-up + 50 timed calls (and one untimed call per later chunk), median per
 // trial, mean over the trials kept.
+//
+// Timing again. The wall-time bound (catalogue rows 9 and 10, unexplained_wall_time's comment)
+// compares medians of the supervisor's clock around requests, and a host whose CPUs are busy
+// with other work (an evaluation service's concurrent compiles) stretches them: the child waits
+// for a CPU before its call and the supervisor after the reply, more in some requests than in
+// others. A phase whose calls leave more unexplained than the bound allows is therefore timed
+// again from its first trial, at most kMaxRetimedPhases times, and only the last phase's
+// latencies, ratios and figures count; the evaluation fails only when every phase exceeded the
+// bound. That is no second chance for a forger: its numbers are those of a phase that met the
+// bound. The check pattern runs on through the phases (no pattern repeats), every checked call
+// of every phase was compared, and the trace lists each phase timed again with its figures and
+// how contended the host's CPUs were (measure/host_contention.hpp), which explains nothing by
+// itself: the bound is the same in every phase.
 #include "cuda/check.hpp"
 #include "exec/gpu_evaluation.hpp"
 #include "exec/matched_ratio.hpp"
 #include "exec/trial_pairs.hpp"
+#include "measure/host_contention.hpp"
 #include "protocol/call_status.hpp"
 #include "util/stats.hpp"
 
@@ -79,6 +93,34 @@ trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
           {"temperature_c", snap->temperature_c},
           {"clock_event_reasons", snap->clock_event_reasons},
           {"clock_event_names", snap->clock_event_names}};
+}
+
+// One phase's wall-time figures and the host's contention over it, for the trace.
+std::string phase_figures(int phase, const UnexplainedTime& found, const TimingReport& timing,
+                          const measure::CpuContention& host) {
+  std::string text = fmt::format(
+      "phase {}: {:.3f} ms per call unexplained, {:.3f} ms allowed (calls {:.3f} ms beyond their "
+      "latency, calibration {:.3f} ms; {:.0f} ms of wall time)",
+      phase + 1, found.unexplained_ms, found.allowed_ms, timing.candidate_overhead_ms.value_or(0),
+      timing.calibrated_overhead_ms.value_or(0), host.wall_ms);
+  if (host.stall_share)
+    text += fmt::format("; a task waited for a CPU {:.0f} % of the time", 100 * *host.stall_share);
+  if (host.run_delay_ms)
+    text += fmt::format("; the supervisor waited {:.1f} ms for one", *host.run_delay_ms);
+  return text;
+}
+
+std::string unexplained_message(const UnexplainedTime& found, const TimingReport& timing) {
+  std::string phases;
+  for (const std::string& p : timing.phases_over_bound)
+    phases += "\n  " + p;
+  return fmt::format(
+      "the timed calls took {:.3f} ms each beyond what the candidate process reported for them "
+      "and the {:.3f} ms the protocol costs around the harness's own kernel (at most {:.3f} ms "
+      "is allowed, against {:.3f} ms reported per call), in each of {} timing phases: a call's "
+      "work must be GPU work inside the call, which the timer sees{}",
+      found.unexplained_ms, timing.calibrated_overhead_ms.value_or(0), found.allowed_ms,
+      timing.candidate_ms, timing.phases_over_bound.size(), phases);
 }
 
 } // namespace
@@ -281,32 +323,22 @@ bool GpuEvaluation::calibrate() {
 // candidate rewrote could report less. The supervisor's own clock around each request bounds
 // it: beyond the overhead measured on the child's own kernel, a call's wall time must be
 // explained by the latency reported for it, within max(kUnexplainedFloorMs, kUnexplainedShare ×
-// the reported latency), medians over the evaluation's single-call requests (at least
+// the reported latency), medians over the phase's single-call requests (at least
 // kMinOverheadSamples of them).
-bool GpuEvaluation::wall_time_explained() {
+UnexplainedTime GpuEvaluation::unexplained_wall_time() {
   TimingReport& timing = *m_result.timing;
   if (!m_candidate_overhead_ms.empty())
     timing.candidate_overhead_ms = util::median(m_candidate_overhead_ms);
   if (!m_reference_overhead_ms.empty())
     timing.reference_overhead_ms = util::median(m_reference_overhead_ms);
   if (m_calibration_ms.empty() || !timing.candidate_overhead_ms)
-    return true;
+    return {};
   timing.calibrated_overhead_ms = util::median(m_calibration_ms);
   const double floor_ms = m_run->own_child ? kUnexplainedFloorTritonMs : kUnexplainedFloorMs;
   const UnexplainedTime found =
       unexplained_time(m_candidate_overhead_ms, m_calibration_ms, timing.candidate_ms, floor_ms);
   timing.unexplained_ms = found.unexplained_ms;
-  if (!found.exceeded())
-    return true;
-  m_result.violations.emplace_back(kUnexplainedWallTime);
-  fail(Status::runtime_error,
-       fmt::format("the timed calls took {:.3f} ms each beyond what the candidate process reported "
-                   "for them and the {:.3f} ms the protocol costs around the harness's own kernel "
-                   "(at most {:.3f} ms is allowed, against {:.3f} ms reported per call): a call's "
-                   "work must be GPU work inside the call, which the timer sees",
-                   found.unexplained_ms, *timing.calibrated_overhead_ms, found.allowed_ms,
-                   timing.candidate_ms));
-  return false;
+  return found;
 }
 
 // Writes one trial's medians into entry `slot` (none: a new entry) of each side given.
@@ -405,25 +437,12 @@ bool GpuEvaluation::retime_outlier_pairs() {
   return true;
 }
 
-bool GpuEvaluation::timing() {
-  // Our child has no range-profiler session open while trials run: the count closed it, or it
-  // is closed now. Then either the right to open one is held until the trials end, waited for
-  // outside the GPU lock, or — CounterSessionAhead::beside_timing — this evaluation is done
-  // counting unless an ncu audit follows, and a spare may open its session beside the trials
-  // (spare_child.hpp "The counter session").
-  if (!end_counter_session())
-    return false;
-  std::optional<CounterSessionClaim> no_session;
-  if (m_warm.spares.session_ahead() == CounterSessionAhead::when_idle)
-    no_session.emplace(m_warm.spares, m_options.tool_timeout);
-  else if (m_options.audit != Audit::ncu)
-    m_running->done_counting();
-  std::unique_lock gpu(m_warm.lock);
-  // No child is prepared or stopped beside the trials (child_work_gate.hpp).
-  const TimedWindow window(m_warm.spares);
+bool GpuEvaluation::timing_phase() {
+  m_candidate_overhead_ms.clear();
+  m_reference_overhead_ms.clear();
+  m_calibration_ms.clear();
   m_result.timing = TimingReport{};
   TimingReport& timing = *m_result.timing;
-  m_checks.emplace(m_secret);
   timing.inputs_warm = m_inputs_warm;
   m_mode = m_options.timing_mode;
   timing.mode = std::string(to_string(m_mode));
@@ -459,16 +478,63 @@ bool GpuEvaluation::timing() {
     store_trial(std::nullopt, &reference, nullptr);
   }
   m_result.clocks["after"] = snapshot_json(m_warm.monitor);
-  m_result.comparisons.push_back(
-      fmt::format("{} of {} timed calls, chosen at random (fresh inputs on every call)",
-                  timing.checked_calls, timing.timed_calls));
   timing.candidate_ms = mean(timing.candidate_trial_ms);
   timing.reference_cached = !measure_reference && !time_reference_now;
   timing.reference_ms = timing.reference_cached ? *cached : mean(timing.reference_trial_ms);
   m_result.launches.timed_ms = timing.candidate_ms;
   if (measure_reference && !fell_back)
     m_cache.put(m_problem.name(), m_result.gpu, cache_library, timing.reference_ms);
-  return wall_time_explained();
+  return true;
+}
+
+bool GpuEvaluation::timing() {
+  // Our child has no range-profiler session open while trials run: the count closed it, or it
+  // is closed now. Then either the right to open one is held until the trials end, waited for
+  // outside the GPU lock, or — CounterSessionAhead::beside_timing — this evaluation is done
+  // counting unless an ncu audit follows, and a spare may open its session beside the trials
+  // (spare_child.hpp "The counter session").
+  if (!end_counter_session())
+    return false;
+  std::optional<CounterSessionClaim> no_session;
+  if (m_warm.spares.session_ahead() == CounterSessionAhead::when_idle)
+    no_session.emplace(m_warm.spares, m_options.tool_timeout);
+  else if (m_options.audit != Audit::ncu)
+    m_running->done_counting();
+  std::unique_lock gpu(m_warm.lock);
+  // No child is prepared or stopped beside the trials (child_work_gate.hpp).
+  const TimedWindow window(m_warm.spares);
+  m_checks.emplace(m_secret);
+  std::vector<std::string> over_bound;
+  TimingReport carried; // the calls made and compared in the phases before
+  for (int phase = 0;; ++phase) {
+    const measure::CpuContentionClock host;
+    if (!timing_phase())
+      return false;
+    TimingReport& timing = *m_result.timing;
+    const measure::CpuContention contention = host.elapsed();
+    timing.host_cpu_stall_share = contention.stall_share;
+    timing.supervisor_run_delay_ms = contention.run_delay_ms;
+    timing.timed_calls += carried.timed_calls;
+    timing.checked_calls += carried.checked_calls;
+    timing.staging_ms += carried.staging_ms;
+    timing.checks_ms += carried.checks_ms;
+    timing.phases_over_bound = over_bound;
+    const UnexplainedTime found = unexplained_wall_time();
+    if (!found.exceeded() || phase == kMaxRetimedPhases)
+      m_result.comparisons.push_back(
+          fmt::format("{} of {} timed calls, chosen at random (fresh inputs on every call)",
+                      timing.checked_calls, timing.timed_calls));
+    if (!found.exceeded())
+      return true;
+    timing.phases_over_bound.push_back(phase_figures(phase, found, timing, contention));
+    if (phase == kMaxRetimedPhases) {
+      m_result.violations.emplace_back(kUnexplainedWallTime);
+      fail(Status::runtime_error, unexplained_message(found, timing));
+      return false;
+    }
+    over_bound = timing.phases_over_bound;
+    carried = timing;
+  }
 }
 
 } // namespace ptxbench::exec::detail

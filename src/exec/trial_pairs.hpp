@@ -79,6 +79,10 @@ struct UnexplainedTime {
 UnexplainedTime unexplained_time(const std::vector<double>& candidate_overhead_ms,
                                  const std::vector<double>& calibration_ms, double candidate_ms,
                                  double floor_ms);
+// A timing phase whose calls leave more unexplained than allowed is done again from its first
+// trial, at most this many times; only the last phase's figures count (gpu_timing.cpp "Timing
+// again").
+inline constexpr int kMaxRetimedPhases = 2;
 // Calibration requests per trial, at positions drawn from the protocol secret.
 inline constexpr int kCalibrationsPerTrial = 3;
 

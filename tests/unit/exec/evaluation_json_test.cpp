@@ -39,6 +39,10 @@ TimingReport full_timing() {
   t.preheat_ms = 12.5;
   t.retimed_pairs = {"pair 2: spread"};
   t.interleave_calls = 4;
+  t.unexplained_ms = 0.31;
+  t.phases_over_bound = {"phase 1: 0.310 ms per call unexplained, 0.250 ms allowed"};
+  t.host_cpu_stall_share = 0.42;
+  t.supervisor_run_delay_ms = 3.5;
   return t;
 }
 
@@ -117,6 +121,10 @@ void expect_same_timing(const TimingReport& a, const TimingReport& b) {
   EXPECT_EQ(a.preheat_ms, b.preheat_ms);
   EXPECT_EQ(a.retimed_pairs, b.retimed_pairs);
   EXPECT_EQ(a.interleave_calls, b.interleave_calls);
+  EXPECT_EQ(a.unexplained_ms, b.unexplained_ms);
+  EXPECT_EQ(a.phases_over_bound, b.phases_over_bound);
+  EXPECT_EQ(a.host_cpu_stall_share, b.host_cpu_stall_share);
+  EXPECT_EQ(a.supervisor_run_delay_ms, b.supervisor_run_delay_ms);
 }
 
 void expect_same_dynamic(const DynamicReport& a, const DynamicReport& b) {

@@ -2,6 +2,7 @@
 // verdicts, every bad kernel gets its verdict, and the supervisor that evaluated it still
 // passes a good kernel afterwards, without leaking GPU memory or processes.
 #include "cuda/device.hpp"
+#include "exec/trial_pairs.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
 #include "util/read_confinement.hpp"
 
@@ -104,6 +105,11 @@ TEST_P(BadKernel, GetsItsVerdictAndTheSupervisorStillPassesAGoodKernel) {
   const Evaluation bad = evaluate(read_kernel("gemm_bad_variants.cu", c.variant), options);
   EXPECT_EQ(bad.status, c.status) << bad.message << "\n" << bad.child_log;
   EXPECT_NE(bad.message.find(c.message), std::string::npos) << bad.message;
+  if (c.variant == 22) { // every phase was over the bound, and each says so in the trace
+    ASSERT_TRUE(bad.timing);
+    EXPECT_EQ(bad.timing->phases_over_bound.size(),
+              static_cast<std::size_t>(kMaxRetimedPhases + 1));
+  }
   if (c.status == Status::timeout) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   }
