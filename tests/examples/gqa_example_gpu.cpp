@@ -1,7 +1,8 @@
-// The expert GQA ragged prefill (examples/sm90a/gqa_ragged_prefill_causal_h32_kv4_d128.cu) on an
-// H100/H200 (label gpu): `ptxbench eval` as a user runs it (short timing) against the paper's
-// baseline, FlashInfer, must report PASSED on every input set with every element matched, and
-// wgmma (GMMA) and TMA instructions executed, not only present in the binary.
+// The expert GQA prefills (examples/sm90a/gqa_ragged_prefill_causal_h32_kv4_d128.cu and
+// gqa_paged_prefill_causal_h24_kv8_d128_ps1.cu) on an H100/H200 (label gpu): `ptxbench eval` as a
+// user runs it (short timing) against the paper's baseline, FlashInfer, must report PASSED on
+// every input set with every element matched, and wgmma (GMMA) and TMA instructions executed, not
+// only present in the binary.
 #include "util/subprocess.hpp"
 
 #include <cstdlib>
@@ -11,8 +12,10 @@
 
 namespace {
 
-TEST(GqaExampleGpu, RaggedPrefillPassesAgainstFlashInferWithWgmmaAndTmaExecuted) {
-  const std::string problem = "gqa_ragged_prefill_causal_h32_kv4_d128";
+class GqaExampleGpu : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GqaExampleGpu, PassesAgainstFlashInferWithWgmmaAndTmaExecuted) {
+  const std::string problem = GetParam();
   ptxbench::util::ProcessOptions options;
   options.timeout = std::chrono::minutes(10);
   options.extra_env = {"PATH=" + std::string(std::getenv("PATH")) + ":/usr/local/cuda/bin"};
@@ -38,5 +41,14 @@ TEST(GqaExampleGpu, RaggedPrefillPassesAgainstFlashInferWithWgmmaAndTmaExecuted)
   EXPECT_NE(report.dump().find("FlashInfer"), std::string::npos)
       << "the baseline is not FlashInfer: " << report.dump(1).substr(0, 2000);
 }
+
+INSTANTIATE_TEST_SUITE_P(Prefill, GqaExampleGpu,
+                         ::testing::Values("gqa_ragged_prefill_causal_h32_kv4_d128",
+                                           "gqa_paged_prefill_causal_h24_kv8_d128_ps1"),
+                         [](const ::testing::TestParamInfo<const char*>& param) {
+                           const std::string name = param.param; // "gqa_<kind>_…": <kind>
+                           const std::size_t from = name.find('_') + 1;
+                           return name.substr(from, name.find('_', from) - from);
+                         });
 
 } // namespace
