@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The open issues' H200 work (32, 34, 35), as steps that each fit one device call (under 10
+# minutes), from the repository root on the GPU machine:
+#   bash bench/device_session.sh STEP BUILD
+# BUILD: a gpu-preset build laid out as build/gpu, or a .tar.xz of one (bench/device_build.sh);
+# `tar -C build/gpu -cJf .devbuild/build.tar.xz --exclude='*.o' --exclude=CMakeFiles .` here,
+# then carry .devbuild. Every step writes its logs under $OUT/STEP and packs them into
+# $OUT/STEP.tgz (a call brings back only ~16 files).
+#   verdicts    (~8 min) the A/A of the three GQA problems against FlashInfer with the buffer
+#               probe (issue 32: the 3-5 % the child runs FlashInfer's kernel slower, read with
+#               bench/results/flashinfer_h200.md "Stop 31"); the GQA experts against FlashInfer;
+#               the Triton ncu audit with thread_inst_executed; the timing phase timed again
+#               (variant 22 over the bound three times); issue 35's overhead probes.
+#   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh (issue 35),
+#               then the gpu label for LABEL_S seconds (default 280), serially (one range-profiler
+#               session per GPU; every gpu test holds the CTest lock `gpu`).
+#   label       (~9 min) the gpu label for LABEL_S seconds (default 540), -E LABEL_E to skip
+#               what an earlier call ran.
+# Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
+# bench/pack_trainer_for_device.sh).
+set -u
+step=${1:?step: verdicts, throughput or label}
+# shellcheck source=bench/device_build.sh
+source bench/device_build.sh && use_gpu_build "${2:?BUILD}" || exit 1
+out=${OUT:-/tmp/device_session}/$step
+mkdir -p "$out"
+export PTXBENCH_ROOT=/work/main
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; uname -r
+  git -C /work/main log -1 --format=%H 2>/dev/null; } > "$out/machine.txt" 2>&1
+
+label() { # SECONDS [ctest -E regex]
+  (cd build/gpu && timeout "$1" ctest -L gpu ${2:+-E "$2"} --output-on-failure --timeout 240) \
+    > "$out/ctest.log" 2>&1
+  echo "rc=$?" >> "$out/ctest.log"
+  tail -40 "$out/ctest.log"
+}
+
+case "$step" in
+verdicts)
+  PTXBENCH_AA_BUFFER_PROBE=1 timeout 240 build/gpu/bench/aa_speedup \
+    --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 --problems \
+    gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1 \
+    > "$out/aa_gqa_probe.md" 2> "$out/aa_gqa_probe.err"
+  echo "rc=$?" >> "$out/aa_gqa_probe.md"
+  (cd build/gpu && timeout 200 ctest -R \
+    'GqaExampleGpu|TritonEvaluatorGpu.TheNcuAudit|ToolPassesGpu.Ncu|BadKernel.*variant_22' \
+    --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
+  echo "rc=$?" >> "$out/ctest.log"
+  OUT=$out/probes timeout 150 bash bench/run_overhead_probes_on_device.sh build/gpu \
+    > "$out/probes.log" 2>&1
+  ;;
+throughput)
+  OUT=$out DISTINCT=1 REUSE_COUNTS=1 COUNT=8 timeout 260 bash bench/eval_throughput.sh \
+    > "$out/eval_throughput.log" 2>&1
+  label "${LABEL_S:-280}" "${LABEL_E:-}"
+  ;;
+label)
+  label "${LABEL_S:-540}" "${LABEL_E:-}"
+  ;;
+*)
+  echo "unknown step $step" >&2
+  exit 2
+  ;;
+esac
+tar -C "$out/.." -czf "$out.tgz" "$step"
+ls -la "$out"
