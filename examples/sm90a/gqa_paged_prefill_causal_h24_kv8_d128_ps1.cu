@@ -15,8 +15,9 @@
 // tiles heaviest first, from qo_indptr on the device). What changes is the K/V producer:
 // - Gather by TMA, one row at a time. A K or V tile is 128 keys whose pages are anywhere in the
 //   cache, so the cache is a 3-D tensor map {D, kv heads, pages} with box {64, 1, 1}: one
-//   128-B half-row per TMA, 256 TMAs per tile. The whole producer warp issues them, lane l the
-//   rows l, l + 32, l + 64, l + 96; each lands at row * 128 B of its box in the stage, where
+//   128-B half-row per TMA, 256 TMAs per tile. The four producer warps issue them, thread t of
+//   the warpgroup row t (each per-thread TMA is a loop over the warp's lanes in the SASS, so
+//   four warps issue four times as fast as one); each lands at row * 128 B of its box, where
 //   TMA's 128-B swizzle, a function of the destination's shared address within its 1024-B
 //   period, puts it exactly where the 128-row box would have (every stage starts on a 1024-B
 //   boundary). So the stages keep the layout the wgmma descriptors read.
@@ -24,12 +25,14 @@
 //   producer waits for the stage, so their latency hides behind it), and serve K_j and V_j.
 // - Keys past the sequence's end read its last key's page: masked in S (key >= kv_len), their
 //   P is exactly 0 for V, and unlike TMA's zero fill they never leave the cache.
-// - expect_tx stays the full 32 KiB of the tile: lane 0 arrives with it before any lane
-//   issues, and every row is issued.
+// - expect_tx stays the full 32 KiB of the tile: thread 0 arrives with it, and every row is
+//   issued (a row that lands before the arrival only takes the transaction count below zero
+//   for a moment; the phase cannot complete before its one arrival).
 //
 // Invariants: every SW128 tile starts on a 1024-B boundary; a K/V stage is released (one arrival
 // per consumer warp) only after the wgmma that read it completed; the pingpong barriers see
-// matching sync/arrive counts; the producer warp's registers fit setmaxnreg's budget (ptxas -v).
+// matching sync/arrive counts; the producer's registers fit setmaxnreg's budget (read in the
+// SASS after USETMAXREG.DEALLOC).
 //
 // PTX is reached only through the knowledge-pack wrappers (knowledge/sm90a, namespace sm90).
 #include "knowledge/sm90a/ptx.cuh"
@@ -74,7 +77,8 @@ constexpr uint32_t kNumBarriers = 1 + 4 * kStages; // full_q, full_k, empty_k, f
 constexpr uint32_t kWorkOffset = kBarOffset + 8 * kNumBarriers;
 constexpr uint32_t kSmemBytes = kWorkOffset + 8;
 constexpr uint32_t kConsumerWarps = 8; // arrivals that free one K or V stage
-constexpr int kRowsPerLane = kBlockN / 32; // K/V rows each producer lane gathers
+constexpr int kProducerThreads = 128;      // the producer warpgroup gathers K/V rows
+constexpr int kRowsPerThread = kBlockN / kProducerThreads;
 
 // Named barriers: 1, 2 = pingpong token of consumer warpgroup 0, 1; 3, 4 = their epilogues.
 constexpr uint32_t kSchedBarrier = 1;
@@ -99,6 +103,7 @@ static_assert(v_tile().lbo() == kBoxBytes, "V: the next 64-wide d block is the s
 static_assert(kSmemBytes <= 232448, "sm_90 opt-in shared memory per block");
 static_assert(kProducerRegs * 128 + 2 * kConsumerRegs * 128 <= 65536, "setmaxnreg budget");
 static_assert(kThreads == 3 * 128, "one producer and two consumer warpgroups");
+static_assert(kBlockN % kProducerThreads == 0, "every producer thread gathers whole rows");
 
 // One CTA's work. q0 is absolute (into the packed q and output); `row` arguments below are
 // query indices within the sequence, key indices within the sequence.
@@ -200,45 +205,47 @@ __device__ __forceinline__ void load_tile(const CUtensorMap* map, uint32_t dst, 
   sm90::tma_load_3d(dst + kBoxBytes, map, bar, 64, head, row0);
 }
 
-// This lane's pages of K/V tile j: rows lane + 32 i; a key past the sequence reads its last.
+// This producer thread's pages of K/V tile j: rows t + 128 i; a key past the sequence reads
+// its last key's.
 struct TilePages {
-  int page[kRowsPerLane];
+  int page[kRowsPerThread];
 };
 
 __device__ __forceinline__ TilePages tile_pages(int j, const Coords& at) {
   TilePages out;
 #pragma unroll
-  for (int i = 0; i < kRowsPerLane; ++i) {
-    const int key = j * kBlockN + static_cast<int>(sm90::lane_id()) + 32 * i;
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    const int key = j * kBlockN + static_cast<int>(sm90::thread_index_in_warpgroup()) +
+                    kProducerThreads * i;
     out.page[i] = at.pages[min(key, at.kv_len - 1)];
   }
   return out;
 }
 
 // Tile j of K or V into its ring stage once both consumer warpgroups released the stage: the
-// whole warp, one TMA per half-row (see the top).
+// producer warpgroup, one TMA per half-row (see the top).
 __device__ __forceinline__ void load_stage(const CUtensorMap* map, uint32_t ring, uint32_t full,
                                            uint32_t empty, int j, const Coords& at,
                                            const TilePages& pages) {
   const uint32_t parity = (j / kStages) & 1;
   sm90::mbar_wait(empty, parity ^ 1);
-  if (sm90::lane_id() == 0)
+  if (sm90::thread_index_in_warpgroup() == 0)
     sm90::mbar_arrive_expect_tx(full, kTileBytes);
-  __syncwarp();
   const uint32_t stage = ring + (j % kStages) * kTileBytes;
 #pragma unroll
-  for (int i = 0; i < kRowsPerLane; ++i) {
-    const uint32_t row = sm90::lane_id() + 32u * static_cast<uint32_t>(i);
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    const uint32_t row =
+        sm90::thread_index_in_warpgroup() + kProducerThreads * static_cast<uint32_t>(i);
     sm90::tma_load_3d(stage + row * 128, map, full, 0, at.kv_head, pages.page[i]);
     sm90::tma_load_3d(stage + kBoxBytes + row * 128, map, full, 64, at.kv_head, pages.page[i]);
   }
 }
 
-// Producer (one warp): Q (lane 0), K_0, then K_j before V_{j-1}, the order the consumers use
-// them; tile j + 1's pages are read while tile j's stages are waited for and filled.
+// Producer (the warpgroup): Q (thread 0), K_0, then K_j before V_{j-1}, the order the consumers
+// use them; tile j + 1's pages are read while tile j's stages are waited for and filled.
 __device__ void produce(const CUtensorMap* map_q, const CUtensorMap* map_k,
                         const CUtensorMap* map_v, uint32_t base, const Coords& at) {
-  if (sm90::lane_id() == 0) {
+  if (sm90::thread_index_in_warpgroup() == 0) {
     sm90::mbar_arrive_expect_tx(full_q(base), kTileBytes);
     load_tile(map_q, base + kQOffset, full_q(base), at.q0 + at.m_block * kBlockM, at.head);
   }
@@ -556,7 +563,7 @@ __global__ void __launch_bounds__(sm90_gqa_paged::kThreads, 1)
   const uint32_t wg = sm90::warpgroup_index();
   if (wg == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
-    if (at.n_blocks > 0 && sm90::warp_index_in_warpgroup() == 0)
+    if (at.n_blocks > 0)
       produce(&map_q, &map_k, &map_v, base, at);
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
