@@ -10,19 +10,23 @@
 //
 // Approach: the prefill's FA3 pipeline cut down to one consumer warpgroup. One CTA per (sequence
 // b, kv head g) (blockIdx.x = 8 b + g, so the 8 CTAs that read the same pages run side by side)
-// of two warpgroups:
+// of two warpgroups, a producer and a consumer:
 // - Q by TMA: q viewed as a matrix {128 columns, 24 batch rows}, box {64, 64} (two boxes, SW128)
 //   from row 24 b + 3 g: smem rows 0..2 are the group's qo heads 3g..3g+2; rows 3..63 are other
 //   heads of this or later sequences, or TMA's zero fill past the last row. wgmma rows are
 //   independent (row m of S, P and O depends only on row m of Q and P), so those rows are
 //   padding: computed, never written.
-// - The producer warp gathers K and V exactly as the prefill does: a 3-D map {D, kv heads, pages}
-//   with box {64, 1, 1}, lane l issuing rows l, l + 32, l + 64, l + 96 of a 128-key tile to
-//   row * 128 B of its box in the stage, where TMA's 128-B swizzle (a function of the shared
-//   address within its 1024-B period) puts it where a 128-row box would have. A tile's pages are
-//   read from kv_indices a tile ahead; keys past the sequence read its last key's page (masked in
-//   S, P = 0 for V) so expect_tx is always the full 32 KiB. Three stages per ring: the decode is
-//   memory bound, so the producer keeps up to 192 KiB of K/V in flight.
+// - K and V are gathered as in the prefill: a 3-D map {D, kv heads, pages} with box {64, 1, 1},
+//   each key's two half-rows going to row * 128 B of the two boxes of its stage, where TMA's
+//   128-B swizzle (a function of the shared address within its 1024-B period) puts them where a
+//   128-row box would have. The decode has little else to do, so issuing the 512 TMAs of a K/V
+//   tile pair is the producer's critical path (each per-lane TMA is an ELECT/R2UR loop round
+//   in the uniform datapath): all four producer warps issue, warp w the rows 32 w + lane, and
+//   each arrives on the full barrier (count 4) with its quarter of the tile's bytes before its
+//   copies. A lane reads its row's page from kv_indices a tile ahead; keys past the sequence read
+//   its last key's page (masked in S, P = 0 for V), so every row is loaded and the bytes always
+//   add up to the full 32 KiB. Three stages per ring: the decode is memory bound, so up to
+//   192 KiB of K/V stay in flight.
 // - The consumer warpgroup runs S = Q K_j^T (wgmma SS), the online softmax in base 2 and
 //   O += P V (wgmma RS, P from registers), with S_j issued before P_{j-1} V_{j-1} as in FA3. No
 //   pingpong (one consumer warpgroup), so no named barriers. Only warp 0 holds the wanted rows
@@ -32,13 +36,17 @@
 // - Epilogue from registers: warp 0's lanes 0..11 write rows 0..2 (the qo heads 3g + r) and the
 //   quad leaders their LSE = max + log2(sum); the scores are scaled by sm_scale * log2 e before
 //   the running max, so the max is already in base-2 units (and any sign of sm_scale works).
+// - Registers: for a 256-thread kernel with setmaxnreg, ptxas sets the launch count to the
+//   consumer's 240 (61,440 of the 64K), so setmaxnreg_inc<240> takes nothing from the pool and
+//   cannot wait; the producer drops to 40 (its code after the dealloc uses R0..R12).
 //
-// Invariants: every SW128 tile starts on a 1024-B boundary (base rounded up at run time); the
-// full barriers get one arrive_expect_tx of the full box bytes, issued before the copies; a K or
-// V stage is released (one arrival per consumer warp, 4) only after the wgmma that read it
-// completed; stage parity of tile j is (j / kStages) & 1 on both sides (the producer waits on the
-// empty barrier with the opposite parity, so its first pass does not block); both warpgroups
-// reach their setmaxnreg before any exit; the producer warp's registers fit its budget (SASS).
+// Invariants: every SW128 tile starts on a 1024-B boundary (base rounded up at run time); each
+// phase of a full barrier gets its kProducerWarps arrive_expect_tx (the Q barrier one), each
+// before that warp's copies, and exactly the expected bytes; a K or V stage is released (one
+// arrival per consumer warp, 4) only after the wgmma that read it completed; the stage parity of
+// tile j is (j / kStages) & 1 on both sides (the producer waits on the empty barrier with the
+// opposite parity, so its first pass does not block); both warpgroups reach their setmaxnreg
+// before any exit, and a CTA without keys loads nothing and waits on nothing.
 //
 // PTX is reached only through the knowledge-pack wrappers (knowledge/sm90a, namespace sm90).
 #include "knowledge/sm90a/ptx.cuh"
@@ -81,8 +89,8 @@ constexpr uint32_t kVOffset = kKOffset + kStages * kTileBytes;
 constexpr uint32_t kBarOffset = kVOffset + kStages * kTileBytes;
 constexpr uint32_t kNumBarriers = 1 + 4 * kStages; // full_q, full_k, empty_k, full_v, empty_v
 constexpr uint32_t kSmemBytes = kBarOffset + 8 * kNumBarriers + 1024; // + alignment slack
-constexpr uint32_t kConsumerWarps = 4;     // arrivals that free one K or V stage
-constexpr int kRowsPerLane = kBlockN / 32; // K/V rows each producer lane gathers
+constexpr uint32_t kConsumerWarps = 4; // arrivals that free one K or V stage
+constexpr uint32_t kProducerWarps = 4; // arrivals (a quarter of the bytes each) that fill one
 
 // Operand layouts (contract.md section 2): Q and K K-major, V MN-major (d contiguous).
 __host__ __device__ constexpr Bf16Tile q_tile() {
@@ -107,6 +115,7 @@ static_assert(v_tile().lbo() == kBoxBytes, "V: the next 64-wide d block is the s
 static_assert(kSmemBytes <= 232448, "sm_90 opt-in shared memory per block");
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 <= 65536, "setmaxnreg budget");
 static_assert(kThreads == 2 * 128, "one producer and one consumer warpgroup");
+static_assert(kBlockN == 32 * kProducerWarps, "one K/V row per producer lane");
 
 // One CTA's work.
 struct Coords {
@@ -136,65 +145,55 @@ __device__ __forceinline__ uint32_t empty_v(uint32_t base, int s) {
   return barrier_addr(base, 1 + 3 * kStages + s);
 }
 
-// This lane's pages of K/V tile j: rows lane + 32 i; a key past the sequence reads its last.
-struct TilePages {
-  int page[kRowsPerLane];
-};
-
-__device__ __forceinline__ TilePages tile_pages(int j, const Coords& at) {
-  TilePages out;
-#pragma unroll
-  for (int i = 0; i < kRowsPerLane; ++i) {
-    const int key = j * kBlockN + static_cast<int>(sm90::lane_id()) + 32 * i;
-    out.page[i] = at.pages[min(key, at.kv_len - 1)];
-  }
-  return out;
+// The page of this lane's row (warp w of the producer warpgroup, row 32 w + lane) of K/V tile j;
+// a key past the sequence reads its last.
+__device__ __forceinline__ int row_page(int j, int row, const Coords& at) {
+  return at.pages[min(j * kBlockN + row, at.kv_len - 1)];
 }
 
-// Tile j of K or V into its ring stage once the consumer warps released the stage: the whole
-// warp, one TMA per half-row (see the top).
+// This warp's rows of tile j of K or V into its ring stage once the consumer warps released the
+// stage: lane 0 expects the warp's bytes (one of the kProducerWarps arrivals the full barrier
+// counts), then every lane issues its row's two half-rows (see the top).
 __device__ __forceinline__ void load_stage(const CUtensorMap* map, uint32_t ring, uint32_t full,
-                                           uint32_t empty, int j, const Coords& at,
-                                           const TilePages& pages) {
+                                           uint32_t empty, int j, int row, int page,
+                                           const Coords& at) {
   const uint32_t parity = (j / kStages) & 1;
   sm90::mbar_wait(empty, parity ^ 1);
   if (sm90::lane_id() == 0)
-    sm90::mbar_arrive_expect_tx(full, kTileBytes);
+    sm90::mbar_arrive_expect_tx(full, kTileBytes / kProducerWarps);
   __syncwarp();
-  const uint32_t stage = ring + (j % kStages) * kTileBytes;
-#pragma unroll
-  for (int i = 0; i < kRowsPerLane; ++i) {
-    const uint32_t row = sm90::lane_id() + 32u * static_cast<uint32_t>(i);
-    sm90::tma_load_3d(stage + row * 128, map, full, 0, at.kv_head, pages.page[i]);
-    sm90::tma_load_3d(stage + kBoxBytes + row * 128, map, full, 64, at.kv_head, pages.page[i]);
-  }
+  const uint32_t dst = ring + (j % kStages) * kTileBytes + static_cast<uint32_t>(row) * 128;
+  sm90::tma_load_3d(dst, map, full, 0, at.kv_head, page);
+  sm90::tma_load_3d(dst + kBoxBytes, map, full, 64, at.kv_head, page);
 }
 
-// Producer (one warp): Q (lane 0), K_0, then K_j before V_{j-1}, the order the consumers use
-// them; tile j + 1's pages are read while tile j's stages are waited for and filled.
+// Producer warp w (all four warps of warpgroup 0): Q (warp 0, lane 0), then its rows of K_0,
+// then of K_j before V_{j-1}, the order the consumers use them; tile j + 1's page is read
+// while tile j's stages are waited for and filled.
 __device__ void produce(const CUtensorMap* map_q, const CUtensorMap* map_k,
-                        const CUtensorMap* map_v, uint32_t base, const Coords& at) {
-  if (sm90::lane_id() == 0) {
+                        const CUtensorMap* map_v, uint32_t base, const Coords& at, int warp) {
+  if (warp == 0 && sm90::lane_id() == 0) {
     const int row0 = at.batch * kQoHeads + at.kv_head * kGroup;
     sm90::mbar_arrive_expect_tx(full_q(base), kQBytes);
     sm90::tma_load_2d(base + kQOffset, map_q, full_q(base), 0, row0);
     sm90::tma_load_2d(base + kQOffset + kQBoxBytes, map_q, full_q(base), 64, row0);
   }
-  TilePages next = tile_pages(0, at), previous{};
+  const int row = 32 * warp + static_cast<int>(sm90::lane_id());
+  int next = row_page(0, row, at), previous = 0;
   for (int j = 0; j < at.n_blocks; ++j) {
-    const TilePages current = next;
+    const int current = next;
     if (j + 1 < at.n_blocks)
-      next = tile_pages(j + 1, at);
-    load_stage(map_k, base + kKOffset, full_k(base, j % kStages), empty_k(base, j % kStages), j, at,
-               current);
+      next = row_page(j + 1, row, at);
+    load_stage(map_k, base + kKOffset, full_k(base, j % kStages), empty_k(base, j % kStages), j,
+               row, current, at);
     if (j > 0)
       load_stage(map_v, base + kVOffset, full_v(base, (j - 1) % kStages),
-                 empty_v(base, (j - 1) % kStages), j - 1, at, previous);
+                 empty_v(base, (j - 1) % kStages), j - 1, row, previous, at);
     previous = current;
   }
   const int last = at.n_blocks - 1;
   load_stage(map_v, base + kVOffset, full_v(base, last % kStages), empty_v(base, last % kStages),
-             last, at, previous);
+             last, row, previous, at);
 }
 
 __device__ __forceinline__ void wait_stage(uint32_t full, int j) {
@@ -399,9 +398,9 @@ __global__ void __launch_bounds__(sm90_gqa_decode::kThreads, 1)
   if (threadIdx.x == 0) {
     sm90::mbar_init(full_q(base), 1);
     for (int s = 0; s < kStages; ++s) {
-      sm90::mbar_init(full_k(base, s), 1);
+      sm90::mbar_init(full_k(base, s), kProducerWarps);
       sm90::mbar_init(empty_k(base, s), kConsumerWarps);
-      sm90::mbar_init(full_v(base, s), 1);
+      sm90::mbar_init(full_v(base, s), kProducerWarps);
       sm90::mbar_init(empty_v(base, s), kConsumerWarps);
     }
     sm90::fence_mbarrier_init_release_cluster();
@@ -417,8 +416,8 @@ __global__ void __launch_bounds__(sm90_gqa_decode::kThreads, 1)
   const uint32_t wg = sm90::warpgroup_index();
   if (wg == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
-    if (at.n_blocks > 0 && sm90::warp_index_in_warpgroup() == 0)
-      produce(&map_q, &map_k, &map_v, base, at);
+    if (at.n_blocks > 0)
+      produce(&map_q, &map_k, &map_v, base, at, static_cast<int>(sm90::warp_index_in_warpgroup()));
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
     consume(out, lse, base, at, scale_log2);

@@ -1,8 +1,8 @@
-// The expert GQA prefills (examples/sm90a/gqa_ragged_prefill_causal_h32_kv4_d128.cu and
-// gqa_paged_prefill_causal_h24_kv8_d128_ps1.cu) on an H100/H200 (label gpu): `ptxbench eval` as a
-// user runs it (short timing) against the paper's baseline, FlashInfer, must report PASSED on
-// every input set with every element matched, and wgmma (GMMA) and TMA instructions executed, not
-// only present in the binary.
+// The expert GQA kernels (examples/sm90a/gqa_ragged_prefill_causal_h32_kv4_d128.cu,
+// gqa_paged_prefill_causal_h24_kv8_d128_ps1.cu, gqa_paged_decode_h24_kv8_d128_ps1.cu) on an
+// H100/H200 (label gpu): `ptxbench eval` as a user runs it (short timing) against the paper's
+// baseline, FlashInfer, must report PASSED on every input set with every element matched, and
+// wgmma (GMMA) and TMA instructions executed, not only present in the binary.
 #include "util/subprocess.hpp"
 
 #include <cstdlib>
@@ -42,13 +42,16 @@ TEST_P(GqaExampleGpu, PassesAgainstFlashInferWithWgmmaAndTmaExecuted) {
       << "the baseline is not FlashInfer: " << report.dump(1).substr(0, 2000);
 }
 
-INSTANTIATE_TEST_SUITE_P(Prefill, GqaExampleGpu,
+INSTANTIATE_TEST_SUITE_P(Experts, GqaExampleGpu,
                          ::testing::Values("gqa_ragged_prefill_causal_h32_kv4_d128",
-                                           "gqa_paged_prefill_causal_h24_kv8_d128_ps1"),
+                                           "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
+                                           "gqa_paged_decode_h24_kv8_d128_ps1"),
                          [](const ::testing::TestParamInfo<const char*>& param) {
-                           const std::string name = param.param; // "gqa_<kind>_…": <kind>
+                           const std::string name =
+                               param.param; // "gqa_<kind>_<stage>_…": <kind>_<stage>
                            const std::size_t from = name.find('_') + 1;
-                           return name.substr(from, name.find('_', from) - from);
+                           const std::size_t stage = name.find('_', from) + 1;
+                           return name.substr(from, name.find('_', stage) - from);
                          });
 
 } // namespace
