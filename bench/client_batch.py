@@ -74,6 +74,20 @@ def verdict_detail(result):
             "rule": extras.get("rule"), "violations": extras.get("violations")}
 
 
+def host_figures(result):
+    """The wall-time bound's figures and the host's CPU contention over the timing phase that
+    counted (docs/evaluation.md "Timing the child cannot forge"), for every timed evaluation:
+    how often a busy host made a phase go over the bound, and how busy it was."""
+    evaluation = (((result.raw.get("result") or {}).get("trace") or {}).get("evaluation") or {})
+    timing = (evaluation.get("ptxbench") or {}).get("timing")
+    if not timing:
+        return {}
+    return {"unexplained_ms": timing.get("unexplained_ms"),
+            "phases_over_bound": len(timing.get("phases_over_bound") or []),
+            "host_cpu_stall_share": timing.get("host_cpu_stall_share"),
+            "supervisor_run_delay_ms": timing.get("supervisor_run_delay_ms")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("url")
@@ -102,10 +116,11 @@ def main() -> int:
                      "status": result.status, "speedup": result.speedup,
                      "target_executed": result.target_executed,
                      "reward": default_reward(result), "done_s": round(finished_at[index], 2),
-                     "error": result.error, **verdict_detail(result)})
+                     "error": result.error, **verdict_detail(result), **host_figures(result)})
     rewards = [r["reward"] for r in rows]
     speedups = [r["speedup"] for r in rows if r["speedup"] is not None]
     gaps = sorted(finished_at.values())
+    stalls = [r["host_cpu_stall_share"] for r in rows if r.get("host_cpu_stall_share") is not None]
     summary = {
         "n": args.n, "concurrency": args.concurrency, "mix": args.mix,
         "wall_s": round(wall, 2), "evaluations_per_minute": round(60 * args.n / wall, 2),
@@ -123,6 +138,10 @@ def main() -> int:
         "speedup_median": statistics.median(speedups) if speedups else None,
         "speedup_max": max(speedups) if speedups else None,
         "done_s_p50": percentile(gaps, 0.5), "done_s_p90": percentile(gaps, 0.9),
+        "phases_over_bound": dict(collections.Counter(r.get("phases_over_bound") for r in rows
+                                                      if "phases_over_bound" in r)),
+        "host_cpu_stall_share_p50": percentile(stalls, 0.5),
+        "host_cpu_stall_share_p90": percentile(stalls, 0.9),
     }
     rollouts = []
     for r in range(args.rollouts):
