@@ -9,7 +9,8 @@
 #   verdicts    (~8 min) the A/A of the three GQA problems against FlashInfer with the buffer
 #               probe (issue 32: the 3-5 % the child runs FlashInfer's kernel slower, read with
 #               bench/results/flashinfer_h200.md "Stop 31"); the GQA experts against FlashInfer;
-#               the Triton ncu audit with thread_inst_executed; the timing phase timed again
+#               the pack's row-gather TMA case; the Triton ncu audit with thread_inst_executed;
+#               the timing phase timed again
 #               (variant 22 over the bound three times); issue 35's overhead probes.
 #   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh (issue 35),
 #               then the gpu label for LABEL_S seconds (default 280), serially (one range-profiler
@@ -43,7 +44,7 @@ verdicts)
     > "$out/aa_gqa_probe.md" 2> "$out/aa_gqa_probe.err"
   echo "rc=$?" >> "$out/aa_gqa_probe.md"
   (cd build/gpu && timeout 200 ctest -R \
-    'GqaExampleGpu|TritonEvaluatorGpu.TheNcuAudit|ToolPassesGpu.Ncu|BadKernel.*variant_22' \
+    'knowledge_gpu_test|GqaExampleGpu|TritonEvaluatorGpu.TheNcuAudit|ToolPassesGpu.Ncu|BadKernel.*variant_22' \
     --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
   OUT=$out/probes timeout 150 bash bench/run_overhead_probes_on_device.sh build/gpu \

@@ -2,7 +2,9 @@
 // map lands K-blocks stacked as Bf16Tile says and stores back unchanged; out-of-bounds elements
 // of a load read as zero while the full box bytes complete the barrier; out-of-bounds parts of
 // a store are dropped and nothing outside the map is written; reduce-add adds; a non-tensor
-// bulk copy round-trips. Values are distinct 16-bit patterns, so any misplaced element shows.
+// bulk copy round-trips; one-row boxes gathered to their rows' addresses make the same SW128
+// tile as one box of those rows. Values are distinct 16-bit patterns, so any misplaced element
+// shows.
 #include "harness.cuh"
 #include "knowledge/sm90a/ptx.cuh"
 
@@ -281,6 +283,75 @@ std::string bulk_copy_case() {
                                                                : "bulk copy round trip differs";
 }
 
+// Row gather (examples/sm90a/gqa_paged_*: K/V rows from a page-size-1 cache): 128 threads each
+// load one row of one head as two {64, 1, 1} boxes of a 3-D SW128 map {128, heads, pages}, to
+// row * 128 B of the two 16-KiB halves of a tile; the tile must equal what one 128-row box of
+// the same rows would make (Bf16Tile's K-major SW128 layout), because TMA swizzles by the
+// destination's shared address, not by the row within the box.
+constexpr uint32_t kPages = 40, kHeads = 8, kDim = 128, kGatherRows = 128, kGatherHead = 5;
+
+__host__ __device__ uint32_t gathered_page(uint32_t row) {
+  return (row * 7u + 3u) % kPages; // pages out of order, some twice
+}
+
+uint16_t cache_value(uint32_t page, uint32_t head, uint32_t d) {
+  return static_cast<uint16_t>((page * kHeads + head) * kDim + d);
+}
+
+__global__ void __launch_bounds__(kGatherRows, 1)
+    tma_row_gather_kernel(const __grid_constant__ CUtensorMap map, uint4* out) {
+  constexpr uint32_t kBytes = kGatherRows * kDim * 2, kHalf = kBytes / 2;
+  __shared__ __align__(1024) uint4 tile[kBytes / 16];
+  __shared__ __align__(8) uint64_t bar;
+  const uint32_t b = sm90::smem_u32(&bar), base = sm90::smem_u32(tile);
+  if (threadIdx.x == 0) {
+    sm90::mbar_init(b, 1);
+    sm90::fence_mbarrier_init_release_cluster();
+    sm90::mbar_arrive_expect_tx(b, kBytes);
+  }
+  __syncthreads();
+  const uint32_t row = threadIdx.x;
+  const int page = static_cast<int>(gathered_page(row));
+  sm90::tma_load_3d(base + row * 128, &map, b, 0, kGatherHead, page);
+  sm90::tma_load_3d(base + kHalf + row * 128, &map, b, 64, kGatherHead, page);
+  kp::wait_or_trap(b, 0);
+  for (uint32_t i = threadIdx.x; i < kBytes / 16; i += kGatherRows)
+    out[i] = tile[i];
+}
+
+std::string row_gather_case() {
+  std::vector<uint16_t> host(kPages * kHeads * kDim);
+  for (uint32_t p = 0; p < kPages; ++p)
+    for (uint32_t h = 0; h < kHeads; ++h)
+      for (uint32_t d = 0; d < kDim; ++d)
+        host[(p * kHeads + h) * kDim + d] = cache_value(p, h, d);
+  kp::DeviceBuffer<uint16_t> src(host.size());
+  src.upload(host);
+  const uint64_t dims[3] = {kDim, kHeads, kPages};
+  const uint64_t strides[2] = {kDim * 2, kHeads * kDim * 2};
+  const uint32_t box[3] = {64, 1, 1};
+  CUtensorMap map;
+  KP_CU(sm90::make_tensor_map_3d(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, src.get(), dims, strides,
+                                 box, CU_TENSOR_MAP_SWIZZLE_128B));
+  const uint32_t bytes = kGatherRows * kDim * 2;
+  kp::DeviceBuffer<uint4> out(bytes / 16);
+  tma_row_gather_kernel<<<1, kGatherRows>>>(map, out.get());
+  if (std::string e = kp::sync_kernel("tma_row_gather_kernel"); !e.empty())
+    return e;
+  const std::vector<uint4> got = out.download();
+  const auto* smem = reinterpret_cast<const unsigned char*>(got.data());
+  const Bf16Tile tile{Swizzle::k128B, Major::kK, kGatherRows, kDim};
+  for (uint32_t r = 0; r < kGatherRows; ++r)
+    for (uint32_t d = 0; d < kDim; ++d) {
+      uint16_t v;
+      std::memcpy(&v, smem + tile.offset(r, d), 2);
+      if (v != cache_value(gathered_page(r), kGatherHead, d))
+        return "row gather: element (" + std::to_string(r) + "," + std::to_string(d) +
+               ") is not where a 128-row box would put it";
+    }
+  return {};
+}
+
 const kp::Register reg_none("tma_box_layout_none", &swizzled_box_case<Swizzle::kNone>);
 const kp::Register reg_32("tma_box_layout_sw32", &swizzled_box_case<Swizzle::k32B>);
 const kp::Register reg_64("tma_box_layout_sw64", &swizzled_box_case<Swizzle::k64B>);
@@ -289,4 +360,5 @@ const kp::Register reg_3d("tma_3d_kblocks_sw128_load_store", &three_d_case);
 const kp::Register reg_oob("tma_oob_load_zero_fill_full_tx", &oob_load_case);
 const kp::Register reg_store("tma_store_oob_dropped_reduce_add", &store_reduce_case);
 const kp::Register reg_bulk("bulk_copy_roundtrip", &bulk_copy_case);
+const kp::Register reg_gather("tma_row_gather_sw128_matches_box", &row_gather_case);
 } // namespace
