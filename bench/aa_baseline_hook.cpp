@@ -37,9 +37,6 @@ namespace {
 
 using ptxbench::reference::Reference;
 
-// Rounds of the buffer probe, here and in aa_speedup's supervisor side.
-constexpr int kProbeRounds = 25;
-
 // nullptr (after printing why) when the problem or its library baseline is unavailable.
 Reference* baseline_for(const std::string& requested) {
   static std::map<std::string, std::unique_ptr<Reference>> baselines;
@@ -103,8 +100,9 @@ void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall&
       return static_cast<bool>(baseline.run(c));
     };
   };
-  const auto medians =
-      ptxbench::bench::interleaved_event_ms(stream, {on(call), on(own_call)}, kProbeRounds, 5);
+  const auto medians = ptxbench::bench::interleaved_event_ms(stream, {on(call), on(own_call)},
+                                                             ptxbench::bench::kBufferProbeRounds,
+                                                             ptxbench::bench::kBufferProbeWarmup);
   release(); // the runs rewrote the outputs with what the call wrote: nothing to restore
   if (!medians) {
     std::fprintf(stderr, "aa hook: buffer probe %s: a run failed\n", problem);
@@ -115,8 +113,8 @@ void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall&
   std::fprintf(stderr,
                "aa hook: buffer probe %s (child, CUDA events, median of %d): IPC-mapped buffers "
                "%.4f ms, the child's own copies %.4f ms (mapped / own %.4f)\n",
-               problem, kProbeRounds, static_cast<double>(mapped), static_cast<double>(mine),
-               mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
+               problem, ptxbench::bench::kBufferProbeRounds, static_cast<double>(mapped),
+               static_cast<double>(mine), mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
 }
 
 } // namespace

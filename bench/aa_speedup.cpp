@@ -157,12 +157,13 @@ std::set<std::string> reference_kernels(const bench::BenchEvaluator& bench,
     throw util::Fatal("reference kernels: " + timing.error().message);
   if (std::getenv("PTXBENCH_AA_BUFFER_PROBE") != nullptr) {
     // The hook's buffer probe (aa_baseline_hook.cpp), here on the supervisor's own buffers.
-    const auto medians = bench::interleaved_event_ms(
-        stream->get(), {[&](cudaStream_t s) { return call(s) == 0; }}, 25, 5);
+    const auto medians =
+        bench::interleaved_event_ms(stream->get(), {[&](cudaStream_t s) { return call(s) == 0; }},
+                                    bench::kBufferProbeRounds, bench::kBufferProbeWarmup);
     if (medians)
-      fmt::print("- supervisor buffer probe (CUDA events, median of 25): its own buffers {:.4f} "
+      fmt::print("- supervisor buffer probe (CUDA events, median of {}): its own buffers {:.4f} "
                  "ms\n",
-                 (*medians)[0]);
+                 bench::kBufferProbeRounds, (*medians)[0]);
   }
   std::set<std::string> names;
   for (const measure::GpuActivity& a : timing->activities)

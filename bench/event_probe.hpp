@@ -13,6 +13,11 @@
 
 namespace ptxbench::bench {
 
+// Rounds of the A/A's buffer probe, the same on both sides (the hook in the child, aa_speedup in
+// the supervisor), and the untimed rounds before them.
+inline constexpr int kBufferProbeRounds = 25;
+inline constexpr int kBufferProbeWarmup = 5;
+
 // One call of a variant enqueued on the stream; false when it failed.
 using ProbeCall = std::function<bool(cudaStream_t)>;
 

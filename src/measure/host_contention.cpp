@@ -1,10 +1,11 @@
 #include "measure/host_contention.hpp"
 
+#include "util/fs.hpp"
+
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 #include <string>
+#include <utility>
 
 namespace ptxbench::measure {
 namespace {
@@ -17,17 +18,18 @@ std::optional<std::uint64_t> number_at(std::string_view text) {
   return value;
 }
 
-std::string read_small_file(const char* path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+// A /proc file's text; empty when it cannot be read (the figure is then absent).
+std::string proc_text(const char* path) {
+  auto text = util::read_file(path);
+  return text ? std::move(*text) : std::string();
 }
 
 std::optional<std::uint64_t> stall_now_us() {
-  return psi_some_total_us(read_small_file("/proc/pressure/cpu"));
+  return psi_some_total_us(proc_text("/proc/pressure/cpu"));
 }
 
 std::optional<std::uint64_t> run_delay_now_ns() {
-  return schedstat_run_delay_ns(read_small_file("/proc/thread-self/schedstat"));
+  return schedstat_run_delay_ns(proc_text("/proc/thread-self/schedstat"));
 }
 
 } // namespace
