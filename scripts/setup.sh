@@ -99,9 +99,13 @@ pip_folder python-pytest "pytest-8.4.2.dist-info pluggy-1.7.0.dist-info" \
 
 # The trainer-side packages of the client's examples (python/ptxbench_client/examples/: datasets
 # and transformers for the SFT loader and its chat template), every dependency pinned, for their
-# test (python/tests/test_examples.py). No torch: it is the GPU machine's.
+# test (python/tests/test_examples.py).
 pip_folder python-trainer "datasets-5.2.0.dist-info transformers-5.25.0.dist-info" \
   -r "$root/python/ptxbench_client/examples/requirements-ci.txt"
+# And torch and trl for the GRPO example's one trainer step on the CPU in the same test: PyPI's
+# torch (the GPU machine's version) with the CUDA libraries it loads at import, ~4 GB.
+pip_folder python-torch "torch-2.11.0.dist-info trl-1.16.0.dist-info" \
+  -r "$root/python/ptxbench_client/examples/requirements-torch-ci.txt"
 
 # FlashInfer's CUDA headers (flashinfer/data/include/flashinfer/, header-only templates), for the
 # GQA baseline (src/reference/flashinfer_gqa.cu): the paper's version, no dependencies; only the

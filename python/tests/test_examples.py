@@ -1,12 +1,12 @@
 """The client's examples (python/ptxbench_client/examples/) run with small inputs against a real
 `ptxbench serve` on loopback: the random policy's episodes land as runs `report` reads; the TRL
 reward function scores a batch called the way TRL's GRPOTrainer calls it (text and
-conversational completions, an outage as None); the SFT loader turns `fixit build`'s rows into a
-`datasets.Dataset` with a chat template applied (datasets and transformers from
-.deps/python-trainer/, the tokenizer.json that the anthropic package ships, from
-.deps/python-tokenizer/ — both installed by scripts/setup.sh). The GRPO trainer step itself
-needs torch and trl, which CI does not have: bench/client_on_device.sh runs grpo_trl.py where
-they import (bench/results/client_batch_h200.md).
+conversational completions, an outage as None); one GRPO trainer step of a tiny model on the CPU
+scores its completions through the client and stores them as rollouts; the SFT loader turns
+`fixit build`'s rows into a `datasets.Dataset` with a chat template applied (datasets and
+transformers from .deps/python-trainer/, torch and trl from .deps/python-torch/, the
+tokenizer.json that the anthropic package ships, from .deps/python-tokenizer/ — all installed by
+scripts/setup.sh).
 Run: python3 python/tests/test_examples.py PTXBENCH_BINARY (ctest: client_examples_py)."""
 
 import contextlib
@@ -23,7 +23,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ptxbench_client", "src")
 sys.path.insert(0, EXAMPLES)
 sys.path.insert(0, HERE)
 sys.path.append(os.path.join(ROOT, ".deps", "python-trainer"))
+sys.path.append(os.path.join(ROOT, ".deps", "python-torch"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the trainer step reaches no hub
 
+import grpo_trl  # noqa: E402
 import random_policy  # noqa: E402
 import sft_dataset  # noqa: E402
 from ptxbench_client import Client  # noqa: E402
@@ -79,6 +82,30 @@ class ExamplesAgainstServe(unittest.TestCase):
         self.assertEqual(down(prompts=prompts[:1], completions=["x"], problem=[GEMM]), [None])
         with self.assertRaises(TypeError):
             completion_text(42)
+
+
+class GrpoTrainerStep(unittest.TestCase):
+    """A server of its own: the step's rollouts are the only runs there."""
+
+    def setUp(self):
+        self.serve = Serve(BINARY)
+        self.addCleanup(self.serve.stop)
+
+    def test_one_grpo_step_scores_its_completions_and_stores_them_as_rollouts(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = grpo_trl.main([self.serve.url, TOKENIZER, "--output-dir",
+                                  os.path.join(self.serve.dir, "grpo_out")])
+        self.assertEqual(code, 0)
+        result = json.loads(out.getvalue().strip().splitlines()[-1])
+        # One prompt, two generations; a random model writes no code: a verdict worth 0 each.
+        self.assertEqual(result["rewards"], [0.0, 0.0])
+        self.assertEqual(result["log"][-1]["step"], 1)
+        folders = self.serve.run_folders()
+        self.assertEqual(len(folders), 1)
+        report = self.serve.ptxbench("report", folders[0])
+        self.assertEqual(report.returncode, 0, report.stderr)
+        self.assertIn("2 trajectories, 2 finished turns", report.stdout)
 
 
 class SftLoader(unittest.TestCase):

@@ -6,8 +6,9 @@ stored, the rewards (0 for a reply without code, None for an outage) — not lea
 
     python3 grpo_trl.py http://127.0.0.1:8000 TOKENIZER_JSON [--problems gemm_n7168_k5120]
 
-Needs torch, transformers, trl and datasets (the GPU machine's Python has torch); prints one
-JSON line: the step's rewards as TRL logged them and the rollouts the server stored."""
+Needs torch, transformers, trl and datasets (CI runs it on the CPU: python/tests/
+test_examples.py); prints one JSON line: the rewards the function returned (one per completion;
+the rollouts are in the server's run store) and TRL's last log entry."""
 
 import argparse
 import json
@@ -31,6 +32,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     import datasets
+    import pyarrow
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
     from trl import GRPOConfig, GRPOTrainer
@@ -39,13 +41,19 @@ def main(argv=None) -> int:
 
     client = Client(args.url)
     tokenizer = load_tokenizer(args.tokenizer_json)
+    # Generation needs an end token; a tokenizer.json alone names none (the anthropic one's
+    # token 0 is <EOT>).
+    if tokenizer.eos_token is None:
+        tokenizer.eos_token = tokenizer.convert_ids_to_tokens(0)
     if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token or tokenizer.convert_ids_to_tokens(0)
+        tokenizer.pad_token = tokenizer.eos_token
     prompts = [client.prompt(problem) for problem in args.problems]
-    # Only the task message: a tiny model's context holds no knowledge pack.
-    dataset = datasets.Dataset.from_dict({
+    # Only the task message: a tiny model's context holds no knowledge pack. The fingerprint is
+    # given, as sft_dataset.load_sft's is: datasets' own fails on the pinned set (MonthDayNano).
+    table = pyarrow.table({
         "prompt": [[{"role": "user", "content": p[1]["content"][:400]}] for p in prompts],
         "problem": args.problems})
+    dataset = datasets.Dataset(table, fingerprint="grpo-" + "-".join(args.problems)[:48])
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
