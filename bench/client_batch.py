@@ -82,8 +82,14 @@ def host_figures(result):
     timing = (evaluation.get("ptxbench") or {}).get("timing")
     if not timing:
         return {}
+    preload = timing.get("preload_calibration_ms") or []
     return {"unexplained_ms": timing.get("unexplained_ms"),
             "phases_over_bound": len(timing.get("phases_over_bound") or []),
+            # the calibration's cap: in-run calibration against those before the load
+            "calibrated_overhead_ms": timing.get("calibrated_overhead_ms"),
+            "preload_calibration_max_ms": max(preload) if preload else None,
+            "calibration_cap_ms": timing.get("calibration_cap_ms"),
+            "calibration_capped": timing.get("calibration_capped"),
             "host_cpu_stall_share": timing.get("host_cpu_stall_share"),
             "supervisor_run_delay_ms": timing.get("supervisor_run_delay_ms")}
 
@@ -142,6 +148,13 @@ def main() -> int:
                                                       if "phases_over_bound" in r)),
         "host_cpu_stall_share_p50": percentile(stalls, 0.5),
         "host_cpu_stall_share_p90": percentile(stalls, 0.9),
+        "calibration_capped": dict(collections.Counter(str(r.get("calibration_capped"))
+                                                       for r in rows if "calibration_capped" in r)),
+        # how far the in-run calibration rose above the largest before the load (honest kernels)
+        "calibration_rise_ms_max": max(
+            (r["calibrated_overhead_ms"] - r["preload_calibration_max_ms"] for r in rows
+             if r.get("calibrated_overhead_ms") is not None
+             and r.get("preload_calibration_max_ms") is not None), default=None),
     }
     rollouts = []
     for r in range(args.rollouts):

@@ -164,10 +164,14 @@ int CandidateServer::serve(int request_fd, int reply_fd) {
 }
 
 protocol::Reply CandidateServer::handle(const protocol::Request& request) {
-  const bool before_load =
-      request.op == protocol::RequestOp::load || request.op == protocol::RequestOp::exit ||
-      request.op == protocol::RequestOp::prepare ||
-      request.op == protocol::RequestOp::end_session || request.op == protocol::RequestOp::ping;
+  // A calibration runs the harness's own kernel: the supervisor's cap on the calibrations
+  // comes from those before the load (exec/trial_pairs.hpp calibration_cap).
+  const bool calibration = request.op == protocol::RequestOp::time && request.calibrate;
+  const bool before_load = request.op == protocol::RequestOp::load ||
+                           request.op == protocol::RequestOp::exit ||
+                           request.op == protocol::RequestOp::prepare ||
+                           request.op == protocol::RequestOp::end_session ||
+                           request.op == protocol::RequestOp::ping || calibration;
   if (!before_load && m_invoke == nullptr)
     return protocol::Reply::failure(protocol::ChildError::protocol, "no candidate loaded");
   if (!before_load && request.op != protocol::RequestOp::time &&

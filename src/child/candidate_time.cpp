@@ -44,9 +44,15 @@ protocol::Reply CandidateServer::time(const protocol::Request& request) {
       return protocol::Reply::failure(protocol::ChildError::timer, flusher.error().message);
     m_flusher = std::make_unique<measure::L2Flusher>(std::move(*flusher));
   }
+  if (!m_stream)
+    if (protocol::Reply reply = create_stream(); !reply.ok)
+      return reply;
   int current = 0;
   const int sets = static_cast<int>(m_sets.size());
+  // Before the load (calibrations only) there are no sets to reset.
   auto before_each = [&](int call_index) {
+    if (sets == 0)
+      return;
     current = (request.first_call + call_index) % sets;
     reset_outputs(current, m_stream.get());
   };

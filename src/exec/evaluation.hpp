@@ -112,6 +112,12 @@ struct TimingReport {
   // candidate's overhead that leaves unexplained.
   std::optional<double> calibrated_overhead_ms;
   std::optional<double> unexplained_ms;
+  // The calibrations taken before the candidate was loaded, the cap they set on the one the
+  // bound uses, and whether the phase's calibrations were above it (trial_pairs.hpp
+  // calibration_cap).
+  std::vector<double> preload_calibration_ms;
+  std::optional<double> calibration_cap_ms;
+  bool calibration_capped = false;
   // Each timing phase whose calls left more unexplained than the bound allows, with its figures:
   // the phases before the one these figures are of, and that one too when the evaluation failed
   // (gpu_timing.cpp "Timing again").

@@ -106,6 +106,12 @@ Json timing_json(const TimingReport& t) {
     out["calibrated_overhead_ms"] = *t.calibrated_overhead_ms;
   if (t.unexplained_ms)
     out["unexplained_ms"] = *t.unexplained_ms;
+  if (!t.preload_calibration_ms.empty())
+    out["preload_calibration_ms"] = t.preload_calibration_ms;
+  if (t.calibration_cap_ms) {
+    out["calibration_cap_ms"] = *t.calibration_cap_ms;
+    out["calibration_capped"] = t.calibration_capped;
+  }
   if (!t.phases_over_bound.empty())
     out["phases_over_bound"] = t.phases_over_bound;
   if (t.host_cpu_stall_share)

@@ -399,6 +399,9 @@ void GpuEvaluation::open_counter_session() {
 }
 
 bool GpuEvaluation::load_child(const std::filesystem::path& library) {
+  // Before a counter session opens and before any candidate code runs in the child.
+  if (!preload_calibrations())
+    return false;
   if (!m_cached_counts) // reused counts need no session
     open_counter_session();
   std::shared_lock gpu(m_warm.lock);

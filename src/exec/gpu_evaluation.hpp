@@ -108,7 +108,12 @@ private:
     double wall_ms = 0.0;
   };
   std::optional<TimedReply> ask_time(int warmup, int iterations, Calibration calibration);
-  bool calibrate();
+  // Adds one calibration's wall time less its latency to `samples` (none for a reply in another
+  // mode than asked); false when the request failed, which failed the evaluation.
+  bool calibrate(std::vector<double>& samples);
+  // The calibrations before the candidate is loaded that cap the phase's (trial_pairs.hpp
+  // calibration_cap), into m_preload_calibration_ms.
+  bool preload_calibrations();
   // How much of its calls' wall time the candidate's latencies leave unexplained (after a
   // phase's trials), recorded in the timing report.
   UnexplainedTime unexplained_wall_time();
@@ -175,6 +180,7 @@ private:
   std::optional<CheckPattern> m_checks; // which timed calls are compared, from m_secret
   // Wall time less reported latency of each timed call without warm-ups, per side.
   std::vector<double> m_candidate_overhead_ms, m_reference_overhead_ms, m_calibration_ms;
+  std::vector<double> m_preload_calibration_ms; // before the load; every phase's cap
   measure::TimingMode m_mode = measure::TimingMode::batched;
 };
 

@@ -68,6 +68,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <shared_mutex>
 
 namespace ptxbench::exec::detail {
 namespace {
@@ -96,13 +97,22 @@ trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
 }
 
 // One phase's wall-time figures and the host's contention over it, for the trace.
+// The calibration the bound used, and its cap when the phase's own were above it.
+std::string calibration_text(const UnexplainedTime& found, const TimingReport& timing) {
+  if (!found.capped)
+    return fmt::format("{:.3f} ms", found.calibration_ms);
+  return fmt::format("{:.3f} ms: the calibrations' {:.3f} ms capped by those before the "
+                     "candidate was loaded",
+                     found.calibration_ms, timing.calibrated_overhead_ms.value_or(0));
+}
+
 std::string phase_figures(int phase, const UnexplainedTime& found, const TimingReport& timing,
                           const measure::CpuContention& host) {
   std::string text = fmt::format(
       "phase {}: {:.3f} ms per call unexplained, {:.3f} ms allowed (calls {:.3f} ms beyond their "
-      "latency, calibration {:.3f} ms; {:.0f} ms of wall time)",
+      "latency, calibration {}; {:.0f} ms of wall time)",
       phase + 1, found.unexplained_ms, found.allowed_ms, timing.candidate_overhead_ms.value_or(0),
-      timing.calibrated_overhead_ms.value_or(0), host.wall_ms);
+      calibration_text(found, timing), host.wall_ms);
   if (host.stall_share)
     text += fmt::format("; a task waited for a CPU {:.0f} % of the time", 100 * *host.stall_share);
   if (host.run_delay_ms)
@@ -116,11 +126,11 @@ std::string unexplained_message(const UnexplainedTime& found, const TimingReport
     phases += "\n  " + p;
   return fmt::format(
       "the timed calls took {:.3f} ms each beyond what the candidate process reported for them "
-      "and the {:.3f} ms the protocol costs around the harness's own kernel (at most {:.3f} ms "
-      "is allowed, against {:.3f} ms reported per call), in each of {} timing phases: a call's "
+      "and the {} the protocol costs around the harness's own kernel (at most {:.3f} ms is "
+      "allowed, against {:.3f} ms reported per call), in each of {} timing phases: a call's "
       "work must be GPU work inside the call, which the timer sees{}",
-      found.unexplained_ms, timing.calibrated_overhead_ms.value_or(0), found.allowed_ms,
-      timing.candidate_ms, timing.phases_over_bound.size(), phases);
+      found.unexplained_ms, calibration_text(found, timing), found.allowed_ms, timing.candidate_ms,
+      timing.phases_over_bound.size(), phases);
 }
 
 } // namespace
@@ -308,14 +318,29 @@ std::optional<GpuEvaluation::TimedReply> GpuEvaluation::ask_time(int warmup, int
   return TimedReply{std::move(*reply), std::chrono::duration<double, std::milli>(wall).count()};
 }
 
-bool GpuEvaluation::calibrate() {
+bool GpuEvaluation::calibrate(std::vector<double>& samples) {
   const measure::TimingMode requested = m_mode;
   auto timed = ask_time(0, 1, Calibration::yes);
   if (!timed)
     return false;
   const protocol::Reply& reply = timed->reply;
   if (reply.latencies_ms.size() == 1 && reply.mode == requested)
-    m_calibration_ms.push_back(timed->wall_ms - reply.latencies_ms.front());
+    samples.push_back(timed->wall_ms - reply.latencies_ms.front());
+  return true;
+}
+
+// Under the shared lock, as `load` is: work of other evaluations beside these calls can only
+// lengthen them, which loosens the cap and never tightens it.
+bool GpuEvaluation::preload_calibrations() {
+  std::shared_lock gpu(m_warm.lock);
+  m_mode = m_options.timing_mode;
+  std::vector<double> first;
+  if (!calibrate(first))
+    return false;
+  m_preload_calibration_ms.clear();
+  for (int i = 0; i < kPreloadCalibrations; ++i)
+    if (!calibrate(m_preload_calibration_ms))
+      return false;
   return true;
 }
 
@@ -335,9 +360,13 @@ UnexplainedTime GpuEvaluation::unexplained_wall_time() {
     return {};
   timing.calibrated_overhead_ms = util::median(m_calibration_ms);
   const double floor_ms = m_run->own_child ? kUnexplainedFloorTritonMs : kUnexplainedFloorMs;
+  timing.preload_calibration_ms = m_preload_calibration_ms;
+  timing.calibration_cap_ms = calibration_cap(m_preload_calibration_ms, floor_ms);
   const UnexplainedTime found =
-      unexplained_time(m_candidate_overhead_ms, m_calibration_ms, timing.candidate_ms, floor_ms);
+      unexplained_time(m_candidate_overhead_ms, m_calibration_ms, timing.candidate_ms, floor_ms,
+                       timing.calibration_cap_ms);
   timing.unexplained_ms = found.unexplained_ms;
+  timing.calibration_capped = found.capped;
   return found;
 }
 
@@ -393,7 +422,7 @@ bool GpuEvaluation::trial_pair(int trial, bool measure_reference, std::optional<
     };
     auto candidate_side = [&](std::size_t from, std::size_t to) {
       for (std::size_t j = from; j < to && m_mode == mode; ++j) {
-        if (calibrate_before[j] && !calibrate())
+        if (calibrate_before[j] && !calibrate(m_calibration_ms))
           return false;
         if (!candidate_chunk(trial, static_cast<int>(j), chunks[j], candidate, check(j)))
           return false;

@@ -68,13 +68,25 @@ double unchecked_probability(int skipped, double rate) {
   return std::pow(1.0 - rate, skipped);
 }
 
+std::optional<double> calibration_cap(const std::vector<double>& preload_ms, double floor_ms) {
+  if (preload_ms.empty())
+    return std::nullopt;
+  const double largest = *std::max_element(preload_ms.begin(), preload_ms.end());
+  return largest + std::max(floor_ms, kCalibrationAllowanceShare * util::median(preload_ms));
+}
+
 UnexplainedTime unexplained_time(const std::vector<double>& candidate_overhead_ms,
                                  const std::vector<double>& calibration_ms, double candidate_ms,
-                                 double floor_ms) {
+                                 double floor_ms, std::optional<double> cap_ms) {
   UnexplainedTime found;
   if (candidate_overhead_ms.empty() || calibration_ms.empty())
     return found;
-  found.unexplained_ms = util::median(candidate_overhead_ms) - util::median(calibration_ms);
+  found.calibration_ms = util::median(calibration_ms);
+  if (cap_ms && found.calibration_ms > *cap_ms) {
+    found.calibration_ms = *cap_ms;
+    found.capped = true;
+  }
+  found.unexplained_ms = util::median(candidate_overhead_ms) - found.calibration_ms;
   found.allowed_ms = std::max(floor_ms, kUnexplainedShare * candidate_ms);
   found.judged = candidate_overhead_ms.size() >= kMinOverheadSamples;
   return found;

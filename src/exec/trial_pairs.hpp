@@ -68,17 +68,32 @@ inline constexpr double kUnexplainedShare = 0.5;
 // The bound needs this many single-call requests: a median of fewer is moved by one host hiccup
 // (bench/results/verdicts_h200.md); the figures are still recorded.
 inline constexpr std::size_t kMinOverheadSamples = 5;
+// The calibration's cap (catalogue row 9). The child knows which requests are calibrations (it
+// runs its own kernel for them), so native code that rewrote its memory could delay their
+// replies, raising the calibrated overhead and with it what the bound lets the candidate hide.
+// Before the candidate is loaded, while no code of its has run in the process, the supervisor
+// takes kPreloadCalibrations calibrations (after one it does not keep: the process's first
+// trial); the calibration the bound uses is at most the largest of them plus
+// max(the floor, kCalibrationAllowanceShare × their median): what a host whose load changed
+// since may honestly add.
+inline constexpr int kPreloadCalibrations = 4;
+inline constexpr double kCalibrationAllowanceShare = 0.25;
+// The cap over the calibrations taken before the load; none without them.
+std::optional<double> calibration_cap(const std::vector<double>& preload_ms, double floor_ms);
 // What the bound found over an evaluation's single-call requests: the median overhead left
-// unexplained per call (candidate less calibration) and what is allowed.
+// unexplained per call (candidate less calibration, the calibration at most its cap) and what
+// is allowed.
 struct UnexplainedTime {
   double unexplained_ms = 0.0;
   double allowed_ms = 0.0;
-  bool judged = false; // kMinOverheadSamples candidate samples and a calibration
+  double calibration_ms = 0.0; // the calibration the bound used
+  bool capped = false;         // the calibrations' median was above the cap
+  bool judged = false;         // kMinOverheadSamples candidate samples and a calibration
   bool exceeded() const { return judged && unexplained_ms > allowed_ms; }
 };
 UnexplainedTime unexplained_time(const std::vector<double>& candidate_overhead_ms,
                                  const std::vector<double>& calibration_ms, double candidate_ms,
-                                 double floor_ms);
+                                 double floor_ms, std::optional<double> cap_ms = std::nullopt);
 // A timing phase whose calls leave more unexplained than allowed is done again from its first
 // trial, at most this many times; only the last phase's figures count (gpu_timing.cpp "Timing
 // again").

@@ -144,7 +144,8 @@ struct Request {
   int first_call = 0; // the rotation's position: call i uses set (first_call + i) % sets
   measure::TimingMode mode = measure::TimingMode::batched;
   // the same trial with the child's own one-block kernel instead of the candidate's call: the
-  // per-call overhead of the strict protocol, which the supervisor measures around it
+  // per-call overhead of the strict protocol, which the supervisor measures around it; also
+  // answered before `load` (no outputs to reset), for the calibration's cap
   bool calibrate = false;
   // prepare
   bool counter_session = false;

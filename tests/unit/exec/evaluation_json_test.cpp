@@ -40,6 +40,9 @@ TimingReport full_timing() {
   t.retimed_pairs = {"pair 2: spread"};
   t.interleave_calls = 4;
   t.unexplained_ms = 0.31;
+  t.preload_calibration_ms = {1.95, 1.97, 1.94, 2.01};
+  t.calibration_cap_ms = 2.5;
+  t.calibration_capped = true;
   t.phases_over_bound = {"phase 1: 0.310 ms per call unexplained, 0.250 ms allowed"};
   t.host_cpu_stall_share = 0.42;
   t.supervisor_run_delay_ms = 3.5;
@@ -122,6 +125,9 @@ void expect_same_timing(const TimingReport& a, const TimingReport& b) {
   EXPECT_EQ(a.retimed_pairs, b.retimed_pairs);
   EXPECT_EQ(a.interleave_calls, b.interleave_calls);
   EXPECT_EQ(a.unexplained_ms, b.unexplained_ms);
+  EXPECT_EQ(a.preload_calibration_ms, b.preload_calibration_ms);
+  EXPECT_EQ(a.calibration_cap_ms, b.calibration_cap_ms);
+  EXPECT_EQ(a.calibration_capped, b.calibration_capped);
   EXPECT_EQ(a.phases_over_bound, b.phases_over_bound);
   EXPECT_EQ(a.host_cpu_stall_share, b.host_cpu_stall_share);
   EXPECT_EQ(a.supervisor_run_delay_ms, b.supervisor_run_delay_ms);

@@ -229,6 +229,11 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
            std::string::npos;
   });
   EXPECT_TRUE(listed);
+  // An honest kernel's calibrations stay under the cap those before the load set (row 9).
+  EXPECT_EQ(ev.timing->preload_calibration_ms.size(), std::size_t{kPreloadCalibrations});
+  ASSERT_TRUE(ev.timing->calibration_cap_ms);
+  EXPECT_FALSE(ev.timing->calibration_capped);
+  EXPECT_LE(ev.timing->calibrated_overhead_ms.value_or(0), *ev.timing->calibration_cap_ms);
 }
 
 // Catalogue rows 24 and 25: a file written with an inline `syscall` instruction (no import

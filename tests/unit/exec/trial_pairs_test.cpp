@@ -165,5 +165,42 @@ TEST(UnexplainedTime, AChildThatReportsAThirdOfItsKernelIsCaught) {
   EXPECT_FALSE(unexplained_time(shaved, {1.96}, 1.05, kUnexplainedFloorMs).exceeded());
 }
 
+TEST(CalibrationCap, IsTheLargestPreloadCalibrationPlusTheHostsAllowance) {
+  EXPECT_FALSE(calibration_cap({}, kUnexplainedFloorMs));
+  // Median 1.955 ms: a quarter of it (0.489 ms) is above the 0.25 ms floor.
+  EXPECT_NEAR(*calibration_cap({1.95, 1.96, 1.94, 2.01}, kUnexplainedFloorMs),
+              2.01 + kCalibrationAllowanceShare * 1.955, 1e-9);
+  // A short protocol's allowance is the floor; Triton's floor is larger.
+  EXPECT_NEAR(*calibration_cap({0.4, 0.5}, kUnexplainedFloorMs), 0.5 + kUnexplainedFloorMs, 1e-9);
+  EXPECT_NEAR(*calibration_cap({1.95, 1.96}, kUnexplainedFloorTritonMs),
+              1.96 + kUnexplainedFloorTritonMs, 1e-9);
+}
+
+TEST(CalibrationCap, AChildThatDelaysItsCalibrationsHidesNoMoreThanTheAllowance) {
+  // A 1.5 ms kernel reported as 0.5 ms (1.0 ms per call hidden), and every calibration reply
+  // delayed by 3 ms to cover it: uncapped the bound sees nothing.
+  const std::vector<double> forged(7, 1.96 + 1.0);
+  const std::vector<double> delayed{1.95 + 3.0, 1.96 + 3.0, 1.96 + 3.0};
+  EXPECT_FALSE(unexplained_time(forged, delayed, 0.5, kUnexplainedFloorMs).exceeded());
+  // The calibrations before the load, when no code of the candidate had run, cap it.
+  const auto cap = calibration_cap({1.95, 1.96, 1.94, 1.97}, kUnexplainedFloorMs);
+  const UnexplainedTime found = unexplained_time(forged, delayed, 0.5, kUnexplainedFloorMs, cap);
+  EXPECT_TRUE(found.capped);
+  EXPECT_NEAR(found.calibration_ms, *cap, 1e-9);
+  EXPECT_TRUE(found.exceeded());
+}
+
+TEST(CalibrationCap, AnHonestPhaseWithinTheAllowanceIsJudgedOnItsOwnCalibrations) {
+  // The host got busier after the load: calibrations and calls both 0.3 ms slower.
+  const std::vector<double> calls(7, 1.96 + 0.3);
+  const auto cap = calibration_cap({1.95, 1.96, 1.94, 1.97}, kUnexplainedFloorMs);
+  const UnexplainedTime found =
+      unexplained_time(calls, {2.25, 2.26, 2.27}, 1.5, kUnexplainedFloorMs, cap);
+  EXPECT_FALSE(found.capped);
+  EXPECT_NEAR(found.calibration_ms, 2.26, 1e-9);
+  EXPECT_NEAR(found.unexplained_ms, 0.0, 1e-9);
+  EXPECT_FALSE(found.exceeded());
+}
+
 } // namespace
 } // namespace ptxbench::exec
