@@ -150,6 +150,7 @@ TimingReport read_timing(JsonReader& r, const Json& t, const std::string& path) 
     out.preload_calibration_ms = numbers(r, t, path, "preload_calibration_ms");
   out.calibration_cap_ms = r.optional_number(t, path, "calibration_cap_ms", {-1e12, 1e12});
   out.calibration_capped = r.optional_boolean(t, path, "calibration_capped").value_or(false);
+  out.speed_of_light_ms = r.optional_number(t, path, "speed_of_light_ms", {0, 1e12});
   out.phases_over_bound = r.string_list(t, path, "phases_over_bound", Emptiness::allowed);
   out.host_cpu_stall_share = r.optional_number(t, path, "host_cpu_stall_share", {0, 1});
   out.supervisor_run_delay_ms = r.optional_number(t, path, "supervisor_run_delay_ms", {0, 1e12});

@@ -114,6 +114,8 @@ Json timing_json(const TimingReport& t) {
   }
   if (!t.phases_over_bound.empty())
     out["phases_over_bound"] = t.phases_over_bound;
+  if (t.speed_of_light_ms)
+    out["speed_of_light_ms"] = *t.speed_of_light_ms;
   if (t.host_cpu_stall_share)
     out["host_cpu_stall_share"] = *t.host_cpu_stall_share;
   if (t.supervisor_run_delay_ms)

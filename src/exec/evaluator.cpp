@@ -73,11 +73,15 @@ void apply_launch_rules(Evaluation& ev, LaunchRules mode) {
   ev.broken_rule = judge_launches(ev.launches, arch);
   if (!ev.broken_rule)
     return;
-  const bool unexplained_time = ev.status == Status::runtime_error &&
-                                std::find(ev.violations.begin(), ev.violations.end(),
-                                          detail::kUnexplainedWallTime) != ev.violations.end();
+  const auto found = [&](std::string_view violation) {
+    return std::find(ev.violations.begin(), ev.violations.end(), violation) != ev.violations.end();
+  };
+  // Foreign work also explains a latency its wall time or the GPU's peak contradicts.
+  const bool latency_contradicted =
+      ev.status == Status::runtime_error &&
+      (found(detail::kUnexplainedWallTime) || found(detail::kFasterThanThePeak));
   const bool decides =
-      mode == LaunchRules::enforce && (ev.status == Status::passed || unexplained_time ||
+      mode == LaunchRules::enforce && (ev.status == Status::passed || latency_contradicted ||
                                        (ev.status == Status::incorrect_numerical &&
                                         ev.broken_rule->rule != Rule::inconsistent_work));
   if (!decides) { // the status stands; the rule is one more thing found

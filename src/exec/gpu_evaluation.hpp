@@ -38,6 +38,9 @@ inline constexpr int kMaxRetimedPairs = 2;
 // The violation a call's unexplained wall time records (gpu_timing.cpp); a launch rule broken
 // in the same calls decides the status instead (evaluator.cpp): foreign work explains the time.
 inline constexpr std::string_view kUnexplainedWallTime = "unexplained wall time";
+// The violation of a latency below the GPU's speed of light (gpu_timing.cpp
+// within_speed_of_light); a broken launch rule decides it the same way.
+inline constexpr std::string_view kFasterThanThePeak = "faster than the GPU's tensor peak";
 // One side's calls of a trial, gathered over its chunks.
 // The candidate under evaluation as the GPU phases need it: the checked candidate (frontend/
 // candidate.hpp), the launch of its child, whether that child is its own (a language that does
@@ -117,6 +120,9 @@ private:
   // How much of its calls' wall time the candidate's latencies leave unexplained (after a
   // phase's trials), recorded in the timing report.
   UnexplainedTime unexplained_wall_time();
+  // Whether the candidate's latency is at least the problem's speed of light on this GPU
+  // (catalogue row 21); records it, and fails the evaluation when it is not.
+  bool within_speed_of_light();
   // `slot`: the trial entry to write; none appends one.
   bool trial_pair(int trial, bool measure_reference, std::optional<std::size_t> slot = {});
   void store_trial(std::optional<std::size_t> slot, const TrialSamples* reference,

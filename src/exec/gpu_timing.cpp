@@ -60,6 +60,7 @@
 #include "exec/matched_ratio.hpp"
 #include "exec/trial_pairs.hpp"
 #include "measure/host_contention.hpp"
+#include "measure/live_device.hpp"
 #include "protocol/call_status.hpp"
 #include "util/stats.hpp"
 
@@ -516,6 +517,33 @@ bool GpuEvaluation::timing_phase() {
   return true;
 }
 
+// Catalogue row 21: the problem's FLOPs cannot be done faster than the GPU's tensor pipes do
+// them at its highest clock (trial_pairs.hpp speed_of_light_ms). Under the exclusive lock.
+bool GpuEvaluation::within_speed_of_light() {
+  if (!m_warm.peak_tried) {
+    m_warm.peak_tried = true;
+    if (auto device = measure::read_live_device(m_warm.device);
+        device && device->peak_bf16_tflop_s() > 0)
+      m_warm.peak_tflop_s = device->peak_bf16_tflop_s();
+  }
+  TimingReport& timing = *m_result.timing;
+  if (!m_warm.peak_tflop_s)
+    return true;
+  timing.speed_of_light_ms = speed_of_light_ms(m_problem.flops, *m_warm.peak_tflop_s);
+  if (!timing.speed_of_light_ms || timing.candidate_ms >= *timing.speed_of_light_ms)
+    return true;
+  m_result.violations.emplace_back(kFasterThanThePeak);
+  fail(Status::runtime_error,
+       fmt::format("the candidate process reported {:.4f} ms per call for {:.1f} GFLOP, which is "
+                   "{:.0f} TFLOP/s: above this GPU's dense bf16 tensor peak of {:.0f} TFLOP/s at "
+                   "its highest clock (at least {:.4f} ms). No kernel computes that fast; the "
+                   "latency reported is not the kernel's",
+                   timing.candidate_ms, static_cast<double>(m_problem.flops) / 1e9,
+                   static_cast<double>(m_problem.flops) / (timing.candidate_ms * 1e9),
+                   *m_warm.peak_tflop_s, *timing.speed_of_light_ms));
+  return false;
+}
+
 bool GpuEvaluation::timing() {
   // Our child has no range-profiler session open while trials run: the count closed it, or it
   // is closed now. Then either the right to open one is held until the trials end, waited for
@@ -554,7 +582,7 @@ bool GpuEvaluation::timing() {
           fmt::format("{} of {} timed calls, chosen at random (fresh inputs on every call)",
                       timing.checked_calls, timing.timed_calls));
     if (!found.exceeded())
-      return true;
+      return within_speed_of_light();
     timing.phases_over_bound.push_back(phase_figures(phase, found, timing, contention));
     if (phase == kMaxRetimedPhases) {
       m_result.violations.emplace_back(kUnexplainedWallTime);

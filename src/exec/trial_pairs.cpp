@@ -68,6 +68,12 @@ double unchecked_probability(int skipped, double rate) {
   return std::pow(1.0 - rate, skipped);
 }
 
+std::optional<double> speed_of_light_ms(std::int64_t flops, double peak_tflop_s) {
+  if (flops <= 0 || peak_tflop_s <= 0)
+    return std::nullopt;
+  return static_cast<double>(flops) / (peak_tflop_s * 1e12) * 1e3;
+}
+
 std::optional<double> calibration_cap(const std::vector<double>& preload_ms, double floor_ms) {
   if (preload_ms.empty())
     return std::nullopt;

@@ -94,6 +94,13 @@ struct UnexplainedTime {
 UnexplainedTime unexplained_time(const std::vector<double>& candidate_overhead_ms,
                                  const std::vector<double>& calibration_ms, double candidate_ms,
                                  double floor_ms, std::optional<double> cap_ms = std::nullopt);
+// Catalogue row 21's floor: the shortest time in which `flops` FLOPs can be done at the GPU's
+// dense bf16 tensor peak `peak_tflop_s` (its SMs × FLOP per clock per SM × its maximum SM
+// clock: measure::LiveDevice::peak_bf16_tflop_s). No kernel computes faster than its tensor
+// pipes at their highest clock, so a reported latency below it is not the kernel's. The
+// problem's FLOPs (suite/metrics.hpp) are what the definition needs done; none when either is
+// unknown.
+std::optional<double> speed_of_light_ms(std::int64_t flops, double peak_tflop_s);
 // A timing phase whose calls leave more unexplained than allowed is done again from its first
 // trial, at most this many times; only the last phase's figures count (gpu_timing.cpp "Timing
 // again").

@@ -51,6 +51,9 @@ struct WarmState {
   std::unique_ptr<measure::L2Flusher> flusher;
   std::optional<measure::GpuMonitor> monitor;
   bool monitor_tried = false;
+  // The GPU's dense bf16 tensor peak (measure::LiveDevice), read once; none where unknown.
+  std::optional<double> peak_tflop_s;
+  bool peak_tried = false;
 };
 
 // The lease key of a problem's input sets: problem, workload, seed and set count.

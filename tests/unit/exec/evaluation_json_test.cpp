@@ -43,6 +43,7 @@ TimingReport full_timing() {
   t.preload_calibration_ms = {1.95, 1.97, 1.94, 2.01};
   t.calibration_cap_ms = 2.5;
   t.calibration_capped = true;
+  t.speed_of_light_ms = 0.5617;
   t.phases_over_bound = {"phase 1: 0.310 ms per call unexplained, 0.250 ms allowed"};
   t.host_cpu_stall_share = 0.42;
   t.supervisor_run_delay_ms = 3.5;
@@ -128,6 +129,7 @@ void expect_same_timing(const TimingReport& a, const TimingReport& b) {
   EXPECT_EQ(a.preload_calibration_ms, b.preload_calibration_ms);
   EXPECT_EQ(a.calibration_cap_ms, b.calibration_cap_ms);
   EXPECT_EQ(a.calibration_capped, b.calibration_capped);
+  EXPECT_EQ(a.speed_of_light_ms, b.speed_of_light_ms);
   EXPECT_EQ(a.phases_over_bound, b.phases_over_bound);
   EXPECT_EQ(a.host_cpu_stall_share, b.host_cpu_stall_share);
   EXPECT_EQ(a.supervisor_run_delay_ms, b.supervisor_run_delay_ms);

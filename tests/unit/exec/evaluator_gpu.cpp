@@ -234,6 +234,9 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
   ASSERT_TRUE(ev.timing->calibration_cap_ms);
   EXPECT_FALSE(ev.timing->calibration_capped);
   EXPECT_LE(ev.timing->calibrated_overhead_ms.value_or(0), *ev.timing->calibration_cap_ms);
+  // Its latency is above the problem's FLOPs at the H200's tensor peak (row 21).
+  ASSERT_TRUE(ev.timing->speed_of_light_ms);
+  EXPECT_GT(ev.timing->candidate_ms, *ev.timing->speed_of_light_ms);
 }
 
 // Catalogue rows 24 and 25: a file written with an inline `syscall` instruction (no import

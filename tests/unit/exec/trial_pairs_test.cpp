@@ -165,6 +165,21 @@ TEST(UnexplainedTime, AChildThatReportsAThirdOfItsKernelIsCaught) {
   EXPECT_FALSE(unexplained_time(shaved, {1.96}, 1.05, kUnexplainedFloorMs).exceeded());
 }
 
+TEST(SpeedOfLight, IsTheProblemsFlopsAtTheGpusTensorPeak) {
+  // An H200: 132 SMs × 4096 dense bf16 FLOP per clock × 1980 MHz = 1070.5 TFLOP/s.
+  const double peak = 132 * 4096.0 * 1980e6 / 1e12;
+  const std::int64_t gemm = std::int64_t{2} * 8192 * 7168 * 5120;
+  const auto floor_ms = speed_of_light_ms(gemm, peak);
+  ASSERT_TRUE(floor_ms);
+  EXPECT_NEAR(*floor_ms, 0.5617, 1e-3);
+  // Measured on an H200 (reference/measurement.md): cuBLAS 0.73–0.75 ms on random data, 0.666 ms
+  // on constant data, both above it; the cuBLAS latency reported 1.5× too low, below it.
+  EXPECT_GT(0.666, *floor_ms);
+  EXPECT_LT(0.74 / 1.5, *floor_ms);
+  EXPECT_FALSE(speed_of_light_ms(0, peak));
+  EXPECT_FALSE(speed_of_light_ms(gemm, 0.0));
+}
+
 TEST(CalibrationCap, IsTheLargestPreloadCalibrationPlusTheHostsAllowance) {
   EXPECT_FALSE(calibration_cap({}, kUnexplainedFloorMs));
   // Median 1.955 ms: a quarter of it (0.489 ms) is above the 0.25 ms floor.
