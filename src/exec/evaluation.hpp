@@ -116,11 +116,11 @@ struct TimingReport {
   // bound uses, and whether the phase's calibrations were above it (trial_pairs.hpp
   // calibration_cap).
   std::vector<double> preload_calibration_ms;
+  std::optional<double> calibration_cap_ms;
+  bool calibration_capped = false;
   // The problem's FLOPs at the GPU's dense bf16 peak (trial_pairs.hpp speed_of_light_ms):
   // the shortest latency any kernel can have.
   std::optional<double> speed_of_light_ms;
-  std::optional<double> calibration_cap_ms;
-  bool calibration_capped = false;
   // Each timing phase whose calls left more unexplained than the bound allows, with its figures:
   // the phases before the one these figures are of, and that one too when the evaluation failed
   // (gpu_timing.cpp "Timing again").

@@ -97,7 +97,6 @@ trace::Json snapshot_json(const std::optional<measure::GpuMonitor>& monitor) {
           {"clock_event_names", snap->clock_event_names}};
 }
 
-// One phase's wall-time figures and the host's contention over it, for the trace.
 // The calibration the bound used, and its cap when the phase's own were above it.
 std::string calibration_text(const UnexplainedTime& found, const TimingReport& timing) {
   if (!found.capped)
@@ -107,6 +106,7 @@ std::string calibration_text(const UnexplainedTime& found, const TimingReport& t
                      found.calibration_ms, timing.calibrated_overhead_ms.value_or(0));
 }
 
+// One phase's wall-time figures and the host's contention over it, for the trace.
 std::string phase_figures(int phase, const UnexplainedTime& found, const TimingReport& timing,
                           const measure::CpuContention& host) {
   std::string text = fmt::format(
