@@ -3,8 +3,10 @@
 # has torch, numpy, pyarrow and accelerate but not datasets or trl, and no network (issue 34;
 # bench/results/client_batch_h200.md):
 #   DIR/wheels/       the CI-tested trainer set (python/ptxbench_client/examples/requirements-ci.txt,
-#                     less numpy and pyarrow, which the machine has) and trl, psutil and jinja2,
-#                     as manylinux x86-64 CPython 3.12 wheels from PyPI;
+#                     less numpy and pyarrow, which the machine has) and the CI-tested trl,
+#                     accelerate, psutil and jinja2 (requirements-torch-ci.txt less torch and
+#                     what torch brings, which the machine has), as manylinux x86-64 CPython
+#                     3.12 wheels from PyPI;
 #   DIR/client.tar.xz a gpu-preset build cut to what `serve` needs (src/cli/ptxbench, bin/,
 #                     lib/), stripped: with the wheels it fits the carry limit (64 MiB), which
 #                     the whole build (~28 MB packed) and the wheels (~45 MB) together do not.
@@ -14,11 +16,11 @@
 #   TRAINER_WHEELS=DIR/wheels OUT=$OUT/client bash bench/client_on_device.sh DIR/client.tar.xz 64 16
 set -euo pipefail
 dir="${1:-.devbuild}"
-trl_version=1.16.0
 rm -rf "$dir/wheels" && mkdir -p "$dir/wheels"
 grep -Ev '^(#|numpy==|pyarrow==)' python/ptxbench_client/examples/requirements-ci.txt \
   > "$dir/wheels/requirements.txt"
-printf 'trl==%s\npsutil\njinja2\nmarkupsafe\n' "$trl_version" >> "$dir/wheels/requirements.txt"
+grep -Ev '^(#|torch==|triton==|nvidia_|cuda_|sympy==|mpmath==|networkx==)' \
+  python/ptxbench_client/examples/requirements-torch-ci.txt >> "$dir/wheels/requirements.txt"
 pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 -d "$dir/wheels" -r "$dir/wheels/requirements.txt"
