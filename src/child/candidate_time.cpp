@@ -12,6 +12,9 @@
 #include "protocol/call_status.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
 
 namespace ptxbench::child {
 namespace {
@@ -28,6 +31,22 @@ std::vector<protocol::KernelSet> group(const std::vector<std::vector<std::string
       ++same->calls;
   }
   return sets;
+}
+
+// Fault injection for the calibration cap's GPU test (docs/evaluation.md "The calibration's
+// cap"): PTXBENCH_TEST_CALIBRATION_DELAY_MS delays every calibration reply once a candidate is
+// loaded, as code that rewrote the child's memory could. It can only make calibrations slower,
+// which the supervisor's cap bounds.
+int calibration_delay_ms() {
+  static const int delay = [] {
+    const char* text = std::getenv("PTXBENCH_TEST_CALIBRATION_DELAY_MS");
+    if (text == nullptr)
+      return 0;
+    char* end = nullptr;
+    const long value = std::strtol(text, &end, 10);
+    return end != text && value > 0 ? static_cast<int>(std::min(value, 60'000L)) : 0;
+  }();
+  return delay;
 }
 
 } // namespace
@@ -86,6 +105,8 @@ protocol::Reply CandidateServer::time(const protocol::Request& request) {
   reply.kernel_sets = group(trial->call_kernels);
   reply.mode = trial->mode;
   reply.strict_reason = trial->strict_reason;
+  if (request.calibrate && m_invoke != nullptr && calibration_delay_ms() > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(calibration_delay_ms()));
   return reply;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cuda_runtime.h>
 #include <filesystem>
 #include <fstream>
@@ -237,6 +238,38 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
   // Its latency is above the problem's FLOPs at the H200's tensor peak (row 21).
   ASSERT_TRUE(ev.timing->speed_of_light_ms);
   EXPECT_GT(ev.timing->candidate_ms, *ev.timing->speed_of_light_ms);
+}
+
+// Catalogue row 9's cap: a child that delays its calibration replies once the candidate is
+// loaded (PTXBENCH_TEST_CALIBRATION_DELAY_MS, the fault a forger's rewrite of the child's memory
+// could make) would hide variant 22's 100 ms of host time per call behind 150 ms calibrations;
+// the calibrations before the load cap them, and the evaluation still fails. An evaluator of its
+// own, whose children start with the delay.
+TEST(EvaluatorGpu, CalibrationsDelayedAfterTheLoadAreCappedByThoseBefore) {
+  ASSERT_EQ(::setenv("PTXBENCH_TEST_CALIBRATION_DELAY_MS", "150", 1), 0);
+  std::optional<Evaluation> delayed;
+  {
+    Evaluator evaluator(*supervisor().checker, *supervisor().suite, std::filesystem::path{},
+                        std::filesystem::path{});
+    auto problem = supervisor().suite->find("gemm_n7168_k5120");
+    ASSERT_TRUE(problem);
+    EvalOptions options = quick();
+    options.iterations = 8; // the wall-time bound needs kMinOverheadSamples single-call requests
+    auto ev = evaluator.evaluate(read_kernel("gemm_bad_variants.cu", 22), **problem, options);
+    ASSERT_TRUE(ev) << ev.error().message;
+    delayed = std::move(*ev);
+  }
+  ::unsetenv("PTXBENCH_TEST_CALIBRATION_DELAY_MS");
+  std::printf("%s", render_text(*delayed).c_str());
+  EXPECT_EQ(delayed->status, Status::runtime_error) << delayed->message;
+  ASSERT_TRUE(delayed->timing);
+  EXPECT_GT(delayed->timing->calibrated_overhead_ms.value_or(0), 100.0);
+  EXPECT_TRUE(delayed->timing->calibration_capped);
+  ASSERT_TRUE(delayed->timing->calibration_cap_ms);
+  EXPECT_LT(*delayed->timing->calibration_cap_ms, 20.0);
+  EXPECT_NE(delayed->message.find("capped by those before the candidate was loaded"),
+            std::string::npos)
+      << delayed->message;
 }
 
 // Catalogue rows 24 and 25: a file written with an inline `syscall` instruction (no import
