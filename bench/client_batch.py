@@ -88,6 +88,7 @@ def host_figures(result):
             # the calibration's cap: in-run calibration against those before the load
             "calibrated_overhead_ms": timing.get("calibrated_overhead_ms"),
             "preload_calibration_max_ms": max(preload) if preload else None,
+            "preload_calibration_median_ms": statistics.median(preload) if preload else None,
             "calibration_cap_ms": timing.get("calibration_cap_ms"),
             "calibration_capped": timing.get("calibration_capped"),
             "host_cpu_stall_share": timing.get("host_cpu_stall_share"),
