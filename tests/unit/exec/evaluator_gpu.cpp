@@ -222,12 +222,16 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
   const Evaluation ev = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), options);
   ASSERT_EQ(ev.status, Status::passed) << ev.message;
   ASSERT_TRUE(ev.timing);
-  EXPECT_EQ(ev.timing->timed_calls, 150);
-  EXPECT_GE(ev.timing->checked_calls, 60);
-  EXPECT_LE(ev.timing->checked_calls, 120);
+  // 3 trials of 50, and 50 more for each pair timed again as an outlier (on an H100 in stop 32
+  // one was: 200 calls); no phase went over the wall-time bound.
+  ASSERT_TRUE(ev.timing->phases_over_bound.empty());
+  const int timed = 50 * (3 + static_cast<int>(ev.timing->retimed_pairs.size()));
+  EXPECT_EQ(ev.timing->timed_calls, timed);
+  EXPECT_GE(ev.timing->checked_calls, timed * 2 / 5);
+  EXPECT_LE(ev.timing->checked_calls, timed * 4 / 5);
   const bool listed = std::any_of(ev.comparisons.begin(), ev.comparisons.end(), [&](auto& c) {
-    return c.find(std::to_string(ev.timing->checked_calls) + " of 150 timed calls") !=
-           std::string::npos;
+    return c.find(std::to_string(ev.timing->checked_calls) + " of " + std::to_string(timed) +
+                  " timed calls") != std::string::npos;
   });
   EXPECT_TRUE(listed);
   // An honest kernel's calibrations stay near or under the cap those before the load set (row
