@@ -222,8 +222,8 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
   const Evaluation ev = evaluate(read_kernel("sm90_wgmma_tma_gemm.cu"), options);
   ASSERT_EQ(ev.status, Status::passed) << ev.message;
   ASSERT_TRUE(ev.timing);
-  // 3 trials of 50, and 50 more for each pair timed again as an outlier (on an H100 in stop 32
-  // one was: 200 calls); no phase went over the wall-time bound.
+  // 3 trials of 50, and 50 more for each pair timed again as an outlier; no phase went over the
+  // wall-time bound.
   ASSERT_TRUE(ev.timing->phases_over_bound.empty());
   const int timed = 50 * (3 + static_cast<int>(ev.timing->retimed_pairs.size()));
   EXPECT_EQ(ev.timing->timed_calls, timed);
@@ -235,14 +235,13 @@ TEST(EvaluatorGpu, AboutThreeFifthsOfTheTimedCallsAreComparedAndEveryTrialHasOne
   });
   EXPECT_TRUE(listed);
   // An honest kernel's calibrations stay near or under the cap those before the load set (row
-  // 9): under a 16-wide load on an H100 they rose at most 0.24 ms above the largest of those,
-  // against a headroom of 0.25 ms (bench/results/client_batch_h200.md, stop 32); a cap that
-  // bites by less than the floor leaves an honest call well within the bound.
+  // 9; measured under load in bench/results/client_batch_h200.md); a cap that bites by less
+  // than the floor leaves an honest call well within the bound.
   EXPECT_EQ(ev.timing->preload_calibration_ms.size(), std::size_t{kPreloadCalibrations});
   ASSERT_TRUE(ev.timing->calibration_cap_ms);
   EXPECT_LT(ev.timing->calibrated_overhead_ms.value_or(0) - *ev.timing->calibration_cap_ms,
             kUnexplainedFloorMs);
-  // Its latency is above the problem's FLOPs at the H200's tensor peak (row 21).
+  // Its latency is above the problem's FLOPs at the GPU's tensor peak (row 21).
   ASSERT_TRUE(ev.timing->speed_of_light_ms);
   EXPECT_GT(ev.timing->candidate_ms, *ev.timing->speed_of_light_ms);
 }
