@@ -9,8 +9,9 @@
 // buffers and stream. Same factory, same shapes, same GPU: the same algorithm and workspace.
 //
 // With PTXBENCH_AA_BUFFER_PROBE=1 in the environment the hook also answers, once per problem on
-// its first call, whether the baseline runs slower on the buffers the child maps from the
-// supervisor (cudaIpcOpenMemHandle) than on copies the child allocates itself: it times the
+// its first call, whether the baseline runs slower on the call slot the child maps from the
+// supervisor (shared by descriptor or by CUDA IPC, protocol/device_buffer.hpp) than on copies
+// the child allocates itself with cudaMalloc: it times the
 // baseline on both, alternately, each run behind an L2 flush, with CUDA events
 // (bench/event_probe.hpp), and prints the medians to stderr ("aa hook: buffer probe"), which
 // aa_speedup shows beside the same probe on the supervisor's own buffers. A diagnostic of the GQA
@@ -67,6 +68,12 @@ Reference* baseline_for(const std::string& requested) {
   return (baselines[requested] = std::move(*reference)).get();
 }
 
+// How the supervisor says it shared the slot (its PTXBENCH_BUFFER_SHARING, passed on to us).
+const char* sharing_name() {
+  const char* asked = std::getenv("PTXBENCH_BUFFER_SHARING");
+  return asked != nullptr ? asked : "file_descriptor where supported";
+}
+
 // The probe described at the top; prints one line, or why it could not run.
 void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall& call) {
   const auto stream = static_cast<cudaStream_t>(call.stream);
@@ -111,10 +118,11 @@ void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall&
   const float mapped = (*medians)[0];
   const float mine = (*medians)[1];
   std::fprintf(stderr,
-               "aa hook: buffer probe %s (child, CUDA events, median of %d): IPC-mapped buffers "
-               "%.4f ms, the child's own copies %.4f ms (mapped / own %.4f)\n",
-               problem, ptxbench::bench::kBufferProbeRounds, static_cast<double>(mapped),
-               static_cast<double>(mine), mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
+               "aa hook: buffer probe %s (child, CUDA events, median of %d): the slot's mapped "
+               "buffers (%s) %.4f ms, the child's own copies %.4f ms (mapped / own %.4f)\n",
+               problem, ptxbench::bench::kBufferProbeRounds, sharing_name(),
+               static_cast<double>(mapped), static_cast<double>(mine),
+               mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
 }
 
 } // namespace

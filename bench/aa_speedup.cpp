@@ -34,7 +34,7 @@
 // counter session opened ahead). --gqa-baseline cudnn makes the GQA problems' baseline, on both
 // sides, cuDNN SDPA: the candidate names its problem as "<problem>@cudnn" to the hook.
 // PTXBENCH_AA_BUFFER_PROBE=1 in the environment adds the buffer probe: the baseline timed with
-// CUDA events on the child's IPC-mapped buffers, on the child's own copies (the hook) and on the
+// CUDA events on the child's mapped call slot, on the child's own copies (the hook) and on the
 // supervisor's own buffers (here) — where a kernel runs slower in the child, whether it is the
 // memory or the process.
 #include "bench/bench_evaluator.hpp"
@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
     fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
                "{}, {} timing, reference and candidate handing over every {} timed calls, "
                "reference {}, {} ms idle between repeats, counting pass {}, counter session "
-               "opened ahead {}, {} children, GQA baseline {}\n\n",
+               "opened ahead {}, {} children, GQA baseline {}, call slot shared by {}\n\n",
                props.name, args.candidate, measure::to_string(args.options.timing_mode),
                args.options.interleave_calls,
                cached ? "cached (timed in the first repeat, reused after)" : "interleaved",
@@ -313,7 +313,8 @@ int main(int argc, char** argv) {
                    ? "beside timing"
                    : "when idle",
                args.evaluator.children == exec::ChildStart::spare ? "spare" : "on-demand",
-               args.gqa == reference::GqaBaseline::cudnn ? "cuDNN" : "FlashInfer");
+               args.gqa == reference::GqaBaseline::cudnn ? "cuDNN" : "FlashInfer",
+               protocol::to_string(protocol::preferred_sharing().value()));
     bool all_ok = true;
     for (const std::string& name : args.problems) {
       auto problem = bench.suite->find(name);

@@ -13,6 +13,10 @@
 #               the timing phase timed again (variant 22 over the bound three times); stop 32's
 #               calibration cap (an honest GEMM not capped, above the speed of light; delayed
 #               calibrations capped).
+#   slot        (~6 min) the GQA A/A with the call slot shared by descriptor (the default since
+#               stop 33) and by CUDA IPC, side by side, each with the buffer probe; the three
+#               GQA experts' speedups against FlashInfer (`ptxbench eval --json`); the buffer
+#               tests and the evaluator's child tests on the new slot.
 #   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh and the
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
@@ -22,7 +26,7 @@
 # Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
 # bench/pack_trainer_for_device.sh).
 set -u
-step=${1:?step: verdicts, throughput or label}
+step=${1:?step: verdicts, slot, throughput or label}
 # shellcheck source=bench/device_build.sh
 source bench/device_build.sh && use_gpu_build "${2:?BUILD}" || exit 1
 out=${OUT:-/tmp/device_session}/$step
@@ -47,6 +51,23 @@ verdicts)
   echo "rc=$?" >> "$out/aa_gqa_probe.md"
   (cd build/gpu && timeout 300 ctest -R \
     'knowledge_gpu_test|GqaExampleGpu|TritonEvaluatorGpu.TheNcuAudit|ToolPassesGpu.Ncu|BadKernel.*variant_22|EvaluatorGpu.(AboutThreeFifths|CalibrationsDelayed)' \
+    --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
+  echo "rc=$?" >> "$out/ctest.log"
+  ;;
+slot)
+  gqa=gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
+  for sharing in file_descriptor cuda_ipc; do
+    PTXBENCH_BUFFER_SHARING=$sharing PTXBENCH_AA_BUFFER_PROBE=1 timeout 150 \
+      build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 \
+      --problems "$gqa" > "$out/aa_gqa_$sharing.md" 2> "$out/aa_gqa_$sharing.err"
+    echo "rc=$?" >> "$out/aa_gqa_$sharing.md"
+  done
+  for problem in ${gqa//,/ }; do
+    timeout 90 build/gpu/bin/ptxbench eval "examples/sm90a/$problem.cu" --problem "$problem" \
+      --json > "$out/expert_$problem.json" 2> "$out/expert_$problem.err"
+    echo "rc=$?" >> "$out/expert_$problem.err"
+  done
+  (cd build/gpu && timeout 150 ctest -R 'EvalBuffersGpu|EvaluatorGpu.(BackToBack|TheChildCannot|AboutThreeFifths)' \
     --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
   ;;

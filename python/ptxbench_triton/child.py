@@ -256,7 +256,7 @@ def child_library(argv, environ):
     if environ.get("PTXBENCH_CHILD_LIBRARY"):
         return environ["PTXBENCH_CHILD_LIBRARY"], argv
     raise ValueError("usage: python3 -m ptxbench_triton.child --library libptxbench_child.so "
-                     "--device D --request-fd N --reply-fd M")
+                     "--device D --request-fd N --reply-fd M [--buffer-fd B]")
 
 
 def main(argv):

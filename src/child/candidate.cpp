@@ -6,6 +6,7 @@
 #include "cuda/device.hpp"
 #include "measure/timing.hpp"
 #include "protocol/call_status.hpp"
+#include "util/descriptor_passing.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -130,7 +131,8 @@ protocol::Reply CandidateServer::prepare(const protocol::Request& request) {
   return reply;
 }
 
-int CandidateServer::serve(int request_fd, int reply_fd) {
+int CandidateServer::serve(int request_fd, int reply_fd, int buffer_fd) {
+  m_buffer_fd = buffer_fd;
   // Not dumpable: no other process of the same user (another candidate's child, a spare that
   // will run the next candidate) may attach to this one or open its /proc memory, and no core
   // file keeps its inputs. The single-call mode runs under compute-sanitizer and ncu, which
@@ -202,26 +204,17 @@ protocol::Reply CandidateServer::handle(const protocol::Request& request) {
   return protocol::Reply::failure(protocol::ChildError::protocol, "unknown request");
 }
 
+// The slot is mapped first: before the filter (descriptors arrive by recvmsg) and before any
+// candidate code has run in this process.
 protocol::Reply CandidateServer::load(const protocol::Request& request) {
+  if (protocol::Reply mapped = map_sets(request); !mapped.ok)
+    return mapped;
   if (m_host == nullptr)
     if (protocol::Reply reply = filter_system_calls(); !reply.ok)
       return reply;
   if (protocol::Reply reply = m_host != nullptr ? load_host(request) : load_library(request);
       !reply.ok)
     return reply;
-  for (const protocol::SetHandles& handles : request.sets) {
-    Set& set = m_sets.emplace_back();
-    for (const protocol::BufferHandle& handle : handles) {
-      auto mapping = protocol::IpcMapping::open(handle.ipc, handle.bytes);
-      if (!mapping)
-        return protocol::Reply::failure(protocol::ChildError::ipc, mapping.error().message);
-      if (handle.output)
-        set.output_indices.push_back(set.pointers.size());
-      set.pointers.push_back(mapping->data());
-      set.bytes.push_back(handle.bytes);
-      set.mappings.push_back(std::move(*mapping));
-    }
-  }
   if (!m_stream)
     if (protocol::Reply reply = create_stream(); !reply.ok)
       return reply;
@@ -232,6 +225,48 @@ protocol::Reply CandidateServer::load(const protocol::Request& request) {
     if (protocol::Reply filtered = filter_system_calls(); !filtered.ok)
       return filtered;
   return reply;
+}
+
+protocol::Reply CandidateServer::map_sets(const protocol::Request& request) {
+  std::size_t by_descriptor = 0;
+  for (const protocol::SetHandles& handles : request.sets)
+    by_descriptor += static_cast<std::size_t>(std::count_if(
+        handles.begin(), handles.end(), [](const auto& handle) { return handle.span > 0; }));
+  std::vector<util::Fd> descriptors;
+  if (by_descriptor > 0) {
+    if (m_buffer_fd < 0)
+      return protocol::Reply::failure(protocol::ChildError::ipc,
+                                      "buffers shared by descriptor, and no --buffer-fd");
+    auto received = util::receive_descriptors(m_buffer_fd, by_descriptor);
+    if (!received)
+      return protocol::Reply::failure(protocol::ChildError::ipc, received.error().message);
+    descriptors = std::move(*received);
+  }
+  std::size_t next = 0;
+  for (const protocol::SetHandles& handles : request.sets) {
+    Set& set = m_sets.emplace_back();
+    for (const protocol::BufferHandle& handle : handles) {
+      if (handle.output)
+        set.output_indices.push_back(set.pointers.size());
+      set.bytes.push_back(handle.bytes);
+      if (handle.span > 0) {
+        if (handle.span < handle.bytes)
+          return protocol::Reply::failure(protocol::ChildError::ipc, "a span under its tensor");
+        auto imported = protocol::VirtualMapping::import(descriptors[next++], handle.span);
+        if (!imported)
+          return protocol::Reply::failure(protocol::ChildError::ipc, imported.error().message);
+        set.pointers.push_back(imported->data());
+        set.imported.push_back(std::move(*imported));
+        continue;
+      }
+      auto mapping = protocol::IpcMapping::open(handle.ipc, handle.bytes);
+      if (!mapping)
+        return protocol::Reply::failure(protocol::ChildError::ipc, mapping.error().message);
+      set.pointers.push_back(mapping->data());
+      set.mappings.push_back(std::move(*mapping));
+    }
+  }
+  return protocol::Reply{};
 }
 
 // From here on the candidate runs with the allow-list of system_call_filter.hpp: a kernel.so

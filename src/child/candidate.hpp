@@ -59,8 +59,9 @@ public:
   CandidateServer& operator=(const CandidateServer&) = delete;
   ~CandidateServer();
 
-  // Serves until `exit` or end of input; returns the process exit status.
-  int serve(int request_fd, int reply_fd);
+  // Serves until `exit` or end of input; returns the process exit status. The call slot's
+  // descriptors arrive on `buffer_fd` (-1: none; the slot must then come by CUDA IPC).
+  int serve(int request_fd, int reply_fd, int buffer_fd);
   protocol::Reply handle(const protocol::Request& request);
   // One call on the first set of `spec` (a `load` request without IPC handles) whose inputs
   // are read from `inputs`; prints the reply after kSingleCallReplyPrefix and returns the
@@ -72,6 +73,7 @@ private:
   // One input set: mappings of the supervisor's buffers, or (single call) buffers of our own.
   struct Set {
     std::vector<protocol::IpcMapping> mappings;
+    std::vector<protocol::VirtualMapping> imported;
     std::vector<protocol::DeviceBuffer> owned;
     std::vector<void*> pointers;
     std::vector<std::size_t> bytes;
@@ -83,6 +85,7 @@ private:
   protocol::Reply load(const protocol::Request& request);
   protocol::Reply load_library(const protocol::Request& request);
   protocol::Reply load_host(const protocol::Request& request);
+  protocol::Reply map_sets(const protocol::Request& request);
   protocol::Reply scalars_and_axes(const protocol::Request& request);
   protocol::Reply warm_up();
   protocol::Reply filter_system_calls();
@@ -100,6 +103,7 @@ private:
 
   int m_device;
   const PtxbenchChildHost* m_host;
+  int m_buffer_fd = -1;
   void* m_library = nullptr;
   PtxbenchInvokeFn m_invoke = nullptr;
   std::vector<Set> m_sets;

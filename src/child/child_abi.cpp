@@ -41,7 +41,7 @@ int run_child(int argc, const char* const* argv, const PtxbenchChildHost* host) 
     if (args->mode == ptxbench::protocol::ChildMode::single_call)
       return run_single_call(*args, host);
     ptxbench::child::CandidateServer server(args->device, host);
-    return server.serve(args->request_fd, args->reply_fd);
+    return server.serve(args->request_fd, args->reply_fd, args->buffer_fd);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptxbench-candidate: %s\n", e.what());
     return 70;

@@ -103,7 +103,7 @@ util::Expected<EvalBuffers> EvalBuffers::create(const suite::Suite& suite,
   PTXBENCH_TRY(buffers.compute_reference(reference, stream));
   for (int s = 0; s < sets; ++s) {
     Set& set = buffers.m_sets[static_cast<std::size_t>(s)];
-    set.digest = buffers.inputs_checksum(set.buffers, stream);
+    set.digest = buffers.inputs_checksum(set.reference_pointers, stream);
   }
   buffers.fill_outputs_sentinel(stream);
   PTXBENCH_CUDA_TRY(cudaStreamSynchronize(stream), util::ErrorKind::unsupported);
@@ -136,19 +136,19 @@ util::Status EvalBuffers::allocate(const suite::Problem& problem, int sets) {
     PTXBENCH_TRY_ASSIGN(auto scratch, protocol::DeviceBuffer::allocate(slot.bytes));
     m_scratch_outputs.push_back(std::move(scratch));
   }
+  PTXBENCH_TRY_ASSIGN(m_sharing, protocol::preferred_sharing());
   std::size_t scratch = 0;
   for (const TensorSlot& slot : m_slots) {
-    PTXBENCH_TRY_ASSIGN(auto buffer, protocol::DeviceBuffer::allocate(slot.bytes));
+    PTXBENCH_TRY_ASSIGN(auto buffer, protocol::SharedBuffer::allocate(slot.bytes, m_sharing));
     m_call_slot.pointers.push_back(buffer.data());
-    m_call_slot.buffers.push_back(std::move(buffer));
+    m_call_slot.shared.push_back(std::move(buffer));
     if (slot.output) {
       m_reference_slot.pointers.push_back(m_scratch_outputs[scratch++].data());
-      m_reference_slot.buffers.emplace_back();
       continue;
     }
     PTXBENCH_TRY_ASSIGN(auto input, protocol::DeviceBuffer::allocate(slot.bytes));
     m_reference_slot.pointers.push_back(input.data());
-    m_reference_slot.buffers.push_back(std::move(input));
+    m_reference_slot.owned.push_back(std::move(input));
   }
   for (int s = 0; s < sets; ++s) {
     Set& set = m_sets.emplace_back();
@@ -316,8 +316,8 @@ util::Status EvalBuffers::copy_inputs(int set, Slot& slot, cudaStream_t stream) 
   const Set& from = m_sets[static_cast<std::size_t>(set)];
   for (std::size_t i = 0; i < m_slots.size(); ++i)
     if (!m_slots[i].output)
-      PTXBENCH_CUDA_TRY(cudaMemcpyAsync(slot.buffers[i].data(), from.buffers[i].data(),
-                                        m_slots[i].bytes, cudaMemcpyDeviceToDevice, stream),
+      PTXBENCH_CUDA_TRY(cudaMemcpyAsync(slot.pointers[i], from.buffers[i].data(), m_slots[i].bytes,
+                                        cudaMemcpyDeviceToDevice, stream),
                         util::ErrorKind::unsupported);
   return util::Ok{};
 }
@@ -347,9 +347,18 @@ PtxbenchCall EvalBuffers::timing_call(cudaStream_t stream) {
 std::vector<protocol::SetHandles> EvalBuffers::handles() const {
   protocol::SetHandles handles;
   for (std::size_t i = 0; i < m_slots.size(); ++i)
-    handles.push_back(
-        {m_call_slot.buffers[i].ipc_handle_hex(), m_slots[i].bytes, m_slots[i].output});
+    handles.push_back(m_call_slot.shared[i].handle(m_slots[i].output));
   return {std::move(handles)};
+}
+
+util::Expected<std::vector<util::Fd>> EvalBuffers::export_descriptors() const {
+  std::vector<util::Fd> descriptors;
+  for (const protocol::SharedBuffer& buffer : m_call_slot.shared)
+    if (buffer.sharing() == protocol::Sharing::file_descriptor) {
+      PTXBENCH_TRY_ASSIGN(auto descriptor, buffer.export_descriptor());
+      descriptors.push_back(std::move(descriptor));
+    }
+  return descriptors;
 }
 
 protocol::SetHandles EvalBuffers::layout() const {
@@ -397,12 +406,12 @@ std::size_t EvalBuffers::device_bytes() const {
   return (inputs + outputs) * m_sets.size() + (inputs + outputs) + (inputs + outputs);
 }
 
-std::uint64_t EvalBuffers::inputs_checksum(const std::vector<protocol::DeviceBuffer>& buffers,
+std::uint64_t EvalBuffers::inputs_checksum(const std::vector<void*>& pointers,
                                            cudaStream_t stream) const {
   std::uint64_t digest = 0;
   for (std::size_t i = 0; i < m_slots.size(); ++i)
     if (!m_slots[i].output)
-      digest = digest * 0x100000001B3ull ^ checksum(buffers[i].data(), m_slots[i].bytes, stream);
+      digest = digest * 0x100000001B3ull ^ checksum(pointers[i], m_slots[i].bytes, stream);
   return digest;
 }
 
@@ -410,7 +419,7 @@ std::uint64_t EvalBuffers::input_checksum(cudaStream_t stream) const {
   std::uint64_t digest = 0;
   for (int s = 0; s < set_count(); ++s)
     digest = digest * 0x100000001B3ull ^
-             inputs_checksum(m_sets[static_cast<std::size_t>(s)].buffers, stream);
+             inputs_checksum(m_sets[static_cast<std::size_t>(s)].reference_pointers, stream);
   return digest;
 }
 
@@ -419,14 +428,14 @@ bool EvalBuffers::slot_inputs_intact(cudaStream_t stream) const {
     return false;
   const Set& staged = m_sets[static_cast<std::size_t>(m_staged)];
   const std::uint64_t expected =
-      staged.digest ? *staged.digest : inputs_checksum(staged.buffers, stream);
-  return inputs_checksum(m_call_slot.buffers, stream) == expected;
+      staged.digest ? *staged.digest : inputs_checksum(staged.reference_pointers, stream);
+  return inputs_checksum(m_call_slot.pointers, stream) == expected;
 }
 
 void EvalBuffers::fill_outputs_sentinel(cudaStream_t stream) {
   for (std::size_t i = 0; i < m_slots.size(); ++i)
     if (m_slots[i].output)
-      exec::fill_sentinel(m_call_slot.buffers[i].data(), m_slots[i].bytes, stream);
+      exec::fill_sentinel(m_call_slot.pointers[i], m_slots[i].bytes, stream);
 }
 
 void EvalBuffers::fill_timing_outputs_sentinel(cudaStream_t stream) {

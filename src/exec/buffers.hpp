@@ -9,11 +9,12 @@
 // unless the caller fixed it (each set's seed is derived from it), following suite::recipe_for:
 // normal or spiky Philox values, index blobs and scalars from the workload, and for the MHA
 // backward problems O and L from the library forward on the set's Q, K, V. The sets and their
-// reference outputs never get an IPC handle. The child is handed one **call slot** (inputs and
-// outputs, the only buffers with IPC handles): before every candidate call the supervisor copies
-// the inputs of the set it chose into the slot (stage), so a call sees one set and nothing else.
-// The reference's timed calls read a slot of their own, staged the same way, and write scratch
-// outputs, so both sides do the same work around each call.
+// reference outputs are never shared. The child is handed one **call slot** (inputs and
+// outputs, the only buffers it can map; protocol/device_buffer.hpp says how they are shared):
+// before every candidate call the supervisor copies the inputs of the set it chose into the slot
+// (stage), so a call sees one set and nothing else. The reference's timed calls read a slot of
+// their own, staged the same way, and write scratch outputs, so both sides do the same work around
+// each call.
 //
 // Fresh inputs. A set seen before can be answered from a cache: an output kept from its first
 // sight, replayed on later calls behind enough idle time to pass the first-sight time rule
@@ -21,13 +22,14 @@
 // gets inputs no call has seen: one more set, the fresh set, is drawn again before each of
 // them (draw) from a seed derived from the draw secret and a draw counter, and its reference
 // outputs are computed only when that call's output is compared (fresh_reference). The fresh
-// set, like the others, never gets an IPC handle. The draw secret is given by every evaluation
+// set, like the others, is never shared. The draw secret is given by every evaluation
 // that uses the buffers (reseed_draws): a caller may fix the seed of the correctness sets
 // (EvalOptions::seed), never the fresh inputs of the timed calls.
 //
 // Invariants. Buffer order is the ABI order (tensor inputs, then outputs); every buffer is a
-// whole cudaMalloc allocation; the correctness sets' inputs are written only here, before the
-// child exists, the fresh set's only by draw, and the child can reach none of them.
+// whole allocation (cudaMalloc, or the call slot's shared ones); the correctness sets' inputs are
+// written only here, before the child exists, the fresh set's only by draw, and the child can reach
+// none of them.
 #pragma once
 
 #include "compile/ptxbench_call.h"
@@ -94,9 +96,13 @@ public:
   // The call on the reference's slot writing scratch outputs: the reference's timed calls,
   // which must touch neither the candidate's outputs nor the expected ones.
   PtxbenchCall timing_call(cudaStream_t stream);
-  // The IPC handles of the call slot: one entry, the only buffers the child maps.
+  // The handles of the call slot: one entry, the only buffers the child maps.
   std::vector<protocol::SetHandles> handles() const;
-  // The buffers of one set without IPC handles (sizes and output flags), for a single-call run.
+  // New descriptors of the call slot's buffers shared by descriptor, in handles()'s order: to
+  // be sent on the child's buffer socket before the request that carries handles().
+  util::Expected<std::vector<util::Fd>> export_descriptors() const;
+  protocol::Sharing sharing() const { return m_sharing; }
+  // The buffers of one set, unshared (sizes and output flags), for a single-call run.
   protocol::SetHandles layout() const;
   // Appends the raw bytes of every input tensor of `set`, in ABI order, to `out`.
   util::Status write_inputs(int set, std::ostream& out) const;
@@ -136,9 +142,12 @@ private:
     std::unique_ptr<reference::Reference> reference;
     std::map<std::string, std::size_t> slot_of_output; // forward output -> backward slot
   };
-  // Buffers in ABI order and the pointers a call on them takes.
+  // The pointers a call takes (ABI order) and the buffers they point into: shared ones (the
+  // call slot, all of them) or owned ones (the reference's slot: its inputs; its outputs are
+  // the scratch outputs).
   struct Slot {
-    std::vector<protocol::DeviceBuffer> buffers;
+    std::vector<protocol::SharedBuffer> shared;
+    std::vector<protocol::DeviceBuffer> owned;
     std::vector<void*> pointers;
   };
 
@@ -150,15 +159,16 @@ private:
   util::Status fill_from_forward(Set& set, cudaStream_t stream);
   util::Status compute_reference(reference::Reference& reference, cudaStream_t stream);
   util::Status copy_inputs(int set, Slot& slot, cudaStream_t stream);
-  std::uint64_t inputs_checksum(const std::vector<protocol::DeviceBuffer>& buffers,
-                                cudaStream_t stream) const;
+  // Over the tensor inputs among `pointers` (ABI order).
+  std::uint64_t inputs_checksum(const std::vector<void*>& pointers, cudaStream_t stream) const;
   std::vector<CompareStats> compare_with(const std::vector<void*>& pointers, int set,
                                          cudaStream_t stream) const;
   PtxbenchCall make_call(std::vector<void*>& pointers, cudaStream_t stream);
 
   std::vector<TensorSlot> m_slots;
   std::vector<Set> m_sets;
-  std::vector<protocol::DeviceBuffer> m_scratch_outputs; // one per output slot (timing_call)
+  std::vector<protocol::DeviceBuffer> m_scratch_outputs;     // one per output slot (timing_call)
+  protocol::Sharing m_sharing = protocol::Sharing::cuda_ipc; // the call slot's
   Slot m_call_slot;      // the child's: inputs staged per call, outputs it writes
   Slot m_reference_slot; // the reference's timed calls: staged inputs, the scratch outputs
   int m_staged = -1;     // the set in the call slot

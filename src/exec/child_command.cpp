@@ -11,9 +11,10 @@
 
 namespace ptxbench::exec {
 
-ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd) {
-  return child_command(
-      launch, protocol::serve_argv(launch.paths.candidate_binary, device, request_fd, reply_fd));
+ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd,
+                           int buffer_fd) {
+  return child_command(launch, protocol::serve_argv(launch.paths.candidate_binary, device,
+                                                    request_fd, reply_fd, buffer_fd));
 }
 
 ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> words) {

@@ -22,8 +22,10 @@ struct ChildLaunch {
   const frontend::Candidate* candidate = nullptr; // none: a spare `ptxbench-candidate`
 };
 
-// The command line and environment of a child serving on `request_fd` / `reply_fd`.
-ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd);
+// The command line and environment of a child serving on `request_fd` / `reply_fd`, taking the
+// call slot's descriptors on `buffer_fd` (a Unix socket) when it is not -1.
+ChildCommand child_command(const ChildLaunch& launch, int device, int request_fd, int reply_fd,
+                           int buffer_fd = -1);
 // The same for the child command line `words` (protocol/child_arguments.hpp, its first word
 // the program, which this replaces by the launch's): a single call, for instance.
 ChildCommand child_command(const ChildLaunch& launch, std::vector<std::string> words);

@@ -3,6 +3,7 @@
 #include "exec/child_reads.hpp"
 #include "protocol/child_arguments.hpp"
 #include "protocol/system_call_filter.hpp"
+#include "util/descriptor_passing.hpp"
 
 #include <cstring>
 #include <fcntl.h>
@@ -20,6 +21,7 @@ constexpr std::size_t kMaxReplyBytes = 16u << 20;
 // The child's protocol descriptors; every other one above stderr is closed in it.
 constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
+constexpr int kBufferFd = 5;
 
 // What the child's system-call filter refused, from the last refusal line of its log's tail:
 // printable ASCII only (the candidate shares the log).
@@ -48,15 +50,12 @@ std::string describe_status(int status, const std::string& log_tail) {
 }
 
 util::SpawnOptions child_options(ChildCommand command, int log_fd, int stdin_fd, int request_fd,
-                                 int reply_fd) {
+                                 int reply_fd, int buffer_fd) {
   util::SpawnOptions options;
   options.argv = std::move(command.argv);
   options.env = util::environment_with(command.env);
-  options.fds = {{stdin_fd, STDIN_FILENO},
-                 {log_fd, STDOUT_FILENO},
-                 {log_fd, STDERR_FILENO},
-                 {request_fd, kRequestFd},
-                 {reply_fd, kReplyFd}};
+  options.fds = {{stdin_fd, STDIN_FILENO}, {log_fd, STDOUT_FILENO}, {log_fd, STDERR_FILENO},
+                 {request_fd, kRequestFd}, {reply_fd, kReplyFd},    {buffer_fd, kBufferFd}};
   options.other_fds = util::OtherFds::close;
   options.group = util::ProcessGroup::own;
   options.parent_death_signal = SIGKILL;
@@ -76,7 +75,7 @@ util::Expected<CandidateProcess> CandidateProcess::start(const std::filesystem::
 util::Expected<CandidateProcess> CandidateProcess::start(const ChildLaunch& launch, int device,
                                                          const std::filesystem::path& log_path) {
   CandidateProcess process;
-  ChildCommand command = child_command(launch, device, kRequestFd, kReplyFd);
+  ChildCommand command = child_command(launch, device, kRequestFd, kReplyFd, kBufferFd);
   util::Fd ruleset;
   if (!command.argv.empty() && command.argv.front() == launch.paths.candidate_binary.string()) {
     PTXBENCH_TRY_ASSIGN(auto folder,
@@ -91,26 +90,29 @@ util::Expected<CandidateProcess> CandidateProcess::start(const ChildLaunch& laun
   }
   PTXBENCH_TRY_ASSIGN(auto requests, util::make_pipe());
   PTXBENCH_TRY_ASSIGN(auto replies, util::make_pipe());
+  PTXBENCH_TRY_ASSIGN(auto buffers, util::make_socket_pair());
   auto log = util::open_fd(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!log)
     return util::make_error(util::ErrorKind::io, "cannot create " + log_path.string());
   PTXBENCH_TRY_ASSIGN(auto input, util::open_fd("/dev/null", O_RDONLY));
-  util::SpawnOptions options = child_options(std::move(command), log->get(), input.get(),
-                                             requests.read.get(), replies.write.get());
+  util::SpawnOptions options =
+      child_options(std::move(command), log->get(), input.get(), requests.read.get(),
+                    replies.write.get(), buffers.child.get());
   options.read_ruleset = ruleset.get();
   PTXBENCH_TRY_ASSIGN(auto pid, util::spawn(options));
   process.m_pid = pid;
   process.m_requests = std::move(requests.write);
   process.m_replies = util::LineReader(std::move(replies.read), kMaxReplyBytes);
+  process.m_buffers = std::move(buffers.parent);
   process.m_log_path = log_path;
   return process;
 }
 
 CandidateProcess::CandidateProcess(CandidateProcess&& other) noexcept
     : m_pid(std::exchange(other.m_pid, -1)), m_requests(std::move(other.m_requests)),
-      m_replies(std::move(other.m_replies)), m_log_path(std::move(other.m_log_path)),
-      m_ids(other.m_ids), m_readable(std::move(other.m_readable)),
-      m_reads_confined(other.m_reads_confined) {}
+      m_replies(std::move(other.m_replies)), m_buffers(std::move(other.m_buffers)),
+      m_log_path(std::move(other.m_log_path)), m_ids(other.m_ids),
+      m_readable(std::move(other.m_readable)), m_reads_confined(other.m_reads_confined) {}
 
 CandidateProcess& CandidateProcess::operator=(CandidateProcess&& other) noexcept {
   if (this != &other) {
@@ -118,6 +120,7 @@ CandidateProcess& CandidateProcess::operator=(CandidateProcess&& other) noexcept
     m_pid = std::exchange(other.m_pid, -1);
     m_requests = std::move(other.m_requests);
     m_replies = std::move(other.m_replies);
+    m_buffers = std::move(other.m_buffers);
     m_log_path = std::move(other.m_log_path);
     m_ids = other.m_ids;
     m_readable.reset(); // TempFolder moves only by construction
@@ -144,6 +147,16 @@ void CandidateProcess::kill_group() noexcept {
 void CandidateProcess::close_fds() noexcept {
   m_requests.reset();
   m_replies.close();
+  m_buffers.reset();
+}
+
+util::Status CandidateProcess::send_descriptors(const std::vector<util::Fd>& descriptors) {
+  std::vector<int> numbers;
+  for (const util::Fd& descriptor : descriptors)
+    numbers.push_back(descriptor.get());
+  if (numbers.empty())
+    return util::Ok{};
+  return util::send_descriptors(m_buffers.get(), numbers);
 }
 
 util::Error CandidateProcess::died(std::string_view during) {

@@ -52,6 +52,9 @@ public:
   // Sends one request and waits for its reply until `deadline` has passed.
   util::Expected<protocol::Reply> request(const protocol::Request& request,
                                           std::chrono::milliseconds deadline);
+  // Sends the call slot's descriptors on the child's buffer socket, before the request whose
+  // handles name them (protocol::BufferHandle::span). ErrorKind::io when the child is gone.
+  util::Status send_descriptors(const std::vector<util::Fd>& descriptors);
   // Asks politely (exit, short deadline), then kills the group; idempotent.
   void stop();
   bool alive() const { return m_pid > 0; }
@@ -76,6 +79,7 @@ private:
   pid_t m_pid = -1;
   util::Fd m_requests;
   util::LineReader m_replies;
+  util::Fd m_buffers; // our end of the buffer socket
   std::filesystem::path m_log_path;
   std::mt19937_64 m_ids{std::random_device{}()};
   std::optional<util::TempFolder> m_readable; // a ptxbench-candidate child's own folder

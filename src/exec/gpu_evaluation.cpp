@@ -413,9 +413,26 @@ bool GpuEvaluation::load_child(const std::filesystem::path& library) {
   load.sets = m_buffers->handles();
   load.scalars = m_buffers->scalar_bits();
   load.var_axes = m_buffers->var_axes();
+  if (!hand_over_slot())
+    return false;
   if (m_warm_up_folder)
     return load_with_warm_up(std::move(load));
   return ask(load).has_value();
+}
+
+// The call slot's descriptors go on the child's buffer socket before the load that names them.
+// A descriptor the supervisor cannot export is a broken set-up; a child that cannot take it is
+// gone, as a failed request would say.
+bool GpuEvaluation::hand_over_slot() {
+  auto descriptors = m_buffers->export_descriptors();
+  if (!descriptors)
+    throw util::Fatal("cannot export the call slot: " + descriptors.error().message);
+  if (auto sent = m_child->send_descriptors(*descriptors); !sent) {
+    fail(Status::runtime_error,
+         "the candidate process did not take the call slot's buffers: " + sent.error().message);
+    return false;
+  }
+  return true;
 }
 
 void GpuEvaluation::stage(int set) {

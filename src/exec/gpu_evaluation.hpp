@@ -84,6 +84,7 @@ private:
   std::optional<std::string> prepare_child(StartedChild started);
   void open_counter_session();
   bool load_child(const std::filesystem::path& library);
+  bool hand_over_slot();
   bool load_with_warm_up(protocol::Request load);
   void scan_warm_up_cubins();
   void check_late_cubins();

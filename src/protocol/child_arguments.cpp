@@ -25,6 +25,7 @@ util::Expected<bool> apply(ChildArguments& out, const std::string& flag, const s
   int* integer = flag == "--device"       ? &out.device
                  : flag == "--request-fd" ? &out.request_fd
                  : flag == "--reply-fd"   ? &out.reply_fd
+                 : flag == "--buffer-fd"  ? &out.buffer_fd
                  : flag == "--warmup"     ? &out.options.warmup
                                           : nullptr;
   if (integer != nullptr) {
@@ -56,6 +57,8 @@ util::Status complete(ChildArguments& out) {
     return bad("--single-call and --inputs go together");
   if (serve && (out.request_fd < 0 || out.reply_fd < 0))
     return bad("--request-fd and --reply-fd go together");
+  if (single && out.buffer_fd >= 0)
+    return bad("--buffer-fd belongs to the serving mode");
   out.mode = single ? ChildMode::single_call : ChildMode::serve;
   return util::Ok{};
 }
@@ -63,20 +66,23 @@ util::Status complete(ChildArguments& out) {
 } // namespace
 
 std::string_view child_usage() {
-  return "usage: ptxbench-candidate --device D --request-fd N --reply-fd M\n"
+  return "usage: ptxbench-candidate --device D --request-fd N --reply-fd M [--buffer-fd B]\n"
          "       ptxbench-candidate --device D --single-call SPEC --inputs FILE "
          "[--nvtx-range NAME] [--warmup N]";
 }
 
 std::vector<std::string> serve_argv(const std::filesystem::path& binary, int device, int request_fd,
-                                    int reply_fd) {
-  return {binary.string(),
-          "--device",
-          std::to_string(device),
-          "--request-fd",
-          std::to_string(request_fd),
-          "--reply-fd",
-          std::to_string(reply_fd)};
+                                    int reply_fd, int buffer_fd) {
+  std::vector<std::string> out{binary.string(),
+                               "--device",
+                               std::to_string(device),
+                               "--request-fd",
+                               std::to_string(request_fd),
+                               "--reply-fd",
+                               std::to_string(reply_fd)};
+  if (buffer_fd >= 0)
+    out.insert(out.end(), {"--buffer-fd", std::to_string(buffer_fd)});
+  return out;
 }
 
 std::vector<std::string> single_call_argv(const std::filesystem::path& binary, int device,

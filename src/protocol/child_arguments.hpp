@@ -1,6 +1,6 @@
 // The command line of `ptxbench-candidate`, written by the supervisor (exec/child_process.cpp,
 // exec/tool_passes.cpp) and read by the child (child/candidate_main.cpp) with one definition:
-//   ptxbench-candidate --device D --request-fd N --reply-fd M
+//   ptxbench-candidate --device D --request-fd N --reply-fd M [--buffer-fd B]
 //   ptxbench-candidate --device D --single-call SPEC --inputs FILE [--nvtx-range NAME] [--warmup N]
 // The device is the supervisor's CUDA device ordinal: the child creates its context there, so
 // a supervisor on any GPU runs its candidates on that GPU. It is never implied: a command line
@@ -29,6 +29,7 @@ struct ChildArguments {
   // serve
   int request_fd = -1;
   int reply_fd = -1;
+  int buffer_fd = -1; // the Unix socket the call slot's descriptors arrive on; -1: none
   // single_call
   std::filesystem::path spec;
   std::filesystem::path inputs;
@@ -36,8 +37,9 @@ struct ChildArguments {
 };
 
 // argv[0] is `binary`.
+// `buffer_fd` < 0: no buffer socket (the slot must then be shared by CUDA IPC).
 std::vector<std::string> serve_argv(const std::filesystem::path& binary, int device, int request_fd,
-                                    int reply_fd);
+                                    int reply_fd, int buffer_fd = -1);
 std::vector<std::string> single_call_argv(const std::filesystem::path& binary, int device,
                                           const std::filesystem::path& spec,
                                           const std::filesystem::path& inputs,

@@ -29,8 +29,12 @@ Json handles_json(const std::vector<SetHandles>& sets) {
   Json out = Json::array();
   for (const SetHandles& set : sets) {
     Json buffers = Json::array();
-    for (const BufferHandle& b : set)
-      buffers.push_back({{"ipc", b.ipc}, {"bytes", b.bytes}, {"output", b.output}});
+    for (const BufferHandle& b : set) {
+      Json buffer = {{"ipc", b.ipc}, {"bytes", b.bytes}, {"output", b.output}};
+      if (b.span > 0)
+        buffer["span"] = b.span;
+      buffers.push_back(std::move(buffer));
+    }
     out.push_back(std::move(buffers));
   }
   return out;
@@ -96,7 +100,7 @@ BufferHandle read_buffer(JsonReader& in, const Json& b, const std::string& path)
   if (!in.expect_object(b, path))
     return {};
   return {text(in, b, path, "ipc"), in.unsigned_integer(b, path, "bytes"),
-          in.boolean(b, path, "output")};
+          in.boolean(b, path, "output"), in.optional_unsigned(b, path, "span").value_or(0)};
 }
 
 std::vector<SetHandles> read_sets(JsonReader& in, const Json& j, const std::string& path) {

@@ -115,10 +115,14 @@ static_assert(util::no_enumerator_after<ChildError, kChildErrors.size()>(),
 std::string_view to_string(RequestOp op);
 std::string_view to_string(ChildError error);
 
+// One buffer of the call slot (protocol/device_buffer.hpp): either a CUDA IPC handle, or —
+// with `span` > 0 — the next of the descriptors the supervisor sent on the child's buffer socket
+// before this request, an allocation of `span` bytes of which the tensor uses the first `bytes`.
 struct BufferHandle {
-  std::string ipc; // hex cudaIpcMemHandle_t
+  std::string ipc; // hex cudaIpcMemHandle_t; empty when shared by descriptor
   std::uint64_t bytes = 0;
   bool output = false;
+  std::uint64_t span = 0;
 };
 
 // One input set: tensor inputs then outputs, in ABI order.

@@ -6,19 +6,22 @@
 #include "exec/buffers.hpp"
 #include "unit/exec/gpu_supervisor.hpp"
 
+#include <cstdlib>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace ptxbench::exec {
 namespace {
 
 using testing::supervisor;
 
-// The IPC handle of the allocation `pointer` lies in, as lower-case hex (the wire's spelling).
+// The IPC handle of the allocation `pointer` lies in, as lower-case hex (the wire's spelling
+// when the slot is shared by CUDA IPC).
 std::string handle_hex(void* pointer) {
   cudaIpcMemHandle_t handle{};
   EXPECT_EQ(cudaIpcGetMemHandle(&handle, pointer), cudaSuccess);
@@ -62,40 +65,78 @@ protected:
   // those inputs. `problem_name` is a forward problem or a backward one (whose O and L come
   // from the forward on each draw's Q, K, V).
   void expect_draws_are_new_inputs(const std::string& problem_name);
+  // Catalogue rows 4 and 11: handles() lists the call slot and nothing else, shared `sharing`'s
+  // way.
+  void expect_only_the_call_slot_handed(protocol::Sharing sharing);
 
   std::unique_ptr<reference::Reference> reference;
   cudaStream_t stream = nullptr;
   std::optional<EvalBuffers> buffers;
 };
 
-TEST_F(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
+void EvalBuffersGpu::expect_only_the_call_slot_handed(protocol::Sharing sharing) {
   ASSERT_NO_FATAL_FAILURE(make("gemm_n7168_k5120", 0x5eed));
+  ASSERT_EQ(buffers->sharing(), sharing);
   const std::size_t slots = buffers->slots().size();
-
   // Catalogue row 4: the child is handed one call slot, never the input sets.
   const std::vector<protocol::SetHandles> sets = buffers->handles();
   ASSERT_EQ(sets.size(), 1u) << "the child maps the call slot and nothing else";
-  std::set<std::string> handed;
-  for (const protocol::BufferHandle& handle : sets[0])
-    handed.insert(handle.ipc);
   EXPECT_EQ(sets[0].size(), slots);
-  EXPECT_EQ(handed.size(), slots) << "every buffer of the slot is an allocation of its own";
-
   const PtxbenchCall candidate = buffers->slot_call(stream);
   const PtxbenchCall timing = buffers->timing_call(stream);
-  for (std::size_t i = 0; i < slots; ++i) {
-    // The spelling above is the wire's: the candidate's own buffers are found by it.
-    EXPECT_EQ(handed.count(handle_hex(candidate.buffers[i])), 1u) << "slot " << i;
-    EXPECT_EQ(handed.count(handle_hex(timing.buffers[i])), 0u)
-        << "the reference's timing buffer of slot " << i << " has an IPC handle";
-  }
-  for (int set = 0; set <= buffers->fresh_set(); ++set) { // the fresh set too
+  // Every pointer that must stay out of the child's reach: the reference's timing buffers and
+  // every set's inputs and expected outputs (the fresh set's too).
+  std::vector<void*> kept{timing.buffers, timing.buffers + slots};
+  for (int set = 0; set <= buffers->fresh_set(); ++set) {
     const PtxbenchCall expected = buffers->reference_call(set, stream);
-    for (std::size_t i = 0; i < slots; ++i)
-      EXPECT_EQ(handed.count(handle_hex(expected.buffers[i])), 0u)
-          << "buffer " << i << " of set " << set << " (an input or its expected output) has "
-          << "an IPC handle";
+    kept.insert(kept.end(), expected.buffers, expected.buffers + slots);
   }
+  if (buffers->sharing() == protocol::Sharing::cuda_ipc) {
+    std::set<std::string> handed;
+    for (const protocol::BufferHandle& handle : sets[0])
+      handed.insert(handle.ipc);
+    EXPECT_EQ(handed.size(), slots) << "every buffer of the slot is an allocation of its own";
+    for (std::size_t i = 0; i < slots; ++i) // the wire's spelling finds the candidate's buffers
+      EXPECT_EQ(handed.count(handle_hex(candidate.buffers[i])), 1u) << "slot " << i;
+    for (void* pointer : kept)
+      EXPECT_EQ(handed.count(handle_hex(pointer)), 0u) << "a kept buffer has an IPC handle";
+    return;
+  }
+  // Shared by descriptor: each descriptor handed names the slot's buffer of its place (a byte
+  // written through this process's own import of it is read at the slot's pointer), and no
+  // kept buffer lies inside a slot buffer's span.
+  auto descriptors = buffers->export_descriptors();
+  ASSERT_TRUE(descriptors) << descriptors.error().message;
+  ASSERT_EQ(descriptors->size(), slots);
+  for (std::size_t i = 0; i < slots; ++i) {
+    ASSERT_GT(sets[0][i].span, 0u);
+    auto imported = protocol::VirtualMapping::import((*descriptors)[i], sets[0][i].span);
+    ASSERT_TRUE(imported) << imported.error().message;
+    const auto mark = static_cast<unsigned char>(0x40 + i);
+    ASSERT_EQ(cudaMemset(imported->data(), mark, 1), cudaSuccess);
+    unsigned char seen = 0;
+    ASSERT_EQ(cudaMemcpy(&seen, candidate.buffers[i], 1, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(seen, mark) << "descriptor " << i << " names slot " << i << "'s buffer";
+    const auto* begin = static_cast<const char*>(candidate.buffers[i]);
+    for (void* pointer : kept) {
+      const auto* at = static_cast<const char*>(pointer);
+      EXPECT_FALSE(at >= begin && at < begin + sets[0][i].span)
+          << "a kept buffer lies in slot " << i << "'s shared allocation";
+    }
+  }
+}
+
+TEST_F(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChild) {
+  // The default on a GPU with the virtual-memory API (every one this project supports).
+  expect_only_the_call_slot_handed(protocol::Sharing::file_descriptor);
+}
+
+TEST_F(EvalBuffersGpu, TheReferenceOutputsAreNeverHandedToTheChildOverCudaIpcEither) {
+  struct Fallback { // set for this test only, even when an assertion returns early
+    Fallback() { ::setenv("PTXBENCH_BUFFER_SHARING", "cuda_ipc", 1); }
+    ~Fallback() { ::unsetenv("PTXBENCH_BUFFER_SHARING"); }
+  } fallback;
+  expect_only_the_call_slot_handed(protocol::Sharing::cuda_ipc);
 }
 
 TEST_F(EvalBuffersGpu, StagingCopiesOneSetIntoTheSlotAndItsOutputMatchesOnlyThatSet) {

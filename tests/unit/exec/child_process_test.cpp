@@ -116,7 +116,7 @@ TEST(CandidateProcess, TheChildIsStartedForTheSupervisorsDevice) {
   for (int wait = 0; wait < 1000 && child->log_tail().empty(); ++wait)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const std::string line = child->log_tail();
-  EXPECT_EQ(line, "--device 5 --request-fd 3 --reply-fd 4\n");
+  EXPECT_EQ(line, "--device 5 --request-fd 3 --reply-fd 4 --buffer-fd 5\n");
   std::vector<std::string> words;
   for (std::size_t at = 0, next; at < line.size() - 1; at = next + 1) {
     next = line.find_first_of(" \n", at);
@@ -125,6 +125,7 @@ TEST(CandidateProcess, TheChildIsStartedForTheSupervisorsDevice) {
   auto parsed = protocol::parse_child_arguments(words);
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->device, 5);
+  EXPECT_EQ(parsed->buffer_fd, 5) << "the buffer socket, beside the pipes";
   EXPECT_EQ(parsed->mode, protocol::ChildMode::serve);
   child->stop();
 }

@@ -32,6 +32,17 @@ TEST(ChildArguments, TheServeCommandLineCarriesTheDeviceAndReadsBackTheSame) {
   EXPECT_EQ(parsed->device, 1);
   EXPECT_EQ(parsed->request_fd, 3);
   EXPECT_EQ(parsed->reply_fd, 4);
+  EXPECT_EQ(parsed->buffer_fd, -1) << "no buffer socket unless given";
+}
+
+TEST(ChildArguments, TheBufferSocketIsOnlyForServing) {
+  const auto argv = serve_argv("/bin/ptxbench-candidate", 0, 3, 4, 5);
+  EXPECT_EQ(argv.back(), "5");
+  auto parsed = parse_child_arguments(without_binary(argv));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->buffer_fd, 5);
+  EXPECT_EQ(refusal({"--device", "0", "--single-call", "s", "--inputs", "i", "--buffer-fd", "5"}),
+            "ptxbench-candidate: --buffer-fd belongs to the serving mode");
 }
 
 TEST(ChildArguments, TheSingleCallCommandLineCarriesTheDeviceAndItsOptions) {

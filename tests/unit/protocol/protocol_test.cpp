@@ -26,8 +26,30 @@ TEST(Protocol, LoadRequestRoundTripsHandlesScalarsAndAxes) {
   EXPECT_EQ(decoded->sets[1][1].ipc, "0a04");
   EXPECT_TRUE(decoded->sets[1][1].output);
   EXPECT_EQ(decoded->sets[0][0].bytes, 64u);
+  EXPECT_EQ(decoded->sets[0][0].span, 0u) << "shared by CUDA IPC: no span";
   EXPECT_EQ(decoded->scalars, load.scalars);
   EXPECT_EQ(decoded->var_axes, load.var_axes);
+}
+
+TEST(Protocol, ABufferSharedByDescriptorCarriesItsSpanAndNoHandle) {
+  Request load;
+  load.op = RequestOp::load;
+  load.sets = {{{"", 100, false, 2u << 20}, {"", 0, true, 2u << 20}}};
+  const std::string line = encode(load);
+  EXPECT_NE(line.find(R"("span":2097152)"), std::string::npos) << line;
+  auto decoded = decode_request(line);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  ASSERT_EQ(decoded->sets.size(), 1u);
+  EXPECT_EQ(decoded->sets[0][0].span, 2u << 20);
+  EXPECT_EQ(decoded->sets[0][0].bytes, 100u);
+  EXPECT_TRUE(decoded->sets[0][0].ipc.empty());
+  EXPECT_TRUE(decoded->sets[0][1].output);
+  // A span that is not a number is a malformed request naming the member.
+  std::string wrong = line;
+  wrong.replace(wrong.find("2097152"), 7, R"("big")");
+  auto bad = decode_request(wrong);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("span"), std::string::npos) << bad.error().message;
 }
 
 TEST(Protocol, ATritonLoadCarriesItsBindingAndItsReplyTheWarmUpTime) {

@@ -1,0 +1,96 @@
+#include "util/descriptor_passing.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+namespace ptxbench::util {
+namespace {
+
+Error socket_error(std::string_view call, int error_number) {
+  return make_error(ErrorKind::io, std::string(call) + ": " + std::strerror(error_number));
+}
+
+// Room for kMaxPassedDescriptors, aligned as cmsghdr needs.
+union ControlBuffer {
+  char bytes[CMSG_SPACE(sizeof(int) * kMaxPassedDescriptors)];
+  cmsghdr align;
+};
+
+} // namespace
+
+Expected<SocketPair> make_socket_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    return make_error(ErrorKind::subprocess, std::string("socketpair: ") + std::strerror(errno));
+  return SocketPair{Fd(fds[0]), Fd(fds[1])};
+}
+
+Status send_descriptors(int socket, std::span<const int> descriptors) {
+  if (descriptors.empty() || descriptors.size() > kMaxPassedDescriptors)
+    return make_error(ErrorKind::invalid_input,
+                      "between 1 and 64 descriptors go in one message, not " +
+                          std::to_string(descriptors.size()));
+  char payload = 'd';
+  iovec io{&payload, 1};
+  ControlBuffer control{};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control.bytes;
+  message.msg_controllen = CMSG_SPACE(sizeof(int) * descriptors.size());
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int) * descriptors.size());
+  std::memcpy(CMSG_DATA(header), descriptors.data(), sizeof(int) * descriptors.size());
+  ssize_t sent = 0;
+  do
+    sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  if (sent != 1)
+    return socket_error("sendmsg", sent < 0 ? errno : EIO);
+  return Ok{};
+}
+
+Expected<std::vector<Fd>> receive_descriptors(int socket, std::size_t count) {
+  char payload = 0;
+  iovec io{&payload, 1};
+  ControlBuffer control{};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control.bytes;
+  message.msg_controllen = sizeof control.bytes;
+  ssize_t got = 0;
+  do
+    got = ::recvmsg(socket, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (got < 0 && errno == EINTR);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return make_error(ErrorKind::io, "no descriptors were waiting on the socket");
+  if (got < 0)
+    return socket_error("recvmsg", errno);
+  std::vector<Fd> received;
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS)
+      continue;
+    const std::size_t n = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < n; ++i) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
+      received.emplace_back(fd);
+    }
+  }
+  const bool truncated = (message.msg_flags & MSG_CTRUNC) != 0;
+  if (received.size() != count || truncated)
+    return make_error(ErrorKind::io, "expected " + std::to_string(count) +
+                                         " descriptors on the socket, " +
+                                         std::to_string(received.size()) + " arrived" +
+                                         (truncated ? " (cut short)" : ""));
+  return received;
+}
+
+} // namespace ptxbench::util
