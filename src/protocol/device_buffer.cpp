@@ -160,6 +160,11 @@ VirtualMapping& VirtualMapping::operator=(VirtualMapping&& other) noexcept {
   return *this;
 }
 
+void* VirtualMapping::data() const {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): the driver's device addresses are integers
+  return reinterpret_cast<void*>(m_address);
+}
+
 void VirtualMapping::reset() noexcept {
   if (m_address != 0) {
     static_cast<void>(cudaDeviceSynchronize());
@@ -198,6 +203,7 @@ util::Expected<VirtualMapping> VirtualMapping::import(const util::Fd& descriptor
   PTXBENCH_TRY_ASSIGN(int device, current_device());
   CUmemGenericAllocationHandle allocation = 0;
   // The descriptor is passed by value, as an integer in a pointer (the driver's convention).
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): that convention
   void* shareable = reinterpret_cast<void*>(static_cast<std::uintptr_t>(descriptor.get()));
   PTXBENCH_CU_TRY(
       driver().import_handle(&allocation, shareable, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),

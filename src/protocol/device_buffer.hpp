@@ -71,7 +71,7 @@ public:
   VirtualMapping& operator=(const VirtualMapping&) = delete;
   ~VirtualMapping() { reset(); }
 
-  void* data() const { return reinterpret_cast<void*>(m_address); }
+  void* data() const;
   std::size_t span_bytes() const { return m_span; }
   // A new descriptor for the allocation (the caller closes it once sent).
   util::Expected<util::Fd> export_descriptor() const;
