@@ -16,7 +16,8 @@
 #   slot        (~6 min) the GQA A/A with the call slot shared by descriptor (the default since
 #               stop 33) and by CUDA IPC, side by side, each with the buffer probe; the three
 #               GQA experts' speedups against FlashInfer (`ptxbench eval --json`); the buffer
-#               tests and the evaluator's child tests on the new slot.
+#               tests, a candidate that unmaps the slot (variant 28) and the evaluator's child
+#               tests on the new slot.
 #   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh and the
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
@@ -67,7 +68,7 @@ slot)
       --json > "$out/expert_$problem.json" 2> "$out/expert_$problem.err"
     echo "rc=$?" >> "$out/expert_$problem.err"
   done
-  (cd build/gpu && timeout 150 ctest -R 'EvalBuffersGpu|EvaluatorGpu.(BackToBack|TheChildCannot|AboutThreeFifths)' \
+  (cd build/gpu && timeout 150 ctest -R 'EvalBuffersGpu|BadKernel.*variant_28|EvaluatorGpu.(BackToBack|TheChildCannot|AboutThreeFifths)' \
     --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
   ;;

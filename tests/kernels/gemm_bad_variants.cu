@@ -40,6 +40,11 @@
 //                    rotated over the timed calls it PASSED at 0.6 of its honest latency; every
 //                    timed call now gets fresh inputs, so it computes each one → PASSED, its
 //                    latency that of computing
+//  28 unmap_slot    computes C, then takes the call slot out of its own address space
+//                    (cuMemUnmap of each buffer's range, or cudaIpcCloseMemHandle where the slot
+//                    came by CUDA IPC): its next call faults. The supervisor, which owns the
+//                    memory, still reads the first call's C and the inputs, and evaluates the
+//                    next candidate on the same memory                 → RUNTIME_ERROR
 // Reaching code that is not the candidate's at run time, without a word the source gate reads:
 //  15 cublas_dlopen  dlopen/dlsym under asm labels; cublasGemmEx computes C → the import rule
 //                    rejects kernel.so (COMPILE_ERROR, banned library); with the import rule
@@ -89,7 +94,8 @@ extern "C" void* open_library(const char* file, int mode) __asm__("dl"
 extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl"
                                                                      "sym");
 #endif
-#if PTXBENCH_VARIANT == 16 || PTXBENCH_VARIANT == 20 || PTXBENCH_VARIANT == 21
+#if PTXBENCH_VARIANT == 16 || PTXBENCH_VARIANT == 20 || PTXBENCH_VARIANT == 21 ||             \
+    PTXBENCH_VARIANT == 28
 #include <cuda.h>
 #endif
 #if PTXBENCH_VARIANT == 21
@@ -106,7 +112,7 @@ extern "C" void* find_symbol(void* handle, const char* name) __asm__("dl"
 #include <cstdio>
 #include <unistd.h>
 #endif
-#if PTXBENCH_VARIANT == 15 || PTXBENCH_VARIANT == 27
+#if PTXBENCH_VARIANT == 15 || PTXBENCH_VARIANT == 27 || PTXBENCH_VARIANT == 28
 #include <cstdio>
 #endif
 
@@ -314,6 +320,31 @@ void launch_loaded_module(cudaStream_t stream) {
           &function, module, "touch") != CUDA_SUCCESS)
     return;
   cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr);
+}
+#endif
+
+#if PTXBENCH_VARIANT == 28
+// Unmaps the allocation each of `pointers` lies in from this process (variant 28).
+void unmap_slot(const void* const* pointers, unsigned count) {
+  void* range = nullptr;
+  void* unmap = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &range, 12000, cudaEnableDefault,
+                                   &found);
+  cudaGetDriverEntryPointByVersion("cuMemUnmap", &unmap, 12000, cudaEnableDefault, &found);
+  using RangeFn = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
+  using UnmapFn = CUresult (*)(CUdeviceptr, size_t);
+  for (unsigned i = 0; i < count; ++i) {
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    const auto at = reinterpret_cast<CUdeviceptr>(pointers[i]);
+    if (range != nullptr && unmap != nullptr &&
+        reinterpret_cast<RangeFn>(range)(&base, &size, at) == CUDA_SUCCESS &&
+        reinterpret_cast<UnmapFn>(unmap)(base, size) == CUDA_SUCCESS)
+      continue;
+    cudaIpcCloseMemHandle(const_cast<void*>(pointers[i])); // the slot came by CUDA IPC
+  }
+  std::fprintf(stderr, "unmap_slot: %u buffers unmapped\n", count);
 }
 #endif
 
@@ -581,6 +612,15 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
     }
   }
   launch(A, B, C, M, stream);
+#elif PTXBENCH_VARIANT == 28
+  launch(A, B, C, M, stream);
+  cudaStreamSynchronize(stream);
+  static bool unmapped = false;
+  if (!unmapped) {
+    unmapped = true;
+    const void* const slot[] = {A, B, C};
+    unmap_slot(slot, 3);
+  }
 #elif PTXBENCH_VARIANT == 15
   (void)library_gemm(A, B, C, M, stream); // no fallback: without cuBLAS, C stays unwritten
 #elif PTXBENCH_VARIANT == 16

@@ -139,7 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{18, Status::incorrect_numerical, "timed call"},
                       BadCase{20, Status::incorrect_numerical, "correctness call on input set 1"},
                       BadCase{21, Status::runtime_error, "not one of its own cubins"},
-                      BadCase{22, Status::runtime_error, "beyond what the candidate process"}),
+                      BadCase{22, Status::runtime_error, "beyond what the candidate process"},
+                      BadCase{28, Status::runtime_error, "cudaError"}),
     [](const ::testing::TestParamInfo<BadCase>& param) {
       return "variant_" + std::to_string(param.param.variant);
     });
