@@ -64,7 +64,7 @@ slot)
     echo "rc=$?" >> "$out/aa_gqa_$sharing.md"
   done
   for problem in ${gqa//,/ }; do
-    timeout 90 build/gpu/bin/ptxbench eval "examples/sm90a/$problem.cu" --problem "$problem" \
+    timeout 90 build/gpu/src/cli/ptxbench eval "examples/sm90a/$problem.cu" --problem "$problem" \
       --json > "$out/expert_$problem.json" 2> "$out/expert_$problem.err"
     echo "rc=$?" >> "$out/expert_$problem.err"
   done
