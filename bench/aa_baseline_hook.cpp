@@ -11,14 +11,15 @@
 // With PTXBENCH_AA_BUFFER_PROBE=1 in the environment the hook also answers, once per problem on
 // its first call, whether the baseline runs slower on the call slot the child maps from the
 // supervisor (shared by descriptor or by CUDA IPC, protocol/device_buffer.hpp) than on copies
-// the child allocates itself with cudaMalloc: it times the
-// baseline on both, alternately, each run behind an L2 flush, with CUDA events
-// (bench/event_probe.hpp), and prints the medians to stderr ("aa hook: buffer probe"), which
-// aa_speedup shows beside the same probe on the supervisor's own buffers. A diagnostic of the GQA
-// A/A (bench/results/flashinfer_h200.md); the extra work makes that evaluation's first call
-// differ from the rest.
+// the child allocates itself with cudaMalloc: it times the baseline on both, alternately, each
+// run behind an L2 flush, with CUDA events (bench/event_probe.hpp), then the own copies alone
+// with CUPTI's activity tracing suspended, and prints the medians to stderr ("aa hook: buffer
+// probe"), which aa_speedup shows beside the same probe on the supervisor's own buffers. A
+// diagnostic of the GQA A/A (bench/results/flashinfer_h200.md); the extra work makes that
+// evaluation's first call differ from the rest.
 #include "bench/event_probe.hpp"
 #include "compile/ptxbench_call.h"
+#include "measure/timing.hpp"
 #include "reference/reference.hpp"
 #include "suite/suite.hpp"
 
@@ -30,6 +31,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -110,8 +112,18 @@ void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall&
   const auto medians = ptxbench::bench::interleaved_event_ms(stream, {on(call), on(own_call)},
                                                              ptxbench::bench::kBufferProbeRounds,
                                                              ptxbench::bench::kBufferProbeWarmup);
+  // The same own copies again with CUPTI's activity tracing suspended for the whole run (not
+  // per call: suspending costs host time inside the events): whether the child's tracing is
+  // the per-call cost that remains on its own memory (the paged prefill, stop 33).
+  std::optional<std::vector<float>> untraced;
+  if (medians) {
+    const ptxbench::measure::ActivityTracingPause pause;
+    untraced = ptxbench::bench::interleaved_event_ms(stream, {on(own_call)},
+                                                     ptxbench::bench::kBufferProbeRounds,
+                                                     ptxbench::bench::kBufferProbeWarmup);
+  }
   release(); // the runs rewrote the outputs with what the call wrote: nothing to restore
-  if (!medians) {
+  if (!medians || !untraced) {
     std::fprintf(stderr, "aa hook: buffer probe %s: a run failed\n", problem);
     return;
   }
@@ -119,10 +131,12 @@ void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall&
   const float mine = (*medians)[1];
   std::fprintf(stderr,
                "aa hook: buffer probe %s (child, CUDA events, median of %d): the slot's mapped "
-               "buffers (%s) %.4f ms, the child's own copies %.4f ms (mapped / own %.4f)\n",
+               "buffers (%s) %.4f ms, the child's own copies %.4f ms (mapped / own %.4f), the "
+               "own copies with activity tracing suspended %.4f ms\n",
                problem, ptxbench::bench::kBufferProbeRounds, sharing_name(),
                static_cast<double>(mapped), static_cast<double>(mine),
-               mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0);
+               mine > 0.0f ? static_cast<double>(mapped / mine) : 0.0,
+               static_cast<double>((*untraced)[0]));
 }
 
 } // namespace
