@@ -114,7 +114,7 @@ void probe_buffers(const char* problem, Reference& baseline, const PtxbenchCall&
                                                              ptxbench::bench::kBufferProbeWarmup);
   // The same own copies again with CUPTI's activity tracing suspended for the whole run (not
   // per call: suspending costs host time inside the events): whether the child's tracing is
-  // the per-call cost that remains on its own memory (the paged prefill, stop 33).
+  // the per-call cost that remains on its own memory (bench/results/flashinfer_h200.md).
   std::optional<std::vector<float>> untraced;
   if (medians) {
     const ptxbench::measure::ActivityTracingPause pause;

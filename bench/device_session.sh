@@ -10,11 +10,11 @@
 #               probe (issue 32: the 3-5 % the child runs FlashInfer's kernel slower, read with
 #               bench/results/flashinfer_h200.md "Stop 31"); the GQA experts against FlashInfer;
 #               the pack's row-gather TMA case; the Triton ncu audit with thread_inst_executed;
-#               the timing phase timed again (variant 22 over the bound three times); stop 32's
+#               the timing phase timed again (variant 22 over the bound three times); the
 #               calibration cap (an honest GEMM not capped, above the speed of light; delayed
 #               calibrations capped).
-#   slot        (~6 min) the GQA A/A with the call slot shared by descriptor (the default since
-#               stop 33) and by CUDA IPC, side by side, each with the buffer probe; the three
+#   slot        (~6 min) the GQA A/A with the call slot shared by descriptor (the default)
+#               and by CUDA IPC, side by side, each with the buffer probe; the three
 #               GQA experts' speedups against FlashInfer (`ptxbench eval --json`); the buffer
 #               tests, a candidate that unmaps the slot (variant 28) and the evaluator's child
 #               tests on the new slot.

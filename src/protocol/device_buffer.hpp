@@ -6,9 +6,9 @@
 // passes over a Unix socket (util/descriptor_passing.hpp) and the child imports and maps with
 // the same calls and the same 2 MiB granularity as memory of its own. The fallback is CUDA IPC
 // (cudaIpcGetMemHandle / cudaIpcOpenMemHandle), where the device or the environment asks for it
-// (PTXBENCH_BUFFER_SHARING=cuda_ipc). Measured on the H100 (bench/results/flashinfer_h200.md,
-// stop 32): FlashInfer's ragged prefill ran 3.0 % slower on an IPC-opened buffer than on the
-// child's own copies, enough to move the A/A of a GQA problem outside ± 0.01.
+// (PTXBENCH_BUFFER_SHARING=cuda_ipc). Why not CUDA IPC by default: a kernel can run slower on
+// an IPC-opened buffer than on memory of the child's own, which moved a GQA problem's A/A
+// outside ± 0.01 (docs/evaluation.md "The call slot's memory" has the measurement).
 //
 // Invariants: the supervisor owns every physical allocation of the slot; a child's mapping
 // holds its own reference, so neither a child that unmaps, frees or dies nor one that never
