@@ -22,12 +22,16 @@
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
 #               `gpu`).
+#   experts     (~2 min) the ragged prefill's A/A with the default sharing and the three GQA
+#               experts' speedups against FlashInfer (`ptxbench eval --json`), on their own.
 #   label       (~9 min) the gpu label for LABEL_S seconds (default 540), -E LABEL_E to skip
-#               what an earlier call ran.
+#               what an earlier call ran, or only the tests LABEL_I names (a ctest -I file:
+#               `0,0,0,N,N,…`, the test numbers of `ctest -N -L gpu`) to go on where an
+#               earlier call's timeout cut it.
 # Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
 # bench/pack_trainer_for_device.sh).
 set -u
-step=${1:?step: verdicts, slot, throughput or label}
+step=${1:?step: verdicts, slot, experts, throughput or label}
 # shellcheck source=bench/device_build.sh
 source bench/device_build.sh && use_gpu_build "${2:?BUILD}" || exit 1
 out=${OUT:-/tmp/device_session}/$step
@@ -36,11 +40,22 @@ export PTXBENCH_ROOT=/work/main
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; uname -r
   git -C /work/main log -1 --format=%H 2>/dev/null; } > "$out/machine.txt" 2>&1
 
-label() { # SECONDS [ctest -E regex]
-  (cd build/gpu && timeout "$1" ctest -L gpu ${2:+-E "$2"} --output-on-failure --timeout 240) \
+label() { # SECONDS [ctest -E regex] [ctest -I file]; 0 seconds: none
+  [ "$1" -gt 0 ] || return 0
+  (cd build/gpu && timeout "$1" ctest -L gpu ${2:+-E "$2"} ${3:+-I "$(realpath "$3")"} \
+    --output-on-failure --timeout 240) \
     > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
   tail -40 "$out/ctest.log"
+}
+
+experts() { # PROBLEMS (comma-separated): each one's expert kernel evaluated, its JSON kept
+  local problem
+  for problem in ${1//,/ }; do
+    timeout 90 build/gpu/src/cli/ptxbench eval "examples/sm90a/$problem.cu" --problem "$problem" \
+      --json > "$out/expert_$problem.json" 2> "$out/expert_$problem.err"
+    echo "rc=$?" >> "$out/expert_$problem.err"
+  done
 }
 
 case "$step" in
@@ -63,24 +78,27 @@ slot)
       --problems "$gqa" > "$out/aa_gqa_$sharing.md" 2> "$out/aa_gqa_$sharing.err"
     echo "rc=$?" >> "$out/aa_gqa_$sharing.md"
   done
-  for problem in ${gqa//,/ }; do
-    timeout 90 build/gpu/src/cli/ptxbench eval "examples/sm90a/$problem.cu" --problem "$problem" \
-      --json > "$out/expert_$problem.json" 2> "$out/expert_$problem.err"
-    echo "rc=$?" >> "$out/expert_$problem.err"
-  done
+  experts "$gqa"
   (cd build/gpu && timeout 150 ctest -R 'EvalBuffersGpu|BadKernel.*variant_28|EvaluatorGpu.(BackToBack|TheChildCannot|AboutThreeFifths)' \
     --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
+  ;;
+experts)
+  PTXBENCH_AA_BUFFER_PROBE=1 timeout 120 build/gpu/bench/aa_speedup \
+    --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 \
+    --problems gqa_ragged_prefill_causal_h32_kv4_d128 > "$out/aa_ragged.md" 2> "$out/aa_ragged.err"
+  echo "rc=$?" >> "$out/aa_ragged.md"
+  experts gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
   ;;
 throughput)
   OUT=$out DISTINCT=1 REUSE_COUNTS=1 COUNT=8 timeout 260 bash bench/eval_throughput.sh \
     > "$out/eval_throughput.log" 2>&1
   OUT=$out/probes timeout 150 bash bench/run_overhead_probes_on_device.sh build/gpu \
     > "$out/probes.log" 2>&1
-  label "${LABEL_S:-120}" "${LABEL_E:-}"
+  label "${LABEL_S:-120}" "${LABEL_E:-}" "${LABEL_I:-}"
   ;;
 label)
-  label "${LABEL_S:-540}" "${LABEL_E:-}"
+  label "${LABEL_S:-540}" "${LABEL_E:-}" "${LABEL_I:-}"
   ;;
 *)
   echo "unknown step $step" >&2
