@@ -22,8 +22,9 @@
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
 #               `gpu`).
-#   experts     (~2 min) the ragged prefill's A/A with the default sharing and the three GQA
-#               experts' speedups against FlashInfer (`ptxbench eval --json`), on their own.
+#   experts     (~2 min) the two prefills' A/A with the default sharing and the buffer probe
+#               (its own copies with activity tracing suspended: the paged prefill's gap) and
+#               the three GQA experts' speedups against FlashInfer (`ptxbench eval --json`).
 #   label       (~9 min) the gpu label for LABEL_S seconds (default 540), -E LABEL_E to skip
 #               what an earlier call ran, or only the tests LABEL_I names (a ctest -I file:
 #               `0,0,0,N,N,…`, the test numbers of `ctest -N -L gpu`) to go on where an
@@ -84,10 +85,11 @@ slot)
   echo "rc=$?" >> "$out/ctest.log"
   ;;
 experts)
-  PTXBENCH_AA_BUFFER_PROBE=1 timeout 120 build/gpu/bench/aa_speedup \
-    --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 \
-    --problems gqa_ragged_prefill_causal_h32_kv4_d128 > "$out/aa_ragged.md" 2> "$out/aa_ragged.err"
-  echo "rc=$?" >> "$out/aa_ragged.md"
+  PTXBENCH_AA_BUFFER_PROBE=1 timeout 150 build/gpu/bench/aa_speedup \
+    --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 --problems \
+    gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1 \
+    > "$out/aa_prefill.md" 2> "$out/aa_prefill.err"
+  echo "rc=$?" >> "$out/aa_prefill.md"
   experts gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
   ;;
 throughput)
