@@ -18,6 +18,10 @@
 #               GQA experts' speedups against FlashInfer (`ptxbench eval --json`); the buffer
 #               tests, a candidate that unmaps the slot (variant 28) and the evaluator's child
 #               tests on the new slot.
+#   buffers     (~8 min) the CUPTI activity buffers pooled (measure/activity_buffers.hpp) against
+#               the fresh 8 MiB buffer per flush before them, side by side: strict_call_steps,
+#               the A/A of a GEMM and the ragged prefill, and eval_throughput.sh with
+#               DISTINCT=1 COUNT=6 (issue 35: the first CUDA call after each forced flush).
 #   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh and the
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
@@ -32,7 +36,7 @@
 # Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
 # bench/pack_trainer_for_device.sh).
 set -u
-step=${1:?step: verdicts, slot, experts, throughput or label}
+step=${1:?step: verdicts, slot, experts, buffers, throughput or label}
 # shellcheck source=bench/device_build.sh
 source bench/device_build.sh && use_gpu_build "${2:?BUILD}" || exit 1
 out=${OUT:-/tmp/device_session}/$step
@@ -94,6 +98,22 @@ experts)
     > "$out/aa_prefill.md" 2> "$out/aa_prefill.err"
   echo "rc=$?" >> "$out/aa_prefill.md"
   experts gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
+  ;;
+buffers)
+  for setting in pooled fresh8m; do
+    if [ "$setting" = fresh8m ]; then
+      export PTXBENCH_CUPTI_BUFFER_BYTES=8388608 PTXBENCH_CUPTI_IDLE_BUFFERS=0
+    fi
+    timeout 100 build/gpu/bench/strict_call_steps --calls 200 > "$out/strict_call_steps_$setting.md" 2>&1
+    echo "rc=$?" >> "$out/strict_call_steps_$setting.md"
+    timeout 120 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+      --repeats 2 --problems gemm_n7168_k5120,gqa_ragged_prefill_causal_h32_kv4_d128 \
+      > "$out/aa_$setting.md" 2> "$out/aa_$setting.err"
+    echo "rc=$?" >> "$out/aa_$setting.md"
+    OUT=$out LABEL=$setting DISTINCT=1 COUNT=6 timeout 150 bash bench/eval_throughput.sh \
+      > "$out/eval_throughput_$setting.log" 2>&1
+  done
+  unset PTXBENCH_CUPTI_BUFFER_BYTES PTXBENCH_CUPTI_IDLE_BUFFERS
   ;;
 throughput)
   OUT=$out DISTINCT=1 REUSE_COUNTS=1 COUNT=8 timeout 260 bash bench/eval_throughput.sh \

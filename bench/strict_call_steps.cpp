@@ -25,6 +25,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -43,7 +44,7 @@ double us(Clock::time_point from, Clock::time_point to) {
 }
 
 struct Gaps {
-  std::vector<double> entry, before_window, launch, after_call, latency, total;
+  std::vector<double> entry, reset, before_window, launch, after_call, latency, total;
 };
 
 double median(std::vector<double> values) {
@@ -75,6 +76,7 @@ Gaps strict_calls(measure::CallTimer& timer, measure::L2Flusher& flusher,
     if (!trial || trial->latencies_ms.empty())
       throw util::Fatal(trial ? "no latency" : trial.error().message);
     gaps.entry.push_back(us(began, entered));
+    gaps.reset.push_back(us(entered, reset_done));
     gaps.before_window.push_back(us(reset_done, launched));
     gaps.launch.push_back(us(launched, returned_from_call));
     gaps.after_call.push_back(us(returned_from_call, ended));
@@ -160,9 +162,10 @@ void print_gaps(const char* name, const Gaps& gaps) {
   std::vector<double> closing;
   for (std::size_t i = 0; i < gaps.after_call.size(); ++i)
     closing.push_back(gaps.after_call[i] - gaps.latency[i]);
-  fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", name,
-             median(gaps.total), latency, median(gaps.entry), median(gaps.before_window),
-             median(gaps.launch), median(closing), median(gaps.total) - latency);
+  fmt::print("| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n",
+             name, median(gaps.total), latency, median(gaps.entry), median(gaps.reset),
+             median(gaps.before_window), median(gaps.launch), median(closing),
+             median(gaps.total) - latency);
 }
 
 } // namespace
@@ -191,10 +194,18 @@ int main(int argc, char** argv) {
   (void)strict_calls(**timer, *flusher, tiny_call, tiny_reset, stream, 5);
 
   fmt::print("# strict_call_steps ({} calls each, medians, µs)\n\n", calls);
+  const auto setting = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? std::string(value) : std::string("default");
+  };
+  fmt::print("CUPTI activity buffers (measure/activity_buffers.hpp): PTXBENCH_CUPTI_BUFFER_BYTES "
+             "{}, PTXBENCH_CUPTI_IDLE_BUFFERS {}\n\n",
+             setting("PTXBENCH_CUPTI_BUFFER_BYTES"), setting("PTXBENCH_CUPTI_IDLE_BUFFERS"));
   fmt::print("## 1. One strict call as the child times it\n\n| call | total | its latency | "
-             "trial entry | reset done → launch (release, flush, sync, window open) | launch | "
-             "after the call less its latency (sync, CUPTI flush, charge) | overhead (total − "
-             "latency) |\n|---|---|---|---|---|---|---|---|\n");
+             "trial entry | output reset enqueued (the first CUDA call after the last flush) | "
+             "reset done → launch (release, flush, sync, window open) | launch | after the call "
+             "less its latency (sync, CUPTI flush, charge) | overhead (total − latency) "
+             "|\n|---|---|---|---|---|---|---|---|---|\n");
   print_gaps("one-block kernel (the calibration)",
              strict_calls(**timer, *flusher, tiny_call, tiny_reset, stream, calls));
   print_gaps("wgmma+TMA GEMM",

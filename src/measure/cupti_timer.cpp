@@ -28,6 +28,7 @@
 // the function (CUPTI module-load callback: module id and cubin CRC), so the evaluator can
 // flag kernels that do not come from the candidate's library.
 #include "cuda/device.hpp"
+#include "measure/activity_buffers.hpp"
 #include "measure/batch_attribution.hpp"
 #include "measure/check.hpp"
 #include "measure/cubin_symbols.hpp"
@@ -47,7 +48,30 @@
 namespace ptxbench::measure {
 namespace {
 
-constexpr std::size_t kBufferBytes = 8u << 20;
+// Activity buffers (activity_buffers.hpp): one strict call's records take a few hundred bytes,
+// a batched trial's a few tens of kilobytes. PTXBENCH_CUPTI_BUFFER_BYTES and
+// PTXBENCH_CUPTI_IDLE_BUFFERS override both for the overhead benchmarks (0 idle: a fresh
+// allocation per buffer, as before the pool).
+constexpr std::size_t kBufferBytes = std::size_t{256} << 10;
+constexpr std::size_t kIdleBuffers = 16;
+
+std::size_t size_from_environment(const char* name, std::size_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0')
+    return fallback;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  return end != nullptr && *end == '\0' ? static_cast<std::size_t>(value) : fallback;
+}
+
+// Never destroyed: CUPTI may hand buffers back until the process exits.
+ActivityBuffers& activity_buffers() {
+  static auto* buffers = new ActivityBuffers(
+      std::max<std::size_t>(size_from_environment("PTXBENCH_CUPTI_BUFFER_BYTES", kBufferBytes),
+                            std::size_t{4} << 10),
+      size_from_environment("PTXBENCH_CUPTI_IDLE_BUFFERS", kIdleBuffers));
+  return *buffers;
+}
 constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 constexpr std::array kRuntimeMemsets{CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
@@ -168,8 +192,9 @@ private:
 std::atomic<CuptiCallTimer*> g_timer{nullptr};
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer != nullptr ? kBufferBytes : 0;
+  ActivityBuffers& buffers = activity_buffers();
+  *buffer = buffers.take();
+  *size = *buffer != nullptr ? buffers.buffer_bytes() : 0;
   *max_records = 0;
 }
 
@@ -182,7 +207,7 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
     if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
       timer->add_dropped(dropped);
   }
-  std::free(buffer);
+  activity_buffers().give_back(buffer);
 }
 
 // Marks the correlation ids of the memsets a boundary enqueues on this thread.
