@@ -51,7 +51,7 @@ namespace {
 // Activity buffers (activity_buffers.hpp): one strict call's records take a few hundred bytes,
 // a batched trial's a few tens of kilobytes. PTXBENCH_CUPTI_BUFFER_BYTES and
 // PTXBENCH_CUPTI_IDLE_BUFFERS override both for the overhead benchmarks (0 idle: a fresh
-// allocation per buffer, as before the pool).
+// allocation per buffer, as before the pool), clamped to 4 KiB–64 MiB and at most 256.
 constexpr std::size_t kBufferBytes = std::size_t{256} << 10;
 constexpr std::size_t kIdleBuffers = 16;
 
@@ -67,9 +67,10 @@ std::size_t size_from_environment(const char* name, std::size_t fallback) {
 // Never destroyed: CUPTI may hand buffers back until the process exits.
 ActivityBuffers& activity_buffers() {
   static auto* buffers = new ActivityBuffers(
-      std::max<std::size_t>(size_from_environment("PTXBENCH_CUPTI_BUFFER_BYTES", kBufferBytes),
-                            std::size_t{4} << 10),
-      size_from_environment("PTXBENCH_CUPTI_IDLE_BUFFERS", kIdleBuffers));
+      std::clamp(size_from_environment("PTXBENCH_CUPTI_BUFFER_BYTES", kBufferBytes),
+                 std::size_t{4} << 10, std::size_t{64} << 20),
+      std::min(size_from_environment("PTXBENCH_CUPTI_IDLE_BUFFERS", kIdleBuffers),
+               std::size_t{256}));
   return *buffers;
 }
 constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
