@@ -109,6 +109,7 @@ def main():
                "reference_ms": timing.get("reference_ms"),
                "reference_cached": timing.get("reference_cached"),
                "staging_ms": timing.get("staging_ms"), "checks_ms": timing.get("checks_ms"),
+               "window_wait_ms": timing.get("window_wait_ms"),
                "checked_calls": timing.get("checked_calls"),
                "unexplained_ms": timing.get("unexplained_ms"),
                "calibrated_overhead_ms": timing.get("calibrated_overhead_ms"),
@@ -140,7 +141,7 @@ def main():
         "statuses": sorted({str(r["status"]) for r in rows}),
     }
     # What the per-call staging of inputs and the sampled checks of timed calls cost.
-    for key in ("staging_ms", "checks_ms", "checked_calls", "unexplained_ms",
+    for key in ("staging_ms", "checks_ms", "window_wait_ms", "checked_calls", "unexplained_ms",
                 "calibrated_overhead_ms"):
         values = [r[key] for r in warm if isinstance(r.get(key), (int, float))]
         if values:

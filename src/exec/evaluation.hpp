@@ -103,6 +103,9 @@ struct TimingReport {
   // Host wall time the candidate side spent staging inputs and comparing checked calls.
   double staging_ms = 0.0;
   double checks_ms = 0.0;
+  // Host wall time the phase waited before its first window: for the right to the counter
+  // session, the GPU lock and a child's start or stop in flight (exec/child_work_gate.hpp).
+  double window_wait_ms = 0.0;
   // Per timed call without warm-ups, the host wall time around it less the latency reported for
   // it: the candidate's measured by the supervisor around the child's request, the reference's
   // around its trial in the supervisor; medians (the calibration of catalogue rows 9 and 10).

@@ -142,6 +142,7 @@ TimingReport read_timing(JsonReader& r, const Json& t, const std::string& path) 
   out.checked_calls = static_cast<int>(r.optional_integer(t, path, "checked_calls", 0).value_or(0));
   out.staging_ms = r.optional_number(t, path, "staging_ms", {0, 1e12}).value_or(0.0);
   out.checks_ms = r.optional_number(t, path, "checks_ms", {0, 1e12}).value_or(0.0);
+  out.window_wait_ms = r.optional_number(t, path, "window_wait_ms", {0, 1e12}).value_or(0.0);
   out.candidate_overhead_ms = r.optional_number(t, path, "candidate_overhead_ms", {-1e12, 1e12});
   out.reference_overhead_ms = r.optional_number(t, path, "reference_overhead_ms", {-1e12, 1e12});
   out.calibrated_overhead_ms = r.optional_number(t, path, "calibrated_overhead_ms", {-1e12, 1e12});

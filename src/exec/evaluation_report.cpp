@@ -92,6 +92,7 @@ Json timing_json(const TimingReport& t) {
            {"checked_calls", t.checked_calls},
            {"staging_ms", t.staging_ms},
            {"checks_ms", t.checks_ms},
+           {"window_wait_ms", t.window_wait_ms},
            {"kernels", t.kernels},
            {"kernel_launches", t.kernel_launches}};
   if (!t.strict_reason.empty())

@@ -552,6 +552,8 @@ bool GpuEvaluation::timing() {
   // (spare_child.hpp "The counter session").
   if (!end_counter_session())
     return false;
+  using Ms = std::chrono::duration<double, std::milli>;
+  const auto waiting = std::chrono::steady_clock::now();
   std::optional<CounterSessionClaim> no_session;
   if (m_warm.spares.session_ahead() == CounterSessionAhead::when_idle)
     no_session.emplace(m_warm.spares, m_options.tool_timeout);
@@ -560,6 +562,7 @@ bool GpuEvaluation::timing() {
   std::unique_lock gpu(m_warm.lock);
   // No child is prepared or stopped beside the trials (child_work_gate.hpp).
   const TimedWindow window(m_warm.spares);
+  const double window_wait_ms = Ms(std::chrono::steady_clock::now() - waiting).count();
   m_checks.emplace(m_secret);
   std::vector<std::string> over_bound;
   TimingReport carried; // the calls made and compared in the phases before
@@ -575,6 +578,7 @@ bool GpuEvaluation::timing() {
     timing.checked_calls += carried.checked_calls;
     timing.staging_ms += carried.staging_ms;
     timing.checks_ms += carried.checks_ms;
+    timing.window_wait_ms = window_wait_ms;
     timing.phases_over_bound = over_bound;
     const UnexplainedTime found = unexplained_wall_time();
     if (!found.exceeded() || phase == kMaxRetimedPhases)

@@ -37,6 +37,7 @@ TimingReport full_timing() {
   t.strict_reason = "a pair differed";
   t.inputs_warm = true;
   t.preheat_ms = 12.5;
+  t.window_wait_ms = 231.25;
   t.retimed_pairs = {"pair 2: spread"};
   t.interleave_calls = 4;
   t.unexplained_ms = 0.31;
@@ -123,6 +124,7 @@ void expect_same_timing(const TimingReport& a, const TimingReport& b) {
   EXPECT_EQ(a.strict_reason, b.strict_reason);
   EXPECT_EQ(a.inputs_warm, b.inputs_warm);
   EXPECT_EQ(a.preheat_ms, b.preheat_ms);
+  EXPECT_EQ(a.window_wait_ms, b.window_wait_ms);
   EXPECT_EQ(a.retimed_pairs, b.retimed_pairs);
   EXPECT_EQ(a.interleave_calls, b.interleave_calls);
   EXPECT_EQ(a.unexplained_ms, b.unexplained_ms);
