@@ -73,6 +73,7 @@ ActivityBuffers& activity_buffers() {
                std::size_t{256}));
   return *buffers;
 }
+
 constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 constexpr std::array kRuntimeMemsets{CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
