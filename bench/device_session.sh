@@ -47,10 +47,11 @@ export PTXBENCH_ROOT=/work/main
 
 label() { # SECONDS [ctest -E regex] [ctest -I file]; 0 seconds: none
   [ "$1" -gt 0 ] || return 0
-  local only="" # resolved before the cd: LABEL_I is a path from the repository root
-  if [ -n "${3:-}" ]; then only=$(realpath -e "$3") || return 1; fi
-  # -I alone: with -L too, ctest (3.25) counts the indices within the label and finds none.
-  (cd build/gpu && timeout "$1" ctest ${only:+-I "$only"} ${only:--L gpu} ${2:+-E "$2"} \
+  # -I alone, resolved before the cd (LABEL_I is a path from the repository root): with -L
+  # too, ctest (3.25) counts the indices within the label and selects none.
+  local select=(-L gpu)
+  if [ -n "${3:-}" ]; then select=(-I "$(realpath -e "$3")") || return 1; fi
+  (cd build/gpu && timeout "$1" ctest "${select[@]}" ${2:+-E "$2"} \
     --output-on-failure --timeout 240) \
     > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
