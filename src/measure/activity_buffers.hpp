@@ -5,7 +5,7 @@
 // it is. The next record then needs a new buffer, and CUPTI zeroes each buffer it is given in
 // the application's thread before filling it. A fresh multi-megabyte allocation is new pages:
 // page faults and zeroing on the first CUDA call after every flush, inside the harness's
-// per-call overhead (bench/results/eval_throughput_h200.md, stop 34: ~0.5 ms of the ~1 ms).
+// per-call overhead (docs/evaluation.md, "Timing": what it measured).
 //
 // Approach: buffers of one size, small enough that zeroing one costs microseconds and large
 // enough for a batched trial's records in a few of them, kept after CUPTI hands them back
