@@ -32,7 +32,8 @@
 #   label       (~9 min) the gpu label for LABEL_S seconds (default 540), -E LABEL_E to skip
 #               what an earlier call ran, or only the tests LABEL_I names (a ctest -I file:
 #               `0,0,0,N,N,…`, the test numbers of `ctest -N -L gpu`) to go on where an
-#               earlier call's timeout cut it.
+#               earlier call's timeout cut it; each call leaves the tests it did not finish in
+#               /tmp/ptxbench_label_next.txt, the LABEL_I of the next call on the same machine.
 # Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
 # bench/pack_trainer_for_device.sh).
 set -u
@@ -56,6 +57,17 @@ label() { # SECONDS [ctest -E regex] [ctest -I file]; 0 seconds: none
     > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
   tail -40 "$out/ctest.log"
+  # What this selection left unrun, as a -I file for the next call on the same warm machine
+  # (/tmp outlives a call there): LABEL_I=/tmp/ptxbench_label_next.txt.
+  local selected finished
+  selected=$(cd build/gpu && ctest -N "${select[@]}" ${2:+-E "$2"} |
+    sed -nE 's/^ *Test +#([0-9]+):.*/\1/p')
+  finished=$(sed -nE 's/.*Test +#([0-9]+):.*/\1/p' "$out/ctest.log")
+  { printf '0,0,0'
+    comm -23 <(sort <<< "$selected") <(sort <<< "$finished") | sort -n | sed 's/^/,/' | tr -d '\n'
+    echo; } > /tmp/ptxbench_label_next.txt
+  echo "left for the next call: $(($(tr ',' '\n' < /tmp/ptxbench_label_next.txt | wc -l) - 3))" |
+    tee -a "$out/ctest.log"
 }
 
 experts() { # PROBLEMS (comma-separated): each one's expert kernel evaluated, its JSON kept
