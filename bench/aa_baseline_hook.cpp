@@ -4,9 +4,11 @@
 // so a user's kernel cannot reach a library this way.
 //
 // The hook runs exactly the supervisor's baseline: reference::make_library_reference for the
-// named problem of the built-in suite, built once on the first call (cuBLASLt heuristic under
-// the same 32 MiB workspace cap, cuDNN SDPA graph and plan), then `run` on the candidate's
-// buffers and stream. Same factory, same shapes, same GPU: the same algorithm and workspace.
+// named problem of the built-in suite, built once on the first call (cuBLASLt under the same
+// 32 MiB workspace cap with the algorithm the supervisor's autotuning chose and handed over,
+// aa_autotune_handover.hpp; cuDNN SDPA graph and plan; FlashInfer's plan), then `run` on the
+// candidate's buffers and stream. Same factory, same shapes, same GPU: the same algorithm and
+// workspace.
 //
 // With PTXBENCH_AA_BUFFER_PROBE=1 in the environment the hook also answers, once per problem on
 // its first call, whether the baseline runs slower on the call slot the child maps from the
@@ -17,10 +19,14 @@
 // probe"), which aa_speedup shows beside the same probe on the supervisor's own buffers. A
 // diagnostic of the GQA A/A (bench/results/flashinfer_h200.md); the extra work makes that
 // evaluation's first call differ from the rest.
+#include "bench/aa_autotune_handover.hpp"
 #include "bench/event_probe.hpp"
 #include "compile/ptxbench_call.h"
 #include "measure/timing.hpp"
+#include "reference/gemm_autotune.hpp"
+#include "reference/library_factories.hpp"
 #include "reference/reference.hpp"
+#include "reference/shapes.hpp"
 #include "suite/suite.hpp"
 
 #include <cstdint>
@@ -29,8 +35,10 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -39,6 +47,34 @@
 namespace {
 
 using ptxbench::reference::Reference;
+
+// The supervisor's autotune records (aa_autotune_handover.hpp) in a cache kept in memory:
+// nothing here writes a file. Without them the GEMM candidates are timed again in the child.
+ptxbench::reference::AutotuneCache& handed_autotune_cache() {
+  static ptxbench::reference::AutotuneCache cache{std::filesystem::path()};
+  static std::once_flag seeded;
+  std::call_once(seeded, [] {
+    const char* variable = ptxbench::bench::kAaAutotuneRecordsVariable;
+    const char* text = std::getenv(variable);
+    if (text == nullptr) {
+      std::fprintf(stderr, "aa hook: no %s: the GEMM candidates are timed again here\n", variable);
+      return;
+    }
+    auto records = ptxbench::reference::parse_autotune_records(text, variable);
+    if (!records) {
+      std::fprintf(stderr, "aa hook: %s\n", records.error().message.c_str());
+      return;
+    }
+    for (const auto& record : *records)
+      cache.put(record);
+  });
+  return cache;
+}
+
+ptxbench::reference::ReferencePtr handed_gemm_baseline(const ptxbench::suite::Problem& problem) {
+  PTXBENCH_TRY_ASSIGN(const auto shape, ptxbench::reference::gemm_shape(problem));
+  return ptxbench::reference::make_cublaslt_gemm(shape, handed_autotune_cache());
+}
 
 // nullptr (after printing why) when the problem or its library baseline is unavailable.
 Reference* baseline_for(const std::string& requested) {
@@ -60,7 +96,9 @@ Reference* baseline_for(const std::string& requested) {
     std::fprintf(stderr, "aa hook: %s\n", problem.error().message.c_str());
     return nullptr;
   }
-  auto reference = ptxbench::reference::make_library_reference(**problem, gqa);
+  auto reference = (*problem)->kind == ptxbench::suite::OpKind::gemm
+                       ? handed_gemm_baseline(**problem)
+                       : ptxbench::reference::make_library_reference(**problem, gqa);
   if (!reference) {
     std::fprintf(stderr, "aa hook: %s\n", reference.error().message.c_str());
     return nullptr;

@@ -37,13 +37,16 @@
 // CUDA events on the child's mapped call slot, on the child's own copies (the hook) and on the
 // supervisor's own buffers (here) — where a kernel runs slower in the child, whether it is the
 // memory or the process.
+#include "bench/aa_autotune_handover.hpp"
 #include "bench/bench_evaluator.hpp"
 #include "bench/event_probe.hpp"
 #include "cuda/device.hpp"
 #include "exec/buffers.hpp"
 #include "measure/timing.hpp"
 #include "protocol/device_buffer.hpp"
+#include "reference/gemm_autotune.hpp"
 #include "reference/reference.hpp"
+#include "suite/suite.hpp"
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -133,6 +136,31 @@ Arguments parse(int argc, char** argv) {
   if (args.candidate.empty())
     throw util::Fatal("--candidate PATH (ptxbench-candidate-aa) is required");
   return args;
+}
+
+// Each GEMM problem's baseline built here, so its algorithm is chosen (and kept in the autotune
+// cache) before any child starts, and the cache's records handed to every child in the
+// environment (aa_autotune_handover.hpp).
+void hand_autotune_records_to_children(const std::vector<std::string>& problems) {
+  auto suite = suite::Suite::load_default();
+  if (!suite)
+    throw util::Fatal(suite.error().message);
+  for (const std::string& name : problems) {
+    auto problem = suite->find(name);
+    if (!problem || (*problem)->kind != suite::OpKind::gemm)
+      continue;
+    if (auto baseline = reference::make_library_reference(**problem); !baseline)
+      fmt::print(stderr, "aa_speedup: {}: no library baseline to hand over ({})\n", name,
+                 baseline.error().message);
+  }
+  const auto& file = reference::AutotuneCache::shared().file();
+  auto records = util::read_file(file);
+  if (!records) {
+    fmt::print(stderr, "aa_speedup: no autotune records to hand to the children ({})\n",
+               records.error().message);
+    return;
+  }
+  ::setenv(bench::kAaAutotuneRecordsVariable, records->c_str(), 1);
 }
 
 // The kernels one reference call launches, timed in this (the supervisor's) process, each
@@ -297,6 +325,7 @@ bool run_problem(bench::BenchEvaluator& bench, const suite::Problem& problem,
 int main(int argc, char** argv) {
   try {
     const Arguments args = parse(argc, argv);
+    hand_autotune_records_to_children(args.problems);
     bench::BenchEvaluator bench(args.candidate, args.evaluator);
     cudaDeviceProp props{};
     cudaGetDeviceProperties(&props, 0);

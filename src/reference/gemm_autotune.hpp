@@ -78,6 +78,8 @@ public:
 
   std::optional<AutotuneRecord> find(const AutotuneKey& key);
   void put(const AutotuneRecord& record);
+  // The file the records are kept in (empty: memory only).
+  const std::filesystem::path& file() const { return m_file; }
 
 private:
   std::vector<AutotuneRecord> read_file() const;
