@@ -199,8 +199,10 @@ int main(int argc, char** argv) {
     return value != nullptr && *value != '\0' ? std::string(value) : std::string("default");
   };
   fmt::print("CUPTI activity buffers (measure/activity_buffers.hpp): PTXBENCH_CUPTI_BUFFER_BYTES "
-             "{}, PTXBENCH_CUPTI_IDLE_BUFFERS {}\n\n",
-             setting("PTXBENCH_CUPTI_BUFFER_BYTES"), setting("PTXBENCH_CUPTI_IDLE_BUFFERS"));
+             "{}, PTXBENCH_CUPTI_IDLE_BUFFERS {}; CUPTI's record buffers: "
+             "PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES {}, PTXBENCH_CUPTI_HOST_PINNED {}\n\n",
+             setting("PTXBENCH_CUPTI_BUFFER_BYTES"), setting("PTXBENCH_CUPTI_IDLE_BUFFERS"),
+             setting("PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES"), setting("PTXBENCH_CUPTI_HOST_PINNED"));
   fmt::print("## 1. One strict call as the child times it\n\n| call | total | its latency | "
              "trial entry | output reset enqueued (the first CUDA call after the last flush) | "
              "reset done → launch (release, flush, sync, window open) | launch | after the call "

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cupti.h>
 #include <cupti_pcsampling.h>
@@ -72,6 +73,25 @@ ActivityBuffers& activity_buffers() {
       std::min(size_from_environment("PTXBENCH_CUPTI_IDLE_BUFFERS", kIdleBuffers),
                std::size_t{256}));
   return *buffers;
+}
+
+// Where CUPTI keeps the records of kernels, copies and memsets before a flush: its own
+// device-side buffers (CUPTI's defaults), or, for the overhead benchmarks only,
+// PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES (their size) and PTXBENCH_CUPTI_HOST_PINNED=1 (pinned host
+// memory instead). Set before the first buffer is made; CUPTI reads them for new buffers.
+void set_record_buffers_from_environment() {
+  if (std::size_t bytes = size_from_environment("PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES", 0);
+      bytes > 0) {
+    std::size_t size = sizeof bytes;
+    PTXBENCH_CUPTI_CHECK(
+        cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes));
+  }
+  if (size_from_environment("PTXBENCH_CUPTI_HOST_PINNED", 0) == 1) {
+    std::uint8_t pinned = 1;
+    std::size_t size = sizeof pinned;
+    PTXBENCH_CUPTI_CHECK(cuptiActivitySetAttribute(
+        CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &size, &pinned));
+  }
 }
 
 constexpr std::array kActivityKinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -262,6 +282,7 @@ CuptiCallTimer::CuptiCallTimer() {
     PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   for (auto cbid : kStreamOrderedFrees)
     PTXBENCH_CUPTI_CHECK(cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+  set_record_buffers_from_environment();
   PTXBENCH_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   set_tracing(true);
 }
