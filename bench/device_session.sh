@@ -22,6 +22,12 @@
 #               the fresh 8 MiB buffer per flush before them, side by side: strict_call_steps,
 #               the A/A of a GEMM and the ragged prefill, and eval_throughput.sh with
 #               DISTINCT=1 COUNT=6 (issue 35: the first CUDA call after each forced flush).
+#   records     (~4 min) what stop 35 changed and could not run: the GEMM's A/A with the
+#               autotuned baseline handed to the hook (bench/aa_autotune_handover.hpp), pooled
+#               and with the fresh 8 MiB buffers; the tests stop 35 left (the copy's bandwidth
+#               bound, BadKernel variant 12, knowledge_gpu_test); strict_call_steps with CUPTI's
+#               record buffers as they are, in pinned host memory, and at 256 KiB (issue 35:
+#               the ~0.21 ms left on the first CUDA call after a flush).
 #   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh and the
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
@@ -37,7 +43,7 @@
 # Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
 # bench/pack_trainer_for_device.sh).
 set -u
-step=${1:?step: verdicts, slot, experts, buffers, throughput or label}
+step=${1:?step: verdicts, slot, experts, buffers, records, throughput or label}
 # shellcheck source=bench/device_build.sh
 source bench/device_build.sh && use_gpu_build "${2:?BUILD}" || exit 1
 out=${OUT:-/tmp/device_session}/$step
@@ -127,6 +133,29 @@ buffers)
       > "$out/eval_throughput_$setting.log" 2>&1
   done
   unset PTXBENCH_CUPTI_BUFFER_BYTES PTXBENCH_CUPTI_IDLE_BUFFERS
+  ;;
+records)
+  (cd build/gpu && timeout 100 ctest -R 'CuptiTimer.CopyOfOneGib|knowledge_gpu_test|variant_12$' \
+    --output-on-failure) > "$out/ctest.log" 2>&1
+  echo "rc=$?" >> "$out/ctest.log"
+  for setting in pooled fresh8m; do
+    if [ "$setting" = fresh8m ]; then
+      export PTXBENCH_CUPTI_BUFFER_BYTES=8388608 PTXBENCH_CUPTI_IDLE_BUFFERS=0
+    fi
+    timeout 100 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+      --repeats 2 --problems gemm_n7168_k5120 > "$out/aa_gemm_$setting.md" 2> "$out/aa_gemm_$setting.err"
+    echo "rc=$?" >> "$out/aa_gemm_$setting.md"
+  done
+  unset PTXBENCH_CUPTI_BUFFER_BYTES PTXBENCH_CUPTI_IDLE_BUFFERS
+  for records in device pinned device256k; do
+    case $records in
+    pinned) export PTXBENCH_CUPTI_HOST_PINNED=1 ;;
+    device256k) unset PTXBENCH_CUPTI_HOST_PINNED; export PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES=262144 ;;
+    esac
+    timeout 60 build/gpu/bench/strict_call_steps --calls 200 > "$out/strict_call_steps_$records.md" 2>&1
+    echo "rc=$?" >> "$out/strict_call_steps_$records.md"
+  done
+  unset PTXBENCH_CUPTI_HOST_PINNED PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES
   ;;
 throughput)
   OUT=$out DISTINCT=1 REUSE_COUNTS=1 COUNT=8 timeout 260 bash bench/eval_throughput.sh \
