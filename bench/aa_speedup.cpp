@@ -22,6 +22,7 @@
 //              [--counts on|off]           (default off: the A/A times only)
 //              [--counter-session when-idle|beside-timing]  (default: when-idle)
 //              [--children spare|on-demand]  (default: spare)
+//              [--spare-prepare beside-evaluation|after-timing]  (default: beside-evaluation)
 //              [--gqa-baseline flashinfer|cudnn]  (default: flashinfer)
 // prints a markdown report on stdout. With --reference cached the first repeat of a problem
 // times the reference (the cache is empty) and the later ones reuse that latency, as
@@ -31,10 +32,11 @@
 // next evaluation's spare then opens its counter session beside every evaluation's trials, and
 // a speedup within 1.00 ± 0.01 is the check that this does not move timed latencies.
 // --children on-demand starts each evaluation's child when it is needed (no spare, so no
-// counter session opened ahead). --gqa-baseline cudnn makes the GQA problems' baseline, on both
-// sides, cuDNN SDPA: the candidate names its problem as "<problem>@cudnn" to the hook.
-// PTXBENCH_AA_BUFFER_PROBE=1 in the environment adds the buffer probe: the baseline timed with
-// CUDA events on the child's mapped call slot, on the child's own copies (the hook) and on the
+// counter session opened ahead); --spare-prepare after-timing prepares the next spare only once
+// the running evaluation has timed (spare_child.hpp). --gqa-baseline cudnn makes the GQA problems'
+// baseline, on both sides, cuDNN SDPA: the candidate names its problem as "<problem>@cudnn" to the
+// hook. PTXBENCH_AA_BUFFER_PROBE=1 in the environment adds the buffer probe: the baseline timed
+// with CUDA events on the child's mapped call slot, on the child's own copies (the hook) and on the
 // supervisor's own buffers (here) — where a kernel runs slower in the child, whether it is the
 // memory or the process.
 #include "bench/aa_autotune_handover.hpp"
@@ -124,6 +126,10 @@ Arguments parse(int argc, char** argv) {
       args.evaluator.counter_session = value == "beside-timing"
                                            ? exec::CounterSessionAhead::beside_timing
                                            : exec::CounterSessionAhead::when_idle;
+    else if (flag == "--spare-prepare" && (value == "beside-evaluation" || value == "after-timing"))
+      args.evaluator.spare_prepare = value == "after-timing"
+                                         ? exec::SparePrepare::after_timing
+                                         : exec::SparePrepare::beside_evaluation;
     else if (flag == "--children" && (value == "spare" || value == "on-demand"))
       args.evaluator.children =
           value == "spare" ? exec::ChildStart::spare : exec::ChildStart::on_demand;
@@ -330,20 +336,22 @@ int main(int argc, char** argv) {
     cudaDeviceProp props{};
     cudaGetDeviceProperties(&props, 0);
     const bool cached = args.options.reference_timing == exec::ReferenceTiming::cached;
-    fmt::print("# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
-               "{}, {} timing, reference and candidate handing over every {} timed calls, "
-               "reference {}, {} ms idle between repeats, counting pass {}, counter session "
-               "opened ahead {}, {} children, GQA baseline {}, call slot shared by {}\n\n",
-               props.name, args.candidate, measure::to_string(args.options.timing_mode),
-               args.options.interleave_calls,
-               cached ? "cached (timed in the first repeat, reused after)" : "interleaved",
-               args.gap_ms, args.options.dynamic_counts ? "on" : "off",
-               args.evaluator.counter_session == exec::CounterSessionAhead::beside_timing
-                   ? "beside timing"
-                   : "when idle",
-               args.evaluator.children == exec::ChildStart::spare ? "spare" : "on-demand",
-               args.gqa == reference::GqaBaseline::cudnn ? "cuDNN" : "FlashInfer",
-               protocol::to_string(protocol::preferred_sharing().value()));
+    fmt::print(
+        "# A/A: the library baseline evaluated as a candidate\n\nGPU {}, candidate binary "
+        "{}, {} timing, reference and candidate handing over every {} timed calls, "
+        "reference {}, {} ms idle between repeats, counting pass {}, counter session "
+        "opened ahead {}, {} children prepared {}, GQA baseline {}, call slot shared by {}\n\n",
+        props.name, args.candidate, measure::to_string(args.options.timing_mode),
+        args.options.interleave_calls,
+        cached ? "cached (timed in the first repeat, reused after)" : "interleaved", args.gap_ms,
+        args.options.dynamic_counts ? "on" : "off",
+        args.evaluator.counter_session == exec::CounterSessionAhead::beside_timing ? "beside timing"
+                                                                                   : "when idle",
+        args.evaluator.children == exec::ChildStart::spare ? "spare" : "on-demand",
+        args.evaluator.spare_prepare == exec::SparePrepare::after_timing ? "after timing"
+                                                                         : "beside the evaluation",
+        args.gqa == reference::GqaBaseline::cudnn ? "cuDNN" : "FlashInfer",
+        protocol::to_string(protocol::preferred_sharing().value()));
     bool all_ok = true;
     for (const std::string& name : args.problems) {
       auto problem = bench.suite->find(name);

@@ -28,6 +28,11 @@
 #               bound, BadKernel variant 12, knowledge_gpu_test); strict_call_steps with CUPTI's
 #               record buffers as they are, in pinned host memory, and at 256 KiB (issue 35:
 #               the ~0.21 ms left on the first CUDA call after a flush).
+#   spare       (~8 min) the spare prepared beside the evaluation (the default) against after
+#               its timing phase (`--spare-prepare after-timing`), side by side: DISTINCT=1
+#               REUSE_COUNTS=1 COUNT=6 bench/eval_throughput.sh under each (issue 35: the
+#               distinct kernels' window wait), and the A/A of a GEMM and the ragged prefill
+#               with counts on under each.
 #   throughput  (~9 min) DISTINCT=1 REUSE_COUNTS=1 COUNT=8 bench/eval_throughput.sh and the
 #               overhead probes (issue 35), then the gpu label for LABEL_S seconds (default 120),
 #               serially (one range-profiler session per GPU; every gpu test holds the CTest lock
@@ -43,7 +48,7 @@
 # Issue 34's client batch with the GRPO step is bench/client_on_device.sh (its own carry:
 # bench/pack_trainer_for_device.sh).
 set -u
-step=${1:?step: verdicts, slot, experts, buffers, records, throughput or label}
+step=${1:?step: verdicts, slot, experts, buffers, records, spare, throughput or label}
 # shellcheck source=bench/device_build.sh
 source bench/device_build.sh && use_gpu_build "${2:?BUILD}" || exit 1
 out=${OUT:-/tmp/device_session}/$step
@@ -156,6 +161,17 @@ records)
     echo "rc=$?" >> "$out/strict_call_steps_$records.md"
   done
   unset PTXBENCH_CUPTI_HOST_PINNED PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES
+  ;;
+spare)
+  for prepare in beside-evaluation after-timing; do
+    OUT=$out LABEL=$prepare SERVE_ARGS="--spare-prepare $prepare" DISTINCT=1 REUSE_COUNTS=1 \
+      COUNT=6 timeout 200 bash bench/eval_throughput.sh > "$out/eval_throughput_$prepare.log" 2>&1
+    timeout 100 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+      --repeats 2 --counts on --spare-prepare "$prepare" \
+      --problems gemm_n7168_k5120,gqa_ragged_prefill_causal_h32_kv4_d128 \
+      > "$out/aa_$prepare.md" 2> "$out/aa_$prepare.err"
+    echo "rc=$?" >> "$out/aa_$prepare.md"
+  done
   ;;
 throughput)
   OUT=$out DISTINCT=1 REUSE_COUNTS=1 COUNT=8 timeout 260 bash bench/eval_throughput.sh \

@@ -42,6 +42,7 @@ struct ServeCliOptions {
   std::string gpus = "all";
   int workers_per_gpu = 1;
   std::string counter_session = "when-idle";
+  std::string spare_prepare = "beside-evaluation";
   std::string state;
   double max_body_mib = 8;
   int keep_finished_hours = static_cast<int>(service::ServiceOptions::kDefaultKeepFinished.count());
@@ -142,6 +143,11 @@ exec::CounterSessionAhead counter_session(const ServeCliOptions& o) {
                                               : exec::CounterSessionAhead::when_idle;
 }
 
+exec::SparePrepare spare_prepare(const ServeCliOptions& o) {
+  return o.spare_prepare == "after-timing" ? exec::SparePrepare::after_timing
+                                           : exec::SparePrepare::beside_evaluation;
+}
+
 // The rollouts an HTTP server keeps (docs/service.md "Rollouts") and what they stand on: the
 // knowledge packs and, per candidate language, an executor over the server's own queue. Made
 // after the queue and before the server, so that it outlives the server and not the queue.
@@ -215,6 +221,7 @@ ExitCode run_fleet(const ServeCliOptions& o, const std::optional<service::HttpOp
   options.gpus = std::move(gpus);
   options.host = o.host_name;
   options.counter_session = counter_session(o);
+  options.spare_prepare = spare_prepare(o);
   options.log = log_line;
   options.restart = [](const std::string&) { request_restart(); };
   install_stop_signals();
@@ -315,6 +322,7 @@ ExitCode run_serve(const ServeCliOptions& o) {
   options.gpus = *gpus;
   options.workers_per_device = o.workers_per_gpu;
   options.counter_session = counter_session(o);
+  options.spare_prepare = spare_prepare(o);
   options.log = log_line;
   options.keep_finished = std::chrono::hours(o.keep_finished_hours);
   auto evaluation_service = service::Service::start(**checker, **suite, options);
@@ -380,6 +388,12 @@ Action setup_serve(CLI::App& sub) {
                  "after the GPU was idle), or beside-timing (also beside the trials of an "
                  "evaluation that has counted; docs/evaluation.md \"The counter session\")")
       ->check(CLI::IsMember({"when-idle", "beside-timing"}))
+      ->capture_default_str();
+  sub.add_option("--spare-prepare", o->spare_prepare,
+                 "when the spare candidate child is prepared: beside-evaluation (beside any "
+                 "phase of a running evaluation but its timed window), or after-timing (only "
+                 "once every running evaluation has timed; docs/evaluation.md \"Spare child\")")
+      ->check(CLI::IsMember({"beside-evaluation", "after-timing"}))
       ->capture_default_str();
   sub.add_option("--state", o->state,
                  "folder of the task database (tasks survive restarts; default "

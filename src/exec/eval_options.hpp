@@ -41,6 +41,11 @@ enum class ChildStart : std::uint8_t { spare = 1, on_demand = 2 };
 // trials once all of them have counted.
 enum class CounterSessionAhead : std::uint8_t { when_idle = 1, beside_timing = 2 };
 
+// When the spare child may be prepared (spare_child.hpp "Preparing beside an evaluation"):
+// beside any phase of a running evaluation but its timed window, or only once every running
+// evaluation has ended its timing phase.
+enum class SparePrepare : std::uint8_t { beside_evaluation = 1, after_timing = 2 };
+
 // Whether the counting pass's counts may be reused from an earlier evaluation of the same
 // source, kernel.so, inputs (a caller-fixed seed) and GPU (counts_cache.hpp says what a reused
 // count cannot see, and why this is off unless asked for).

@@ -161,7 +161,8 @@ Evaluator::Evaluator(const Checker& checker, const suite::Suite& suite,
       m_child_paths(child_paths(m_candidate_binary, evaluator_options)),
       m_warm(std::make_unique<detail::WarmState>(
           m_candidate_binary, evaluator_options.device, evaluator_options.warm_bytes,
-          evaluator_options.children, evaluator_options.counter_session)) {
+          evaluator_options.children, evaluator_options.counter_session,
+          evaluator_options.spare_prepare)) {
   // This process holds the evaluations' secret seeds and check patterns: not dumpable, so a
   // candidate child (which drops CAP_SYS_PTRACE, child/system_call_filter.hpp) cannot open its
   // /proc memory, though it may open other files read-only.

@@ -78,6 +78,8 @@ struct EvaluatorOptions {
   // When a prepared spare may open the GPU's counter session (spare_child.hpp "The counter
   // session").
   CounterSessionAhead counter_session = CounterSessionAhead::when_idle;
+  // When the spare child is prepared (spare_child.hpp "Preparing beside an evaluation").
+  SparePrepare spare_prepare = SparePrepare::beside_evaluation;
   // The CUDA device this Evaluator evaluates on: the supervisor's threads select it and its
   // candidate children are started for it (`ptxbench-candidate --device`).
   int device = 0;

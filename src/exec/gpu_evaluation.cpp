@@ -86,7 +86,12 @@ util::Status GpuEvaluation::run(const CandidateRun& candidate) {
   (void)(started && m_phases.time("load", [&] { return load_child(library); }) &&
          m_phases.time("correctness", [&] { return correctness(); }) &&
          (!m_options.dynamic_counts || m_phases.time("counts", [&] { return counts(); })) &&
-         m_phases.time("timing", [&] { return timing(); }) &&
+         m_phases.time("timing",
+                       [&] {
+                         const bool timed = timing();
+                         running.done_timing(); // its window is closed: a spare may be prepared now
+                         return timed;
+                       }) &&
          m_phases.time("recheck", [&] { return recheck(); }));
   if (m_warm_up_folder && m_result.launches.cubin_functions)
     check_late_cubins();

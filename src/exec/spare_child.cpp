@@ -13,9 +13,10 @@ std::filesystem::path fresh_child_log_path() {
 }
 
 SpareChildren::SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
-                             CounterSessionAhead session_ahead, std::chrono::milliseconds deadline)
+                             CounterSessionAhead session_ahead, std::chrono::milliseconds deadline,
+                             SparePrepare prepare)
     : m_binary(std::move(binary)), m_device(device), m_policy(policy),
-      m_session_ahead(session_ahead), m_deadline(deadline) {
+      m_session_ahead(session_ahead), m_prepare(prepare), m_deadline(deadline) {
   if (m_policy == ChildStart::spare)
     m_spawner = std::thread([this] { serve(); });
 }
@@ -118,6 +119,10 @@ bool SpareChildren::spare_needs_prepare() const {
   return due && std::chrono::steady_clock::now() >= *due;
 }
 
+bool SpareChildren::prepare_allowed() const {
+  return m_prepare == SparePrepare::beside_evaluation || m_untimed == 0;
+}
+
 // Sends the spare `prepare` (outside the mutex) as child work, or — opening the session of a
 // prepared spare beside timed windows — as no child work (spare_child.hpp "The counter
 // session"). The session is asked for only while no evaluation runs, or beside_timing while
@@ -196,7 +201,7 @@ void SpareChildren::serve() {
   std::unique_lock guard(m_mutex);
   auto child_work = [&] {
     if (m_gate.may_begin_child_work())
-      return !m_retiring.empty() || spare_needs_prepare();
+      return !m_retiring.empty() || (prepare_allowed() && spare_needs_prepare());
     return session_beside_timing() && spare_needs_prepare();
   };
   auto ready = [&] { return m_stopping || m_wanted || child_work(); };
@@ -295,6 +300,7 @@ void SpareChildren::begin_evaluation() {
   std::lock_guard guard(m_mutex);
   ++m_evaluations;
   ++m_uncounted;
+  ++m_untimed;
 }
 
 void SpareChildren::done_counting() {
@@ -305,11 +311,21 @@ void SpareChildren::done_counting() {
   m_changed.notify_all();
 }
 
-void SpareChildren::end_evaluation(bool counted) {
+void SpareChildren::done_timing() {
+  {
+    std::lock_guard guard(m_mutex);
+    --m_untimed;
+  }
+  m_changed.notify_all();
+}
+
+void SpareChildren::end_evaluation(bool counted, bool timed) {
   {
     std::lock_guard guard(m_mutex);
     if (!counted)
       --m_uncounted;
+    if (!timed)
+      --m_untimed;
     if (--m_evaluations == 0)
       m_idle_since = std::chrono::steady_clock::now();
   }

@@ -26,6 +26,16 @@
 // and tool passes, never beside a timed window — the timing phase opens one (TimedWindow) and
 // waits for child work in flight to end, and no child work begins while one is open or waits.
 //
+// Preparing beside an evaluation (SparePrepare). The replacement is wanted when an evaluation
+// takes the spare, so its `prepare` (120–310 ms) runs beside that evaluation's first phases,
+// and the evaluation's timed window waits for it when they are short: a distinct kernel's
+// load, correctness and count (the spare opened its session during the compile) end before it
+// does. Under SparePrepare::after_timing no `prepare` begins while an evaluation that has not
+// ended its timing phase runs (done_timing()); the spare is prepared after it, in the
+// client's next compile, and the next evaluation's take() waits for a `prepare` still in
+// flight. beside_evaluation, the default, keeps the spare ready for back-to-back requests
+// with nothing to compile.
+//
 // The counter session. CUPTI lets one process at a time hold a range-profiler session on a GPU
 // (a second one's Start fails with CUPTI_ERROR_HARDWARE_BUSY), and a session's first pass is
 // its expensive part (bench/results/counter_session_h200.md). The right to hold it is handed out
@@ -92,7 +102,8 @@ public:
   // `deadline`: of the spare's `prepare`.
   SpareChildren(std::filesystem::path binary, int device, ChildStart policy,
                 CounterSessionAhead session_ahead = CounterSessionAhead::when_idle,
-                std::chrono::milliseconds deadline = std::chrono::seconds(60));
+                std::chrono::milliseconds deadline = std::chrono::seconds(60),
+                SparePrepare prepare = SparePrepare::beside_evaluation);
   ~SpareChildren();
   SpareChildren(const SpareChildren&) = delete;
   SpareChildren& operator=(const SpareChildren&) = delete;
@@ -108,13 +119,15 @@ public:
   // Stops `child` and removes its log in the background (synchronously under on_demand).
   void retire(StartedChild child);
   // An evaluation's GPU part begins / will not count again (its count and any ncu audit are
-  // over) / ends. done_counting() is called at most once per evaluation; end_evaluation(false)
-  // stands in for it when the evaluation never called it (RunningEvaluation does both). A
-  // spare opens the counter session only while none runs, or (beside_timing) while every
-  // running one has counted.
+  // over) / has ended its timing phase / ends. done_counting() and done_timing() are called at
+  // most once per evaluation; end_evaluation stands in for each the evaluation never called
+  // (RunningEvaluation does all of it). A spare opens the counter session only while none
+  // runs, or (beside_timing) while every running one has counted; under
+  // SparePrepare::after_timing it is prepared only while every running one has timed.
   void begin_evaluation();
   void done_counting();
-  void end_evaluation(bool counted);
+  void done_timing();
+  void end_evaluation(bool counted, bool timed = false);
   CounterSessionAhead session_ahead() const { return m_session_ahead; }
   // Whether a spare may open the counter session ahead of its evaluation at all (default:
   // yes). The session is one per GPU across processes, so a process that shares its GPU with
@@ -144,6 +157,7 @@ private:
   // m_mutex held: the spare needs a `prepare` now; the time a session `prepare` becomes due;
   // whether the spare's next `prepare` opens the session beside timed windows (no child work).
   bool spare_needs_prepare() const;
+  bool prepare_allowed() const; // m_mutex held: SparePrepare lets a `prepare` begin now
   std::optional<std::chrono::steady_clock::time_point> session_due() const;
   bool session_beside_timing() const;
   void prepare_spare(std::unique_lock<std::mutex>& guard);
@@ -155,11 +169,13 @@ private:
   int m_device;
   ChildStart m_policy;
   CounterSessionAhead m_session_ahead;
+  SparePrepare m_prepare;
   mutable std::mutex m_mutex;
   mutable std::condition_variable m_changed;
   std::chrono::milliseconds m_deadline;
   int m_evaluations = 0;                                // evaluations between begin and end
   int m_uncounted = 0;                                  // of those, not past done_counting()
+  int m_untimed = 0;                                    // of those, not past done_timing()
   std::chrono::steady_clock::time_point m_idle_since{}; // when m_evaluations last became 0
   bool m_preparing = false;                             // the thread is preparing the spare
   bool m_counter_session_held = false;  // a child holds the GPU's range-profiler session
@@ -198,7 +214,7 @@ public:
   explicit RunningEvaluation(SpareChildren& spares) : m_spares(spares) {
     m_spares.begin_evaluation();
   }
-  ~RunningEvaluation() { m_spares.end_evaluation(m_counted); }
+  ~RunningEvaluation() { m_spares.end_evaluation(m_counted, m_timed); }
   RunningEvaluation(const RunningEvaluation&) = delete;
   RunningEvaluation& operator=(const RunningEvaluation&) = delete;
   // The evaluation will not count again (SpareChildren::done_counting); idempotent.
@@ -207,10 +223,17 @@ public:
       m_spares.done_counting();
     m_counted = true;
   }
+  // The evaluation's timing phase is over (SpareChildren::done_timing); idempotent.
+  void done_timing() {
+    if (!m_timed)
+      m_spares.done_timing();
+    m_timed = true;
+  }
 
 private:
   SpareChildren& m_spares;
   bool m_counted = false;
+  bool m_timed = false;
 };
 
 // A timed window for a scope (SpareChildren::open_timed_window). Open it after taking the GPU

@@ -36,9 +36,11 @@ struct WarmReference {
 
 struct WarmState {
   WarmState(std::filesystem::path candidate_binary, int cuda_device, std::size_t budget_bytes,
-            ChildStart children, CounterSessionAhead counter_session)
+            ChildStart children, CounterSessionAhead counter_session,
+            SparePrepare spare_prepare = SparePrepare::beside_evaluation)
       : device(cuda_device), inputs(budget_bytes), references(kMaxIdleReferences),
-        spares(std::move(candidate_binary), cuda_device, children, counter_session) {}
+        spares(std::move(candidate_binary), cuda_device, children, counter_session,
+               std::chrono::seconds(60), spare_prepare) {}
 
   static constexpr std::size_t kMaxIdleReferences = 64;
 

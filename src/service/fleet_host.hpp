@@ -48,6 +48,7 @@ struct FleetHostOptions {
   std::string host;      // this host's name in the fleet; empty: gethostname()
   compile::Arch cpu_arch = compile::Arch::sm_90a; // the tasks a worker without a GPU takes
   exec::CounterSessionAhead counter_session = exec::CounterSessionAhead::when_idle;
+  exec::SparePrepare spare_prepare = exec::SparePrepare::beside_evaluation;
   std::filesystem::path candidate_binary;
   std::filesystem::path reference_cache = exec::ReferenceLatencyCache::default_file();
   // The health probe of a worker's device; unset: the real one (NVML and a CUDA probe) for a

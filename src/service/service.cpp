@@ -126,6 +126,7 @@ Service::Service(const exec::Checker& checker, const suite::Suite& suite, Servic
     exec::EvaluatorOptions evaluator_options;
     evaluator_options.device = device.value_or(0);
     evaluator_options.counter_session = m_options.counter_session;
+    evaluator_options.spare_prepare = m_options.spare_prepare;
     auto evaluator =
         std::make_shared<exec::Evaluator>(m_checker, m_suite, m_options.candidate_binary,
                                           m_options.reference_cache, evaluator_options);

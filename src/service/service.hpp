@@ -62,6 +62,8 @@ struct ServiceOptions {
   int workers_per_device = 1;
   // When each supervisor's spare child opens the counter session (`--counter-session`).
   exec::CounterSessionAhead counter_session = exec::CounterSessionAhead::when_idle;
+  // When each supervisor's spare child is prepared (`--spare-prepare`).
+  exec::SparePrepare spare_prepare = exec::SparePrepare::beside_evaluation;
   std::filesystem::path candidate_binary; // empty: exec::candidate_binary_path()
   std::filesystem::path reference_cache = exec::ReferenceLatencyCache::default_file();
   // One line per event (task finished, worker failure, tasks pruned); called from any thread.

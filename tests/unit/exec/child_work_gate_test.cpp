@@ -294,4 +294,47 @@ TEST(SpareChildren, WithSessionsAheadSwitchedOffNoSpareHoldsTheCounterSession) {
   spares.settle();
 }
 
+// SparePrepare::after_timing: the spare started when an evaluation took its child is not
+// prepared before that evaluation's timing phase has ended (its window would wait for the
+// `prepare`), and is prepared right after; an evaluation that ends without timing (it failed
+// before) lets it be prepared too.
+TEST(SpareChildren, AfterTimingASpareIsPreparedOnlyOnceEveryRunningEvaluationHasTimed) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare,
+                       CounterSessionAhead::when_idle, std::chrono::seconds(60),
+                       SparePrepare::after_timing);
+  auto first = std::make_unique<RunningEvaluation>(spares);
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  auto failing = std::make_unique<RunningEvaluation>(spares); // a second worker's
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(spares.count(), 1) << "the spare is started (no GPU work)";
+  EXPECT_EQ(journal_text(journal), "") << "but not prepared before either evaluation timed";
+  spares.open_timed_window(); // the first evaluation's trials
+  spares.close_timed_window();
+  first->done_timing();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(journal_text(journal), "") << "the second evaluation has still to time";
+  failing.reset(); // it ends without timing
+  EXPECT_TRUE(journal_mentions(journal, "prepare")) << "no evaluation left to time";
+  first.reset();
+  spares.retire(std::move(*taken));
+  spares.settle();
+}
+
+// The default, SparePrepare::beside_evaluation: the same spare is prepared while the
+// evaluation that took its child has not timed yet.
+TEST(SpareChildren, BesideAnEvaluationASpareIsPreparedBeforeThatEvaluationTimes) {
+  ScratchDir dir;
+  const auto journal = dir.path() / "journal.txt";
+  SpareChildren spares(journaling_child(dir, journal), 0, ChildStart::spare);
+  const RunningEvaluation running(spares);
+  auto taken = spares.take();
+  ASSERT_TRUE(taken) << taken.error().message;
+  EXPECT_TRUE(journal_mentions(journal, "prepare")) << "prepared before any timing";
+  spares.retire(std::move(*taken));
+  spares.settle();
+}
+
 } // namespace ptxbench::exec
