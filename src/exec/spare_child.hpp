@@ -27,14 +27,14 @@
 // waits for child work in flight to end, and no child work begins while one is open or waits.
 //
 // Preparing beside an evaluation (SparePrepare). The replacement is wanted when an evaluation
-// takes the spare, so its `prepare` (120–310 ms) runs beside that evaluation's first phases,
-// and the evaluation's timed window waits for it when they are short: a distinct kernel's
-// load, correctness and count (the spare opened its session during the compile) end before it
-// does. Under SparePrepare::after_timing no `prepare` begins while an evaluation that has not
-// ended its timing phase runs (done_timing()); the spare is prepared after it, in the
-// client's next compile, and the next evaluation's take() waits for a `prepare` still in
-// flight. beside_evaluation, the default, keeps the spare ready for back-to-back requests
-// with nothing to compile.
+// takes the spare, so its `prepare` runs beside that evaluation's first phases, and the
+// evaluation's timed window waits for it when they are short: a distinct kernel's load,
+// correctness and count (the spare opened its session during the compile) end before it does
+// (docs/evaluation.md "Spare child" has the figures). Under SparePrepare::after_timing no `prepare`
+// begins while an evaluation that has not ended its timing phase runs (done_timing()); the spare is
+// prepared after it, in the client's next compile, and the next evaluation's take() waits for a
+// `prepare` still in flight. beside_evaluation, the default, keeps the spare ready for back-to-back
+// requests with nothing to compile.
 //
 // The counter session. CUPTI lets one process at a time hold a range-profiler session on a GPU
 // (a second one's Start fails with CUPTI_ERROR_HARDWARE_BUSY), and a session's first pass is
