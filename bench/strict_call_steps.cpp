@@ -25,9 +25,11 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
+#include <cupti.h>
 #include <fmt/format.h>
 #include <string>
 #include <sys/wait.h>
@@ -203,6 +205,19 @@ int main(int argc, char** argv) {
              "PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES {}, PTXBENCH_CUPTI_HOST_PINNED {}\n\n",
              setting("PTXBENCH_CUPTI_BUFFER_BYTES"), setting("PTXBENCH_CUPTI_IDLE_BUFFERS"),
              setting("PTXBENCH_CUPTI_DEVICE_BUFFER_BYTES"), setting("PTXBENCH_CUPTI_HOST_PINNED"));
+  // What CUPTI took of them (its attributes read back; a setting CUPTI ignored shows here).
+  std::size_t device_bytes = 0;
+  std::size_t device_size = sizeof device_bytes;
+  std::uint8_t pinned = 0;
+  std::size_t pinned_size = sizeof pinned;
+  if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &device_size,
+                                &device_bytes) == CUPTI_SUCCESS &&
+      cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &pinned_size,
+                                &pinned) == CUPTI_SUCCESS)
+    fmt::print("CUPTI's attributes: record buffer {} B, in {}\n\n", device_bytes,
+               pinned != 0 ? "pinned host memory" : "device memory");
+  else
+    fmt::print("CUPTI's attributes: not readable\n\n");
   fmt::print("## 1. One strict call as the child times it\n\n| call | total | its latency | "
              "trial entry | output reset enqueued (the first CUDA call after the last flush) | "
              "reset done → launch (release, flush, sync, window open) | launch | after the call "
