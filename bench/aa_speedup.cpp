@@ -48,11 +48,13 @@
 #include "protocol/device_buffer.hpp"
 #include "reference/gemm_autotune.hpp"
 #include "reference/reference.hpp"
+#include "reference/shapes.hpp"
 #include "suite/suite.hpp"
 #include "trace/json_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -151,22 +153,36 @@ void hand_autotune_records_to_children(const std::vector<std::string>& problems)
   auto suite = suite::Suite::load_default();
   if (!suite)
     throw util::Fatal(suite.error().message);
+  std::vector<reference::GemmShape> shapes;
   for (const std::string& name : problems) {
     auto problem = suite->find(name);
     if (!problem || (*problem)->kind != suite::OpKind::gemm)
       continue;
+    if (auto shape = reference::gemm_shape(**problem))
+      shapes.push_back(*shape);
     if (auto baseline = reference::make_library_reference(**problem); !baseline)
       fmt::print(stderr, "aa_speedup: {}: no library baseline to hand over ({})\n", name,
                  baseline.error().message);
   }
   const auto& file = reference::AutotuneCache::shared().file();
-  auto records = util::read_file(file);
-  if (!records) {
+  auto text = util::read_file(file);
+  if (!text) {
     fmt::print(stderr, "aa_speedup: no autotune records to hand to the children ({})\n",
-               records.error().message);
+               text.error().message);
     return;
   }
-  ::setenv(bench::kAaAutotuneRecordsVariable, records->c_str(), 1);
+  auto records = reference::parse_autotune_records(*text, file.string());
+  if (!records) {
+    fmt::print(stderr, "aa_speedup: {}\n", records.error().message);
+    return;
+  }
+  // Only these problems' shapes: a cache that grew over many devices and shapes must not
+  // outgrow what one environment string may hold.
+  std::erase_if(*records, [&](const reference::AutotuneRecord& record) {
+    return std::find(shapes.begin(), shapes.end(), record.key.shape) == shapes.end();
+  });
+  ::setenv(bench::kAaAutotuneRecordsVariable, reference::autotune_records_json(*records).c_str(),
+           1);
 }
 
 // The kernels one reference call launches, timed in this (the supervisor's) process, each
