@@ -81,6 +81,22 @@ label() { # SECONDS [ctest -E regex] [ctest -I file]; 0 seconds: none
     tee -a "$out/ctest.log"
 }
 
+aa() { # NAME SECONDS ARGS...: aa_speedup's report in $out/aa_NAME.md (its stderr in .err)
+  local name=$1 seconds=$2
+  shift 2
+  timeout "$seconds" build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
+    "$@" > "$out/aa_$name.md" 2> "$out/aa_$name.err"
+  echo "rc=$?" >> "$out/aa_$name.md"
+}
+
+buffers_as() { # pooled | fresh8m: the CUPTI activity buffers of what runs next
+  if [ "$1" = fresh8m ]; then
+    export PTXBENCH_CUPTI_BUFFER_BYTES=8388608 PTXBENCH_CUPTI_IDLE_BUFFERS=0
+  else
+    unset PTXBENCH_CUPTI_BUFFER_BYTES PTXBENCH_CUPTI_IDLE_BUFFERS
+  fi
+}
+
 experts() { # PROBLEMS (comma-separated): each one's expert kernel evaluated, its JSON kept
   local problem
   for problem in ${1//,/ }; do
@@ -92,11 +108,8 @@ experts() { # PROBLEMS (comma-separated): each one's expert kernel evaluated, it
 
 case "$step" in
 verdicts)
-  PTXBENCH_AA_BUFFER_PROBE=1 timeout 240 build/gpu/bench/aa_speedup \
-    --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 --problems \
-    gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1 \
-    > "$out/aa_gqa_probe.md" 2> "$out/aa_gqa_probe.err"
-  echo "rc=$?" >> "$out/aa_gqa_probe.md"
+  PTXBENCH_AA_BUFFER_PROBE=1 aa gqa_probe 240 --repeats 2 --problems \
+    gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
   (cd build/gpu && timeout 300 ctest -R \
     'knowledge_gpu_test|GqaExampleGpu|TritonEvaluatorGpu.TheNcuAudit|ToolPassesGpu.Ncu|BadKernel.*variant_22|EvaluatorGpu.(AboutThreeFifths|CalibrationsDelayed)' \
     --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1
@@ -105,10 +118,8 @@ verdicts)
 slot)
   gqa=gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
   for sharing in file_descriptor cuda_ipc; do
-    PTXBENCH_BUFFER_SHARING=$sharing PTXBENCH_AA_BUFFER_PROBE=1 timeout 150 \
-      build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 \
-      --problems "$gqa" > "$out/aa_gqa_$sharing.md" 2> "$out/aa_gqa_$sharing.err"
-    echo "rc=$?" >> "$out/aa_gqa_$sharing.md"
+    PTXBENCH_BUFFER_SHARING=$sharing PTXBENCH_AA_BUFFER_PROBE=1 \
+      aa "gqa_$sharing" 150 --repeats 2 --problems "$gqa"
   done
   experts "$gqa"
   (cd build/gpu && timeout 150 ctest -R 'EvalBuffersGpu|BadKernel.*variant_28|EvaluatorGpu.(BackToBack|TheChildCannot|AboutThreeFifths)' \
@@ -116,42 +127,30 @@ slot)
   echo "rc=$?" >> "$out/ctest.log"
   ;;
 experts)
-  PTXBENCH_AA_BUFFER_PROBE=1 timeout 150 build/gpu/bench/aa_speedup \
-    --candidate build/gpu/bench/ptxbench-candidate-aa --repeats 2 --problems \
-    gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1 \
-    > "$out/aa_prefill.md" 2> "$out/aa_prefill.err"
-  echo "rc=$?" >> "$out/aa_prefill.md"
+  PTXBENCH_AA_BUFFER_PROBE=1 aa prefill 150 --repeats 2 --problems \
+    gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1
   experts gqa_ragged_prefill_causal_h32_kv4_d128,gqa_paged_prefill_causal_h24_kv8_d128_ps1,gqa_paged_decode_h24_kv8_d128_ps1
   ;;
 buffers)
   for setting in pooled fresh8m; do
-    if [ "$setting" = fresh8m ]; then
-      export PTXBENCH_CUPTI_BUFFER_BYTES=8388608 PTXBENCH_CUPTI_IDLE_BUFFERS=0
-    fi
+    buffers_as "$setting"
     timeout 100 build/gpu/bench/strict_call_steps --calls 200 > "$out/strict_call_steps_$setting.md" 2>&1
     echo "rc=$?" >> "$out/strict_call_steps_$setting.md"
-    timeout 120 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
-      --repeats 2 --problems gemm_n7168_k5120,gqa_ragged_prefill_causal_h32_kv4_d128 \
-      > "$out/aa_$setting.md" 2> "$out/aa_$setting.err"
-    echo "rc=$?" >> "$out/aa_$setting.md"
+    aa "$setting" 120 --repeats 2 --problems gemm_n7168_k5120,gqa_ragged_prefill_causal_h32_kv4_d128
     OUT=$out LABEL=$setting DISTINCT=1 COUNT=6 timeout 150 bash bench/eval_throughput.sh \
       > "$out/eval_throughput_$setting.log" 2>&1
   done
-  unset PTXBENCH_CUPTI_BUFFER_BYTES PTXBENCH_CUPTI_IDLE_BUFFERS
+  buffers_as pooled
   ;;
 records)
   (cd build/gpu && timeout 100 ctest -R 'CuptiTimer.CopyOfOneGib|knowledge_gpu_test|variant_12$' \
     --output-on-failure) > "$out/ctest.log" 2>&1
   echo "rc=$?" >> "$out/ctest.log"
   for setting in pooled fresh8m; do
-    if [ "$setting" = fresh8m ]; then
-      export PTXBENCH_CUPTI_BUFFER_BYTES=8388608 PTXBENCH_CUPTI_IDLE_BUFFERS=0
-    fi
-    timeout 100 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
-      --repeats 2 --problems gemm_n7168_k5120 > "$out/aa_gemm_$setting.md" 2> "$out/aa_gemm_$setting.err"
-    echo "rc=$?" >> "$out/aa_gemm_$setting.md"
+    buffers_as "$setting"
+    aa "gemm_$setting" 100 --repeats 2 --problems gemm_n7168_k5120
   done
-  unset PTXBENCH_CUPTI_BUFFER_BYTES PTXBENCH_CUPTI_IDLE_BUFFERS
+  buffers_as pooled
   for records in device pinned device256k; do
     case $records in
     pinned) export PTXBENCH_CUPTI_HOST_PINNED=1 ;;
@@ -166,11 +165,8 @@ spare)
   for prepare in beside-evaluation after-timing; do
     OUT=$out LABEL=$prepare SERVE_ARGS="--spare-prepare $prepare" DISTINCT=1 REUSE_COUNTS=1 \
       COUNT=6 timeout 200 bash bench/eval_throughput.sh > "$out/eval_throughput_$prepare.log" 2>&1
-    timeout 100 build/gpu/bench/aa_speedup --candidate build/gpu/bench/ptxbench-candidate-aa \
-      --repeats 2 --counts on --spare-prepare "$prepare" \
-      --problems gemm_n7168_k5120,gqa_ragged_prefill_causal_h32_kv4_d128 \
-      > "$out/aa_$prepare.md" 2> "$out/aa_$prepare.err"
-    echo "rc=$?" >> "$out/aa_$prepare.md"
+    aa "$prepare" 100 --repeats 2 --counts on --spare-prepare "$prepare" \
+      --problems gemm_n7168_k5120,gqa_ragged_prefill_causal_h32_kv4_d128
   done
   ;;
 throughput)
